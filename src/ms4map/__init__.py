@@ -1,0 +1,38 @@
+"""ms4map: which properties drain where, for New York MS4 towns and villages."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .errors import (  # noqa: E402
+    DataError,
+    InputOpenError,
+    Ms4mapError,
+    UsageError,
+    ValidationError,
+)
+from .qa import Finding, QAReport  # noqa: E402
+from .workspace import Dem, Workspace  # noqa: E402
+
+
+def open_workspace(*args, **kwargs):  # noqa: D103 - documented in ms4map.io
+    from .io import open_workspace as _open
+
+    return _open(*args, **kwargs)
+
+
+open_workspace.__doc__ = "Open a workspace; see :func:`ms4map.io.open_workspace`."
+
+__all__ = [
+    "__version__",
+    "DataError",
+    "Dem",
+    "Finding",
+    "InputOpenError",
+    "Ms4mapError",
+    "QAReport",
+    "UsageError",
+    "ValidationError",
+    "Workspace",
+    "open_workspace",
+]

@@ -1,0 +1,514 @@
+"""Canonical layers, columns, closed value lists and alias tables.
+
+Everything downstream of :mod:`ms4map.io` sees only the canonical names defined
+here.  Real data arrives with other names: :data:`ALIASES` maps common municipal
+schemas (Norfolk VA, University of Kentucky, NYC DEC open data, ...) onto the
+canonical columns, and :mod:`ms4map.fieldmap` lets a user add their own.
+
+Columns that hold somebody else's answer about where things drain (Norfolk's
+``OUTFALL`` and ``Dbasin``) are listed in :data:`ANSWER_COLUMNS`: they are
+carried along untouched and never mapped into a canonical column.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "ANSWER_COLUMNS",
+    "CONVEYANCE_KINDS",
+    "LAYERS",
+    "OPEN_CONVEYANCE_KINDS",
+    "OUTFALL_STATUSES",
+    "SEWER_VALUES",
+    "STRUCTURE_KINDS",
+    "Column",
+    "LayerSpec",
+    "normalize_conveyance_kind",
+    "normalize_elevation",
+    "normalize_flow_dir",
+    "normalize_outfall_status",
+    "normalize_sewer",
+    "normalize_structure_kind",
+    "parse_pipe_size",
+]
+
+STRUCTURE_KINDS = (
+    "catch_basin",
+    "inlet",
+    "manhole",
+    "junction",
+    "headwall",
+    "outfall",
+    "cleanout",
+    "bmp",
+    "other",
+)
+#: Structure kinds where surface runoff enters the MS4.
+INLET_KINDS = ("catch_basin", "inlet")
+CONVEYANCE_KINDS = ("pipe", "culvert", "ditch", "swale", "channel", "connector")
+OPEN_CONVEYANCE_KINDS = ("ditch", "swale", "channel")
+OUTFALL_STATUSES = ("unknown", "not_flowing", "flowing", "suspect", "illicit", "eliminated")
+SEWER_VALUES = ("public", "septic", "unknown")
+FLOW_DIRS = ("uni", "bi", "reverse")
+
+#: Source columns that record someone's answer about where things drain.  They
+#: are kept on the features for checking but never read by tracing.
+ANSWER_COLUMNS = frozenset(
+    {"OUTFALL", "Dbasin", "DBASIN", "Outfall_Re", "Major_Wate", "Major_Watershed"}
+)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One canonical column.
+
+    Parameters
+    ----------
+    name : str
+        Canonical column name.
+    dtype : str
+        One of ``"str"``, ``"float"``, ``"int"``, ``"bool"``.
+    required : bool
+        Whether the layer is unusable without it.
+    values : tuple of str, optional
+        Closed value list (after normalisation), if any.
+    description : str
+        What the column means, for docs and reports.
+    """
+
+    name: str
+    dtype: str = "str"
+    required: bool = False
+    values: tuple[str, ...] | None = None
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class LayerSpec:
+    """One canonical layer: geometry family, id column and columns."""
+
+    name: str
+    geometry: str | None  # "Point", "LineString", "Polygon", "Line/Polygon" or None (table)
+    id_column: str | None
+    columns: tuple[Column, ...] = field(default_factory=tuple)
+    description: str = ""
+    #: Whether features without an id get a generated one (warning) instead of an error.
+    generate_ids: bool = False
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def column(self, name: str) -> Column:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+LAYERS: dict[str, LayerSpec] = {
+    spec.name: spec
+    for spec in (
+        LayerSpec(
+            "parcels",
+            "Polygon",
+            "parcel_id",
+            (
+                Column("parcel_id", required=True, description="NY SBL / print key"),
+                Column("address"),
+                Column("owner"),
+                Column("owner_address"),
+                Column("prop_class", description="3-digit NY RPS property class"),
+                Column("acres", "float"),
+                Column("sewer", values=SEWER_VALUES),
+                Column("septic_failure", description="recorded failure condition code, if any"),
+            ),
+            "Tax parcels.",
+        ),
+        LayerSpec(
+            "structures",
+            "Point",
+            "struct_id",
+            (
+                Column("struct_id"),
+                Column("kind", values=STRUCTURE_KINDS),
+                Column("rim_elev", "float"),
+                Column("invert_elev", "float"),
+            ),
+            "Storm structures: catch basins, inlets, manholes, headwalls, outfalls.",
+            generate_ids=True,
+        ),
+        LayerSpec(
+            "conveyances",
+            "LineString",
+            "conv_id",
+            (
+                Column("conv_id"),
+                Column("kind", values=CONVEYANCE_KINDS),
+                Column("from_id"),
+                Column("to_id"),
+                Column("us_invert", "float"),
+                Column("ds_invert", "float"),
+                Column("diameter_in", "float", description="diameter, or span of a box/arch"),
+                Column("rise_in", "float"),
+                Column("material"),
+                Column("flow_dir", values=FLOW_DIRS),
+            ),
+            "Pipes, culverts, ditches, swales, channels and connector links.",
+            generate_ids=True,
+        ),
+        LayerSpec(
+            "outfalls",
+            "Point",
+            "outfall_id",
+            (
+                Column("outfall_id"),
+                Column("receiving_water"),
+                Column("pwl_id"),
+                Column("status", values=OUTFALL_STATUSES),
+                Column("permit_id"),
+            ),
+            "MS4 outfalls with their receiving water.",
+            generate_ids=True,
+        ),
+        LayerSpec("roads", "LineString", None, (Column("name"),), "Road centrelines."),
+        LayerSpec(
+            "waterbodies",
+            "Line/Polygon",
+            "wb_id",
+            (Column("wb_id", description="NYSDEC PWL ID NNNN-NNNN"), Column("name"), Column("kind")),
+            "Streams (lines) and lakes/ponds (polygons).",
+        ),
+        LayerSpec(
+            "impairments",
+            None,
+            None,
+            (
+                Column("wb_id", required=True),
+                Column("pollutant", required=True),
+                Column("category"),
+                Column("list_year", "int"),
+                Column("source"),
+            ),
+            "303(d) listings: waterbody + pollutant + category.",
+        ),
+        LayerSpec(
+            "tmdl_watersheds",
+            "Polygon",
+            "tmdl_id",
+            (
+                Column("tmdl_id"),
+                Column("name"),
+                Column("pollutant"),
+                Column("stormwater_source", "bool"),
+                Column("approved"),
+            ),
+            "TMDL watersheds.",
+        ),
+        LayerSpec("ms4_area", "Polygon", None, (Column("name"),), "MS4 regulated area."),
+        LayerSpec(
+            "sewer_districts", "Polygon", None, (Column("name"),), "Public sanitary sewer service."
+        ),
+    )
+}
+
+#: Layers that may be fed by several source layers at once.
+MULTI_SOURCE_ROLES = frozenset({"conveyances", "structures", "waterbodies", "outfalls", "roads"})
+
+# --------------------------------------------------------------------------------------
+# Alias tables: canonical column -> known source names (matched case-insensitively).
+# Order matters: the first source column present wins.
+# --------------------------------------------------------------------------------------
+ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
+    "parcels": {
+        "parcel_id": ("parcel_id", "SBL", "PRINT_KEY", "PRINTKEY", "SWIS_SBL_ID", "PIN", "PARCELID",
+                      "PARCEL_ID", "LOC_ID", "APN"),
+        "address": ("address", "PARCEL_ADDR", "LOC_ADDR", "SITE_ADDR", "ADDR", "FULL_ADDR",
+                    "SITEADDRESS"),
+        "owner": ("owner", "PRIMARY_OWNER", "OWNER_NAME", "OWNERNAME", "OWNER1"),
+        "owner_address": ("owner_address", "MAIL_ADDR", "MAILING_ADDR", "OWNER_ADDR", "MAILADDR"),
+        "prop_class": ("prop_class", "PROP_CLASS", "PROPCLASS", "PROPERTY_CLASS", "CLASS"),
+        "acres": ("acres", "CALC_ACRES", "ACREAGE", "ACRES_", "GIS_ACRES"),
+        "sewer": ("sewer", "SEWER_TYPE", "SEWER", "SEWER_DESC"),
+        "septic_failure": ("septic_failure", "SEPTIC_FAILURE", "SEPTIC_VIOL"),
+    },
+    "structures": {
+        "struct_id": ("struct_id", "Structure_", "Structure_ID", "STRUCT_ID", "FACILITYID",
+                      "ASSETID", "NODE_ID"),
+        "kind": ("kind", "Structure1", "Structure_Type", "StructureType", "STRUCT_TYPE", "TYPE"),
+        "rim_elev": ("rim_elev", "Rim_Elevat", "Rim_Elevation", "RIM_ELEV", "RIMELEV"),
+        "invert_elev": ("invert_elev", "Invert_Ele", "Invert_Elevation", "INV_ELEV", "INVERTELEV"),
+    },
+    "conveyances": {
+        "conv_id": ("conv_id", "Pipe_ID", "Ditch_ID", "GNL_ID", "LINE_ID", "FACILITYID", "PIPE_ID"),
+        "kind": ("kind", "LineType", "LINE_TYPE", "CONV_TYPE", "GNL_TYPE"),
+        "from_id": ("from_id", "Upstream_S", "Upstream_Structure", "US_NODE", "FROM_NODE",
+                    "UPSTREAMID"),
+        "to_id": ("to_id", "Downstream", "Downstream_Structure", "DS_NODE", "TO_NODE",
+                  "DOWNSTREAMID"),
+        "us_invert": ("us_invert", "Upstream_I", "Upstream_Invert", "US_INVERT", "UPINV"),
+        "ds_invert": ("ds_invert", "Downstre_1", "Downstream_Invert", "DS_INVERT", "DNINV"),
+        "diameter_in": ("diameter_in", "Pipe_Size", "LineSize", "DIAMETER", "PIPE_DIA", "SIZE"),
+        "rise_in": ("rise_in", "RISE"),
+        "material": ("material", "Pipe_Mater", "Ditch_Lining", "MATERIAL"),
+        "flow_dir": ("flow_dir", "FlowDirection", "FLOW_DIR", "FLOWDIR"),
+    },
+    "outfalls": {
+        "outfall_id": ("outfall_id", "outfall_number", "cso_identification_number", "OUTFALL_ID",
+                       "OUTFALLID"),
+        "receiving_water": ("receiving_water", "receiving_waterbody_name", "RECEIVING", "RECV_WATER"),
+        "pwl_id": ("pwl_id", "PWL_ID", "PWLID"),
+        "status": ("status", "STATUS", "OUTFALL_STATUS"),
+        "permit_id": ("permit_id", "spdes_permit_number", "SPDES", "PERMIT"),
+    },
+    "roads": {"name": ("name", "NAME", "STREET", "ROAD_NAME", "FULLNAME")},
+    "waterbodies": {
+        "wb_id": ("wb_id", "PWL_ID", "PWLID", "WBID"),
+        "name": ("name", "NAME", "GNIS_NAME", "WB_NAME"),
+        "kind": ("kind", "TYPE", "FTYPE", "WB_TYPE"),
+    },
+    "impairments": {
+        "wb_id": ("wb_id", "PWL_ID", "PWL ID", "assessment_unit_id", "AUID"),
+        "pollutant": ("pollutant", "POLLUTANT", "CAUSE", "cause/pollutant", "parameter"),
+        "category": ("category", "CATEGORY", "LIST_PART", "list part"),
+        "list_year": ("list_year", "LIST_YEAR", "YEAR"),
+        "source": ("source", "SOURCE", "suspected source"),
+    },
+    "tmdl_watersheds": {
+        "tmdl_id": ("tmdl_id", "TMDL_ID", "action_id"),
+        "name": ("name", "NAME"),
+        "pollutant": ("pollutant", "POLLUTANT", "parameter"),
+        "stormwater_source": ("stormwater_source", "MS4_WLA", "STORMWATER"),
+        "approved": ("approved", "APPROVED"),
+    },
+    "ms4_area": {"name": ("name", "NAME")},
+    "sewer_districts": {"name": ("name", "NAME", "DISTRICT")},
+}
+
+# Source layers whose kind is implied by the layer itself when it has no kind column.
+LAYER_NAME_KIND_HINTS: dict[str, str] = {
+    "ditch": "ditch",
+    "swale": "swale",
+    "channel": "channel",
+    "culvert": "culvert",
+    "connector": "connector",
+    "link": "connector",
+    "pipe": "pipe",
+}
+
+# --------------------------------------------------------------------------------------
+# Value normalisation
+# --------------------------------------------------------------------------------------
+_STRUCTURE_CODES: dict[str, str] = {
+    # Norfolk VA codes
+    "CB": "catch_basin", "CBNS": "catch_basin", "CBCS": "catch_basin", "CBCW": "catch_basin",
+    "CBDG": "catch_basin", "CBDI": "catch_basin", "CBDN": "catch_basin", "CBTN": "catch_basin",
+    "CBVD": "catch_basin",
+    "DI": "inlet", "DICS": "inlet", "DINS": "inlet", "MDI": "inlet", "GB": "inlet", "GBDN": "inlet",
+    "YB": "inlet", "YBCW": "inlet", "YBDN": "inlet", "SCUP": "inlet", "RFDR": "inlet",
+    "FLDR": "inlet", "FLEN": "inlet", "BRDR": "inlet", "TD": "inlet",
+    "MH": "manhole", "MHCE": "manhole", "MHCG": "manhole", "MHCS": "manhole", "MHCW": "manhole",
+    "MHGT": "manhole", "MHNS": "manhole", "MHVD": "manhole", "NSCW": "manhole",
+    "JB": "junction", "PICN": "junction", "APIP": "junction", "DCEN": "junction",
+    "DCHX": "junction", "STUB": "junction", "PLUG": "junction", "COST": "cleanout", "CO": "cleanout",
+    "PE": "headwall", "HW": "headwall", "EW": "headwall", "FES": "headwall",
+    "OF": "outfall", "OUT": "outfall",
+    "WEIR": "bmp", "PBPS": "other", "PRDS": "other", "STNF": "other", "UN": "other",
+    # words (UKY and others)
+    "CATCHBASIN": "catch_basin", "CATCH BASIN": "catch_basin", "CATCH_BASIN": "catch_basin",
+    "MANHOLE-CB": "catch_basin", "INLET": "inlet", "DROP INLET": "inlet", "YARD DRAIN": "inlet",
+    "CURB INLET": "inlet", "GRATE": "inlet", "MANHOLE": "manhole", "JUNCTION BOX": "junction",
+    "JUNCTION": "junction", "HEADWALL": "headwall", "END SECTION": "headwall",
+    "OUTFALL": "outfall", "OUTLET": "outfall", "CLEANOUT": "cleanout",
+    "WATER QUALITY BMP": "bmp", "UNDERGROUND DETENTION": "bmp", "BMP": "bmp",
+    "CAVE": "other", "TBD": "other", "OTHER": "other",
+}
+# Norfolk pipe-end codes beginning with PE/PO are end sections (headwalls) of various kinds.
+_STRUCTURE_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("PE", "headwall"),
+    ("PO", "headwall"),
+    ("CB", "catch_basin"),
+    ("MH", "manhole"),
+    ("DI", "inlet"),
+    ("YB", "inlet"),
+    ("GB", "inlet"),
+)
+
+_CONVEYANCE_WORDS: dict[str, str] = {
+    "PIPE": "pipe", "STORM PIPE": "pipe", "CULVERT": "culvert", "BOX CULVERT": "culvert",
+    "DITCH": "ditch", "SWALE": "swale", "VEGETATIVE SWALE": "swale", "CHANNEL": "channel",
+    "STREAM": "channel", "CONNECTOR": "connector", "GN_CONNECTION": "connector", "BMP": "connector",
+    "LINK": "connector", "ROOF DRAIN": "pipe", "UNDERDRAIN": "pipe", "TRENCH DRAIN": "pipe",
+    "UNDERGROUND DETENTION": "pipe", "RETENTION BASIN": "channel", "POND": "channel",
+}
+
+
+def _blank(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    try:
+        import pandas as pd
+
+        if value is pd.NA or value is pd.NaT:
+            return True
+    except ImportError:  # pragma: no cover
+        pass
+    return isinstance(value, str) and value.strip() in ("", "<Null>", "NULL", "None")
+
+
+def normalize_structure_kind(value: Any) -> str | None:
+    """Map a structure type code or word to a canonical kind.
+
+    Returns ``None`` when ``value`` is blank and ``"other"`` for a code that is
+    not known (the caller reports those).
+    """
+    if _blank(value):
+        return None
+    text = str(value).strip()
+    low = text.lower()
+    if low in STRUCTURE_KINDS:
+        return low
+    up = text.upper()
+    if up in _STRUCTURE_CODES:
+        return _STRUCTURE_CODES[up]
+    for prefix, kind in _STRUCTURE_PREFIXES:
+        if up.startswith(prefix) and len(up) <= 5:
+            return kind
+    return None if up in ("NONE",) else "other"
+
+
+def is_known_structure_code(value: Any) -> bool:
+    """Whether :func:`normalize_structure_kind` recognises ``value`` (blank counts as known)."""
+    if _blank(value):
+        return True
+    text = str(value).strip()
+    up = text.upper()
+    if text.lower() in STRUCTURE_KINDS or up in _STRUCTURE_CODES:
+        return True
+    return any(up.startswith(p) and len(up) <= 5 for p, _ in _STRUCTURE_PREFIXES)
+
+
+def normalize_conveyance_kind(value: Any, *, default: str | None = None) -> str | None:
+    """Map a line type to a canonical conveyance kind (``default`` when blank or unknown)."""
+    if _blank(value):
+        return default
+    text = str(value).strip()
+    low = text.lower()
+    if low in CONVEYANCE_KINDS:
+        return low
+    up = text.upper()
+    if up in _CONVEYANCE_WORDS:
+        return _CONVEYANCE_WORDS[up]
+    for word, kind in _CONVEYANCE_WORDS.items():
+        if word in up:
+            return kind
+    return default
+
+
+def normalize_flow_dir(value: Any) -> str | None:
+    """``UNI``/as digitized -> ``"uni"``, ``BI``/two-way -> ``"bi"``, reverse -> ``"reverse"``."""
+    if _blank(value):
+        return None
+    up = str(value).strip().upper()
+    if up in ("UNI", "U", "WITH", "FORWARD", "DIGITIZED", "1"):
+        return "uni"
+    if up in ("BI", "B", "BOTH", "TWO-WAY", "TWOWAY", "0"):
+        return "bi"
+    if up in ("REV", "REVERSE", "AGAINST", "-1"):
+        return "reverse"
+    return None
+
+
+#: Elevation values that mean "unknown" in municipal data.
+ELEVATION_SENTINELS = frozenset({0.0, -9999.0, -999.0, -99.0, 9999.0, 99999.0, -99999.0})
+
+
+def normalize_elevation(value: Any) -> float | None:
+    """Return an elevation as float, with 0 and sentinel values as missing (``None``)."""
+    if _blank(value):
+        return None
+    try:
+        v = float(str(value).strip().replace(",", ""))
+    except ValueError:
+        return None
+    if math.isnan(v) or v in ELEVATION_SENTINELS:
+        return None
+    return v
+
+
+_SIZE_NUM = r"(\d+(?:\.\d+)?)\s*(?:''|\"|in(?:ch(?:es)?)?|”|′′)?"
+_SIZE_RE = re.compile(rf"^\s*{_SIZE_NUM}\s*(?:[xX×]\s*{_SIZE_NUM})?\s*$")
+
+
+def parse_pipe_size(value: Any) -> tuple[float | None, float | None]:
+    """Parse a pipe size into ``(span_in, rise_in)`` inches.
+
+    ``15''`` -> (15, None); ``60''X42''`` -> (60, 42) as span x rise; numbers pass
+    through; ``0''``, 0 and blanks are missing.
+
+    Examples
+    --------
+    >>> parse_pipe_size("60''X42''")
+    (60.0, 42.0)
+    >>> parse_pipe_size("0''")
+    (None, None)
+    """
+    if _blank(value):
+        return (None, None)
+    if isinstance(value, (int, float)):
+        v = float(value)
+        return (None, None) if v <= 0 or math.isnan(v) else (v, None)
+    m = _SIZE_RE.match(str(value))
+    if not m:
+        return (None, None)
+    span = float(m.group(1))
+    rise = float(m.group(2)) if m.group(2) else None
+    if span <= 0:
+        return (None, None)
+    if rise is not None and rise <= 0:
+        rise = None
+    return (span, rise)
+
+
+def is_parseable_pipe_size(value: Any) -> bool:
+    """Whether ``value`` is blank or a size :func:`parse_pipe_size` understands."""
+    if _blank(value) or isinstance(value, (int, float)):
+        return True
+    return bool(_SIZE_RE.match(str(value)))
+
+
+def normalize_outfall_status(value: Any) -> str:
+    """Map an outfall status to the closed list (``"unknown"`` when blank or unrecognised)."""
+    if _blank(value):
+        return "unknown"
+    low = str(value).strip().lower().replace(" ", "_").replace("-", "_")
+    aliases = {"dry": "not_flowing", "no_flow": "not_flowing", "flow": "flowing",
+               "active": "unknown", "removed": "eliminated"}
+    low = aliases.get(low, low)
+    return low if low in OUTFALL_STATUSES else "unknown"
+
+
+def normalize_sewer(value: Any) -> str:
+    """Map a sewer attribute to ``public``/``septic``/``unknown``."""
+    if _blank(value):
+        return "unknown"
+    low = str(value).strip().lower()
+    if low in ("public", "sewer", "municipal", "sewered", "public sewer", "y", "yes", "1"):
+        return "public"
+    if low in ("septic", "private", "on-site", "onsite", "ists", "none", "n", "no", "0"):
+        return "septic"
+    return "unknown"
+
+
+PWL_RE = re.compile(r"^\d{4}-\d{4}$")
+
+
+def is_pwl_id(value: Any) -> bool:
+    """Whether ``value`` is a NYSDEC PWL ID such as ``1302-0092``."""
+    return not _blank(value) and bool(PWL_RE.match(str(value).strip()))

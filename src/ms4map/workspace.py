@@ -1,0 +1,167 @@
+"""The workspace: one bundle of canonical layers (+ DEM) that every step takes.
+
+:func:`ms4map.io.open_workspace` builds it; nothing else reads the user's files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .qa import QAReport
+
+__all__ = ["Dem", "Workspace", "file_sha256"]
+
+
+@dataclass
+class Dem:
+    """A DEM as an array plus its georeferencing (rasterio stays in :mod:`ms4map.io`).
+
+    Attributes
+    ----------
+    array : numpy.ndarray
+        2-D float64 elevations in the working CRS's grid; nodata cells are NaN.
+    transform : affine.Affine
+        Pixel -> working-CRS coordinates.
+    crs : pyproj.CRS
+        The working CRS (the DEM is warped into it when it arrives in another).
+    path : pathlib.Path or None
+        The file it was read from.
+    vertical_unit : str or None
+        ``"metre"``, ``"US survey foot"``, ``"foot"`` or ``None`` when unknown.
+    z_to_m : float
+        Factor that converts the array's elevations to metres (1.0 when unknown).
+    """
+
+    array: np.ndarray
+    transform: Any
+    crs: Any
+    path: Path | None = None
+    vertical_unit: str | None = None
+    z_to_m: float = 1.0
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.array.shape  # type: ignore[return-value]
+
+    @property
+    def cellsize(self) -> float:
+        return float(abs(self.transform.a))
+
+    @property
+    def bounds(self) -> tuple[float, float, float, float]:
+        t = self.transform
+        h, w = self.array.shape
+        x0, y0 = t.c, t.f
+        x1, y1 = t.c + t.a * w, t.f + t.e * h
+        return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
+
+
+@dataclass
+class Workspace:
+    """Canonical layers in one projected working CRS, plus the DEM and the QA so far.
+
+    Attributes
+    ----------
+    path : pathlib.Path or None
+        The GeoPackage (or manifest) the workspace was opened from.
+    crs : pyproj.CRS
+        The projected working CRS of every layer and of the DEM.
+    source_crs : pyproj.CRS or None
+        The CRS the main network layers arrived in (outputs that report
+        coordinates "in the source data's CRS" use it).
+    layers : dict of str to GeoDataFrame or DataFrame
+        Canonical role -> frame with canonical columns (plus the source's
+        unmapped columns, untouched, and ``src_layer``/``src_fid``).  Roles that
+        were not supplied are absent.
+    dem : Dem or None
+    qa : QAReport
+        Validation findings (warnings only: errors raise).
+    field_mapping : dict
+        The mapping actually used: ``{role: {source_layer: {canonical: source}}}``.
+    inputs : dict
+        ``{path: sha256}`` of every file read, for provenance.
+    settings : dict
+        The options the workspace was opened with (for provenance and caching).
+    """
+
+    path: Path | None
+    crs: Any
+    layers: dict[str, Any]
+    dem: Dem | None = None
+    qa: QAReport = field(default_factory=QAReport)
+    source_crs: Any = None
+    field_mapping: dict[str, Any] = field(default_factory=dict)
+    inputs: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, role: str) -> Any:
+        """The layer for ``role``, or ``None`` when the workspace has none."""
+        return self.layers.get(role)
+
+    def __getattr__(self, name: str) -> Any:
+        # parcels, structures, conveyances, ... as attributes (None when absent)
+        from .schema import LAYERS
+
+        if name in LAYERS:
+            return self.__dict__["layers"].get(name)
+        raise AttributeError(name)
+
+    @property
+    def sidecar_path(self) -> Path:
+        """Default output: ``<stem>.ms4map.gpkg`` beside the workspace GeoPackage."""
+        if self.path is None:
+            return Path("ms4map_output.ms4map.gpkg")
+        return self.path.with_name(f"{self.path.stem}.ms4map.gpkg")
+
+    def fingerprint(self) -> str:
+        """A hash of inputs and settings, used as the pipeline's cache key."""
+        h = hashlib.sha256()
+        for p, digest in sorted(self.inputs.items()):
+            h.update(f"{p}={digest};".encode())
+        for k, v in sorted(self.settings.items()):
+            h.update(f"{k}={v!r};".encode())
+        h.update(str(self.crs).encode())
+        return h.hexdigest()[:16]
+
+    def provenance(self, **settings: Any) -> dict[str, Any]:
+        """Version, inputs with hashes, settings and time, for any output."""
+        import datetime as _dt
+
+        from . import __version__
+
+        return {
+            "tool": "ms4map",
+            "version": __version__,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "inputs": dict(self.inputs),
+            "workspace_settings": {k: _jsonable(v) for k, v in self.settings.items()},
+            "settings": {k: _jsonable(v) for k, v in settings.items()},
+            "crs": self.crs.to_string() if hasattr(self.crs, "to_string") else str(self.crs),
+        }
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    return str(v)
+
+
+def file_sha256(path: str | Path, *, chunk: int = 1 << 20) -> str:
+    """SHA-256 of a file (or of every file in a directory, for a File Geodatabase)."""
+    p = Path(path)
+    h = hashlib.sha256()
+    files = sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p]
+    for f in files:
+        with open(f, "rb") as fh:
+            while block := fh.read(chunk):
+                h.update(block)
+    return h.hexdigest()
