@@ -443,7 +443,7 @@ def normalize_elevation(value: Any) -> float | None:
 
 
 _SIZE_NUM = r"(\d+(?:\.\d+)?)\s*(?:''|\"|in(?:ch(?:es)?)?|”|′′)?"
-_SIZE_RE = re.compile(rf"^\s*{_SIZE_NUM}\s*(?:[xX×]\s*{_SIZE_NUM})?\s*$")
+_SIZE_RE = re.compile(rf"^\s*{_SIZE_NUM}\s*(?:[xX×]\s*{_SIZE_NUM})?\s*\*?\s*$")
 
 
 def parse_pipe_size(value: Any) -> tuple[float | None, float | None]:

@@ -1,0 +1,137 @@
+"""The ``ms4map`` command line.
+
+Every command takes the same workspace options (:func:`add_workspace_options`) and
+maps errors to exit codes: 0 ok, 1 warnings (``validate`` only), 2 data errors,
+3 input cannot be opened, 4 usage error.  No traceback unless ``--debug``.
+Each command lives in its own module ``ms4map.cli.<command>`` with
+``register(subparsers)`` and ``run(args) -> int``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+from .. import __version__
+from ..errors import EXIT_USAGE, Ms4mapError, UsageError
+
+__all__ = ["main", "add_workspace_options", "workspace_from_args", "workspace_kwargs"]
+
+COMMANDS = ("validate", "trace", "drainage", "screen", "app", "demo")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # exit code 4 for usage errors
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def add_workspace_options(parser: argparse.ArgumentParser, *, path_required: bool = True) -> None:
+    """Add PATH and the options every command shares."""
+    parser.add_argument(
+        "path", metavar="PATH", nargs=None if path_required else "?",
+        help="GeoPackage workspace (or File Geodatabase, folder of layers, vector file, "
+        "or a TOML manifest holding these options)",
+    )
+    g = parser.add_argument_group("workspace options")
+    g.add_argument("--layer", action="append", default=[], metavar="ROLE=LAYER",
+                   help="which layer plays a canonical role: a layer of PATH, a file, or FILE::LAYER "
+                   "(repeatable; several layers may feed one role)")
+    g.add_argument("--field", action="append", default=[], metavar="ROLE[.SOURCE_LAYER].COLUMN=SOURCE",
+                   help="map a source column to a canonical column (repeatable)")
+    g.add_argument("--field-map", metavar="FILE", help="TOML field map (tables per role, value maps)")
+    g.add_argument("--dem", metavar="FILE", help="DEM GeoTIFF (default: <stem>_dem.tif beside PATH)")
+    g.add_argument("--crs", metavar="CRS", help="projected working CRS, e.g. EPSG:26918")
+    g.add_argument("--repair-geometry", action="store_true",
+                   help="repair invalid geometries (reported) instead of stopping")
+    g.add_argument("--debug", action="store_true", help="show tracebacks")
+
+
+def workspace_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments of :func:`ms4map.io.open_workspace` from parsed options."""
+    from ..fieldmap import FieldMap, parse_field_option
+    from ..io import parse_layer_option
+
+    layers: dict[str, list[str]] = {}
+    for text in args.layer or []:
+        role, layer = parse_layer_option(text)
+        layers.setdefault(role, []).append(layer)
+    fmap = FieldMap.from_toml(args.field_map) if getattr(args, "field_map", None) else FieldMap()
+    for text in args.field or []:
+        role, src_layer, column, source = parse_field_option(text)
+        fmap.set(role, column, source, source_layer=src_layer, origin=f"--field {text}")
+    return {
+        "layers": layers or None,
+        "field_map": fmap,
+        "dem": args.dem,
+        "crs": args.crs,
+        "repair_geometry": bool(args.repair_geometry),
+    }
+
+
+def workspace_from_args(args: argparse.Namespace):  # -> Workspace
+    """Open the workspace the options describe (raises ms4map errors)."""
+    from ..io import open_workspace
+
+    return open_workspace(args.path, **workspace_kwargs(args))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="ms4map",
+        description="Which properties drain where: MS4 tracing, parcel drainage and screening.",
+    )
+    parser.add_argument("--version", action="version", version=f"ms4map {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        try:
+            mod = importlib.import_module(f"ms4map.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"ms4map.cli.{name}":
+                continue  # command not available in this build
+            raise
+        mod.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``ms4map`` command; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return EXIT_USAGE
+        return int(args.func(args) or 0)
+    except SystemExit as exc:
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    except Ms4mapError as exc:
+        if debug:
+            traceback.print_exc()
+        print(f"ms4map: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:  # output piped into `head` etc.
+        return 0
+    except KeyboardInterrupt:
+        print("ms4map: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # an ms4map bug: say so briefly
+        if debug:
+            traceback.print_exc()
+        print(
+            f"ms4map: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in ms4map; re-run with --debug and report the traceback.",
+            file=sys.stderr,
+        )
+        return 70
+
+
+def _entry() -> None:  # pragma: no cover
+    sys.exit(main())

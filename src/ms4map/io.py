@@ -1,0 +1,1233 @@
+"""Reading layers and DEMs into a :class:`~ms4map.workspace.Workspace`; writing outputs.
+
+This is the only module that touches the user's files, and it only reads them.
+Everything it returns is in canonical form (:mod:`ms4map.schema`) and in one
+projected working CRS; every problem found on the way is collected into one
+:class:`~ms4map.qa.QAReport` (errors raise :class:`~ms4map.errors.ValidationError`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+import tomllib
+import warnings
+import zipfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pyogrio
+import shapely
+from pyproj import CRS
+
+from . import schema
+from .errors import DataError, InputOpenError, UsageError, ValidationError
+from .fieldmap import FieldMap
+from .qa import QAReport
+from .workspace import Dem, Workspace, file_sha256
+
+__all__ = [
+    "open_workspace",
+    "read_dem",
+    "read_source",
+    "write_outputs",
+    "metres_to_crs_units",
+    "crs_units_to_metres",
+    "demo_path",
+    "list_source_layers",
+    "load_manifest",
+    "parse_layer_option",
+]
+
+VECTOR_SUFFIXES = (".gpkg", ".shp", ".geojson", ".json", ".zip", ".fgb", ".gml", ".kml", ".gdb")
+MAX_ZIP_MEMBERS = 10_000
+MAX_ZIP_UNPACKED = 1 << 30  # 1 GiB
+
+_GEOM_FAMILY = {
+    "Point": ("Point", "MultiPoint"),
+    "LineString": ("LineString", "MultiLineString"),
+    "Polygon": ("Polygon", "MultiPolygon"),
+    "Line/Polygon": ("LineString", "MultiLineString", "Polygon", "MultiPolygon"),
+}
+
+
+# ======================================================================================
+# Small helpers
+# ======================================================================================
+def crs_units_to_metres(crs: Any) -> float:
+    """Metres per unit of a projected CRS's first axis (1.0 for metres)."""
+    c = CRS.from_user_input(crs)
+    try:
+        return float(c.axis_info[0].unit_conversion_factor)
+    except (IndexError, AttributeError):  # pragma: no cover - odd CRS
+        return 1.0
+
+
+def metres_to_crs_units(crs: Any, metres: float) -> float:
+    """Convert a distance in metres to the units of ``crs`` (e.g. US survey feet)."""
+    return float(metres) / crs_units_to_metres(crs)
+
+
+def demo_path() -> Path:
+    """The bundled demo GeoPackage (``data/layers/demo.gpkg`` or the installed copy).
+
+    In a source checkout the repository's ``data/layers`` is used; after a regular
+    install the copy shipped as package data (``ms4map/demo_data``).  When neither is
+    there the demo is rebuilt (deterministically) into the user data folder.
+    """
+    here = Path(__file__).resolve()
+    candidates = [
+        here.parents[2] / "data" / "layers" / "demo.gpkg",  # source checkout (src layout)
+        here.parent / "demo_data" / "demo.gpkg",  # installed package data
+    ]
+    for c in candidates:
+        if c.exists():
+            return c
+    from .demo import build_demo  # rebuild: deterministic
+
+    out = data_dir() / "demo"
+    if not (out / "demo.gpkg").exists():
+        build_demo(out)
+    return out / "demo.gpkg"
+
+
+def data_dir() -> Path:
+    """The folder ms4map may write to (``MS4MAP_DATA_DIR``, else ``~/.local/share/ms4map``)."""
+    base = os.environ.get("MS4MAP_DATA_DIR")
+    p = Path(base) if base else Path.home() / ".local" / "share" / "ms4map"
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+# ======================================================================================
+# Sources: "layer", "file.ext", "file.gpkg::layer"
+# ======================================================================================
+@dataclass(frozen=True)
+class Source:
+    """One source layer: a file (or folder) and a layer name inside it (or None)."""
+
+    path: Path
+    layer: str | None
+    label: str  # the name findings and field maps use for this source layer
+
+    def gdal_path(self) -> str:
+        p = str(self.path)
+        if self.path.suffix.lower() == ".zip":
+            return f"/vsizip/{p}"
+        return p
+
+
+def parse_layer_option(text: str) -> tuple[str, str]:
+    """Parse ``ROLE=LAYER`` (the ``--layer`` option)."""
+    if "=" not in text:
+        raise UsageError(
+            f"--layer '{text}' needs the form ROLE=LAYER, e.g. --layer structures=storm_structures. "
+            f"Roles: {list(schema.LAYERS)}."
+        )
+    role, layer = (s.strip() for s in text.split("=", 1))
+    if role not in schema.LAYERS:
+        raise UsageError(f"--layer: unknown role '{role}'. Select from {list(schema.LAYERS)}.")
+    if not layer:
+        raise UsageError(f"--layer {role}=: the layer name is empty.")
+    return role, layer
+
+
+def _is_container(path: Path) -> bool:
+    return path.is_dir() or path.suffix.lower() in (".gpkg", ".gdb")
+
+
+def list_source_layers(path: str | Path) -> list[str]:
+    """Layer names inside a GeoPackage/FileGDB, the files of a folder, or the file's stem."""
+    p = Path(path)
+    if not p.exists():
+        raise InputOpenError(f"'{p}' does not exist. Fix: check the path.")
+    if p.is_dir() and p.suffix.lower() != ".gdb":
+        return sorted(
+            f.stem for f in p.iterdir() if f.suffix.lower() in VECTOR_SUFFIXES and f.is_file()
+        )
+    if p.suffix.lower() == ".zip":
+        _check_zip(p)
+    try:
+        return [str(r[0]) for r in pyogrio.list_layers(_gdal(p))]
+    except Exception as exc:  # GDAL raises several types
+        raise InputOpenError(
+            f"'{p}' cannot be opened as a GIS dataset ({_short(exc)}). "
+            "Fix: give a GeoPackage, Shapefile (or zipped Shapefile), GeoJSON or File Geodatabase."
+        ) from None
+
+
+def _gdal(p: Path) -> str:
+    return f"/vsizip/{p}" if p.suffix.lower() == ".zip" else str(p)
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:200]
+
+
+def _check_zip(path: Path) -> None:
+    """Refuse zips whose members would leave the folder, or that are too large."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InputOpenError(f"'{path.name}' is not a readable zip file ({exc}).") from None
+    if len(infos) > MAX_ZIP_MEMBERS:
+        raise InputOpenError(
+            f"'{path.name}' has {len(infos)} members (limit {MAX_ZIP_MEMBERS}). "
+            "Fix: zip only the layers you need."
+        )
+    total = 0
+    for info in infos:
+        name = info.filename.replace("\\", "/")
+        if name.startswith("/") or ".." in name.split("/") or ":" in name.split("/")[0]:
+            raise InputOpenError(
+                f"'{path.name}' is unsafe: member '{info.filename}' points outside the archive "
+                "folder. Nothing was extracted. Fix: re-create the zip with relative paths."
+            )
+        total += info.file_size
+    if total > MAX_ZIP_UNPACKED:
+        raise InputOpenError(
+            f"'{path.name}' unpacks to {total / 2**30:.1f} GiB (limit 1 GiB). "
+            "Fix: zip only the layers you need."
+        )
+
+
+def _resolve_source(spec: str, base: Path | None) -> Source:
+    """Turn a ``--layer`` value into a :class:`Source`."""
+    if "::" in spec:
+        file_part, layer = spec.rsplit("::", 1)
+        fp = _resolve_file(file_part, base)
+        return Source(fp, layer, layer)
+    looks_like_file = any(spec.lower().endswith(s) for s in VECTOR_SUFFIXES) or "/" in spec
+    if looks_like_file:
+        fp = _resolve_file(spec, base)
+        if fp.is_dir() and fp.suffix.lower() != ".gdb":
+            raise InputOpenError(f"'{spec}' is a folder, not a layer. Fix: name a file in it.")
+        return Source(fp, None, fp.stem if fp.suffix.lower() != ".zip" else fp.stem)
+    if base is None:
+        raise UsageError(
+            f"Layer '{spec}' is not a file path and no workspace PATH was given to look it up in."
+        )
+    if base.is_dir() and base.suffix.lower() != ".gdb":
+        matches = [f for f in base.iterdir() if f.stem == spec and f.suffix.lower() in VECTOR_SUFFIXES]
+        if not matches:
+            raise InputOpenError(
+                f"No layer '{spec}' in folder '{base}'. Available: {list_source_layers(base)}."
+            )
+        return Source(matches[0], None, spec)
+    if base.suffix.lower() not in (".gpkg", ".gdb", ".zip"):
+        # a single-layer file as PATH: its one layer is named by its stem
+        if spec == base.stem:
+            return Source(base, None, spec)
+    available = list_source_layers(base)
+    if spec not in available:
+        raise InputOpenError(
+            f"Layer '{spec}' does not exist in '{base.name}'. Available layers: {available}. "
+            "Fix: use one of these names in --layer ROLE=LAYER."
+        )
+    return Source(base, spec, spec)
+
+
+def _resolve_file(text: str, base: Path | None) -> Path:
+    p = Path(text).expanduser()
+    tries = [p]
+    if not p.is_absolute() and base is not None:
+        tries.append((base if base.is_dir() else base.parent) / p)
+    for t in tries:
+        if t.exists():
+            return t
+    raise InputOpenError(f"File '{text}' does not exist. Fix: check the path.")
+
+
+# ======================================================================================
+# Reading one source layer
+# ======================================================================================
+def read_source(source: Source) -> gpd.GeoDataFrame:
+    """Read one source layer as it is (no mapping); clear errors for unreadable input."""
+    if source.path.suffix.lower() == ".zip":
+        _check_zip(source.path)
+    kwargs: dict[str, Any] = {}
+    if source.layer is not None:
+        kwargs["layer"] = source.layer
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            df = pyogrio.read_dataframe(source.gdal_path(), **kwargs)
+    except UnicodeDecodeError:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            df = pyogrio.read_dataframe(source.gdal_path(), encoding="latin1", **kwargs)
+        df.attrs["ms4map_encoding"] = "latin1"
+    except Exception as exc:
+        msg = _short(exc)
+        if "not recognized" in msg or "not a supported" in msg.lower():
+            raise InputOpenError(
+                f"'{source.path.name}' is not a spatial file GDAL can read ({msg}). "
+                "Fix: give a GeoPackage, Shapefile (zipped or not), GeoJSON or File Geodatabase."
+            ) from None
+        raise InputOpenError(f"Cannot read layer '{source.label}' from '{source.path}': {msg}") from None
+    if not isinstance(df, gpd.GeoDataFrame):
+        df = pd.DataFrame(df)
+    # text that decoded with replacement characters -> re-read as latin-1
+    if _has_mojibake(df):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                df2 = pyogrio.read_dataframe(source.gdal_path(), encoding="latin1", **kwargs)
+            df2.attrs["ms4map_encoding"] = "latin1"
+            df = df2
+        except Exception:  # keep what we have
+            df.attrs["ms4map_encoding"] = "replaced"
+    return df
+
+
+def _has_mojibake(df: pd.DataFrame) -> bool:
+    for col in df.columns:
+        if col == "geometry" or not (df[col].dtype == object or pd.api.types.is_string_dtype(df[col])):
+            continue
+        s = df[col].dropna().astype(str)
+        if len(s) and s.str.contains("\ufffd", regex=False).any():
+            return True
+    return False
+
+
+# ======================================================================================
+# Manifest
+# ======================================================================================
+def load_manifest(path: str | Path) -> dict[str, Any]:
+    """Read a TOML manifest holding the same options as the command line.
+
+    Keys: ``workspace`` (GeoPackage or folder, relative to the manifest), ``dem``,
+    ``crs``, ``repair_geometry``, ``[layers]`` (role = "layer" or ["layer", ...]),
+    ``[fields]`` (a field map, same shape as a ``--field-map`` file), ``field_map``
+    (path to a field-map file), and ``[settings]`` (free-form step settings).
+    """
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputOpenError(f"Manifest '{p}' does not exist.") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"Manifest '{p}' is not valid TOML: {exc}") from None
+    known = {"workspace", "dem", "crs", "repair_geometry", "layers", "fields", "field_map", "settings"}
+    unknown = set(data) - known
+    if unknown:
+        raise UsageError(f"Manifest '{p.name}': unknown key(s) {sorted(unknown)}. Allowed: {sorted(known)}.")
+    out: dict[str, Any] = {"settings": data.get("settings", {})}
+    for key in ("workspace", "dem", "field_map"):
+        if key in data:
+            out[key] = str((p.parent / data[key]).resolve()) if not Path(data[key]).is_absolute() else data[key]
+    for key in ("crs", "repair_geometry"):
+        if key in data:
+            out[key] = data[key]
+    if "layers" in data:
+        out["layers"] = {r: ([v] if isinstance(v, str) else list(v)) for r, v in data["layers"].items()}
+    if "fields" in data:
+        out["fields"] = data["fields"]
+    return out
+
+
+# ======================================================================================
+# The workspace
+# ======================================================================================
+def open_workspace(
+    path: str | Path | None = None,
+    *,
+    layers: Mapping[str, str | Iterable[str]] | None = None,
+    field_map: FieldMap | Mapping[str, Any] | str | Path | None = None,
+    dem: str | Path | None = None,
+    crs: Any = None,
+    repair_geometry: bool = False,
+    no_dem: bool = False,
+) -> Workspace:
+    """Open layers (and a DEM) as one canonical :class:`~ms4map.workspace.Workspace`.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A GeoPackage (the usual workspace), a File Geodatabase, a folder of vector files,
+        a single vector file, or a TOML manifest holding these options.
+    layers : mapping, optional
+        Role -> source layer(s): a layer of ``path``, a file path, or ``FILE::LAYER``.
+        Several sources may feed one role (pipes, ditches and links all feed
+        ``conveyances``).  Roles not named are filled from layers whose name is exactly
+        the canonical role name.
+    field_map : FieldMap, dict, or path to a TOML file, optional
+        Column (and value) mapping beyond the built-in alias tables.
+    dem : str or Path, optional
+        DEM GeoTIFF; default ``<stem>_dem.tif`` beside the GeoPackage, else none.
+    crs : optional
+        Working CRS (must be projected).  Default: the DEM's projected CRS, else the
+        data's own projected CRS, else the NAD83 UTM zone of the data.
+    repair_geometry : bool
+        Repair invalid geometries with ``shapely.make_valid`` (reported) instead of
+        stopping with an error.
+    no_dem : bool
+        Ignore any DEM.
+
+    Returns
+    -------
+    Workspace
+
+    Raises
+    ------
+    InputOpenError
+        A file or layer cannot be opened.
+    ValidationError
+        The data has errors; ``exc.report`` lists every one.
+    """
+    settings: dict[str, Any] = {}
+    manifest_fields: FieldMap | None = None
+    if path is not None and Path(path).suffix.lower() == ".toml":
+        man = load_manifest(path)
+        settings["manifest"] = str(path)
+        path = man.get("workspace")
+        if layers is None and "layers" in man:
+            layers = man["layers"]
+        if dem is None and "dem" in man:
+            dem = man["dem"]
+        if crs is None and "crs" in man:
+            crs = man["crs"]
+        repair_geometry = repair_geometry or bool(man.get("repair_geometry", False))
+        if "fields" in man:
+            manifest_fields = FieldMap.from_dict(man["fields"], origin="manifest [fields]")
+        if field_map is None and "field_map" in man:
+            field_map = man["field_map"]
+        settings.update({f"manifest.{k}": v for k, v in man.get("settings", {}).items()})
+
+    fmap = _coerce_field_map(field_map)
+    if manifest_fields is not None:
+        fmap = manifest_fields.merge(fmap)
+
+    base = Path(path).expanduser() if path is not None else None
+    if base is not None and not base.exists():
+        raise InputOpenError(f"Workspace '{base}' does not exist. Fix: check the path.")
+    if base is not None and base.suffix.lower() == ".zip":
+        _check_zip(base)
+
+    report = QAReport()
+    role_specs: dict[str, list[str]] = {}
+    for role, spec in (layers or {}).items():
+        if role not in schema.LAYERS:
+            raise UsageError(f"Unknown layer role '{role}'. Select from {list(schema.LAYERS)}.")
+        role_specs[role] = [spec] if isinstance(spec, str) else list(spec)
+
+    # roles not named explicitly: layers with exactly the canonical name
+    if base is not None:
+        available = list_source_layers(base)
+        for role in schema.LAYERS:
+            if role not in role_specs and role in available:
+                role_specs[role] = [role]
+        if base.suffix.lower() not in (".gpkg", ".gdb", ".zip") and not base.is_dir() and not role_specs:
+            raise UsageError(
+                f"'{base.name}' is a single layer; say which role it plays, e.g. "
+                f"--layer structures={base.stem}"
+            )
+    if not role_specs:
+        raise ValidationError(
+            _single_error(
+                "no_layers",
+                str(base) if base else "workspace",
+                "No canonical layers found (looked for layers named "
+                + ", ".join(schema.LAYERS)
+                + ").",
+                "Name them with --layer ROLE=LAYER, e.g. --layer structures=storm_structures.",
+            )
+        )
+
+    # ---- read every source --------------------------------------------------------------
+    raw: dict[str, list[tuple[Source, pd.DataFrame]]] = {}
+    inputs: dict[str, str] = {}
+    for role, specs in role_specs.items():
+        for spec in specs:
+            src = _resolve_source(spec, base)
+            df = read_source(src)
+            inputs.setdefault(str(src.path.resolve()), "")
+            raw.setdefault(role, []).append((src, df))
+            if df.attrs.get("ms4map_encoding") == "latin1":
+                report.warning(
+                    "non_utf8_text", src.label,
+                    "Attribute text is not UTF-8; it was read as Latin-1 (Windows-1252 characters may differ).",
+                    fix="Save the layer with UTF-8 text (or add a .cpg file naming its encoding).",
+                )
+
+    # ---- CRS ------------------------------------------------------------------------------
+    for role, items in raw.items():
+        for src, df in items:
+            if schema.LAYERS[role].geometry is None:
+                continue
+            if not isinstance(df, gpd.GeoDataFrame) or df.crs is None:
+                report.error(
+                    "missing_crs", src.label,
+                    f"Layer '{src.label}' ({role}) has no coordinate reference system.",
+                    fix="Define its CRS in your GIS (e.g. Define Projection) or save it as a "
+                    "GeoPackage with a CRS; then re-run.",
+                )
+
+    dem_path = _find_dem(base, dem, no_dem)
+    dem_crs = None
+    if dem_path is not None:
+        dem_crs = _dem_crs(dem_path, report)
+
+    work_crs = _choose_crs(crs, dem_crs, raw, report)
+    source_crs = _source_crs(raw)
+
+    # ---- map fields, normalise values, reproject ----------------------------------------------
+    out_layers: dict[str, Any] = {}
+    mapping_used: dict[str, dict[str, dict[str, str]]] = {}
+    for role, items in raw.items():
+        frames = []
+        for src, df in items:
+            canon, used = _canonicalise(role, src, df, fmap, report, repair_geometry)
+            mapping_used.setdefault(role, {})[src.label] = used
+            if canon is None:
+                continue
+            if isinstance(canon, gpd.GeoDataFrame) and canon.crs is not None and work_crs is not None:
+                if not canon.crs.equals(work_crs):
+                    canon = canon.to_crs(work_crs)
+            frames.append(canon)
+        if not frames:
+            continue
+        if isinstance(frames[0], gpd.GeoDataFrame):
+            merged = gpd.GeoDataFrame(pd.concat(frames, ignore_index=True), geometry="geometry", crs=work_crs)
+        else:
+            merged = pd.concat(frames, ignore_index=True)
+        out_layers[role] = merged
+
+    _ids(out_layers, report)
+    _check_required_roles(out_layers, report)
+
+    # ---- DEM ----------------------------------------------------------------------------
+    dem_obj: Dem | None = None
+    if dem_path is not None and work_crs is not None and not report.has_errors:
+        dem_obj = read_dem(dem_path, crs=work_crs, report=report)
+        inputs[str(dem_path.resolve())] = ""
+        if dem_obj is not None and "parcels" in out_layers:
+            _dem_coverage(dem_obj, out_layers["parcels"], report)
+    elif dem_path is None:
+        report.warning(
+            "no_dem", "dem",
+            "No DEM: overland flow cannot be traced; parcel drainage falls back to the nearest inlet.",
+            fix="Pass --dem FILE or put <stem>_dem.tif beside the GeoPackage.",
+        )
+
+    if report.has_errors:
+        raise ValidationError(report)
+
+    for p in list(inputs):
+        inputs[p] = file_sha256(p)
+    settings.update(
+        {
+            "path": str(base) if base else None,
+            "layers": {r: list(s) for r, s in role_specs.items()},
+            "dem": str(dem_path) if dem_path else None,
+            "crs": work_crs.to_string() if work_crs is not None else None,
+            "repair_geometry": repair_geometry,
+            "field_map": json.dumps(mapping_used, sort_keys=True),
+        }
+    )
+    report.note(f"Working CRS: {work_crs.name} ({work_crs.to_string()}).")
+    return Workspace(
+        path=base.resolve() if base else None,
+        crs=work_crs,
+        layers=out_layers,
+        dem=dem_obj,
+        qa=report,
+        source_crs=source_crs,
+        field_mapping=mapping_used,
+        inputs=inputs,
+        settings=settings,
+    )
+
+
+def _single_error(code: str, layer: str, message: str, fix: str) -> QAReport:
+    r = QAReport()
+    r.error(code, layer, message, fix=fix)
+    return r
+
+
+def _coerce_field_map(field_map: Any) -> FieldMap:
+    if field_map is None:
+        return FieldMap()
+    if isinstance(field_map, FieldMap):
+        return field_map
+    if isinstance(field_map, (str, Path)):
+        return FieldMap.from_toml(field_map)
+    if isinstance(field_map, Mapping):
+        return FieldMap.from_dict(dict(field_map))
+    raise UsageError(f"field_map must be a FieldMap, a dict or a TOML path, got {type(field_map).__name__}.")
+
+
+# ---- CRS --------------------------------------------------------------------------------
+def _choose_crs(crs: Any, dem_crs: CRS | None, raw: dict, report: QAReport) -> CRS | None:
+    if crs is not None:
+        try:
+            c = CRS.from_user_input(crs)
+        except Exception:
+            raise UsageError(f"--crs '{crs}' is not a CRS pyproj knows (try EPSG:26918).") from None
+        if not c.is_projected:
+            raise UsageError(
+                f"--crs {c.to_string()} is geographic; distances and areas need a projected CRS "
+                "(e.g. EPSG:26918 UTM 18N, or NY State Plane EPSG:2260-2263)."
+            )
+        return c
+    if dem_crs is not None and dem_crs.is_projected:
+        return dem_crs
+    crss: list[CRS] = []
+    for role in ("structures", "conveyances", "parcels", "outfalls", "waterbodies"):
+        for _src, df in raw.get(role, []):
+            if isinstance(df, gpd.GeoDataFrame) and df.crs is not None:
+                crss.append(df.crs)
+    for items in raw.values():
+        for _src, df in items:
+            if isinstance(df, gpd.GeoDataFrame) and df.crs is not None:
+                crss.append(df.crs)
+    projected = [c for c in crss if c.is_projected]
+    if projected:
+        return projected[0]
+    if not crss:
+        return None
+    # geographic data: the NAD83 UTM zone of its centre
+    bounds = None
+    for items in raw.values():
+        for src, df in items:
+            if isinstance(df, gpd.GeoDataFrame) and df.crs is not None and len(df):
+                b = df.to_crs(4326).total_bounds
+                if np.all(np.isfinite(b)):
+                    bounds = b
+                    break
+        if bounds is not None:
+            break
+    lon = 0.5 * (bounds[0] + bounds[2]) if bounds is not None else -75.0
+    zone = int((lon + 180) // 6) + 1
+    utm = CRS.from_epsg(26900 + zone) if 1 <= zone <= 23 else CRS.from_epsg(32600 + zone)
+    for items in raw.values():
+        for src, df in items:
+            if isinstance(df, gpd.GeoDataFrame) and df.crs is not None and df.crs.is_geographic:
+                report.warning(
+                    "geographic_crs", src.label,
+                    f"Layer '{src.label}' is in a geographic CRS ({df.crs.to_string()}); it was "
+                    f"reprojected to {utm.name} ({utm.to_string()}) for distances and areas.",
+                    fix="Nothing to do; pass --crs to choose another projected CRS.",
+                )
+    return utm
+
+
+def _source_crs(raw: dict) -> CRS | None:
+    for role in ("structures", "conveyances", "outfalls", "parcels"):
+        for _src, df in raw.get(role, []):
+            if isinstance(df, gpd.GeoDataFrame) and df.crs is not None:
+                return df.crs
+    return None
+
+
+# ---- canonicalisation -------------------------------------------------------------------------
+def _find_column(df: pd.DataFrame, names: Iterable[str]) -> str | None:
+    lower = {str(c).lower(): c for c in df.columns}
+    for n in names:
+        if n in df.columns:
+            return n
+        if n.lower() in lower:
+            return lower[n.lower()]
+    return None
+
+
+def _canonicalise(
+    role: str,
+    src: Source,
+    df: pd.DataFrame,
+    fmap: FieldMap,
+    report: QAReport,
+    repair_geometry: bool,
+) -> tuple[pd.DataFrame | None, dict[str, str]]:
+    spec = schema.LAYERS[role]
+    label = src.label
+    user = fmap.for_layer(role, label)
+    used: dict[str, str] = {}
+    is_geo = spec.geometry is not None
+
+    # -- geometry checks -----------------------------------------------------------------
+    if is_geo:
+        if not isinstance(df, gpd.GeoDataFrame) or df.geometry.name not in df.columns:
+            report.error(
+                "no_geometry", label, f"Layer '{label}' ({role}) has no geometry.",
+                fix=f"Give a spatial layer of {spec.geometry}s.",
+            )
+            return None, used
+    if len(df) == 0:
+        report.error(
+            "empty_layer", label, f"Layer '{label}' ({role}) has no features.",
+            fix="Check that the right layer was named, or leave the role out.",
+        )
+        return None, used
+
+    # -- column mapping --------------------------------------------------------------------
+    for canon in spec.column_names:
+        if canon in user:
+            col = user[canon]
+            if col not in df.columns:
+                report.error(
+                    "missing_column", label,
+                    f"The field map says {role}.{canon} comes from column '{col}', which layer "
+                    f"'{label}' does not have.",
+                    column=col,
+                    fix=f"Use one of: {[c for c in df.columns if c != 'geometry']}.",
+                )
+                continue
+            if col in schema.ANSWER_COLUMNS:
+                report.warning(
+                    "answer_column_mapped", label,
+                    f"Column '{col}' records someone's answer about where things drain; it is "
+                    f"not used as {role}.{canon}.",
+                    column=col, fix="Map another column, or none.",
+                )
+                continue
+            used[canon] = col
+            continue
+        found = _find_column(df, schema.ALIASES.get(role, {}).get(canon, ()))
+        if found is not None and found not in schema.ANSWER_COLUMNS and found not in used.values():
+            used[canon] = found
+
+    for col in spec.columns:
+        if col.required and col.name not in used:
+            report.error(
+                "missing_column", label,
+                f"Layer '{label}' ({role}) has no column for required '{col.name}'.",
+                column=col.name,
+                fix=f"Map it: --field {role}.{col.name}=YOUR_COLUMN (columns: "
+                f"{[c for c in df.columns if c != 'geometry'][:30]}).",
+            )
+
+    out = pd.DataFrame(index=df.index)
+    for canon in spec.column_names:
+        out[canon] = df[used[canon]] if canon in used else pd.Series(pd.NA, index=df.index, dtype=object)
+    out["src_layer"] = label
+    out["src_fid"] = np.arange(1, len(df) + 1)
+    mapped_sources = set(used.values())
+    for c in df.columns:
+        if c == (df.geometry.name if is_geo else None) or c in mapped_sources:
+            continue
+        name = c if c not in out.columns else f"src_{c}"
+        out[name] = df[c]
+
+    _normalise_values(role, label, out, used, fmap, report)
+
+    if is_geo:
+        gdf = gpd.GeoDataFrame(out, geometry=df.geometry.values, crs=df.crs)
+        gdf = _check_geometries(role, label, gdf, report, repair_geometry)
+        return gdf, used
+    return out, used
+
+
+def _str_or_na(s: pd.Series) -> pd.Series:
+    def conv(v: Any) -> Any:
+        if schema._blank(v):
+            return pd.NA
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        return str(v).strip()
+
+    return s.map(conv).astype(object)
+
+
+def _normalise_values(
+    role: str, label: str, out: pd.DataFrame, used: dict[str, str], fmap: FieldMap, report: QAReport
+) -> None:
+    def apply_user_values(canon: str) -> None:
+        vm = fmap.value_map(role, canon)
+        if vm:
+            out[canon] = out[canon].map(lambda v: vm.get(str(v).strip(), v) if not schema._blank(v) else v)
+
+    for col in schema.LAYERS[role].columns:
+        apply_user_values(col.name)
+
+    id_col = schema.LAYERS[role].id_column
+    for c in schema.LAYERS[role].columns:
+        if c.dtype == "str" and c.values is None:
+            out[c.name] = _str_or_na(out[c.name])
+
+    if role == "structures":
+        unknown = sorted({str(v) for v in out["kind"] if not schema.is_known_structure_code(v)})
+        out["kind"] = out["kind"].map(schema.normalize_structure_kind).astype(object)
+        out["kind"] = out["kind"].where(out["kind"].notna(), "other")
+        if unknown and "kind" in used:
+            report.info(
+                "unknown_kind_code", label,
+                f"Structure type codes not in the alias table were mapped to 'other': {unknown[:20]}.",
+                column=used["kind"],
+                fix="Add a value map, e.g. [structures.values.kind] CODE = \"catch_basin\".",
+                count=int(sum(1 for v in out["kind"] if v == "other")),
+            )
+        for c in ("rim_elev", "invert_elev"):
+            out[c] = out[c].map(schema.normalize_elevation).astype(float)
+    elif role == "conveyances":
+        default_kind = _kind_from_layer_name(label)
+        out["kind"] = out["kind"].map(lambda v: schema.normalize_conveyance_kind(v, default=default_kind)).astype(object)
+        for c in ("us_invert", "ds_invert"):
+            out[c] = out[c].map(schema.normalize_elevation).astype(float)
+        sizes = out["diameter_in"].map(schema.parse_pipe_size)
+        bad = [str(v) for v in out["diameter_in"] if not schema.is_parseable_pipe_size(v)]
+        if bad and "diameter_in" in used:
+            report.info(
+                "unparsed_pipe_size", label,
+                f"Pipe sizes not understood were left missing: {sorted(set(bad))[:10]}.",
+                column=used["diameter_in"], count=len(bad),
+                fix="Use inches, e.g. 15'' or 60''X42'' (span x rise).",
+            )
+        rise_given = out["rise_in"].map(lambda v: schema.parse_pipe_size(v)[0])
+        out["diameter_in"] = sizes.map(lambda t: t[0]).astype(float)
+        out["rise_in"] = [
+            r if r is not None and not pd.isna(r) else t[1] for r, t in zip(rise_given, sizes, strict=True)
+        ]
+        out["rise_in"] = out["rise_in"].astype(float)
+        out["flow_dir"] = out["flow_dir"].map(schema.normalize_flow_dir).astype(object)
+        for c in ("from_id", "to_id"):
+            out[c] = _str_or_na(out[c])
+    elif role == "outfalls":
+        out["status"] = out["status"].map(schema.normalize_outfall_status).astype(object)
+    elif role == "parcels":
+        out["sewer"] = out["sewer"].map(schema.normalize_sewer).astype(object)
+        out["prop_class"] = out["prop_class"].map(
+            lambda v: pd.NA if schema._blank(v) else str(v).strip().split(".")[0].zfill(3)
+        ).astype(object)
+        out["acres"] = pd.to_numeric(out["acres"], errors="coerce").astype(float)
+    elif role == "impairments":
+        out["category"] = _str_or_na(out["category"])
+        out["list_year"] = pd.to_numeric(out["list_year"], errors="coerce").astype("Int64")
+    elif role == "tmdl_watersheds":
+        out["stormwater_source"] = out["stormwater_source"].map(_to_bool).astype(object)
+    if id_col is not None and id_col in out.columns:
+        out[id_col] = _str_or_na(out[id_col])
+
+
+def _to_bool(v: Any) -> Any:
+    if schema._blank(v):
+        return pd.NA
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    return str(v).strip().lower() in ("1", "true", "yes", "y", "t")
+
+
+def _kind_from_layer_name(label: str) -> str:
+    low = label.lower()
+    for word, kind in schema.LAYER_NAME_KIND_HINTS.items():
+        if word in low:
+            return kind
+    return "pipe"
+
+
+def _check_geometries(
+    role: str, label: str, gdf: gpd.GeoDataFrame, report: QAReport, repair: bool
+) -> gpd.GeoDataFrame:
+    spec = schema.LAYERS[role]
+    allowed = _GEOM_FAMILY[spec.geometry]  # type: ignore[index]
+    id_col = spec.id_column
+    geom = gdf.geometry
+    missing = geom.isna() | geom.is_empty
+    if missing.any():
+        ids = _ids_for(gdf, missing, id_col)
+        report.warning(
+            "empty_geometry", label,
+            f"{int(missing.sum())} feature(s) have no geometry and were left out.",
+            feature_id=", ".join(ids[:20]), count=int(missing.sum()),
+            fix="Digitise or delete these features.",
+        )
+        gdf = gdf[~missing].copy()
+        geom = gdf.geometry
+    types = geom.geom_type
+    wrong = ~types.isin(allowed)
+    if wrong.any():
+        kinds = sorted(set(types[wrong]))
+        report.error(
+            "wrong_geometry_type", label,
+            f"Layer '{label}' is used as {role}, which needs {spec.geometry} geometries, but "
+            f"{int(wrong.sum())} feature(s) are {kinds}.",
+            feature_id=", ".join(_ids_for(gdf, wrong, id_col)[:10]), count=int(wrong.sum()),
+            fix=f"Name a {spec.geometry} layer for {role} with --layer {role}=LAYER.",
+        )
+        return gdf
+    if spec.geometry in ("Polygon", "Line/Polygon") or role == "parcels":
+        invalid = ~gdf.geometry.is_valid
+        if invalid.any():
+            ids = _ids_for(gdf, invalid, id_col)
+            if repair:
+                gdf = gdf.copy()
+                fixed = shapely.make_valid(gdf.geometry.values[invalid.values])
+                if spec.geometry == "Polygon":
+                    fixed = np.array([_polygonal(g) for g in fixed], dtype=object)
+                gdf.loc[invalid, "geometry"] = fixed
+                report.warning(
+                    "repaired_geometry", label,
+                    f"{int(invalid.sum())} invalid geometries were repaired (make_valid).",
+                    feature_id=", ".join(ids[:20]), count=int(invalid.sum()),
+                    fix="Check the repaired shapes; fix them in your GIS to silence this.",
+                )
+            else:
+                reasons = shapely.is_valid_reason(gdf.geometry.values[invalid.values])
+                for fid, reason in list(zip(ids, reasons, strict=False))[:50]:
+                    report.error(
+                        "invalid_geometry", label, f"Invalid geometry: {reason}.",
+                        feature_id=fid,
+                        fix="Repair it in your GIS, or re-run with --repair-geometry.",
+                    )
+                if len(ids) > 50:
+                    report.error(
+                        "invalid_geometry", label, f"... and {len(ids) - 50} more invalid geometries.",
+                        count=len(ids) - 50, fix="Re-run with --repair-geometry.",
+                    )
+    if role in ("conveyances",):
+        gdf = _explode_lines(label, gdf, report)
+    if spec.geometry == "Point":
+        multi = gdf.geometry.geom_type == "MultiPoint"
+        if multi.any():
+            gdf = gdf.copy()
+            gdf.loc[multi, "geometry"] = gdf.geometry[multi].centroid
+    return gdf
+
+
+def _polygonal(g: Any) -> Any:
+    if g.geom_type in ("Polygon", "MultiPolygon"):
+        return g
+    polys = [p for p in getattr(g, "geoms", []) if p.geom_type in ("Polygon", "MultiPolygon")]
+    return shapely.union_all(polys) if polys else g
+
+
+def _explode_lines(label: str, gdf: gpd.GeoDataFrame, report: QAReport) -> gpd.GeoDataFrame:
+    multi = gdf.geometry.geom_type == "MultiLineString"
+    if not multi.any():
+        return gdf
+    gdf = gdf.copy()
+    merged = shapely.line_merge(gdf.geometry.values[multi.values])
+    gdf.loc[multi, "geometry"] = merged
+    still = gdf.geometry.geom_type == "MultiLineString"
+    n_merged = int(multi.sum() - still.sum())
+    if n_merged:
+        report.info(
+            "multipart_merged", label,
+            f"{n_merged} multi-part line(s) had touching parts and were merged into one line.",
+            count=n_merged,
+        )
+    if still.any():
+        ids = _ids_for(gdf, still, "conv_id")
+        parts = gdf[still].explode(index_parts=True)
+        k = parts.index.get_level_values(1)
+        parts = parts.reset_index(level=1, drop=True)
+        parts["conv_id"] = [
+            pd.NA if schema._blank(cid) else f"{cid}.{j + 1}" for cid, j in zip(parts["conv_id"], k, strict=True)
+        ]
+        gdf = pd.concat([gdf[~still], parts]).sort_index(kind="stable")
+        gdf = gpd.GeoDataFrame(gdf, geometry="geometry", crs=parts.crs)
+        report.warning(
+            "multipart_split", label,
+            f"{int(still.sum())} multi-part line(s) with separate parts were split into single lines "
+            "(ids get .1, .2, ...).",
+            feature_id=", ".join(ids[:20]), count=int(still.sum()),
+            fix="Check whether each part is really a separate conveyance.",
+        )
+    return gdf
+
+
+def _ids_for(df: pd.DataFrame, mask: pd.Series, id_col: str | None) -> list[str]:
+    sub = df[mask]
+    out = []
+    for i, (_, row) in enumerate(sub.iterrows()):
+        if i >= 200:
+            break
+        v = row.get(id_col) if id_col else None
+        out.append(str(v) if v is not None and not schema._blank(v) else f"{row['src_layer']}:{row['src_fid']}")
+    return out
+
+
+def _ids(layers: dict[str, Any], report: QAReport) -> None:
+    """Unique ids: generated for structures/conveyances/outfalls; parcels must be unique."""
+    for role, df in layers.items():
+        spec = schema.LAYERS[role]
+        col = spec.id_column
+        if col is None or col not in df.columns:
+            continue
+        ids = df[col]
+        blank = ids.isna()
+        if role == "parcels":
+            if blank.any():
+                report.error(
+                    "missing_id", "parcels", f"{int(blank.sum())} parcel(s) have no parcel_id.",
+                    feature_id=", ".join(_ids_for(df, blank, None)[:20]), column="parcel_id",
+                    count=int(blank.sum()), fix="Give every parcel its SBL / print key.",
+                )
+            dup = ids.duplicated(keep=False) & ~blank
+            if dup.any():
+                for pid in sorted(set(ids[dup]))[:50]:
+                    n = int((ids == pid).sum())
+                    report.error(
+                        "duplicate_id", "parcels", f"parcel_id '{pid}' is used by {n} parcels.",
+                        feature_id=str(pid), column="parcel_id",
+                        fix="Make parcel ids unique (merge the pieces into one multipolygon, "
+                        "or correct the id).",
+                    )
+            continue
+        if not spec.generate_ids:
+            continue
+        gen = df["src_layer"].astype(str) + ":" + df["src_fid"].astype(str)
+        if blank.any():
+            for layer, n in df[blank].groupby("src_layer").size().items():
+                sub = blank & (df["src_layer"] == layer)
+                report.warning(
+                    "missing_id", str(layer),
+                    f"{int(n)} {role} have no {col}; stable ids '<layer>:<row>' were generated.",
+                    feature_id=", ".join(gen[sub].head(20)), column=col, count=int(n),
+                    fix=f"Give every feature an id in '{col}' (or map the id column with --field).",
+                )
+        dup = ids.duplicated(keep="first") & ~blank
+        if dup.any():
+            for cid in sorted(set(ids[dup]))[:50]:
+                rows = df.index[(ids == cid).values]
+                report.warning(
+                    "duplicate_id", str(df.loc[rows[0], "src_layer"]),
+                    f"{col} '{cid}' is used by {len(rows)} {role}; all but the first got generated ids.",
+                    feature_id=str(cid), column=col, count=len(rows) - 1,
+                    fix="Make the ids unique in your data.",
+                )
+        new = ids.where(~blank & ~dup, gen)
+        # generated ids must not collide with real ones
+        clash = new.duplicated(keep=False)
+        if clash.any():
+            new = new.where(~(clash & (blank | dup)), gen + "#gen")
+        df[col] = new.astype(object)
+
+
+def _check_required_roles(layers: dict[str, Any], report: QAReport) -> None:
+    if "structures" not in layers and "conveyances" not in layers and "parcels" not in layers:
+        report.error(
+            "no_layers", "workspace",
+            "None of parcels, structures or conveyances was found.",
+            fix="Name them with --layer ROLE=LAYER.",
+        )
+
+
+# ---- DEM ---------------------------------------------------------------------------------------
+def _find_dem(base: Path | None, dem: Any, no_dem: bool) -> Path | None:
+    if no_dem:
+        return None
+    if dem is not None:
+        p = Path(dem).expanduser()
+        if not p.exists():
+            raise InputOpenError(f"DEM '{p}' does not exist. Fix: check the --dem path.")
+        return p
+    if base is not None and base.is_file():
+        cand = base.with_name(f"{base.stem}_dem.tif")
+        if cand.exists():
+            return cand
+    return None
+
+
+def _dem_crs(path: Path, report: QAReport) -> CRS | None:
+    import rasterio
+
+    try:
+        with rasterio.open(path) as src:
+            if src.crs is None:
+                report.error(
+                    "missing_crs", "dem", f"DEM '{path.name}' has no CRS.",
+                    fix="Assign its CRS (gdal_edit.py -a_srs EPSG:26918 dem.tif) and re-run.",
+                )
+                return None
+            return CRS.from_user_input(src.crs.to_wkt())
+    except rasterio.errors.RasterioIOError as exc:
+        raise InputOpenError(f"DEM '{path}' cannot be opened: {_short(exc)}") from None
+
+
+def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = None) -> Dem:
+    """Read a DEM into a :class:`~ms4map.workspace.Dem`, warping it into ``crs`` if needed.
+
+    Nodata becomes NaN.  Findings (reprojection, nodata holes, unknown vertical units)
+    go to ``report``.
+    """
+    import rasterio
+    from rasterio.warp import Resampling, calculate_default_transform, reproject
+
+    report = report if report is not None else QAReport()
+    p = Path(path)
+    try:
+        src = rasterio.open(p)
+    except rasterio.errors.RasterioIOError as exc:
+        raise InputOpenError(f"DEM '{p}' cannot be opened: {_short(exc)}") from None
+    with src:
+        if src.crs is None:
+            raise DataError(f"DEM '{p.name}' has no CRS. Fix: assign one (gdal_edit.py -a_srs EPSG:...).")
+        src_crs = CRS.from_user_input(src.crs.to_wkt())
+        arr = src.read(1, masked=True).astype("float64").filled(np.nan)
+        transform = src.transform
+        unit = (src.units[0] if src.units and src.units[0] else None) or _vertical_unit(src_crs)
+        target = CRS.from_user_input(crs) if crs is not None else src_crs
+        if not src_crs.equals(target):
+            dst_t, w, h = calculate_default_transform(src_crs, target, src.width, src.height, *src.bounds)
+            out = np.full((h, w), np.nan, dtype="float64")
+            reproject(
+                arr, out, src_transform=transform, src_crs=src_crs, dst_transform=dst_t,
+                dst_crs=target, src_nodata=np.nan, dst_nodata=np.nan, resampling=Resampling.bilinear,
+            )
+            report.warning(
+                "dem_reprojected", "dem",
+                f"DEM '{p.name}' is in {src_crs.name}; it was warped to the working CRS {target.name} "
+                "(bilinear).",
+                fix="Provide the DEM in the working CRS to avoid resampling.",
+            )
+            arr, transform = out, dst_t
+            if src_crs.is_geographic:
+                report.warning(
+                    "dem_geographic", "dem",
+                    "DEM is in a geographic CRS; cell sizes in degrees were converted by warping.",
+                    fix="Provide a projected DEM.",
+                )
+    if arr.size == 0:
+        raise DataError(f"DEM '{p.name}' has no cells.")
+    holes = int(np.isnan(arr).sum())
+    if holes and np.isfinite(arr).any():
+        interior = _interior_nodata(arr)
+        if interior:
+            report.warning(
+                "dem_nodata", "dem",
+                f"DEM has {interior} nodata cell(s) inside its extent; flow there is unknown.",
+                feature_id="dem", count=interior,
+                fix="Fill the holes (e.g. gdal_fillnodata) or accept 'unknown' drainage there.",
+            )
+    if not np.isfinite(arr).any():
+        raise DataError(f"DEM '{p.name}' has only nodata cells.")
+    z_to_m = 1.0
+    if unit is None:
+        report.warning(
+            "vertical_units_unknown", "dem",
+            "The DEM does not say its vertical unit; metres are assumed.",
+            fix="Set the band unit (gdal_edit.py -units metre dem.tif) or use a compound CRS.",
+        )
+        unit_name = None
+    else:
+        unit_name = str(unit)
+        low = unit_name.lower()
+        if "us survey" in low or low in ("ftus", "us_ft", "us-ft"):
+            z_to_m = 1200 / 3937
+        elif "f" in low and ("oot" in low or "eet" in low or low in ("ft", "feet")):
+            z_to_m = 0.3048
+    return Dem(array=arr, transform=transform, crs=CRS.from_user_input(crs) if crs else src_crs,
+               path=p, vertical_unit=unit_name, z_to_m=z_to_m)
+
+
+def _vertical_unit(crs: CRS) -> str | None:
+    if crs.is_compound:
+        for sub in crs.sub_crs_list:
+            if sub.is_vertical:
+                return sub.axis_info[0].unit_name
+    return None
+
+
+def _interior_nodata(arr: np.ndarray) -> int:
+    """NaN cells not connected to the DEM's outer border (holes, not ragged edges)."""
+    from scipy import ndimage
+
+    nan = np.isnan(arr)
+    lab, n = ndimage.label(nan)
+    if n == 0:
+        return 0
+    border = set(np.unique(np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]]))) - {0}
+    inner = ~np.isin(lab, list(border)) & nan
+    return int(inner.sum())
+
+
+def _dem_coverage(dem: Dem, parcels: gpd.GeoDataFrame, report: QAReport) -> None:
+    from rasterio import features
+
+    x0, y0, x1, y1 = dem.bounds
+    valid = np.isfinite(dem.array).astype("uint8")
+    shapes = [g for g, v in features.shapes(valid, mask=valid.astype(bool), transform=dem.transform) if v == 1]
+    if not shapes:
+        return
+    covered = shapely.union_all([shapely.geometry.shape(s) for s in shapes])
+    covered = shapely.buffer(covered, dem.cellsize * 0.01)
+    geoms = parcels.geometry.values
+    inside = shapely.covered_by(geoms, covered)
+    out_ids = [str(pid) for pid, ok in zip(parcels["parcel_id"], inside, strict=True) if not ok]
+    if out_ids:
+        report.warning(
+            "dem_not_covering", "parcels",
+            f"{len(out_ids)} parcel(s) are not fully covered by the DEM; drainage of the "
+            "uncovered part is reported as off_dem.",
+            feature_id=", ".join(out_ids[:50]), count=len(out_ids),
+            fix="Use a DEM that covers every parcel (add a buffer of a few hundred metres).",
+        )
+
+
+# ======================================================================================
+# Writing outputs
+# ======================================================================================
+def write_outputs(
+    out_path: str | Path,
+    layers: Mapping[str, pd.DataFrame],
+    *,
+    provenance: Mapping[str, Any],
+    inputs: Iterable[str | Path] = (),
+) -> Path:
+    """Write result layers and a ``provenance`` table to a GeoPackage.
+
+    The file is written to a temporary name and moved into place, so an existing
+    output is never left half-written.  Refuses to write over any input file.
+    """
+    out = Path(out_path).expanduser().resolve()
+    protected = {Path(p).resolve() for p in inputs} | {Path(p).resolve() for p in provenance.get("inputs", {})}
+    if out in protected:
+        raise UsageError(
+            f"Refusing to write results into input file '{out.name}'. Fix: choose another --out."
+        )
+    if out.suffix.lower() != ".gpkg":
+        raise UsageError(f"--out '{out.name}' must end in .gpkg.")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(suffix=".gpkg", dir=out.parent, prefix=".ms4map-")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    tmp.unlink()
+    try:
+        if out.exists():  # keep layers of an earlier run that this one does not replace
+            import shutil
+
+            shutil.copyfile(out, tmp)
+        for name, df in layers.items():
+            frame = df
+            if isinstance(frame, gpd.GeoDataFrame):
+                frame = _gpkg_safe(frame)
+                pyogrio.write_dataframe(frame, tmp, layer=name, driver="GPKG")
+            else:
+                pyogrio.write_dataframe(_gpkg_safe(pd.DataFrame(frame)), tmp, layer=name, driver="GPKG")
+        prov = pd.DataFrame(
+            {"key": ["provenance"], "value": [json.dumps(dict(provenance), default=str, indent=1)]}
+        )
+        pyogrio.write_dataframe(prov, tmp, layer="provenance", driver="GPKG")
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return out
+
+
+def _gpkg_safe(df: pd.DataFrame) -> pd.DataFrame:
+    out = df.copy()
+    for c in out.columns:
+        if c == getattr(out, "_geometry_column_name", None):
+            continue
+        s = out[c]
+        if s.dtype == object:
+            out[c] = s.map(lambda v: v if v is None or isinstance(v, (str, int, float, bool)) or pd.isna(v) else str(v))
+    return out
+
+
+def read_provenance(path: str | Path) -> dict[str, Any]:
+    """Read the provenance record of an ms4map output GeoPackage."""
+    with sqlite3.connect(Path(path)) as con:
+        row = con.execute("SELECT value FROM provenance LIMIT 1").fetchone()
+    return json.loads(row[0]) if row else {}

@@ -1,0 +1,371 @@
+"""Municipality profiles: the settings of the rules that vary from town to town.
+
+A profile is a TOML file.  Three ship with ms4map (``stillwater``, the default,
+``kingsbury`` and ``kiryas_joel``); a town can write its own and pass its path.
+A profile holds the officer's title, the law's citations per rule (law name, the
+section only where the text prints one, and a short quote), the penalty schedule,
+the remedy and appeal periods, the pollutant-of-concern reading, the property
+classes that suggest single-family and agricultural projects, and
+``tributary_reach_km``.  :func:`load_profile` validates every field and names
+each problem with its fix.
+
+Examples
+--------
+>>> from ms4map.profiles import load_profile
+>>> p = load_profile("stillwater")
+>>> p.pollutant_reading
+'law'
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError, InputOpenError, UsageError
+
+__all__ = [
+    "BUILTIN_PROFILES",
+    "DEFAULT_PROFILE",
+    "EXEMPTION_CODES",
+    "REQUIRED_CITATIONS",
+    "Citation",
+    "Profile",
+    "builtin_profile_path",
+    "load_profile",
+]
+
+DEFAULT_PROFILE = "stillwater"
+BUILTIN_PROFILES = ("stillwater", "kingsbury", "kiryas_joel")
+
+#: Exemption codes of RULES.md (Stillwater Art. II list).
+EXEMPTION_CODES = (
+    "agricultural_activity",
+    "silviculture",
+    "routine_maintenance",
+    "smp_repair",
+    "prior_approval",
+    "cemetery",
+    "posts_poles",
+    "emergency",
+    "home_gardening",
+    "landscaping",
+)
+
+#: Rules every profile must cite.
+REQUIRED_CITATIONS = (
+    "land_development_activity",
+    "pollutant_of_concern",
+    "condition_a",
+    "condition_b",
+    "condition_c",
+    "swppp_required",
+    "swppp_basic",
+    "swppp_post_construction",
+    "exemptions",
+    "septic_failing",
+    "septic_special_condition",
+    "notice_of_violation",
+    "penalties",
+)
+
+_READINGS = ("law", "list")
+_TOP_REQUIRED = ("name", "municipality", "law", "officer_title", "screening", "septic",
+                 "enforcement", "citations", "exemptions")
+_SCREENING_REQUIRED = ("pollutant_reading", "pollutants_of_concern", "tributary_reach_km",
+                       "single_family_classes", "agricultural_classes")
+_SEPTIC_REQUIRED = ("septic_pollutants", "setback_ft")
+_ENFORCEMENT_REQUIRED = ("remedy_period", "appeal_days", "penalty_period", "penalties")
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One citation: the law by name, the section only where its text prints one, a quote.
+
+    Attributes
+    ----------
+    rule : str
+        The rule it supports (``condition_a``, ``septic_failing``, ...).
+    law : str
+        The law's name as a reader would write it.
+    quote : str
+        A short quote, verbatim from the law's text (whitespace aside).
+    section : str or None
+        The section number (``"174-6"``), only where the text prints ``§ 174-6``.
+    file : str or None
+        The reference text (in ``shared/laws/``) the quote comes from.
+    """
+
+    rule: str
+    law: str
+    quote: str
+    section: str | None = None
+    file: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "law": self.law, "section": self.section,
+                "quote": self.quote}
+
+    def text(self) -> str:
+        """One line for a letter: law, section (if printed), quote."""
+        where = self.law + (f", § {self.section}" if self.section else "")
+        return f'{where}: "{self.quote}"'
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A validated municipality profile (see the module docstring).
+
+    Use :func:`load_profile` to build one; :meth:`with_pollutants` returns a copy
+    narrowed to a list of pollutants of concern.
+    """
+
+    name: str
+    municipality: str
+    law: str
+    officer_title: str
+    officer_abbrev: str
+    pollutant_reading: str
+    pollutants_of_concern: tuple[str, ...]
+    tributary_reach_km: float
+    single_family_classes: tuple[str, ...]
+    agricultural_classes: tuple[str, ...]
+    septic_pollutants: tuple[str, ...]
+    setback_ft: float
+    enforcement: dict[str, Any]
+    citations: dict[str, tuple[Citation, ...]]
+    exemptions: dict[str, dict[str, Any]]
+    source: str
+    raw: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    # ---------------------------------------------------------------- helpers
+    def cite(self, rule: str) -> list[Citation]:
+        """The citations for ``rule`` (empty list when the profile has none)."""
+        return list(self.citations.get(rule, ()))
+
+    def exemption_citation(self, code: str) -> Citation | None:
+        e = self.exemptions.get(code)
+        if not e:
+            return None
+        return Citation(rule=f"exemption:{code}", law=e["law"], quote=e["quote"],
+                        section=e.get("section"), file=e.get("file"))
+
+    def matches_class(self, prop_class: Any, patterns: tuple[str, ...]) -> bool:
+        """Whether a 3-digit property class matches one of ``patterns`` (``1*`` globs)."""
+        if prop_class is None:
+            return False
+        text = str(prop_class).strip()
+        if not text or text.lower() in ("nan", "none", "<na>"):
+            return False
+        return any(fnmatch.fnmatchcase(text, p) for p in patterns)
+
+    def with_pollutants(self, pollutants: list[str] | tuple[str, ...]) -> Profile:
+        """A copy that reads "pollutant of concern" as the given list only."""
+        if not pollutants:
+            raise UsageError("with_pollutants() needs at least one pollutant; "
+                             "use the profile as is for the law's own definition.")
+        return replace(self, pollutant_reading="list",
+                       pollutants_of_concern=tuple(str(p) for p in pollutants),
+                       name=f"{self.name}+narrowed")
+
+    def summary(self) -> dict[str, Any]:
+        """The settings that shape a determination, for provenance."""
+        return {
+            "name": self.name,
+            "source": self.source,
+            "municipality": self.municipality,
+            "pollutant_reading": self.pollutant_reading,
+            "pollutants_of_concern": list(self.pollutants_of_concern),
+            "tributary_reach_km": self.tributary_reach_km,
+            "single_family_classes": list(self.single_family_classes),
+            "agricultural_classes": list(self.agricultural_classes),
+            "septic_pollutants": list(self.septic_pollutants),
+            "setback_ft": self.setback_ft,
+        }
+
+
+def builtin_profile_path(name: str) -> Path:
+    """Path of a bundled profile TOML."""
+    return Path(__file__).with_name(f"{name}.toml")
+
+
+def load_profile(profile: str | Path | Profile | None = None) -> Profile:
+    """Load and validate a municipality profile.
+
+    Parameters
+    ----------
+    profile : str, Path, Profile or None
+        A bundled name (``stillwater``, ``kingsbury``, ``kiryas_joel``), a path to a
+        TOML file, an already loaded :class:`Profile` (returned as is), or ``None``
+        for the default (``stillwater``).
+
+    Returns
+    -------
+    Profile
+
+    Raises
+    ------
+    UsageError
+        Unknown profile name.
+    InputOpenError
+        The file cannot be read.
+    DataError
+        The file is not valid TOML, or fields are missing or wrong (every problem
+        is listed, with the fix).
+    """
+    if isinstance(profile, Profile):
+        return profile
+    if profile is None:
+        profile = DEFAULT_PROFILE
+    text = str(profile)
+    if isinstance(profile, str) and text in BUILTIN_PROFILES:
+        path = builtin_profile_path(text)
+    else:
+        path = Path(text)
+        if not path.suffix and not path.exists():
+            raise UsageError(
+                f"Unknown profile {text!r}: select from {list(BUILTIN_PROFILES)} "
+                "or give the path of a profile TOML file."
+            )
+    if not path.is_file():
+        raise InputOpenError(f"Profile file {str(path)!r} does not exist or is not a file.")
+    try:
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise DataError(f"Profile {str(path)!r} is not valid TOML: {exc}. Fix the syntax "
+                        "(compare with the bundled stillwater.toml).") from exc
+    except OSError as exc:
+        raise InputOpenError(f"Cannot read profile {str(path)!r}: {exc}") from exc
+    return _build(raw, source=str(path))
+
+
+def _build(raw: dict[str, Any], *, source: str) -> Profile:
+    problems: list[str] = []
+
+    def need(table: dict[str, Any], key: str, where: str) -> Any:
+        if key not in table:
+            problems.append(f"missing field '{where}{key}'")
+            return None
+        return table[key]
+
+    for key in _TOP_REQUIRED:
+        need(raw, key, "")
+    scr = raw.get("screening") if isinstance(raw.get("screening"), dict) else {}
+    sep = raw.get("septic") if isinstance(raw.get("septic"), dict) else {}
+    enf = raw.get("enforcement") if isinstance(raw.get("enforcement"), dict) else {}
+    if "screening" in raw:
+        for key in _SCREENING_REQUIRED:
+            need(scr, key, "screening.")
+    if "septic" in raw:
+        for key in _SEPTIC_REQUIRED:
+            need(sep, key, "septic.")
+    if "enforcement" in raw:
+        for key in _ENFORCEMENT_REQUIRED:
+            need(enf, key, "enforcement.")
+
+    reading = scr.get("pollutant_reading", "law")
+    if reading not in _READINGS:
+        problems.append(f"screening.pollutant_reading = {reading!r}: select from {list(_READINGS)}")
+    pocs = scr.get("pollutants_of_concern", [])
+    if not isinstance(pocs, list) or not all(isinstance(p, str) for p in pocs):
+        problems.append("screening.pollutants_of_concern must be a list of pollutant names")
+        pocs = []
+    if reading == "list" and not pocs:
+        problems.append("screening.pollutant_reading = 'list' needs a non-empty "
+                        "screening.pollutants_of_concern, e.g. [\"silt/sediment\", \"phosphorus\"]")
+    reach = scr.get("tributary_reach_km", 0.0)
+    if not isinstance(reach, (int, float)) or isinstance(reach, bool) or reach < 0:
+        problems.append(f"screening.tributary_reach_km = {reach!r}: give a number >= 0 "
+                        "(0 = only the receiving segment)")
+        reach = 0.0
+    for key in ("single_family_classes", "agricultural_classes"):
+        v = scr.get(key, [])
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            problems.append(f"screening.{key} must be a list of 3-digit class codes or globs "
+                            "as strings, e.g. [\"210\", \"215\"]")
+    setback = sep.get("setback_ft", 100.0)
+    if not isinstance(setback, (int, float)) or isinstance(setback, bool) or setback < 0:
+        problems.append(f"septic.setback_ft = {setback!r}: give a distance in feet >= 0")
+        setback = 100.0
+    pens = enf.get("penalties", [])
+    if "penalties" in enf:
+        if not isinstance(pens, list) or not pens:
+            problems.append("enforcement.penalties must be a non-empty list of "
+                            "{ offence = 1, min_usd = 0, max_usd = 350 } tables")
+        else:
+            for i, p in enumerate(pens, 1):
+                if not isinstance(p, dict) or not {"offence", "max_usd"} <= set(p):
+                    problems.append(f"enforcement.penalties[{i}] needs 'offence' and 'max_usd'")
+
+    citations: dict[str, tuple[Citation, ...]] = {}
+    cits = raw.get("citations", {})
+    if "citations" in raw and not isinstance(cits, dict):
+        problems.append("citations must be a table of rule -> [[citations.<rule>]] entries")
+        cits = {}
+    for rule, entries in cits.items():
+        if isinstance(entries, dict):
+            entries = [entries]
+        out = []
+        for i, e in enumerate(entries, 1):
+            if not isinstance(e, dict):
+                problems.append(f"citations.{rule}[{i}] must be a table")
+                continue
+            for key in ("law", "quote"):
+                if not isinstance(e.get(key), str) or not e.get(key, "").strip():
+                    problems.append(f"missing field 'citations.{rule}[{i}].{key}'")
+            sec = e.get("section")
+            if sec is not None and not isinstance(sec, str):
+                problems.append(f"citations.{rule}[{i}].section must be a string such as "
+                                "\"174-6\" (or left out when the text prints no section)")
+            out.append(Citation(rule=rule, law=str(e.get("law", "")),
+                                quote=str(e.get("quote", "")),
+                                section=sec if isinstance(sec, str) else None,
+                                file=e.get("file")))
+        citations[rule] = tuple(out)
+    if "citations" in raw:
+        for rule in REQUIRED_CITATIONS:
+            if rule not in citations:
+                problems.append(f"missing citation '[[citations.{rule}]]' (law, quote)")
+
+    exemptions = raw.get("exemptions", {})
+    if "exemptions" in raw:
+        if not isinstance(exemptions, dict):
+            problems.append("exemptions must be a table of code -> {law, quote}")
+            exemptions = {}
+        for code, e in exemptions.items():
+            if code not in EXEMPTION_CODES:
+                problems.append(f"exemptions.{code}: unknown exemption code; select from "
+                                f"{list(EXEMPTION_CODES)}")
+            elif not isinstance(e, dict) or not e.get("law") or not e.get("quote"):
+                problems.append(f"exemptions.{code} needs 'law' and 'quote'")
+
+    if problems:
+        lines = [f"Profile {source!r} has {len(problems)} problem(s):"]
+        lines += [f"  - {p}" for p in problems]
+        lines.append("Fix: add or correct these fields (compare with the bundled "
+                     "src/ms4map/profiles/stillwater.toml).")
+        raise DataError("\n".join(lines))
+
+    return Profile(
+        name=str(raw["name"]),
+        municipality=str(raw["municipality"]),
+        law=str(raw["law"]),
+        officer_title=str(raw["officer_title"]),
+        officer_abbrev=str(raw.get("officer_abbrev", "")),
+        pollutant_reading=reading,
+        pollutants_of_concern=tuple(pocs),
+        tributary_reach_km=float(reach),
+        single_family_classes=tuple(scr["single_family_classes"]),
+        agricultural_classes=tuple(scr["agricultural_classes"]),
+        septic_pollutants=tuple(sep["septic_pollutants"]),
+        setback_ft=float(setback),
+        enforcement=dict(enf),
+        citations=citations,
+        exemptions={k: dict(v) for k, v in exemptions.items()},
+        source=source,
+        raw=raw,
+    )
