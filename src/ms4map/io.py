@@ -504,6 +504,8 @@ def open_workspace(
 
     _ids(out_layers, report)
     _check_required_roles(out_layers, report)
+    if work_crs is not None and not report.has_errors:
+        _ends_without_structure(out_layers, work_crs, report)
 
     # ---- DEM ----------------------------------------------------------------------------
     dem_obj: Dem | None = None
@@ -534,7 +536,11 @@ def open_workspace(
             "field_map": json.dumps(mapping_used, sort_keys=True),
         }
     )
-    report.note(f"Working CRS: {work_crs.name} ({work_crs.to_string()}).")
+    unit = work_crs.axis_info[0]
+    report.note(
+        f"Working CRS: {work_crs.name} ({work_crs.to_string()}); linear unit "
+        f"{unit.unit_name} = {unit.unit_conversion_factor:.10g} m."
+    )
     return Workspace(
         path=base.resolve() if base else None,
         crs=work_crs,
@@ -1001,6 +1007,41 @@ def _ids(layers: dict[str, Any], report: QAReport) -> None:
         if clash.any():
             new = new.where(~(clash & (blank | dup)), gen + "#gen")
         df[col] = new.astype(object)
+
+
+#: Distance within which a conveyance end counts as touching a structure (validation only;
+#: the network step has its own snap tolerance).
+TOUCH_TOLERANCE_M = 1.5
+
+
+def _ends_without_structure(layers: dict[str, Any], crs: CRS, report: QAReport) -> None:
+    conv, struct = layers.get("conveyances"), layers.get("structures")
+    if conv is None or struct is None or not len(conv) or not len(struct):
+        return
+    from scipy.spatial import cKDTree
+
+    geoms = conv.geometry.values
+    starts = shapely.get_coordinates(shapely.get_point(geoms, 0))
+    ends = shapely.get_coordinates(shapely.get_point(geoms, -1))
+    pts = shapely.get_coordinates(struct.geometry.values)
+    if not len(pts) or len(starts) != len(geoms) or len(ends) != len(geoms):
+        return
+    tol = metres_to_crs_units(crs, TOUCH_TOLERANCE_M)
+    tree = cKDTree(pts)
+    d0, _ = tree.query(starts, distance_upper_bound=tol)
+    d1, _ = tree.query(ends, distance_upper_bound=tol)
+    loose = np.isinf(d0).astype(int) + np.isinf(d1).astype(int)
+    n = int(loose.sum())
+    if n:
+        ids = [str(c) for c in conv["conv_id"].values[loose > 0][:20]]
+        report.info(
+            "end_without_structure", "conveyances",
+            f"{n} of {2 * len(conv)} conveyance ends touch no structure within "
+            f"{TOUCH_TOLERANCE_M} m ({n / (2 * len(conv)):.1%}); the network step snaps them to "
+            "structures or other conveyances, or reports them.",
+            feature_id=", ".join(ids), count=n,
+            fix="Check the QA layer of `ms4map trace`/`drainage` for ends it could not connect.",
+        )
 
 
 def _check_required_roles(layers: dict[str, Any], report: QAReport) -> None:

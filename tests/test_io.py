@@ -1,0 +1,334 @@
+"""Layer I/O, field mapping, workspace and validation, including the bad-input corpus."""
+
+from __future__ import annotations
+
+import hashlib
+import zipfile
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pytest
+import rasterio
+from rasterio.transform import from_origin
+from shapely.geometry import LineString, MultiLineString, Point, Polygon
+
+import ms4map
+from ms4map import io
+from ms4map.cli import main
+from ms4map.errors import InputOpenError, UsageError, ValidationError
+
+UTM18 = "EPSG:26918"
+X0, Y0 = 600_000.0, 4_760_000.0
+
+
+def _square(x: float, y: float, s: float = 20.0) -> Polygon:
+    return Polygon([(x, y), (x + s, y), (x + s, y + s), (x, y + s)])
+
+
+def _tree_hash(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture
+def town(tmp_path: Path) -> Path:
+    """A tiny valid workspace: 4 parcels, 3 structures, 2 pipes, a DEM."""
+    parcels = gpd.GeoDataFrame(
+        {
+            "SBL": ["1.-1-1", "1.-1-2", "1.-1-3", "1.-1-4"],
+            "PROP_CLASS": [210, "484", 105.0, None],
+            "OWNER_NAME": ["A", "B", "C", "D"],
+            "SEWER_TYPE": ["public", "septic", "", None],
+        },
+        geometry=[_square(X0 + i * 20, Y0) for i in range(4)],
+        crs=UTM18,
+    )
+    structures = gpd.GeoDataFrame(
+        {
+            "Structure_": ["CB1", "MH1", "OF1"],
+            "Structure1": ["CBNS", "MH", "OF"],
+            "Rim_Elevat": [101.0, 100.5, 0.0],
+            "Invert_Ele": [99.0, 98.0, -9999],
+            "OUTFALL": ["X", "X", "X"],
+        },
+        geometry=[Point(X0, Y0 - 10), Point(X0 + 50, Y0 - 10), Point(X0 + 100, Y0 - 10)],
+        crs=UTM18,
+    )
+    pipes = gpd.GeoDataFrame(
+        {
+            "Upstream_S": ["CB1", "MH1"],
+            "Downstream": ["MH1", "OF1"],
+            "Upstream_I": [99.0, 98.0],
+            "Downstre_1": [98.2, 0.0],
+            "Pipe_Size": ["15''", "60''X42''"],
+            "Pipe_Mater": ["RCP", "CMP"],
+        },
+        geometry=[
+            LineString([(X0, Y0 - 10), (X0 + 50, Y0 - 10)]),
+            LineString([(X0 + 50, Y0 - 10), (X0 + 100, Y0 - 10)]),
+        ],
+        crs=UTM18,
+    )
+    gpkg = tmp_path / "town.gpkg"
+    parcels.to_file(gpkg, layer="parcels")
+    structures.to_file(gpkg, layer="storm_structures")
+    pipes.to_file(gpkg, layer="storm_pipes")
+    dem = np.linspace(110, 90, 40 * 40, dtype="float32").reshape(40, 40)
+    with rasterio.open(
+        tmp_path / "town_dem.tif", "w", driver="GTiff", width=40, height=40, count=1,
+        dtype="float32", crs=UTM18, transform=from_origin(X0 - 50, Y0 + 100, 5, 5), nodata=-9999,
+    ) as dst:
+        dst.write(dem, 1)
+        dst.update_tags(1)
+        dst.units = ("metre",)
+    return gpkg
+
+
+def _open(town: Path, **kw):
+    return ms4map.open_workspace(
+        town, layers={"structures": ["storm_structures"], "conveyances": ["storm_pipes"]}, **kw
+    )
+
+
+def test_alias_mapping_and_value_normalisation(town: Path) -> None:
+    ws = _open(town)
+    s = ws.structures.set_index("struct_id")
+    assert list(s.index) == ["CB1", "MH1", "OF1"]
+    assert list(s["kind"]) == ["catch_basin", "manhole", "outfall"]
+    assert pd.isna(s.loc["OF1", "rim_elev"]) and pd.isna(s.loc["OF1", "invert_elev"])  # 0, -9999
+    # answer columns are carried along untouched but never mapped
+    assert list(s["OUTFALL"]) == ["X", "X", "X"]
+    c = ws.conveyances
+    assert list(c["from_id"]) == ["CB1", "MH1"]
+    assert list(c["diameter_in"]) == [15.0, 60.0]
+    assert np.isnan(c["rise_in"].iloc[0]) and c["rise_in"].iloc[1] == 42.0
+    assert c["ds_invert"].isna().iloc[1]  # 0 -> missing
+    assert set(c["kind"]) == {"pipe"}
+    p = ws.parcels.set_index("parcel_id")
+    assert list(p["prop_class"].fillna("")) == ["210", "484", "105", ""]
+    assert list(p["sewer"]) == ["public", "septic", "unknown", "unknown"]
+    assert ws.field_mapping["structures"]["storm_structures"]["struct_id"] == "Structure_"
+    assert ws.crs.to_epsg() == 26918
+    assert ws.dem is not None and ws.dem.shape == (40, 40)
+    assert ws.dem.vertical_unit == "metre"
+    assert all(len(h) == 64 for h in ws.inputs.values())
+
+
+def test_user_field_map_cli_and_toml(town: Path, tmp_path: Path) -> None:
+    toml = tmp_path / "fields.toml"
+    toml.write_text(
+        '[parcels]\nowner = "SBL"\n[structures.values.kind]\nCBNS = "inlet"\n', encoding="utf-8"
+    )
+    ws = _open(town, field_map=toml)
+    assert list(ws.parcels["owner"]) == list(ws.parcels["parcel_id"])
+    assert ws.structures.set_index("struct_id").loc["CB1", "kind"] == "inlet"
+    with pytest.raises(UsageError, match="not a column of layer 'parcels'"):
+        _open(town, field_map={"parcels": {"nope": "SBL"}})
+
+
+def test_missing_required_column_names_the_fix(town: Path) -> None:
+    with pytest.raises(ValidationError) as exc:
+        _open(town, field_map={"parcels": {"parcel_id": "NO_SUCH"}})
+    codes = exc.value.report.codes()
+    assert codes["missing_column"] >= 1
+    assert "NO_SUCH" in str(exc.value)
+
+
+def test_geographic_input_is_reprojected(town: Path, tmp_path: Path) -> None:
+    s = gpd.read_file(town, layer="storm_structures").to_crs(4326)
+    path = tmp_path / "wgs.geojson"
+    s.to_file(path)
+    ws = ms4map.open_workspace(None, layers={"structures": [str(path)]})
+    assert ws.crs.to_epsg() == 26918  # NAD83 UTM 18N from the data's longitude
+    assert ws.qa.codes()["geographic_crs"] == 1
+    assert ws.structures.geometry.x.round(3).tolist() == pytest.approx([X0, X0 + 50, X0 + 100], abs=0.01)
+
+
+def test_missing_ids_generated_and_duplicates_reported(town: Path, tmp_path: Path) -> None:
+    s = gpd.read_file(town, layer="storm_structures")
+    s.loc[1, "Structure_"] = None
+    s.loc[2, "Structure_"] = "CB1"
+    s.to_file(tmp_path / "s.gpkg", layer="structures")
+    ws = ms4map.open_workspace(tmp_path / "s.gpkg")
+    ids = list(ws.structures["struct_id"])
+    assert ids[0] == "CB1" and ids[1] == "structures:2" and ids[2] == "structures:3"
+    assert {"missing_id", "duplicate_id"} <= set(ws.qa.codes())
+    # stable: same ids on a second read
+    assert list(ms4map.open_workspace(tmp_path / "s.gpkg").structures["struct_id"]) == ids
+
+
+def test_multipart_lines(tmp_path: Path) -> None:
+    g = gpd.GeoDataFrame(
+        {"conv_id": ["A", "B"]},
+        geometry=[
+            MultiLineString([[(0, 0), (1, 0)], [(1, 0), (2, 0)]]),  # touching -> merged
+            MultiLineString([[(0, 5), (1, 5)], [(3, 5), (4, 5)]]),  # apart -> split
+        ],
+        crs=UTM18,
+    )
+    g.to_file(tmp_path / "c.gpkg", layer="conveyances")
+    ws = ms4map.open_workspace(tmp_path / "c.gpkg")
+    assert sorted(ws.conveyances["conv_id"]) == ["A", "B.1", "B.2"]
+    assert set(ws.conveyances.geom_type) == {"LineString"}
+
+
+def test_manifest_holds_the_options(town: Path, tmp_path: Path) -> None:
+    man = tmp_path / "ws.toml"
+    man.write_text(
+        f'workspace = "{town.name}"\n[layers]\nstructures = "storm_structures"\n'
+        'conveyances = ["storm_pipes"]\n',
+        encoding="utf-8",
+    )
+    ws = ms4map.open_workspace(man)
+    assert len(ws.structures) == 3 and len(ws.conveyances) == 2
+
+
+def test_write_outputs_records_provenance_and_protects_inputs(town: Path, tmp_path: Path) -> None:
+    ws = _open(town)
+    out = io.write_outputs(tmp_path / "out.gpkg", {"structures": ws.structures},
+                           provenance=ws.provenance(step="test"))
+    prov = io.read_provenance(out)
+    assert prov["version"] == ms4map.__version__ and str(town.resolve()) in prov["inputs"]
+    with pytest.raises(UsageError, match="Refusing to write"):
+        io.write_outputs(town, {"x": ws.structures}, provenance=ws.provenance())
+
+
+# --------------------------------------------------------------------------------------
+# Bad-input corpus: each gives its own message and exit code; nothing on disk changes.
+# --------------------------------------------------------------------------------------
+def _bad_no_crs(tmp: Path) -> list[str]:
+    g = gpd.GeoDataFrame({"parcel_id": ["1"]}, geometry=[_square(0, 0)])
+    g.to_file(tmp / "nocrs.shp")
+    return [str(tmp / "nocrs.shp"), "--layer", "parcels=nocrs"]
+
+
+def _bad_self_intersecting(tmp: Path) -> list[str]:
+    bow = Polygon([(0, 0), (10, 10), (10, 0), (0, 10)])
+    gpd.GeoDataFrame({"parcel_id": ["1"]}, geometry=[bow], crs=UTM18).to_file(tmp / "b.gpkg", layer="parcels")
+    return [str(tmp / "b.gpkg")]
+
+
+def _bad_empty(tmp: Path) -> list[str]:
+    g = gpd.GeoDataFrame({"parcel_id": pd.Series([], dtype=str)}, geometry=[], crs=UTM18)
+    g.to_file(tmp / "e.gpkg", layer="parcels")
+    return [str(tmp / "e.gpkg")]
+
+
+def _bad_points_as_conveyances(tmp: Path) -> list[str]:
+    gpd.GeoDataFrame({"x": [1]}, geometry=[Point(0, 0)], crs=UTM18).to_file(tmp / "p.gpkg", layer="conveyances")
+    return [str(tmp / "p.gpkg")]
+
+
+def _bad_duplicate_parcels(tmp: Path) -> list[str]:
+    gpd.GeoDataFrame({"parcel_id": ["7", "7"]}, geometry=[_square(0, 0), _square(30, 0)], crs=UTM18).to_file(
+        tmp / "d.gpkg", layer="parcels"
+    )
+    return [str(tmp / "d.gpkg")]
+
+
+def _bad_zip_slip(tmp: Path) -> list[str]:
+    with zipfile.ZipFile(tmp / "evil.zip", "w") as zf:
+        zf.writestr("../evil.shp", b"x")
+    return [str(tmp / "evil.zip")]
+
+
+def _bad_missing_file(tmp: Path) -> list[str]:
+    return [str(tmp / "nowhere.gpkg")]
+
+
+def _bad_missing_layer(tmp: Path) -> list[str]:
+    _bad_empty(tmp)
+    return [str(tmp / "e.gpkg"), "--layer", "structures=no_such_layer"]
+
+
+def _bad_not_spatial(tmp: Path) -> list[str]:
+    (tmp / "notes.gpkg").write_text("hello", encoding="utf-8")
+    return [str(tmp / "notes.gpkg")]
+
+
+BAD = [
+    (_bad_no_crs, 2, "no coordinate reference system"),
+    (_bad_self_intersecting, 2, "Invalid geometry"),
+    (_bad_empty, 2, "has no features"),
+    (_bad_points_as_conveyances, 2, "needs LineString geometries"),
+    (_bad_duplicate_parcels, 2, "used by 2 parcels"),
+    (_bad_zip_slip, 3, "outside the archive"),
+    (_bad_missing_file, 3, "does not exist"),
+    (_bad_missing_layer, 3, "Available layers"),
+    (_bad_not_spatial, 3, "cannot be opened"),
+]
+
+
+@pytest.mark.parametrize(("make", "code", "text"), BAD, ids=[b[0].__name__ for b in BAD])
+def test_bad_input_gives_clear_message_and_exit_code(make, code, text, tmp_path: Path, capsys) -> None:
+    args = make(tmp_path)
+    before = _tree_hash(tmp_path)
+    rc = main(["validate", *args])
+    out = capsys.readouterr()
+    assert rc == code, out
+    assert text in out.out + out.err
+    assert "Traceback" not in out.out + out.err
+    assert _tree_hash(tmp_path) == before  # nothing on disk modified
+    assert not any(tmp_path.rglob("*.ms4map.gpkg"))
+
+
+def test_repair_geometry_turns_error_into_warning(tmp_path: Path) -> None:
+    args = _bad_self_intersecting(tmp_path)
+    ws = ms4map.open_workspace(args[0], repair_geometry=True)
+    assert ws.parcels.geometry.is_valid.all()
+    assert ws.qa.codes()["repaired_geometry"] == 1
+
+
+def test_non_utf8_text_is_read_and_reported(tmp_path: Path) -> None:
+    path = tmp_path / "latin.geojson"
+    text = (
+        '{"type":"FeatureCollection","features":[{"type":"Feature","properties":'
+        '{"parcel_id":"1","owner":"Fran\xe7ois C\xf4t\xe9"},"geometry":{"type":"Polygon",'
+        '"coordinates":[[[-73.7,43.0],[-73.7,43.001],[-73.699,43.001],[-73.7,43.0]]]}}]}'
+    )
+    path.write_bytes(text.encode("latin-1"))
+    ws = ms4map.open_workspace(None, layers={"parcels": [str(path)]})
+    assert ws.parcels["owner"].iloc[0] == "François Côté"
+    assert "non_utf8_text" in ws.qa.codes()
+
+
+def test_dem_in_other_crs_is_warped(town: Path, tmp_path: Path) -> None:
+    src = town.with_name("town_dem.tif")
+    with rasterio.open(src) as s:
+        arr, prof = s.read(1), s.profile
+    from rasterio.warp import calculate_default_transform, reproject
+
+    t, w, h = calculate_default_transform(UTM18, "EPSG:4326", 40, 40, *rasterio.open(src).bounds)
+    out = np.zeros((h, w), "float32")
+    reproject(arr, out, src_transform=prof["transform"], src_crs=UTM18, dst_transform=t, dst_crs="EPSG:4326")
+    prof.update(crs="EPSG:4326", transform=t, width=w, height=h)
+    geo = tmp_path / "geo_dem.tif"
+    with rasterio.open(geo, "w", **prof) as d:
+        d.write(out, 1)
+    ws = _open(town, dem=geo)
+    assert ws.crs.to_epsg() == 26918
+    assert {"dem_reprojected", "vertical_units_unknown"} <= set(ws.qa.codes())
+    assert np.nanmax(ws.dem.array) == pytest.approx(110, abs=2)
+
+
+def test_dem_not_covering_parcels(town: Path, tmp_path: Path) -> None:
+    p = gpd.read_file(town, layer="parcels")
+    p.loc[len(p)] = {"SBL": "far", "geometry": _square(X0 + 5000, Y0)}
+    p = gpd.GeoDataFrame(p, crs=UTM18)
+    gp = tmp_path / "far.gpkg"
+    p.to_file(gp, layer="parcels")
+    ws = ms4map.open_workspace(gp, dem=town.with_name("town_dem.tif"))
+    f = ws.qa.by_code("dem_not_covering")
+    assert f and "far" in f[0].feature_id
+
+
+def test_inputopen_for_bad_option(town: Path) -> None:
+    with pytest.raises(InputOpenError):
+        ms4map.open_workspace(town, layers={"structures": ["nope"]})
+    assert main(["validate", str(town), "--layer", "bogus=storm_pipes"]) == 4
+    assert main(["validate", str(town), "--field", "nonsense"]) == 4
