@@ -604,7 +604,7 @@ def _choose_crs(crs: Any, dem_crs: CRS | None, raw: dict, report: QAReport) -> C
     # geographic data: the NAD83 UTM zone of its centre
     bounds = None
     for items in raw.values():
-        for src, df in items:
+        for _src, df in items:
             if isinstance(df, gpd.GeoDataFrame) and df.crs is not None and len(df):
                 b = df.to_crs(4326).total_bounds
                 if np.all(np.isfinite(b)):

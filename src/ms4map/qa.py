@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 __all__ = ["Finding", "QAReport", "ERROR", "WARNING", "INFO"]
 
@@ -102,7 +103,7 @@ class QAReport:
     def note(self, text: str) -> None:
         self.notes.append(text)
 
-    def extend(self, other: "QAReport | Iterable[Finding]") -> None:
+    def extend(self, other: QAReport | Iterable[Finding]) -> None:
         if isinstance(other, QAReport):
             self.findings.extend(other.findings)
             self.notes.extend(other.notes)

@@ -137,7 +137,7 @@ class Workspace:
         return {
             "tool": "ms4map",
             "version": __version__,
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "inputs": dict(self.inputs),
             "workspace_settings": {k: _jsonable(v) for k, v in self.settings.items()},
             "settings": {k: _jsonable(v) for k, v in settings.items()},

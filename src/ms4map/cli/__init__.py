@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import __version__
-from ..errors import EXIT_USAGE, Ms4mapError, UsageError
+from ..errors import EXIT_USAGE, Ms4mapError
 
 __all__ = ["main", "add_workspace_options", "workspace_from_args", "workspace_kwargs"]
 

@@ -1,0 +1,74 @@
+"""Value normalisation and field-map parsing."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import geopandas as gpd
+import pytest
+from shapely.geometry import LineString
+
+import ms4map
+from ms4map import schema
+from ms4map.errors import UsageError
+from ms4map.fieldmap import FieldMap, mapping_to_cli, mapping_to_toml, parse_field_option
+
+
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [("CB", "catch_basin"), ("CBNS", "catch_basin"), ("MH", "manhole"), ("MHNS", "manhole"),
+     ("DI", "inlet"), ("YB", "inlet"), ("GB", "inlet"), ("OF", "outfall"), ("Catchbasin", "catch_basin"),
+     ("Headwall", "headwall"), ("Outfall", "outfall"), ("Manhole-CB", "catch_basin"),
+     ("Water Quality BMP", "bmp"), ("PEHW", "headwall"), ("zzz-unknown", "other"), (None, None)],
+)
+def test_structure_kinds(code, kind) -> None:
+    assert schema.normalize_structure_kind(code) == kind
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("15''", (15.0, None)), ("60''X42''", (60.0, 42.0)), ("0''", (None, None)), ("12", (12.0, None)),
+     (8.0, (8.0, None)), (0.0, (None, None)), ('24"', (24.0, None)), ("120''X60*", (120.0, 60.0)),
+     ("n/a", (None, None)), (None, (None, None))],
+)
+def test_pipe_sizes(text, expected) -> None:
+    assert schema.parse_pipe_size(text) == expected
+
+
+def test_elevations_and_flow_dirs() -> None:
+    assert schema.normalize_elevation(0) is None
+    assert schema.normalize_elevation(-9999) is None
+    assert schema.normalize_elevation("12.5") == 12.5
+    assert schema.normalize_elevation(-0.42) == -0.42  # tidal inverts below datum are real
+    assert schema.normalize_flow_dir("UNI") == "uni" and schema.normalize_flow_dir("BI") == "bi"
+    assert schema.is_pwl_id("1302-0092") and not schema.is_pwl_id("1302-92")
+
+
+def test_field_option_syntax() -> None:
+    assert parse_field_option("structures.struct_id=ASSET") == ("structures", None, "struct_id", "ASSET")
+    assert parse_field_option("conveyances.ditches.conv_id=Ditch_ID") == (
+        "conveyances", "ditches", "conv_id", "Ditch_ID")
+    with pytest.raises(UsageError, match="ROLE"):
+        parse_field_option("struct_id")
+
+
+def test_mapping_round_trips_through_toml() -> None:
+    used = {"structures": {"storm_structures": {"struct_id": "Structure_", "kind": "Structure1"}}}
+    text = mapping_to_toml(used)
+    fm = FieldMap.from_dict(__import__("tomllib").loads(text))
+    assert fm.for_layer("structures", "storm_structures") == used["structures"]["storm_structures"]
+    assert mapping_to_cli(used)[0] == "--field structures.storm_structures.struct_id=Structure_"
+
+
+def test_zipped_shapefile_and_layer_kind_hint(tmp_path: Path) -> None:
+    g = gpd.GeoDataFrame({"Ditch_ID": ["D1"]}, geometry=[LineString([(0, 0), (5, 0)])], crs="EPSG:26918")
+    g.to_file(tmp_path / "roadside_ditches.shp")
+    z = tmp_path / "roadside_ditches.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        for f in tmp_path.glob("roadside_ditches.*"):
+            if f.suffix != ".zip":
+                zf.write(f, f.name)
+    ws = ms4map.open_workspace(None, layers={"conveyances": [str(z)]})
+    assert list(ws.conveyances["conv_id"]) == ["D1"]
+    assert list(ws.conveyances["kind"]) == ["ditch"]  # from the layer name
