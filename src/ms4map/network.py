@@ -1,0 +1,58 @@
+"""The storm network: build a directed MS4 graph, check it, trace it.
+
+This is the public face of the network step (see ``docs/network.md``):
+
+- :func:`build_network` snaps conveyance ends to structures (or to each other, or
+  onto another conveyance, which is split), orients every edge by the rule chain
+  of RULES.md section 1, finds the outfalls and writes a QA report.
+- :func:`assign_outfalls` gives the outfall of every structure at once;
+  :func:`edge_outfalls` the same per conveyance.
+- :func:`trace_downstream` and :func:`trace_upstream` follow the flow from or to
+  any structure, conveyance, outfall or map point.
+- :func:`network_sewersheds` draws a sewershed polygon per outfall.
+
+Tracing never reads columns that hold someone else's answer about where things
+drain (:data:`ms4map.schema.ANSWER_COLUMNS`).
+"""
+
+from __future__ import annotations
+
+from .network_build import (
+    DEFAULT_ID_MATCH_M,
+    DEFAULT_SNAP_M,
+    DEFAULT_WATER_M,
+    ORIENT_METHODS,
+    OUTFALL_METHODS,
+    StormNetwork,
+    build_network,
+    crs_unit_factor,
+)
+from .network_trace import (
+    ASSIGN_METHODS,
+    Trace,
+    Upstream,
+    assign_outfalls,
+    edge_outfalls,
+    network_sewersheds,
+    trace_downstream,
+    trace_upstream,
+)
+
+__all__ = [
+    "ASSIGN_METHODS",
+    "DEFAULT_ID_MATCH_M",
+    "DEFAULT_SNAP_M",
+    "DEFAULT_WATER_M",
+    "ORIENT_METHODS",
+    "OUTFALL_METHODS",
+    "StormNetwork",
+    "Trace",
+    "Upstream",
+    "assign_outfalls",
+    "build_network",
+    "crs_unit_factor",
+    "edge_outfalls",
+    "network_sewersheds",
+    "trace_downstream",
+    "trace_upstream",
+]

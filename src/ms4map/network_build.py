@@ -1,0 +1,985 @@
+"""Build the directed storm network: snap, split, orient, find outfalls, QA.
+
+The public entry point is :func:`ms4map.network.build_network`; this module holds
+the work.  Everything runs on numpy arrays (cKDTree / STRtree for snapping) so a
+county-sized network builds in seconds.  See ``docs/network.md`` for the rules.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+from pyproj import CRS
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
+
+from .errors import DataError
+from .qa import QAReport
+from .schema import INLET_KINDS, OPEN_CONVEYANCE_KINDS
+
+__all__ = [
+    "DEFAULT_SNAP_M",
+    "DEFAULT_WATER_M",
+    "DEFAULT_ID_MATCH_M",
+    "ORIENT_METHODS",
+    "OUTFALL_METHODS",
+    "StormNetwork",
+    "build_network",
+    "crs_unit_factor",
+]
+
+#: Default snap tolerance in metres (5 US ft); chosen by measurement, see docs/network.md.
+DEFAULT_SNAP_M = 1.524
+#: Default distance (metres) within which a terminal node counts as "at water".
+DEFAULT_WATER_M = 10.0
+#: A from/to id is trusted when its structure lies within this distance (metres) of the
+#: conveyance end it names; farther away the geometry wins and a QA finding is raised.
+DEFAULT_ID_MATCH_M = 15.0
+
+#: Values of ``edges.orient_method``: the rule of RULES.md section 1 that decided.
+ORIENT_METHODS = (
+    "inverts",
+    "ids",
+    "flow_dir",
+    "flow_dir_bi",
+    "structure_inverts",
+    "structure_rims",
+    "digitized",
+)
+#: How an outfall was found (``outfalls.method``), in order of precedence.
+OUTFALL_METHODS = (
+    "outfalls_layer",
+    "outfall_structure",
+    "terminal_at_water",
+    "terminal_no_water_layer",
+)
+
+_STEP = "network"
+_NA = pd.NA
+
+
+def crs_unit_factor(crs: Any) -> float:
+    """Metres per unit of the CRS's first axis (1.0 for metres, 0.3048006 for US feet)."""
+    c = CRS.from_user_input(crs)
+    return float(c.axis_info[0].unit_conversion_factor)
+
+
+@dataclass
+class StormNetwork:
+    """The directed storm network.
+
+    Attributes
+    ----------
+    nodes : GeoDataFrame
+        Index ``node_id`` (the ``struct_id`` for structures, ``J<n>`` for junctions
+        made where conveyance ends meet without a structure).  Columns ``struct_id``
+        (NA for junctions), ``kind``, ``is_inlet``, ``invert_elev``, ``rim_elev``.
+    edges : GeoDataFrame
+        One row per conveyance part: ``conv_id``, ``part`` (0 unless the conveyance
+        was split where another one ends on it), ``from_node``, ``to_node``, ``kind``,
+        ``is_open``, ``bidirectional``, ``orient_method``, ``length_m``,
+        ``diameter_in``, ``us_invert``, ``ds_invert``; geometry digitised in flow
+        order.
+    outfalls : GeoDataFrame
+        Index ``outfall_id``; columns ``node_id``, ``receiving_water``, ``pwl_id``,
+        ``status``, ``method`` (:data:`OUTFALL_METHODS`).
+    qa : QAReport
+        Findings of step ``network``.
+    crs : pyproj.CRS
+        The working CRS.
+    settings : dict
+        Tolerances used (metres and CRS units).
+    """
+
+    nodes: gpd.GeoDataFrame
+    edges: gpd.GeoDataFrame
+    outfalls: gpd.GeoDataFrame
+    qa: QAReport
+    crs: Any
+    settings: dict[str, Any] = field(default_factory=dict)
+    #: struct_id of every input structure (input order) -> node_id (coincident
+    #: structures share a node) or NA when the structure has no usable geometry.
+    structure_nodes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: Terminal nodes that are not outfalls (water layer present, not at water).
+    terminals_not_at_water: list[str] = field(default_factory=list)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        return (
+            f"StormNetwork({len(self.nodes)} nodes, {len(self.edges)} edges, "
+            f"{len(self.outfalls)} outfalls, {len(self.qa.findings)} QA findings)"
+        )
+
+    @property
+    def orient_counts(self) -> dict[str, int]:
+        """How many edges each orientation rule decided."""
+        return {k: int(v) for k, v in self.edges["orient_method"].value_counts().items()}
+
+
+# ------------------------------------------------------------------------------------
+# helpers
+# ------------------------------------------------------------------------------------
+def _col(df: pd.DataFrame, name: str, *, kind: str = "str") -> np.ndarray:
+    """A column as a numpy array (object for text, float for numbers); NA when absent."""
+    n = len(df)
+    if name not in df.columns:
+        return np.full(n, np.nan) if kind == "float" else np.full(n, None, dtype=object)
+    s = df[name]
+    if kind == "float":
+        return pd.to_numeric(s, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    out = s.astype(object).to_numpy()
+    blank = pd.isna(s).to_numpy()
+    out = np.where(blank, None, out)
+    return np.array([None if v is None else str(v).strip() or None for v in out], dtype=object)
+
+
+def _generated_ids(df: pd.DataFrame, prefix: str) -> np.ndarray:
+    if "src_layer" in df.columns and "src_fid" in df.columns:
+        return np.array(
+            [f"{la}:{fid}" for la, fid in zip(df["src_layer"].astype(str), df["src_fid"], strict=False)],
+            dtype=object,
+        )
+    return np.array([f"{prefix}:{i + 1}" for i in range(len(df))], dtype=object)
+
+
+def _fill_ids(ids: np.ndarray, df: pd.DataFrame, prefix: str) -> np.ndarray:
+    missing = np.array([v is None for v in ids])
+    if missing.any():
+        gen = _generated_ids(df, prefix)
+        ids = np.where(missing, gen, ids)
+    return ids
+
+
+def _check_crs(ws: Any) -> CRS:
+    if ws.crs is None:
+        raise DataError(
+            "The workspace has no CRS, so distances cannot be measured. "
+            "Fix: open the workspace with --crs EPSG:xxxx (a projected CRS in metres or feet)."
+        )
+    crs = CRS.from_user_input(ws.crs)
+    if not crs.is_projected:
+        raise DataError(
+            f"The storm network needs a projected working CRS, got {crs.to_string()} "
+            f"({crs.name}), whose unit is '{crs.axis_info[0].unit_name}'. Snap tolerances are "
+            "metres. Fix: open the workspace with --crs set to a projected CRS, e.g. "
+            "EPSG:26918 (UTM 18N) or EPSG:2260-2263 (NY State Plane)."
+        )
+    return crs
+
+
+def _line_parts(geom: Any) -> list[Any]:
+    """LineString parts of a (Multi)LineString; multi-part lines merged when they chain."""
+    if geom is None or geom.is_empty:
+        return []
+    gt = geom.geom_type
+    if gt == "LineString":
+        return [geom]
+    if gt == "MultiLineString":
+        merged = shapely.line_merge(geom)
+        if merged.geom_type == "LineString":
+            return [merged]
+        return [g for g in merged.geoms if not g.is_empty]
+    if gt == "GeometryCollection":
+        out: list[Any] = []
+        for g in geom.geoms:
+            out.extend(_line_parts(g))
+        return out
+    return []
+
+
+# ------------------------------------------------------------------------------------
+# build
+# ------------------------------------------------------------------------------------
+def build_network(
+    ws: Any,
+    *,
+    snap_tolerance_m: float = DEFAULT_SNAP_M,
+    water_tolerance_m: float = DEFAULT_WATER_M,
+    id_match_m: float = DEFAULT_ID_MATCH_M,
+) -> StormNetwork:
+    """Build the directed storm network of a workspace.
+
+    Parameters
+    ----------
+    ws : ms4map.workspace.Workspace
+        Canonical layers in the projected working CRS: ``conveyances`` (required),
+        ``structures``, ``outfalls`` and ``waterbodies`` (optional).
+    snap_tolerance_m : float
+        Conveyance ends within this distance (metres) of a structure, of another
+        end, or of another conveyance's interior (which is then split) connect.
+    water_tolerance_m : float
+        A terminal node within this distance (metres) of a waterbody is an outfall
+        (``terminal_at_water``).
+    id_match_m : float
+        From/to structure ids are trusted when the named structure lies within this
+        distance (metres) of the conveyance end; otherwise the geometry decides and
+        an ``id_geometry_mismatch`` finding is raised.
+
+    Returns
+    -------
+    StormNetwork
+
+    Raises
+    ------
+    ms4map.errors.DataError
+        No conveyances layer, no usable conveyance, no CRS or a geographic CRS, or
+        a negative tolerance.
+    """
+    for name, val in (("snap_tolerance_m", snap_tolerance_m),
+                      ("water_tolerance_m", water_tolerance_m), ("id_match_m", id_match_m)):
+        if not isinstance(val, (int, float)) or not math.isfinite(val) or val < 0:
+            raise DataError(f"{name} must be a non-negative number of metres, got {val!r}.")
+    crs = _check_crs(ws)
+    conv = ws.layers.get("conveyances") if hasattr(ws, "layers") else None
+    if conv is None or len(conv) == 0:
+        raise DataError(
+            "The workspace has no conveyances (pipes, culverts, ditches, swales, connector "
+            "links), so there is no storm network to build. Fix: map your pipe layer with "
+            "--layer conveyances=LAYER."
+        )
+    b = _Builder(ws, crs, snap_tolerance_m, water_tolerance_m, id_match_m)
+    return b.run()
+
+
+class _Builder:
+    def __init__(self, ws: Any, crs: CRS, snap_m: float, water_m: float, id_m: float) -> None:
+        self.ws = ws
+        self.crs = crs
+        self.f = crs_unit_factor(crs)  # metres per CRS unit
+        self.tol = snap_m / self.f
+        self.water_tol = water_m / self.f
+        self.id_tol = max(id_m, snap_m) / self.f
+        self.coincident_tol = 0.01 / self.f  # 1 cm: "identical coordinates"
+        feetish = abs(self.f - 0.3048) < 0.001
+        # RULES.md: 0.01 ft; the vertical unit is taken to be the CRS's linear unit.
+        self.elev_thr = 0.01 if feetish else 0.003
+        self.qa = QAReport()
+        self.settings = {
+            "snap_tolerance_m": snap_m,
+            "water_tolerance_m": water_m,
+            "id_match_m": id_m,
+            "crs_unit_m": self.f,
+            "snap_tolerance_crs": self.tol,
+            "elev_threshold": self.elev_thr,
+        }
+
+    # -- QA helper --------------------------------------------------------------------
+    def warn(self, code: str, layer: str, msg: str, fid: Any = None, xy: Any = None,
+             fix: str = "", level: str = "warning", column: str | None = None) -> None:
+        x = y = None
+        if xy is not None:
+            x, y = float(xy[0]), float(xy[1])
+        self.qa.add(level, code, layer, msg, feature_id=None if fid is None else str(fid),
+                    fix=fix, step=_STEP, x=x, y=y, column=column)
+
+    # -- structures -------------------------------------------------------------------
+    def load_structures(self) -> None:
+        st = self.ws.layers.get("structures")
+        if st is None or len(st) == 0:
+            st = gpd.GeoDataFrame({"struct_id": []}, geometry=[], crs=self.crs)
+        self.st_df = st
+        ids = _fill_ids(_col(st, "struct_id"), st, "structures")
+        kinds = _col(st, "kind")
+        geoms = st.geometry.values
+        ok = np.array([g is not None and not g.is_empty and g.geom_type == "Point"
+                       for g in geoms], dtype=bool)
+        for i in np.where(~ok)[0]:
+            g = geoms[i]
+            self.warn("bad_geometry", "structures",
+                      f"Structure has {'no' if g is None or g.is_empty else g.geom_type} "
+                      "geometry (a point is needed); it is left out of the network.",
+                      ids[i], fix="Give the structure a point location.")
+        xy = np.full((len(st), 2), np.nan)
+        if ok.any():
+            xy[ok] = shapely.get_coordinates(geoms[ok])[:, :2]
+        # duplicate ids
+        seen: dict[str, int] = {}
+        uniq = ids.copy()
+        for i, v in enumerate(ids):
+            if v in seen:
+                k = 2
+                while f"{v}~{k}" in seen:
+                    k += 1
+                uniq[i] = f"{v}~{k}"
+                self.warn("duplicate_feature", "structures",
+                          f"Structure id '{v}' is used by more than one structure; this one "
+                          f"is called '{uniq[i]}' in the network.", v,
+                          xy[i] if ok[i] else None,
+                          fix="Give every structure a unique id.", column="struct_id")
+            seen[uniq[i]] = i
+        self.st_ids_in = ids
+        self.st_ids = uniq
+        self.st_kind = kinds
+        self.st_inv = _col(st, "invert_elev", kind="float")
+        self.st_rim = _col(st, "rim_elev", kind="float")
+        self.st_ok = ok
+        self.st_xy = xy
+        # coincident structures share one node (the first)
+        n = len(st)
+        primary = np.arange(n)
+        okidx = np.where(ok)[0]
+        if len(okidx) > 1:
+            tree = cKDTree(xy[okidx])
+            pairs = tree.query_pairs(self.coincident_tol, output_type="ndarray")
+            if len(pairs):
+                m = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])),
+                               shape=(len(okidx), len(okidx)))
+                _, lab = connected_components(m, directed=False)
+                first = pd.Series(np.arange(len(okidx))).groupby(lab).transform("min").to_numpy()
+                primary[okidx] = okidx[first]
+                for i in okidx[first != np.arange(len(okidx))]:
+                    p = primary[i]
+                    self.warn("duplicate_feature", "structures",
+                              f"Structure '{uniq[i]}' lies at the same coordinates as "
+                              f"'{uniq[p]}'; both are treated as one network node "
+                              f"'{uniq[p]}'.", uniq[i], xy[i],
+                              fix="Delete the duplicate structure or move it to its true place.")
+        self.st_primary = primary
+        self.is_primary = ok & (primary == np.arange(n))
+        self.st_tree_idx = np.where(self.is_primary)[0]
+        self.st_tree = cKDTree(xy[self.st_tree_idx]) if len(self.st_tree_idx) else None
+        self.id_index: dict[str, int] = {}
+        for i in np.where(ok)[0][::-1]:
+            self.id_index[ids[i]] = int(primary[i])
+
+    # -- conveyances ------------------------------------------------------------------
+    def load_conveyances(self) -> None:
+        cv = self.ws.layers["conveyances"]
+        ids = _fill_ids(_col(cv, "conv_id"), cv, "conveyances")
+        cols = {
+            "kind": _col(cv, "kind"),
+            "from_id": _col(cv, "from_id"),
+            "to_id": _col(cv, "to_id"),
+            "flow_dir": _col(cv, "flow_dir"),
+            "us_invert": _col(cv, "us_invert", kind="float"),
+            "ds_invert": _col(cv, "ds_invert", kind="float"),
+            "diameter_in": _col(cv, "diameter_in", kind="float"),
+        }
+        rows: list[int] = []
+        geoms: list[Any] = []
+        cids: list[str] = []
+        seen: set[str] = set()
+        for i, g in enumerate(cv.geometry.values):
+            cid = ids[i]
+            if cid in seen:
+                k = 2
+                while f"{cid}~{k}" in seen:
+                    k += 1
+                self.warn("duplicate_feature", "conveyances",
+                          f"Conveyance id '{cid}' is used more than once; this one is called "
+                          f"'{cid}~{k}'.", cid, fix="Give every conveyance a unique id.",
+                          column="conv_id")
+                cid = f"{cid}~{k}"
+            seen.add(cid)
+            parts = _line_parts(g)
+            if not parts:
+                what = "no geometry" if g is None or g.is_empty else f"a {g.geom_type}"
+                self.warn("bad_geometry", "conveyances",
+                          f"Conveyance has {what} (a line is needed); it is left out.", cid,
+                          fix="Redraw it as a line.")
+                continue
+            if len(parts) > 1:
+                c0 = shapely.get_coordinates(parts[0])[0]
+                self.warn("multipart_line", "conveyances",
+                          f"Conveyance is a multi-part line whose {len(parts)} parts do not "
+                          f"join; each part becomes its own edge ('{cid}.1' ...).", cid, c0,
+                          fix="Merge or split the parts in the source layer.")
+            for k, part in enumerate(parts):
+                coords = shapely.get_coordinates(part)
+                length = float(part.length)
+                if len(coords) < 2 or length <= self.coincident_tol:
+                    self.warn("zero_length_conveyance", "conveyances",
+                              "Conveyance has zero length (one vertex, or all vertices at "
+                              "one point); it is left out of the network.",
+                              cid, coords[0] if len(coords) else None,
+                              fix="Redraw it between the structures it joins, or delete it.")
+                    continue
+                rows.append(i)
+                geoms.append(shapely.LineString(coords[:, :2]))
+                cids.append(cid if len(parts) == 1 else f"{cid}.{k + 1}")
+        if not rows:
+            raise DataError(
+                "The conveyances layer has no usable line (every feature is empty, a point "
+                "or of zero length). Fix: check that the right layer is mapped to "
+                "'conveyances'."
+            )
+        r = np.array(rows)
+        self.cv_row = r
+        self.cv_ids = np.array(cids, dtype=object)
+        self.cv_geom = np.array(geoms, dtype=object)
+        for k, v in cols.items():
+            setattr(self, f"cv_{k}", v[r])
+        self.cv_us_invert = self.cv_us_invert.astype(float)
+        self.cv_ds_invert = self.cv_ds_invert.astype(float)
+        self.cv_diameter_in = self.cv_diameter_in.astype(float)
+        self.L = len(r)
+        self.a = shapely.get_coordinates(shapely.get_point(self.cv_geom, 0))[:, :2]
+        self.b = shapely.get_coordinates(shapely.get_point(self.cv_geom, -1))[:, :2]
+        self.cv_len = shapely.length(self.cv_geom)
+
+    # -- snapping ---------------------------------------------------------------------
+    def snap(self) -> None:
+        L = self.L
+        ends = np.vstack([self.a, self.b])  # end e: e < L start, e >= L last vertex
+        self.ends = ends
+        end_struct = np.full(2 * L, -1)  # structure row index (primary) or -1
+        how = np.full(2 * L, "", dtype=object)
+        # 1. from/to ids, checked against the geometry
+        self.ids_rev = np.zeros(L, dtype=bool)
+        self.ids_known = np.zeros(L, dtype=bool)
+        fi = np.array([self.id_index.get(v, -1) if v is not None else -1
+                       for v in self.cv_from_id])
+        ti = np.array([self.id_index.get(v, -1) if v is not None else -1
+                       for v in self.cv_to_id])
+        for name, col, idx in (("from_id", self.cv_from_id, fi), ("to_id", self.cv_to_id, ti)):
+            unknown = np.where((idx < 0) & np.array([v is not None for v in col]))[0]
+            for j in unknown:
+                self.warn("unknown_structure_id", "conveyances",
+                          f"{name} '{col[j]}' names no structure; the geometry decides.",
+                          self.cv_ids[j], self.a[j], level="info", column=name,
+                          fix="Correct the id or add the structure.")
+        same = (fi >= 0) & (fi == ti)
+        for j in np.where(same)[0]:
+            self.warn("id_geometry_mismatch", "conveyances",
+                      f"from_id and to_id both name '{self.cv_from_id[j]}'; the ids are ignored.",
+                      self.cv_ids[j], self.a[j], fix="Correct from_id/to_id.")
+        fi[same] = -1
+        ti[same] = -1
+        sxy = self.st_xy
+
+        def dist(idx: np.ndarray, pts: np.ndarray) -> np.ndarray:
+            d = np.full(len(idx), np.inf)
+            m = idx >= 0
+            d[m] = np.hypot(*(sxy[idx[m]] - pts[m]).T)
+            return d
+
+        dfa, dfb, dta, dtb = dist(fi, self.a), dist(fi, self.b), dist(ti, self.a), dist(ti, self.b)
+        both = (fi >= 0) & (ti >= 0)
+        rev = np.where(both, dfb + dta < dfa + dtb,
+                       np.where(fi >= 0, dfb < dfa, np.where(ti >= 0, dta < dtb, False)))
+        d_from = np.where(rev, dfb, dfa)
+        d_to = np.where(rev, dta, dtb)
+        from_end = np.where(rev, np.arange(L) + L, np.arange(L))
+        to_end = np.where(rev, np.arange(L), np.arange(L) + L)
+        for idx, d, end, name, col in ((fi, d_from, from_end, "from_id", self.cv_from_id),
+                                       (ti, d_to, to_end, "to_id", self.cv_to_id)):
+            good = (idx >= 0) & (d <= self.id_tol)
+            end_struct[end[good]] = idx[good]
+            how[end[good]] = "id"
+            far = np.where((idx >= 0) & (d > self.tol))[0]
+            for j in far:
+                trusted = d[j] <= self.id_tol
+                self.warn(
+                    "id_geometry_mismatch", "conveyances",
+                    f"{name} names structure '{col[j]}', which lies {d[j] * self.f:.1f} m from "
+                    "the conveyance end; "
+                    + ("the id is used." if trusted else "too far: the geometry decides."),
+                    self.cv_ids[j], ends[end[j]], column=name,
+                    fix="Move the line end onto the structure, or correct the id.")
+            self.ids_known |= good
+        self.ids_rev = rev & self.ids_known
+        # 2. ends to structures within tolerance (nearest)
+        free = np.where(end_struct < 0)[0]
+        if len(free) and self.st_tree is not None:
+            d, k = self.st_tree.query(ends[free], distance_upper_bound=self.tol)
+            m = np.isfinite(d)
+            end_struct[free[m]] = self.st_tree_idx[k[m]]
+            how[free[m]] = "structure"
+        self.end_struct = end_struct
+        # node numbering: structures (primary) first, junctions after
+        n_st = len(self.st_ids)
+        end_node = np.where(end_struct >= 0, end_struct, -1)
+        # 3. free ends to ends already at a node
+        free = np.where(end_node < 0)[0]
+        att = np.where(end_node >= 0)[0]
+        if len(free) and len(att):
+            t = cKDTree(ends[att])
+            d, k = t.query(ends[free], distance_upper_bound=self.tol)
+            m = np.isfinite(d)
+            end_node[free[m]] = end_node[att[k[m]]]
+            how[free[m]] = "end"
+        # 4. remaining free ends cluster into junctions
+        free = np.where(end_node < 0)[0]
+        jxy = np.zeros((0, 2))
+        if len(free):
+            t = cKDTree(ends[free])
+            pairs = t.query_pairs(self.tol, output_type="ndarray")
+            m = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1]) if len(pairs)
+                            else (np.zeros(0, int), np.zeros(0, int))),
+                           shape=(len(free), len(free)))
+            nj, lab = connected_components(m, directed=False)
+            end_node[free] = n_st + lab
+            jxy = np.zeros((nj, 2))
+            cnt = np.bincount(lab, minlength=nj).astype(float)
+            jxy[:, 0] = np.bincount(lab, weights=ends[free, 0], minlength=nj) / cnt
+            jxy[:, 1] = np.bincount(lab, weights=ends[free, 1], minlength=nj) / cnt
+            how[free] = np.where(cnt[lab] > 1, "junction", "none")
+        self.n_st = n_st
+        self.jxy = jxy
+        self.end_node = end_node
+        self.end_how = how
+
+    # -- splitting ----------------------------------------------------------------------
+    def split(self) -> None:
+        """Split conveyances where a dangling end or an orphan structure lies on them."""
+        L = self.L
+        n_st = self.n_st
+        n_nodes = n_st + len(self.jxy)
+        deg = np.bincount(self.end_node, minlength=n_nodes)
+        cand_nodes: list[int] = []
+        # dangling ends: junctions with a single end
+        dangling = np.where(deg[n_st:] == 1)[0] + n_st
+        cand_nodes.extend(dangling.tolist())
+        # orphan structures (primary, with a location, touched by no end)
+        orphan = np.where(self.is_primary & (deg[:n_st] == 0))[0]
+        cand_nodes.extend(orphan.tolist())
+        self.splits: dict[int, list[tuple[float, int]]] = {}
+        self.split_kind: dict[int, str] = {}
+        if not cand_nodes:
+            return
+        cand = np.array(cand_nodes)
+        xy = self.node_xy_of(cand)
+        tree = shapely.STRtree(self.cv_geom)
+        pts = shapely.points(xy)
+        pi, li = tree.query(pts, predicate="dwithin", distance=self.tol)
+        if len(pi) == 0:
+            return
+        # incident conveyances of each candidate node (exclude them)
+        end_conv = np.r_[np.arange(L), np.arange(L)]
+        inc: dict[int, set[int]] = {}
+        node_ends = {int(n): None for n in cand}
+        for e in np.where(np.isin(self.end_node, cand))[0]:
+            inc.setdefault(int(self.end_node[e]), set()).add(int(end_conv[e]))
+        del node_ends
+        d = shapely.distance(pts[pi], self.cv_geom[li])
+        t = shapely.line_locate_point(self.cv_geom[li], pts[pi])
+        order = np.lexsort((d, pi))
+        done: set[int] = set()
+        for k in order:
+            p, line = int(pi[k]), int(li[k])
+            if p in done:
+                continue
+            node = int(cand[p])
+            if line in inc.get(node, ()):
+                continue
+            tt = float(t[k])
+            # close to that line's own end: the end snapping step has handled it
+            if tt <= self.tol or tt >= self.cv_len[line] - self.tol:
+                continue
+            done.add(p)
+            self.splits.setdefault(line, []).append((tt, node))
+            self.split_kind[node] = "dangling" if node >= n_st else "structure"
+
+    def node_xy_of(self, nodes: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(nodes), 2))
+        st = nodes < self.n_st
+        out[st] = self.st_xy[nodes[st]]
+        out[~st] = self.jxy[nodes[~st] - self.n_st]
+        return out
+
+    # -- orientation ------------------------------------------------------------------
+    def orient(self) -> None:
+        L = self.L
+        thr = self.elev_thr
+        na, nb = self.end_node[:L], self.end_node[L:]
+        # inverts belong to the ends the ids name, else us at the first vertex
+        ui, di = self.cv_us_invert, self.cv_ds_invert
+        inv_a = np.where(self.ids_rev, di, ui)
+        inv_b = np.where(self.ids_rev, ui, di)
+        both = np.isfinite(inv_a) & np.isfinite(inv_b)
+        ev_inv = np.where(both & (inv_a > inv_b + thr), 1, np.where(both & (inv_b > inv_a + thr), -1, 0))
+        ev_ids = np.where(self.ids_known, np.where(self.ids_rev, -1, 1), 0)
+        fd = self.cv_flow_dir
+        ev_fd = np.array([1 if v == "uni" else -1 if v == "reverse" else 0 for v in fd])
+        is_bi = np.array([v == "bi" for v in fd])
+
+        def node_val(arr: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+            out = np.full(len(nodes), np.nan)
+            m = nodes < self.n_st
+            out[m] = arr[nodes[m]]
+            return out
+
+        sia, sib = node_val(self.st_inv, na), node_val(self.st_inv, nb)
+        sb = np.isfinite(sia) & np.isfinite(sib)
+        ev_sinv = np.where(sb & (sia > sib + thr), 1, np.where(sb & (sib > sia + thr), -1, 0))
+        sra, srb = node_val(self.st_rim, na), node_val(self.st_rim, nb)
+        rb = np.isfinite(sra) & np.isfinite(srb)
+        ev_srim = np.where(rb & (sra > srb + thr), 1, np.where(rb & (srb > sra + thr), -1, 0))
+        direction = np.ones(L, dtype=int)
+        method = np.full(L, "digitized", dtype=object)
+        bi = np.zeros(L, dtype=bool)
+        decided = np.zeros(L, dtype=bool)
+        for ev, name in ((ev_inv, "inverts"), (ev_ids, "ids"), (ev_fd, "flow_dir")):
+            m = ~decided & (ev != 0)
+            direction[m] = ev[m]
+            method[m] = name
+            decided |= m
+            if name == "ids":
+                m = ~decided & is_bi
+                bi[m] = True
+                method[m] = "flow_dir_bi"
+                decided |= m
+        for ev, name in ((ev_sinv, "structure_inverts"), (ev_srim, "structure_rims")):
+            m = ~decided & (ev != 0)
+            direction[m] = ev[m]
+            method[m] = name
+            decided |= m
+        self.direction = direction
+        self.bi = bi
+        self.orient_method = method
+        # QA: conflicting evidence, reversed digitisation, uphill pipes
+        layer = "conveyances"
+        for j in np.where((ev_inv != 0) & (ev_ids != 0) & (ev_inv != ev_ids))[0]:
+            self.warn("orientation_conflict", layer,
+                      "The inverts say the conveyance flows from its to_id structure to its "
+                      "from_id structure; the inverts win (RULES.md section 1).",
+                      self.cv_ids[j], self._mid(j),
+                      fix="Check the invert elevations and the from/to ids.")
+        for j in np.where((ev_inv != 0) & (ev_fd != 0) & (ev_inv != ev_fd))[0]:
+            self.warn("orientation_conflict", layer,
+                      "The flow-direction attribute disagrees with the inverts; the inverts win.",
+                      self.cv_ids[j], self._mid(j), fix="Check flow_dir and the inverts.")
+        for j in np.where((method == "inverts") & (direction == -1))[0]:
+            self.warn("reversed_digitization", layer,
+                      "The line is digitised against the flow its inverts show; the network "
+                      "uses it reversed.", self.cv_ids[j], self._mid(j), level="info",
+                      fix="Flip the line so it is drawn in the direction of flow.")
+        # uphill: the chosen direction runs from a lower to a higher structure invert,
+        # or the pipe's own inverts (read along the ids) run uphill
+        up_struct = (ev_sinv != 0) & (ev_sinv != direction) & ~bi
+        for j in np.where(up_struct)[0]:
+            self.warn("uphill_pipe", layer,
+                      f"The conveyance flows ({self.orient_method[j]}) from a structure with "
+                      "a lower invert to one with a higher invert.",
+                      self.cv_ids[j], self._mid(j),
+                      fix="Check the structure inverts and the conveyance direction.")
+        self.ev_inv, self.ev_ids = ev_inv, ev_ids
+
+    def _mid(self, j: int) -> np.ndarray:
+        return shapely.get_coordinates(shapely.line_interpolate_point(
+            self.cv_geom[j], 0.5, normalized=True))[0]
+
+    # -- assemble edges ---------------------------------------------------------------
+    def assemble(self) -> None:
+        L = self.L
+        n_st = self.n_st
+        # node table
+        nodes_used = np.zeros(n_st + len(self.jxy), dtype=bool)
+        nodes_used[self.end_node] = True
+        nodes_used[:n_st] |= self.is_primary
+        for parts in self.splits.values():
+            for _, nd in parts:
+                nodes_used[nd] = True
+        self.nodes_used = nodes_used
+        j_ids = np.array([f"J{i + 1}" for i in range(len(self.jxy))], dtype=object)
+        self.node_ids = np.r_[self.st_ids, j_ids]
+        rows: dict[str, list[Any]] = {k: [] for k in (
+            "conv_id", "part", "u", "v", "kind", "orient_method", "bi", "geometry",
+            "diameter_in", "us_invert", "ds_invert", "src")}
+        for j in range(L):
+            g = self.cv_geom[j]
+            na, nb = int(self.end_node[j]), int(self.end_node[j + L])
+            cuts = sorted(self.splits.get(j, []))
+            seq_nodes = [na] + [nd for _, nd in cuts] + [nb]
+            seq_t = [0.0] + [t for t, _ in cuts] + [float(self.cv_len[j])]
+            ui, di = self.cv_us_invert[j], self.cv_ds_invert[j]
+            if self.ids_rev[j]:
+                ui, di = di, ui  # invert at first vertex, at last vertex
+            k = 0
+            for p in range(len(seq_nodes) - 1):
+                u, v = seq_nodes[p], seq_nodes[p + 1]
+                t0, t1 = seq_t[p], seq_t[p + 1]
+                if t1 - t0 <= self.coincident_tol and len(seq_nodes) > 2:
+                    continue
+                if u == v:
+                    if len(seq_nodes) == 2:
+                        self.warn("self_loop", "conveyances",
+                                  "Both ends of the conveyance snap to the same node; it is "
+                                  "left out of the network.", self.cv_ids[j], self.a[j],
+                                  fix="Check the line: it may be a stub or drawn twice.")
+                    continue
+                part = g if len(seq_nodes) == 2 else shapely.ops.substring(g, t0, t1)
+                ia = ui if p == 0 else np.nan
+                ib = di if p == len(seq_nodes) - 2 else np.nan
+                if self.direction[j] == -1:
+                    u, v = v, u
+                    part = part.reverse()
+                    ia, ib = ib, ia
+                rows["conv_id"].append(self.cv_ids[j])
+                rows["part"].append(k)
+                rows["u"].append(u)
+                rows["v"].append(v)
+                rows["kind"].append(self.cv_kind[j])
+                rows["orient_method"].append(self.orient_method[j])
+                rows["bi"].append(bool(self.bi[j]))
+                rows["geometry"].append(part)
+                rows["diameter_in"].append(self.cv_diameter_in[j])
+                rows["us_invert"].append(ia)
+                rows["ds_invert"].append(ib)
+                rows["src"].append(j)
+                k += 1
+        self.e_u = np.array(rows["u"], dtype=int)
+        self.e_v = np.array(rows["v"], dtype=int)
+        self.e_bi = np.array(rows["bi"], dtype=bool)
+        self.e_src = np.array(rows["src"], dtype=int)
+        self.rows = rows
+
+    # -- outfalls ---------------------------------------------------------------------
+    def find_outfalls(self) -> None:
+        n_nodes = len(self.node_ids)
+        used = self.nodes_used
+        out_method = np.full(n_nodes, None, dtype=object)
+        out_id = np.full(n_nodes, None, dtype=object)
+        attrs: dict[int, dict[str, Any]] = {}
+        # 1. outfalls layer
+        of = self.ws.layers.get("outfalls")
+        node_idx = np.where(used)[0]
+        node_xy = self.node_xy_of(node_idx)
+        ntree = cKDTree(node_xy) if len(node_idx) else None
+        self.unsnapped_outfalls: list[dict[str, Any]] = []
+        if of is not None and len(of) and ntree is not None:
+            oids = _fill_ids(_col(of, "outfall_id"), of, "outfalls")
+            rw, pwl, stt, permit = (_col(of, c) for c in
+                                    ("receiving_water", "pwl_id", "status", "permit_id"))
+            for i, g in enumerate(of.geometry.values):
+                if g is None or g.is_empty or g.geom_type != "Point":
+                    self.warn("bad_geometry", "outfalls", "Outfall has no point geometry; "
+                              "it is left out.", oids[i], fix="Give the outfall a location.")
+                    continue
+                xy = shapely.get_coordinates(g)[0, :2]
+                d, k = ntree.query(xy, distance_upper_bound=self.tol)
+                rec = {"outfall_id": oids[i], "receiving_water": rw[i], "pwl_id": pwl[i],
+                       "status": stt[i] if stt[i] is not None else "unknown",
+                       "permit_id": permit[i]}
+                if not np.isfinite(d):
+                    self.warn("unsnapped_outfall", "outfalls",
+                              "Outfall is not within the snap tolerance of any network node; "
+                              "nothing drains to it.", oids[i], xy,
+                              fix="Move the outfall onto the end of its pipe.")
+                    rec.update(node=-1, xy=xy)
+                    self.unsnapped_outfalls.append(rec)
+                    continue
+                nd = int(node_idx[k])
+                if out_id[nd] is not None:
+                    self.warn("duplicate_feature", "outfalls",
+                              f"Outfall shares its network node with outfall '{out_id[nd]}'.",
+                              oids[i], xy, fix="Delete the duplicate outfall.")
+                    continue
+                out_id[nd] = oids[i]
+                out_method[nd] = "outfalls_layer"
+                attrs[nd] = rec
+        # 2. structures of kind outfall
+        for i in np.where(self.is_primary)[0]:
+            if self.st_kind[i] == "outfall" and out_id[i] is None:
+                out_id[i] = self.st_ids[i]
+                out_method[i] = "outfall_structure"
+        # 3. terminals
+        outdeg = np.bincount(self.e_u, minlength=n_nodes) + np.bincount(
+            self.e_v[self.e_bi], minlength=n_nodes)
+        indeg = np.bincount(self.e_v, minlength=n_nodes)
+        terminal = (outdeg == 0) & (indeg > 0) & (out_id == None)  # noqa: E711
+        # nodes whose only way out is a two-way link back are terminals too, decided in
+        # the assignment step (sink components); here single-node sinks only.
+        self.outdeg, self.indeg = outdeg, indeg
+        wb = self.ws.layers.get("waterbodies")
+        self.has_water = wb is not None and len(wb) > 0
+        self.water_geoms = None
+        if self.has_water:
+            wg = np.array([g for g in wb.geometry.values if g is not None and not g.is_empty],
+                          dtype=object)
+            self.water_geoms = shapely.STRtree(wg) if len(wg) else None
+        self.not_at_water: list[int] = []
+        self._terminal_outfalls(np.where(terminal)[0], out_id, out_method)
+        self.out_id, self.out_method, self.out_attrs = out_id, out_method, attrs
+
+    def _at_water(self, xy: np.ndarray) -> bool:
+        if self.water_geoms is None:
+            return False
+        hit = self.water_geoms.query(shapely.points(xy), predicate="dwithin",
+                                     distance=self.water_tol)
+        return len(hit) > 0
+
+    def _terminal_outfalls(self, term: np.ndarray, out_id: np.ndarray,
+                           out_method: np.ndarray) -> None:
+        if len(term) == 0:
+            return
+        if not self.has_water:
+            out_id[term] = self.node_ids[term]
+            out_method[term] = "terminal_no_water_layer"
+            return
+        at = np.zeros(len(term), dtype=bool)
+        if self.water_geoms is not None:
+            pts = shapely.points(self.node_xy_of(term))
+            pi, _ = self.water_geoms.query(pts, predicate="dwithin", distance=self.water_tol)
+            at[np.unique(pi)] = True
+        out_id[term[at]] = self.node_ids[term[at]]
+        out_method[term[at]] = "terminal_at_water"
+        self.not_at_water.extend(term[~at].tolist())
+
+    # -- QA on the graph --------------------------------------------------------------
+    def graph_qa(self) -> None:
+        n_nodes = len(self.node_ids)
+        L = self.L
+        # unsnapped ends / dangling conveyances
+        split_nodes = set(self.split_kind)
+        deg = np.bincount(self.end_node, minlength=n_nodes)
+        lonely = (self.end_node >= self.n_st) & (deg[self.end_node] == 1) & ~np.isin(
+            self.end_node, list(split_nodes))
+        la, lb = lonely[:L], lonely[L:]
+        for j in np.where(la & lb)[0]:
+            self.warn("dangling_conveyance", "conveyances",
+                      "Neither end of the conveyance touches a structure or another "
+                      "conveyance within the snap tolerance.", self.cv_ids[j], self._mid(j),
+                      fix="Snap its ends to the structures it joins, or delete it.")
+        for e in np.where(lonely)[0]:
+            j = e % L
+            if la[j] and lb[j]:
+                continue
+            node = self.end_node[e]
+            is_out = self.out_id[node] is not None
+            self.warn("unsnapped_end", "conveyances",
+                      ("The downstream" if is_out else "A")
+                      + " end of the conveyance touches no structure or other conveyance "
+                      "within the snap tolerance"
+                      + (f"; it is treated as outfall '{self.out_id[node]}'." if is_out else "."),
+                      self.cv_ids[j], self.ends[e],
+                      fix="Snap the end to its structure, or add the missing structure.")
+        # orphan structures
+        touched = np.zeros(n_nodes, dtype=bool)
+        touched[self.e_u] = True
+        touched[self.e_v] = True
+        self.touched = touched
+        for i in np.where(self.st_ok)[0]:
+            p = self.st_primary[i]
+            if not touched[p]:
+                self.warn("orphan_structure", "structures",
+                          "No conveyance reaches this structure within the snap tolerance.",
+                          self.st_ids[i], self.st_xy[i],
+                          fix="Draw the pipe that serves it, or snap the pipe end to it.")
+        for node, kind in self.split_kind.items():
+            if kind == "structure" and touched[node]:
+                self.warn("structure_on_conveyance", "structures",
+                          "The structure lies on the middle of a conveyance, which is split "
+                          "there.", self.node_ids[node], self.st_xy[node], level="info",
+                          fix="Split the line at the structure in the source data.")
+        # duplicate conveyances: same node pair and about the same length
+        key = pd.DataFrame({"a": np.minimum(self.e_u, self.e_v),
+                            "b": np.maximum(self.e_u, self.e_v),
+                            "len": np.round(shapely.length(np.array(self.rows["geometry"]))
+                                            / max(self.tol, 1e-9)),
+                            "cid": self.rows["conv_id"]})
+        dup = key.duplicated(["a", "b", "len"], keep="first")
+        for i in np.where(dup.to_numpy())[0]:
+            g = self.rows["geometry"][i]
+            self.warn("duplicate_feature", "conveyances",
+                      "Conveyance joins the same two nodes as another of the same length "
+                      "(drawn twice?).", key["cid"].iat[i],
+                      shapely.get_coordinates(g.interpolate(0.5, normalized=True))[0],
+                      fix="Delete the duplicate line if it is not a parallel pipe.")
+
+    # -- frames ---------------------------------------------------------------------
+    def frames(self) -> StormNetwork:
+        used = np.where(self.nodes_used)[0]
+        n_st = self.n_st
+        kinds = np.r_[self.st_kind, np.full(len(self.jxy), "junction", dtype=object)]
+        struct_id = np.r_[self.st_ids, np.full(len(self.jxy), None, dtype=object)]
+        inv = np.r_[self.st_inv, np.full(len(self.jxy), np.nan)]
+        rim = np.r_[self.st_rim, np.full(len(self.jxy), np.nan)]
+        xy = self.node_xy_of(used)
+        nodes = gpd.GeoDataFrame(
+            {
+                "struct_id": pd.array(struct_id[used], dtype="str"),
+                "kind": pd.array(kinds[used], dtype="str"),
+                "is_inlet": np.array([k in INLET_KINDS for k in kinds[used]], dtype=bool),
+                "invert_elev": inv[used],
+                "rim_elev": rim[used],
+            },
+            geometry=shapely.points(xy),
+            index=pd.Index(self.node_ids[used].astype(str), name="node_id"),
+            crs=self.crs,
+        )
+        r = self.rows
+        geoms = np.array(r["geometry"], dtype=object)
+        kinds_e = [k if k is not None else "pipe" for k in r["kind"]]
+        edges = gpd.GeoDataFrame(
+            {
+                "conv_id": pd.array(r["conv_id"], dtype="str"),
+                "part": np.array(r["part"], dtype=int),
+                "from_node": pd.array(self.node_ids[self.e_u].astype(str), dtype="str"),
+                "to_node": pd.array(self.node_ids[self.e_v].astype(str), dtype="str"),
+                "kind": pd.array(kinds_e, dtype="str"),
+                "is_open": np.array([k in OPEN_CONVEYANCE_KINDS for k in kinds_e], dtype=bool),
+                "bidirectional": self.e_bi,
+                "orient_method": pd.array(r["orient_method"], dtype="str"),
+                "length_m": shapely.length(geoms) * self.f if len(geoms) else np.zeros(0),
+                "diameter_in": np.array(r["diameter_in"], dtype=float),
+                "us_invert": np.array(r["us_invert"], dtype=float),
+                "ds_invert": np.array(r["ds_invert"], dtype=float),
+            },
+            geometry=geoms if len(geoms) else gpd.GeoSeries([], crs=self.crs),
+            crs=self.crs,
+        )
+        orow: list[dict[str, Any]] = []
+        for nd in np.where(np.array([v is not None for v in self.out_id]))[0]:
+            a = self.out_attrs.get(int(nd), {})
+            orow.append({
+                "outfall_id": str(self.out_id[nd]),
+                "node_id": str(self.node_ids[nd]),
+                "receiving_water": a.get("receiving_water"),
+                "pwl_id": a.get("pwl_id"),
+                "status": a.get("status", "unknown"),
+                "permit_id": a.get("permit_id"),
+                "method": self.out_method[nd],
+                "geometry": shapely.points(self.node_xy_of(np.array([nd]))[0]),
+            })
+        for rec in self.unsnapped_outfalls:
+            orow.append({
+                "outfall_id": str(rec["outfall_id"]), "node_id": None,
+                "receiving_water": rec["receiving_water"], "pwl_id": rec["pwl_id"],
+                "status": rec["status"], "permit_id": rec["permit_id"],
+                "method": "outfalls_layer", "geometry": shapely.points(rec["xy"]),
+            })
+        cols = ["outfall_id", "node_id", "receiving_water", "pwl_id", "status", "permit_id",
+                "method"]
+        odf = pd.DataFrame(orow, columns=[*cols, "geometry"])
+        for c in cols:
+            odf[c] = pd.array(odf[c].astype(object).where(odf[c].notna(), None), dtype="str")
+        outfalls = gpd.GeoDataFrame(odf, geometry="geometry", crs=self.crs).set_index("outfall_id")
+        sn = pd.DataFrame({
+            "struct_id": pd.array(self.st_ids_in.astype(str), dtype="str"),
+            "node_id": pd.array([str(self.node_ids[self.st_primary[i]]) if self.st_ok[i]
+                                 else None for i in range(n_st)], dtype="str"),
+        })
+        net = StormNetwork(
+            nodes=nodes, edges=edges, outfalls=outfalls, qa=self.qa, crs=self.crs,
+            settings=self.settings, structure_nodes=sn,
+            terminals_not_at_water=[str(self.node_ids[i]) for i in self.not_at_water],
+        )
+        return net
+
+    def run(self) -> StormNetwork:
+        self.load_structures()
+        self.load_conveyances()
+        self.snap()
+        self.split()
+        self.orient()
+        self.assemble()
+        self.find_outfalls()
+        self.graph_qa()
+        net = self.frames()
+        from .network_trace import _graph_qa_after_build
+
+        _graph_qa_after_build(net, has_water=self.has_water, at_water=self._at_water)
+        counts = net.orient_counts
+        net.qa.note("Edge orientation (orient_method): "
+                    + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        net.qa.note(f"Snap tolerance {self.settings['snap_tolerance_m']} m "
+                    f"({self.tol:.3f} CRS units); {len(self.splits)} conveyance(s) split.")
+        return net

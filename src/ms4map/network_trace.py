@@ -1,0 +1,690 @@
+"""Outfall assignment, downstream/upstream traces and sewersheds on a StormNetwork.
+
+The all-structures assignment is linear in network size: strongly connected
+components (scipy) collapse cycles and two-way links, each component keeps one
+*main* exit (largest pipe, then lowest invert), and pointer jumping on a numpy
+array finds every component's sink in ``O(n log depth)``.  Only components
+upstream of a flow split get a full set of reachable outfalls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+from .errors import DataError
+
+__all__ = [
+    "ASSIGN_METHODS",
+    "Trace",
+    "Upstream",
+    "assign_outfalls",
+    "edge_outfalls",
+    "network_sewersheds",
+    "trace_downstream",
+    "trace_upstream",
+]
+
+#: Closed list of ``method`` values of :func:`assign_outfalls` (see docs/network.md).
+ASSIGN_METHODS = (
+    "outfalls_layer",          # drains to an outfall of the outfalls layer
+    "outfall_structure",       # ... to a structure of kind outfall
+    "terminal_at_water",       # ... to a terminal node within the water tolerance of a waterbody
+    "terminal_no_water_layer",  # ... to a terminal node; no waterbody layer to check against
+    "split",                   # flow splits and reaches several outfalls (main one given)
+    "terminal_not_at_water",   # ends at a terminal node away from every waterbody: no outfall
+    "cycle",                   # ends in a loop of conveyances with no way out: no outfall
+    "unconnected",             # no conveyance reaches the structure
+    "no_geometry",             # the structure has no usable location
+)
+
+
+# ------------------------------------------------------------------------------------
+# core solve (cached on the network)
+# ------------------------------------------------------------------------------------
+@dataclass
+class _Solved:
+    node_index: pd.Index
+    u: np.ndarray          # directed arcs (bi edges appear twice), absorbing outfalls removed
+    v: np.ndarray
+    arc_edge: np.ndarray   # arc -> row of net.edges
+    is_outfall: np.ndarray
+    outfall_of_node: np.ndarray  # object: outfall id at the node or None
+    comp: np.ndarray
+    ncomp: int
+    sink: np.ndarray       # comp -> final sink comp along main exits
+    hops: np.ndarray       # comp -> conveyances along the main path
+    dist_m: np.ndarray     # comp -> metres along the main path
+    comp_outfall: np.ndarray  # comp -> outfall id (object) or None
+    comp_cycle: np.ndarray    # comp has a directed (not two-way) cycle
+    touched: np.ndarray       # node has an edge
+    all_outfalls: dict[int, list[str]] = field(default_factory=dict)  # comp -> outfalls (splits)
+    csr: Any = None
+
+
+def _solve(net: Any) -> _Solved:
+    cached = net._cache.get("solved")
+    if cached is not None:
+        return cached
+    nodes, edges = net.nodes, net.edges
+    nidx = pd.Index(nodes.index.astype(str))
+    n = len(nidx)
+    eu = nidx.get_indexer(edges["from_node"].astype(str)) if len(edges) else np.zeros(0, int)
+    ev = nidx.get_indexer(edges["to_node"].astype(str)) if len(edges) else np.zeros(0, int)
+    bi = edges["bidirectional"].to_numpy(dtype=bool) if len(edges) else np.zeros(0, bool)
+    eidx = np.arange(len(edges))
+    u = np.r_[eu, ev[bi]]
+    v = np.r_[ev, eu[bi]]
+    arc_edge = np.r_[eidx, eidx[bi]]
+    of_node = np.full(n, None, dtype=object)
+    ok = net.outfalls["node_id"].notna().to_numpy()
+    onodes = nidx.get_indexer(net.outfalls["node_id"][ok].astype(str))
+    of_node[onodes] = net.outfalls.index[ok].astype(str).to_numpy()
+    is_out = np.array([x is not None for x in of_node], dtype=bool)
+    keep = ~is_out[u]  # flow stops at an outfall
+    u, v, arc_edge = u[keep], v[keep], arc_edge[keep]
+    touched = np.zeros(n, dtype=bool)
+    touched[eu] = True
+    touched[ev] = True
+    csr = csr_matrix((np.ones(len(u)), (u, v)), shape=(n, n))
+    ncomp, comp = connected_components(csr, directed=True, connection="strong")
+    # directed cycles: strong components of the graph without two-way links
+    one_way = ~np.r_[bi, np.ones(int(bi.sum()), bool)][keep] if len(bi) else np.zeros(0, bool)
+    if len(u):
+        csr1 = csr_matrix((np.ones(int(one_way.sum())), (u[one_way], v[one_way])), shape=(n, n))
+        _, comp1 = connected_components(csr1, directed=True, connection="strong")
+        size1 = np.bincount(comp1)
+        in_cycle = size1[comp1] > 1
+    else:
+        in_cycle = np.zeros(n, dtype=bool)
+    comp_cycle = np.zeros(ncomp, dtype=bool)
+    comp_cycle[comp[in_cycle]] = True
+    # component exits; main exit per component = largest pipe, then lowest invert
+    cu, cv = comp[u], comp[v]
+    ex = cu != cv
+    diam = edges["diameter_in"].to_numpy(dtype=float)[arc_edge] if len(edges) else np.zeros(0)
+    dsi = edges["ds_invert"].to_numpy(dtype=float)[arc_edge] if len(edges) else np.zeros(0)
+    elen = edges["length_m"].to_numpy(dtype=float)[arc_edge] if len(edges) else np.zeros(0)
+    ex_idx = np.where(ex)[0]
+    order = np.lexsort((ex_idx, np.nan_to_num(dsi[ex_idx], nan=np.inf),
+                        -np.nan_to_num(diam[ex_idx], nan=-1.0), cu[ex_idx]))
+    ex_sorted = ex_idx[order]
+    first = np.r_[True, cu[ex_sorted][1:] != cu[ex_sorted][:-1]] if len(ex_sorted) else \
+        np.zeros(0, bool)
+    main_arc = ex_sorted[first]
+    nxt = np.arange(ncomp)
+    nxt[cu[main_arc]] = cv[main_arc]
+    hops = np.zeros(ncomp, dtype=np.int64)
+    hops[cu[main_arc]] = 1
+    dist = np.zeros(ncomp)
+    dist[cu[main_arc]] = elen[main_arc]
+    for _ in range(64):  # pointer jumping: depth doubles each round
+        nn = nxt[nxt]
+        hops = hops + np.where(nxt != np.arange(ncomp), hops[nxt], 0)
+        dist = dist + np.where(nxt != np.arange(ncomp), dist[nxt], 0.0)
+        if np.array_equal(nn, nxt):
+            break
+        nxt = nn
+    sink = nxt
+    comp_outfall = np.full(ncomp, None, dtype=object)
+    for nd in np.where(is_out)[0][::-1]:
+        comp_outfall[comp[nd]] = of_node[nd]
+    # flow splits: components with two or more distinct successor components
+    solved = _Solved(nidx, u, v, arc_edge, is_out, of_node, comp, ncomp, sink, hops, dist,
+                     comp_outfall, comp_cycle, touched, csr=csr)
+    if ex.any():
+        pairs = np.unique(np.c_[cu[ex], cv[ex]], axis=0)
+        nsucc = np.bincount(pairs[:, 0], minlength=ncomp)
+        split_comps = np.where(nsucc >= 2)[0]
+        if len(split_comps):
+            solved.all_outfalls = _split_outfalls(pairs, split_comps, ncomp, sink, comp_outfall)
+    net._cache["solved"] = solved
+    return solved
+
+
+def _split_outfalls(pairs: np.ndarray, split_comps: np.ndarray, ncomp: int, sink: np.ndarray,
+                    comp_outfall: np.ndarray) -> dict[int, list[str]]:
+    """Reachable outfalls of every component upstream of a flow split."""
+    # components that reach a split: BFS upstream from a virtual source
+    src = ncomp
+    rows = np.r_[pairs[:, 1], np.full(len(split_comps), src)]
+    cols = np.r_[pairs[:, 0], split_comps]
+    rev = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(ncomp + 1, ncomp + 1))
+    affected = breadth_first_order(rev, src, directed=True, return_predecessors=False)[1:]
+    aff = np.zeros(ncomp, dtype=bool)
+    aff[affected] = True
+    succ: dict[int, list[int]] = {}
+    for a, b in pairs[aff[pairs[:, 0]]]:
+        succ.setdefault(int(a), []).append(int(b))
+    memo: dict[int, frozenset[str]] = {}
+
+    def base(c: int) -> frozenset[str]:
+        o = comp_outfall[sink[c]]
+        return frozenset() if o is None else frozenset([o])
+
+    # iterative post-order over the affected sub-DAG
+    for start in affected:
+        start = int(start)
+        if start in memo:
+            continue
+        stack = [(start, False)]
+        while stack:
+            c, expanded = stack.pop()
+            if c in memo:
+                continue
+            if not aff[c]:
+                memo[c] = base(c)
+                continue
+            if expanded:
+                acc: set[str] = set()
+                for s in succ.get(c, ()):
+                    acc |= memo[s]
+                if comp_outfall[c] is not None:
+                    acc.add(comp_outfall[c])
+                memo[c] = frozenset(acc)
+                continue
+            stack.append((c, True))
+            for s in succ.get(c, ()):
+                if s not in memo:
+                    stack.append((s, False))
+    return {c: sorted(memo[c]) for c in map(int, affected) if len(memo[c]) > 1}
+
+
+def _graph_qa_after_build(net: Any, *, has_water: bool = False,
+                          at_water: Any = None) -> None:
+    """Resolve two-way sink loops into outfalls, then report cycles and dead subnetworks."""
+    s = _solve(net)
+    nodes, edges = net.nodes, net.edges
+    n = len(s.node_index)
+    comp_sizes = np.bincount(s.comp, minlength=s.ncomp)
+    sinks = np.unique(s.sink)
+    new_rows = []
+    for c in sinks:
+        if s.comp_outfall[c] is not None or comp_sizes[c] < 2 or s.comp_cycle[c]:
+            continue
+        # a pool of two-way links with no way out: its lowest node is the terminal
+        members = np.where(s.comp == c)[0]
+        inv = nodes["invert_elev"].to_numpy(dtype=float)[members]
+        rim = nodes["rim_elev"].to_numpy(dtype=float)[members]
+        key = np.lexsort((np.arange(len(members)), np.nan_to_num(rim, nan=np.inf),
+                          np.nan_to_num(inv, nan=np.inf)))
+        rep = int(members[key[0]])
+        nid = str(s.node_index[rep])
+        if has_water:
+            xy = shapely.get_coordinates(nodes.geometry.iloc[rep])[0]
+            if at_water is None or not at_water(xy):
+                net.terminals_not_at_water.append(nid)
+                continue
+            method = "terminal_at_water"
+        else:
+            method = "terminal_no_water_layer"
+        new_rows.append({"outfall_id": nid, "node_id": nid, "receiving_water": None,
+                         "pwl_id": None, "status": "unknown", "permit_id": None,
+                         "method": method, "geometry": nodes.geometry.iloc[rep]})
+    if new_rows:
+        add = gpd.GeoDataFrame(pd.DataFrame(new_rows), geometry="geometry",
+                               crs=net.crs).set_index("outfall_id")
+        for col in add.columns:
+            if col != "geometry":
+                add[col] = pd.array(add[col].astype(object).where(add[col].notna(), None),
+                                    dtype="str")
+        net.outfalls = pd.concat([net.outfalls, add])
+        net._cache.clear()
+        s = _solve(net)
+    # cycles
+    conv = edges["conv_id"].astype(str).to_numpy()
+    if len(s.u):
+        cyc_nodes = np.zeros(n, dtype=bool)
+        cyc_nodes[np.isin(s.comp, np.where(s.comp_cycle)[0])] = True
+        arcs_in = cyc_nodes[s.u] & cyc_nodes[s.v] & (s.comp[s.u] == s.comp[s.v])
+        by_comp: dict[int, list[int]] = {}
+        for a in np.where(arcs_in)[0]:
+            if not edges["bidirectional"].iat[s.arc_edge[a]]:
+                by_comp.setdefault(int(s.comp[s.u[a]]), []).append(int(s.arc_edge[a]))
+        for c, eds in by_comp.items():
+            ids = sorted({conv[e] for e in eds})
+            trapped = s.comp_outfall[s.sink[c]] is None and s.sink[c] == c
+            g = edges.geometry.iloc[eds[0]]
+            xy = shapely.get_coordinates(g.interpolate(0.5, normalized=True))[0]
+            net.qa.warning(
+                "cycle", "conveyances",
+                f"Conveyances {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''} form a "
+                "loop of one-way flow" + ("; water in it has no way out." if trapped else "."),
+                feature_id=ids[0], step="network", x=float(xy[0]), y=float(xy[1]),
+                fix="Check the inverts/direction of the conveyances in the loop.")
+    # subnetworks (weakly connected pieces) with no outfall
+    if len(edges):
+        eu = s.node_index.get_indexer(edges["from_node"].astype(str))
+        ev = s.node_index.get_indexer(edges["to_node"].astype(str))
+        g = csr_matrix((np.ones(len(eu)), (eu, ev)), shape=(n, n))
+        nw, lab = connected_components(g, directed=False)
+        has_out = np.zeros(nw, dtype=bool)
+        has_out[lab[s.is_outfall]] = True
+        has_edge = np.zeros(nw, dtype=bool)
+        has_edge[lab[eu]] = True
+        for w in np.where(has_edge & ~has_out)[0]:
+            members = np.where(lab == w)[0]
+            ne = int(np.isin(eu, members).sum())
+            ids = sorted(set(conv[np.isin(eu, members)]))
+            xy = shapely.get_coordinates(nodes.geometry.iloc[members[0]])[0]
+            net.qa.warning(
+                "no_outfall_subnetwork", "conveyances",
+                f"A connected piece of {ne} conveyance(s) ({', '.join(ids[:5])}"
+                f"{' ...' if len(ids) > 5 else ''}) reaches no outfall.",
+                feature_id=ids[0], step="network", x=float(xy[0]), y=float(xy[1]),
+                fix="Connect it to the rest of the system, or add its outfall.")
+
+
+# ------------------------------------------------------------------------------------
+# all-structure assignment
+# ------------------------------------------------------------------------------------
+def _node_results(net: Any) -> pd.DataFrame:
+    """Outfall, method and reason for every network node (cached)."""
+    cached = net._cache.get("node_results")
+    if cached is not None:
+        return cached
+    s = _solve(net)
+    n = len(s.node_index)
+    sink = s.sink[s.comp]
+    main = s.comp_outfall[sink].copy()
+    outf = net.outfalls
+    ometh = dict(zip(outf.index.astype(str), outf["method"].astype(str), strict=False))
+    others = np.full(n, "", dtype=object)
+    method = np.full(n, None, dtype=object)
+    reason = np.full(n, "", dtype=object)
+    hops = s.hops[s.comp]
+    dist = s.dist_m[s.comp]
+    not_at_water = set(net.terminals_not_at_water)
+    for i in range(n):
+        c = s.comp[i]
+        allo = s.all_outfalls.get(int(c))
+        m = main[i]
+        if allo and len(allo) > 1:
+            if m is None:
+                m = allo[0]
+            main[i] = m
+            others[i] = ";".join(o for o in allo if o != m)
+            method[i] = "split"
+            reason[i] = (f"flow splits and reaches {len(allo)} outfalls; main outfall {m} "
+                         "follows the largest pipe (then the lowest invert) at each split")
+            continue
+        if s.is_outfall[i]:
+            method[i] = ometh.get(m)
+            reason[i] = f"the structure is outfall {m} ({ometh.get(m)})"
+            continue
+        if not s.touched[i]:
+            method[i] = "unconnected"
+            reason[i] = "no conveyance end, and no conveyance, lies within the snap tolerance"
+            continue
+        if m is not None:
+            method[i] = ometh.get(m)
+            reason[i] = (f"{int(hops[i])} conveyance(s), {dist[i]:.0f} m downstream to outfall "
+                         f"{m} ({_OUT_WHY.get(ometh.get(m), ometh.get(m))})")
+            continue
+        term = str(s.node_index[sink_node(s, sink[i])])
+        if s.comp_cycle[sink[i]]:
+            method[i] = "cycle"
+            reason[i] = "flow ends in a loop of conveyances with no way out (see QA 'cycle')"
+        elif term in not_at_water:
+            method[i] = "terminal_not_at_water"
+            reason[i] = (f"flow ends at node {term}, which is not within the water tolerance "
+                         "of any waterbody")
+        else:
+            method[i] = "terminal_not_at_water"
+            reason[i] = f"flow ends at node {term}, which is not an outfall"
+    res = pd.DataFrame({"node_id": s.node_index, "outfall_id": main, "method": method,
+                        "reason": reason, "other_outfalls": others,
+                        "hops": hops, "dist_m": dist})
+    res = res.set_index("node_id")
+    net._cache["node_results"] = res
+    return res
+
+
+def sink_node(s: _Solved, c: int) -> int:
+    """A node of component ``c``."""
+    return int(np.argmax(s.comp == c))
+
+
+_OUT_WHY = {
+    "outfalls_layer": "in the outfalls layer",
+    "outfall_structure": "a structure of kind outfall",
+    "terminal_at_water": "terminal node at a waterbody",
+    "terminal_no_water_layer": "terminal node; no waterbody layer to check against",
+}
+
+
+def assign_outfalls(net: Any) -> pd.DataFrame:
+    """The outfall of every structure at once (linear in network size).
+
+    Parameters
+    ----------
+    net : StormNetwork
+
+    Returns
+    -------
+    DataFrame
+        One row per input structure, in input order: ``struct_id``, ``node_id``,
+        ``outfall_id`` (NA when there is none), ``method`` (:data:`ASSIGN_METHODS`),
+        ``reason``, ``other_outfalls`` (``;``-joined ids of further outfalls reached
+        where the flow splits, else ``""``).
+    """
+    res = _node_results(net)
+    sn = net.structure_nodes
+    out = pd.DataFrame({"struct_id": sn["struct_id"].astype(str), "node_id": sn["node_id"]})
+    have = out["node_id"].notna()
+    j = res.reindex(out.loc[have, "node_id"].astype(str))
+    for col in ("outfall_id", "method", "reason", "other_outfalls"):
+        vals = np.full(len(out), None if col != "other_outfalls" else "", dtype=object)
+        vals[have.to_numpy()] = j[col].to_numpy()
+        out[col] = vals
+    out.loc[~have, "method"] = "no_geometry"
+    out.loc[~have, "reason"] = "the structure has no usable point geometry"
+    for col in ("struct_id", "node_id", "outfall_id", "method", "reason", "other_outfalls"):
+        out[col] = pd.array(out[col].astype(object).where(out[col].notna(), None), dtype="str")
+    return out[["struct_id", "outfall_id", "method", "reason", "other_outfalls", "node_id"]]
+
+
+def edge_outfalls(net: Any) -> pd.DataFrame:
+    """The outfall(s) of every conveyance: ``conv_id, outfall_id, method, reason, other_outfalls``.
+
+    A conveyance drains where its downstream node drains (both ends for a two-way
+    link); the parts of a split conveyance are combined.
+    """
+    res = _node_results(net)
+    e = net.edges
+    if len(e) == 0:
+        return pd.DataFrame(columns=["conv_id", "outfall_id", "method", "reason",
+                                     "other_outfalls"])
+    down = res.reindex(e["to_node"].astype(str))
+    df = pd.DataFrame({
+        "conv_id": e["conv_id"].astype(str).to_numpy(),
+        "outfall_id": down["outfall_id"].to_numpy(),
+        "method": down["method"].to_numpy(),
+        "reason": down["reason"].to_numpy(),
+        "other_outfalls": down["other_outfalls"].to_numpy(),
+        "bi": e["bidirectional"].to_numpy(),
+        "up_out": res.reindex(e["from_node"].astype(str))["outfall_id"].to_numpy(),
+    })
+    rows = []
+    for cid, g in df.groupby("conv_id", sort=False):
+        outs: list[str] = []
+        for _, r in g.iterrows():
+            for o in [r["outfall_id"], *str(r["other_outfalls"] or "").split(";"),
+                      r["up_out"] if r["bi"] else None]:
+                if isinstance(o, str) and o and o not in outs:
+                    outs.append(o)
+        last = g.iloc[-1]
+        main = last["outfall_id"] if isinstance(last["outfall_id"], str) else (
+            outs[0] if outs else None)
+        meth = last["method"] if len(outs) <= 1 else "split"
+        rows.append({"conv_id": cid, "outfall_id": main, "method": meth,
+                     "reason": last["reason"],
+                     "other_outfalls": ";".join(o for o in outs if o != main)})
+    out = pd.DataFrame(rows)
+    for col in out.columns:
+        out[col] = pd.array(out[col].astype(object).where(out[col].notna(), None), dtype="str")
+    return out
+
+
+# ------------------------------------------------------------------------------------
+# traces
+# ------------------------------------------------------------------------------------
+@dataclass
+class Trace:
+    """A downstream trace.
+
+    Attributes
+    ----------
+    start : str
+        What the trace started from (struct_id, conv_id or ``POINT (x y)``).
+    nodes, edges : GeoDataFrame
+        The nodes and conveyance parts on the way (every branch where flow splits).
+    geometry : LineString or MultiLineString or None
+        The path (None when the start is itself an outfall or leads nowhere).
+    length_m : float
+        Total length of the conveyances on the way, in metres.
+    outfall_ids : list of str
+        Outfalls reached, main one first.
+    receiving_waters : list of str
+        Receiving waters of those outfalls (where known).
+    method, reason : str
+        As in :func:`assign_outfalls`.
+    """
+
+    start: str
+    nodes: gpd.GeoDataFrame
+    edges: gpd.GeoDataFrame
+    geometry: Any
+    length_m: float
+    outfall_ids: list[str]
+    receiving_waters: list[str]
+    method: str
+    reason: str
+
+
+@dataclass
+class Upstream:
+    """An upstream trace: everything that drains to ``start``.
+
+    Attributes
+    ----------
+    start : str
+    nodes : GeoDataFrame
+        Contributing nodes (structures and junctions), the start included.
+    edges : GeoDataFrame
+        Contributing conveyance parts.
+    """
+
+    start: str
+    nodes: gpd.GeoDataFrame
+    edges: gpd.GeoDataFrame
+
+    @property
+    def struct_ids(self) -> list[str]:
+        return [s for s in self.nodes["struct_id"].tolist() if isinstance(s, str)]
+
+    @property
+    def conv_ids(self) -> list[str]:
+        return list(dict.fromkeys(self.edges["conv_id"].astype(str)))
+
+
+def _resolve_start(net: Any, start: Any, by: str) -> tuple[int, list[int], str]:
+    """-> (start node index, extra edge rows to include, label)."""
+    s = _solve(net)
+    if by not in ("auto", "struct", "node", "conv", "point"):
+        raise DataError(f"Unknown by={by!r}, select from ['auto', 'struct', 'node', 'conv', "
+                        "'point'].")
+    if isinstance(start, shapely.Point) or by == "point":
+        if not isinstance(start, shapely.Point):
+            raise DataError(f"by='point' needs a shapely Point, got {type(start).__name__}.")
+        e = net.edges
+        if len(e) == 0:
+            raise DataError("The network has no conveyances to start from.")
+        tree = shapely.STRtree(e.geometry.values)
+        k = int(tree.nearest(start))
+        return int(s.node_index.get_loc(str(e["to_node"].iat[k]))), [k], start.wkt
+    key = str(start)
+    if by in ("auto", "struct", "node"):
+        sn = net.structure_nodes
+        hit = sn.loc[sn["struct_id"] == key, "node_id"]
+        if len(hit) and isinstance(hit.iat[0], str):
+            return int(s.node_index.get_loc(hit.iat[0])), [], key
+        if len(hit):
+            raise DataError(f"Structure '{key}' has no location, so it is not in the network.")
+        if key in s.node_index and by != "struct":
+            return int(s.node_index.get_loc(key)), [], key
+    if by in ("auto", "conv"):
+        e = net.edges
+        rows = np.where(e["conv_id"].astype(str).to_numpy() == key)[0]
+        if len(rows):
+            # the most downstream part: its to_node is no part's from_node
+            frm = set(e["from_node"].iloc[rows].astype(str))
+            last = [r for r in rows if str(e["to_node"].iat[r]) not in frm] or [rows[-1]]
+            k = int(last[0])
+            return int(s.node_index.get_loc(str(e["to_node"].iat[k]))), list(map(int, rows)), key
+    raise DataError(
+        f"'{key}' is neither a struct_id nor a conv_id of the network. Fix: check the id "
+        "(ids are case-sensitive), or give a map point."
+    )
+
+
+def trace_downstream(net: Any, start: Any, *, by: str = "auto") -> Trace:
+    """Trace from a structure, conveyance or map point down to its outfall(s).
+
+    Parameters
+    ----------
+    net : StormNetwork
+    start : str or shapely.Point
+        A ``struct_id``, a ``conv_id`` or a point in the working CRS (the trace
+        starts on the nearest conveyance).
+    by : {"auto", "struct", "node", "conv", "point"}
+        How to read ``start``.
+
+    Returns
+    -------
+    Trace
+    """
+    s = _solve(net)
+    node, extra, label = _resolve_start(net, start, by)
+    order = breadth_first_order(s.csr, node, directed=True, return_predecessors=False)
+    reached = np.zeros(len(s.node_index), dtype=bool)
+    reached[order] = True
+    arcs = reached[s.u]
+    erows = np.unique(np.r_[s.arc_edge[arcs], np.array(extra, dtype=int)]).astype(int)
+    edges = net.edges.iloc[erows]
+    if isinstance(start, shapely.Point) and extra:
+        # only the part of the start conveyance below the point
+        k = extra[0]
+        g = net.edges.geometry.iat[k]
+        t = g.project(start)
+        edges = edges.copy()
+        edges.loc[edges.index[erows == k], "geometry"] = shapely.ops.substring(g, t, g.length)
+    nodes = net.nodes.iloc[np.sort(order)]
+    res = _node_results(net).iloc[node]
+    outs = [o for o in s.outfall_of_node[order] if o is not None]
+    main = res["outfall_id"]
+    if isinstance(main, str) and main in outs:
+        outs = [main] + [o for o in outs if o != main]
+    rw = []
+    for o in outs:
+        w = net.outfalls.loc[o, "receiving_water"] if o in net.outfalls.index else None
+        if isinstance(w, str) and w not in rw:
+            rw.append(w)
+    geom = None
+    if len(edges):
+        geom = shapely.line_merge(shapely.union_all(edges.geometry.values))
+    length = float(shapely.length(edges.geometry.values).sum() * net.settings.get(
+        "crs_unit_m", 1.0)) if len(edges) else 0.0
+    return Trace(label, nodes, edges, geom, length, outs, rw, str(res["method"]),
+                 str(res["reason"]))
+
+
+def trace_upstream(net: Any, start: Any, *, by: str = "auto") -> Upstream:
+    """Everything upstream of an outfall, structure or conveyance.
+
+    Parameters
+    ----------
+    net : StormNetwork
+    start : str or shapely.Point
+        An ``outfall_id``, ``struct_id``, ``conv_id`` or point (nearest conveyance).
+    by : str
+        As in :func:`trace_downstream`.
+
+    Returns
+    -------
+    Upstream
+    """
+    s = _solve(net)
+    if isinstance(start, str) and start in net.outfalls.index and by == "auto":
+        nid = net.outfalls.loc[start, "node_id"]
+        if not isinstance(nid, str):
+            raise DataError(f"Outfall '{start}' is not connected to the network.")
+        node, extra = int(s.node_index.get_loc(nid)), []
+        label = start
+    else:
+        node, extra, label = _resolve_start(net, start, by)
+        if extra:  # a conveyance: start at its upstream end
+            e = net.edges
+            to = set(e["to_node"].iloc[extra].astype(str))
+            first = [r for r in extra if str(e["from_node"].iat[r]) not in to] or extra[:1]
+            node = int(s.node_index.get_loc(str(e["from_node"].iat[first[0]])))
+    order = breadth_first_order(s.csr.T.tocsr(), node, directed=True,
+                                return_predecessors=False)
+    reached = np.zeros(len(s.node_index), dtype=bool)
+    reached[order] = True
+    arcs = reached[s.v] & reached[s.u]
+    erows = np.unique(np.r_[s.arc_edge[arcs], np.array(extra, dtype=int)]).astype(int)
+    return Upstream(label, net.nodes.iloc[np.sort(order)], net.edges.iloc[erows])
+
+
+# ------------------------------------------------------------------------------------
+# sewersheds
+# ------------------------------------------------------------------------------------
+def network_sewersheds(net: Any, *, spacing_m: float = 10.0,
+                       buffer_m: float = 50.0) -> gpd.GeoDataFrame:
+    """Sewershed polygons per outfall from the network alone.
+
+    Points along every conveyance (each ``spacing_m`` metres) and every node carry
+    the main outfall they drain to; their Voronoi cells, dissolved per outfall and
+    clipped to ``buffer_m`` around the network, partition the served area.  Later
+    steps refine this with surface catchments.
+
+    Returns
+    -------
+    GeoDataFrame
+        ``outfall_id``, ``n_structures``, ``method`` (``network_voronoi``), geometry.
+    """
+    f = float(net.settings.get("crs_unit_m", 1.0))
+    res = _node_results(net)
+    e = net.edges
+    pts: list[np.ndarray] = []
+    labs: list[np.ndarray] = []
+    nd_out = res["outfall_id"].reindex(net.nodes.index.astype(str)).to_numpy()
+    pts.append(shapely.get_coordinates(net.nodes.geometry.values))
+    labs.append(nd_out)
+    if len(e):
+        step = spacing_m / f
+        total = float(shapely.length(e.geometry.values).sum())
+        step = max(step, total / 200_000)
+        down = res["outfall_id"].reindex(e["to_node"].astype(str)).to_numpy()
+        for g, lab in zip(e.geometry.values, down, strict=False):
+            n = int(g.length // step)
+            if n > 0:
+                d = np.arange(1, n + 1) * step
+                pts.append(shapely.get_coordinates(shapely.line_interpolate_point(g, d)))
+                labs.append(np.full(n, lab, dtype=object))
+    xy = np.vstack(pts)
+    lab = np.concatenate(labs)
+    ok = np.array([isinstance(v, str) for v in lab])
+    xy, lab = xy[ok], lab[ok]
+    cols = ["outfall_id", "n_structures", "method"]
+    if len(xy) == 0:
+        return gpd.GeoDataFrame(columns=[*cols, "geometry"], geometry="geometry", crs=net.crs)
+    _, first = np.unique(np.round(xy, 6), axis=0, return_index=True)
+    xy, lab = xy[first], lab[first]
+    region = shapely.buffer(shapely.multipoints(xy), buffer_m / f).envelope
+    hull = shapely.buffer(shapely.convex_hull(shapely.multipoints(xy)), buffer_m / f)
+    if len(xy) >= 3:
+        cells = shapely.voronoi_polygons(shapely.multipoints(xy), extend_to=region, ordered=True)
+        cells = np.array(cells.geoms, dtype=object)
+    else:
+        cells = np.array([shapely.buffer(shapely.points(p), buffer_m / f) for p in xy],
+                         dtype=object)
+    g = gpd.GeoDataFrame({"outfall_id": lab}, geometry=cells, crs=net.crs)
+    diss = g.dissolve("outfall_id").reset_index()
+    diss["geometry"] = diss.geometry.intersection(hull)
+    counts = res[res["outfall_id"].notna()].groupby("outfall_id").size()
+    sid = net.nodes["struct_id"].reindex(res.index)
+    counts = res[sid.notna().to_numpy() & res["outfall_id"].notna().to_numpy()].groupby(
+        "outfall_id").size()
+    diss["n_structures"] = diss["outfall_id"].map(counts).fillna(0).astype(int)
+    diss["method"] = "network_voronoi"
+    diss["outfall_id"] = diss["outfall_id"].astype("str")
+    return diss[[*cols, "geometry"]]
