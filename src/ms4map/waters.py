@@ -1,0 +1,582 @@
+"""Impaired waters: the 303(d) list, TMDL watersheds, and importers for their CSV exports.
+
+The model is a :class:`Waters` bundle of three frames:
+
+- ``waterbodies``: ``wb_id`` (NYSDEC PWL ID ``NNNN-NNNN``), ``name``, ``kind``
+  (and geometry when the workspace has it);
+- ``impairments``: one row per listing, ``wb_id``, ``pollutant`` (as written),
+  ``pollutant_norm`` (see :func:`normalize_pollutant`), ``category`` (EPA
+  integrated-report category: ``5`` = TMDL needed, ``4a`` = TMDL approved, ...),
+  ``list_part`` (NYSDEC list part when imported from the list), ``list_year``,
+  ``source`` (suspected source), ``action_id`` (ATTAINS action), ``origin``;
+- ``tmdl_watersheds``: ``tmdl_id``, ``name``, ``pollutant``, ``stormwater_source``
+  (bool), ``approved``, geometry.
+
+Two importers read the usual exports, validate every row and name each bad row
+by line number: :func:`read_303d_csv` (the columns of the NYSDEC 303(d) list's
+table) and :func:`read_attains_csv` (an ATTAINS-style export).  The accepted
+layouts are documented in ``docs/screening.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import DataError, InputOpenError
+
+__all__ = [
+    "CATEGORIES",
+    "IMPAIRMENT_COLUMNS",
+    "NY_LIST_PARTS",
+    "POLLUTANT_GROUPS",
+    "Waters",
+    "normalize_category",
+    "normalize_pollutant",
+    "pollutant_in",
+    "read_303d_csv",
+    "read_attains_csv",
+    "validate_impairments",
+]
+
+#: EPA integrated-report categories accepted (``5`` = 303(d) list, ``4a`` = TMDL approved).
+CATEGORIES = ("1", "2", "3", "4a", "4b", "4c", "5", "5alt")
+#: NYSDEC 303(d) list parts; every part of the list is an EPA category 5 listing.
+NY_LIST_PARTS = ("1", "2a", "2b", "2c", "2d", "3a", "3b", "3c")
+
+IMPAIRMENT_COLUMNS = ("wb_id", "name", "wb_type", "pollutant", "pollutant_norm", "category",
+                      "list_part", "list_year", "source", "action_id", "origin", "line")
+
+_PWL_RE = re.compile(r"^\d{4}-\d{4}$")
+_AU_RE = re.compile(r"^(?:NY[-_ ]?)?(\d{4}-\d{4})$", re.IGNORECASE)
+
+# Canonical pollutant names and the words that mean them (matched on a lower-cased,
+# punctuation-stripped cause).  Order matters: the first match wins.
+_POLLUTANT_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("pcbs", r"pcb|polychlorinated"),
+    ("silt/sediment", r"silt|sediment|siltation|suspended solids|\btss\b"),
+    ("turbidity", r"turbid"),
+    ("phosphorus", r"phosph"),
+    ("nitrogen", r"nitrogen|nitrate|nitrite"),
+    ("ammonia", r"ammonia"),
+    ("nutrients", r"nutrient|eutroph|algal|algae"),
+    ("pathogens", r"pathogen|coliform|e\.? ?coli|enterococ|bacteria"),
+    ("mercury", r"mercury"),
+    ("floatables", r"floatable|trash|garbage"),
+    ("oxygen demand", r"oxygen|\bdo\b|\bbod\b"),
+    ("ph", r"\bph\b|acid"),
+    ("metals", r"metal|cadmium|copper|lead|zinc|iron|aluminum|arsenic"),
+    ("pesticides", r"pesticide|chlordane|ddt|dioxin"),
+    ("chloride", r"chloride|salt"),
+    ("thermal", r"thermal|temperature"),
+    ("oil and grease", r"oil|grease|petroleum"),
+)
+
+#: Pollutant groups: a profile list or the septic list may name a group or a member.
+POLLUTANT_GROUPS: dict[str, frozenset[str]] = {
+    "sediment": frozenset({"silt/sediment", "turbidity"}),
+    "silt/sediment": frozenset({"silt/sediment", "turbidity"}),
+    "nutrients": frozenset({"phosphorus", "nitrogen", "ammonia", "nutrients"}),
+    "pathogens": frozenset({"pathogens"}),
+}
+
+
+def normalize_pollutant(value: Any) -> str:
+    """Map a cause/pollutant as written in a list to a canonical name.
+
+    Unknown causes come back lower-cased and trimmed (they still count as a
+    listed cause of impairment under the law's definition).
+
+    Examples
+    --------
+    >>> normalize_pollutant("Phosphorus (Total)")
+    'phosphorus'
+    >>> normalize_pollutant("Polychlorinated biphenyls")
+    'pcbs'
+    >>> normalize_pollutant("Silt/Sediment")
+    'silt/sediment'
+    """
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    text = " ".join(str(value).strip().lower().split())
+    for canon, pat in _POLLUTANT_PATTERNS:
+        if re.search(pat, text):
+            return canon
+    return text
+
+
+def pollutant_in(pollutant: str, wanted: Iterable[str]) -> bool:
+    """Whether ``pollutant`` (any spelling) is one of ``wanted`` (names or groups)."""
+    p = normalize_pollutant(pollutant)
+    for w in wanted:
+        wn = str(w).strip().lower()
+        members = POLLUTANT_GROUPS.get(wn)
+        if members is None:
+            members = POLLUTANT_GROUPS.get(normalize_pollutant(wn), frozenset({normalize_pollutant(wn)}))
+        if p in members or p == normalize_pollutant(wn):
+            return True
+    return False
+
+
+def normalize_category(value: Any) -> str | None:
+    """``"5"``, ``"4A"``, ``"Category 4a"``, NYSDEC ``"Part 1"``/``"2a"`` -> EPA category.
+
+    Returns ``None`` for an unknown value.  NYSDEC list parts (1, 2a-2d, 3a-3c) are
+    all 303(d) listings, EPA category 5.
+    """
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    text = str(value).strip().lower()
+    text = re.sub(r"^(category|cat\.?|part)\s*", "", text).strip()
+    if text.endswith(".0"):
+        text = text[:-2]
+    if text in CATEGORIES:
+        return text
+    if text in NY_LIST_PARTS:
+        return "5"
+    return None
+
+
+def _is_blank(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and np.isnan(v)) or (
+        isinstance(v, str) and not v.strip()) or v is pd.NA
+
+
+# --------------------------------------------------------------------------------------
+# CSV importers
+# --------------------------------------------------------------------------------------
+_NYSDEC_COLUMNS: dict[str, tuple[str, ...]] = {
+    "wb_id": ("pwl_id", "pwl", "pwlid", "waterbody_id", "wbid", "wb_id"),
+    "name": ("waterbody_name", "waterbody", "water_body_name", "name"),
+    "wb_type": ("type", "waterbody_type", "water_type"),
+    "pollutant": ("cause_pollutant", "cause", "pollutant", "causes_pollutants",
+                  "pollutant_cause"),
+    "source": ("suspected_source", "suspected_sources", "source", "sources"),
+    "list_part": ("list_part", "part", "category", "list_category"),
+    "list_year": ("list_year", "year", "cycle"),
+}
+_ATTAINS_COLUMNS: dict[str, tuple[str, ...]] = {
+    "au_id": ("assessment_unit_id", "assessmentunitidentifier", "assessment_unit_identifier",
+              "au_id", "auid"),
+    "name": ("assessment_unit_name", "assessmentunitname", "waterbody_name", "name"),
+    "pollutant": ("parameter", "parameter_name", "parametername", "cause"),
+    "category": ("category", "epa_ir_category", "parameter_ir_category", "ir_category",
+                 "epairCategory".lower(), "parameteriRcategory".lower()),
+    "action_id": ("action_id", "associated_action_identifier", "actionidentifier",
+                  "associatedactionidentifier", "tmdl_id"),
+    "list_year": ("cycle", "reporting_cycle", "reportingcycle", "list_year", "year"),
+    "source": ("source", "sources", "suspected_source"),
+}
+
+
+def _norm_header(h: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "_", str(h).strip().lower()).strip("_")
+
+
+def _map_headers(cols: list[str], spec: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    norm = {_norm_header(c): c for c in cols}
+    out: dict[str, str] = {}
+    for canon, names in spec.items():
+        for n in names:
+            if n in norm:
+                out[canon] = norm[n]
+                break
+    return out
+
+
+def _read_csv(path: str | Path) -> pd.DataFrame:
+    p = Path(path)
+    if not p.is_file():
+        raise InputOpenError(f"CSV file {str(p)!r} does not exist or is not a file.")
+    try:
+        return pd.read_csv(p, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise DataError(f"Cannot parse {str(p)!r} as CSV: {exc}. Fix: save it as a "
+                        "comma-separated UTF-8 file with one header row.") from exc
+
+
+def _finish(rows: list[dict[str, Any]], problems: list[str], *, path: Path, kind: str,
+            on_error: str) -> pd.DataFrame:
+    if problems and on_error == "raise":
+        lines = [f"{kind} {str(path)!r}: {len(problems)} bad row(s):"]
+        lines += [f"  - {p}" for p in problems[:50]]
+        if len(problems) > 50:
+            lines.append(f"  ... and {len(problems) - 50} more")
+        lines.append("Fix the rows named above, or import with on_error='skip' to keep the "
+                     "good rows and report the bad ones.")
+        raise DataError("\n".join(lines))
+    df = pd.DataFrame(rows, columns=list(IMPAIRMENT_COLUMNS))
+    df["list_year"] = pd.array(df["list_year"], dtype="Int64")
+    df["line"] = df["line"].astype("int64")
+    df.attrs["problems"] = list(problems)
+    df.attrs["source_file"] = str(path)
+    return df
+
+
+def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
+    """Read a CSV with the columns of the NYSDEC 303(d) list's table.
+
+    Columns (header names are matched case- and punctuation-insensitively):
+    ``PWL ID`` (required), ``Waterbody Name``, ``Type``, ``Cause/Pollutant``
+    (required; several causes in one cell separated by ``;``), ``Suspected Source``,
+    ``List Part`` (required: NYSDEC part ``1``, ``2a``-``2d``, ``3a``-``3c``, or an
+    EPA category ``5``, ``4a``, ...) and optionally ``List Year``.
+
+    Parameters
+    ----------
+    path : str or Path
+    on_error : {"raise", "skip"}
+        ``"raise"`` (default): one :class:`DataError` listing every bad row.
+        ``"skip"``: keep the good rows; the bad ones are listed in
+        ``frame.attrs["problems"]``.
+
+    Returns
+    -------
+    DataFrame
+        Columns :data:`IMPAIRMENT_COLUMNS`, one row per listing.
+
+    Raises
+    ------
+    DataError
+        Missing required columns; with ``on_error="raise"``, any bad row (PWL ID not
+        ``NNNN-NNNN``, unknown list part/category, missing pollutant, duplicate
+        PWL ID + pollutant).
+    """
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"Unknown on_error: {on_error!r}, select from ['raise', 'skip']")
+    p = Path(path)
+    raw = _read_csv(p)
+    cols = _map_headers(list(raw.columns), _NYSDEC_COLUMNS)
+    missing = [c for c in ("wb_id", "pollutant", "list_part") if c not in cols]
+    if missing:
+        names = {"wb_id": "PWL ID", "pollutant": "Cause/Pollutant", "list_part": "List Part"}
+        raise DataError(
+            f"303(d) CSV {str(p)!r} lacks the column(s) {[names[m] for m in missing]}; it has "
+            f"{list(raw.columns)}. Fix: name the columns as in the NYSDEC list (PWL ID, "
+            "Waterbody Name, Type, Cause/Pollutant, Suspected Source, List Part)."
+        )
+    rows: list[dict[str, Any]] = []
+    problems: list[str] = []
+    seen: dict[tuple[str, str], int] = {}
+    for i, rec in enumerate(raw.to_dict("records")):
+        line = i + 2  # header is line 1
+        def get(k: str, rec: dict[str, Any] = rec) -> str:
+            return str(rec[cols[k]]).strip() if k in cols else ""
+
+        wb = get("wb_id")
+        bad = []
+        if not _PWL_RE.match(wb):
+            bad.append(f"PWL ID {wb!r} is not in the NYSDEC format NNNN-NNNN (e.g. 1302-0092)")
+        part = get("list_part")
+        cat = normalize_category(part)
+        if cat is None:
+            bad.append(f"list part/category {part!r} is unknown; select from NYSDEC parts "
+                       f"{list(NY_LIST_PARTS)} or EPA categories {list(CATEGORIES)}")
+        causes = [c.strip() for c in get("pollutant").split(";") if c.strip()]
+        if not causes:
+            bad.append("Cause/Pollutant is empty")
+        year_txt = get("list_year")
+        year: int | None = None
+        if year_txt:
+            try:
+                year = int(float(year_txt))
+            except ValueError:
+                bad.append(f"List Year {year_txt!r} is not a year")
+        if bad:
+            problems.append(f"line {line}: " + "; ".join(bad))
+            continue
+        for cause in causes:
+            key = (wb, normalize_pollutant(cause))
+            if key in seen:
+                problems.append(f"line {line}: duplicate listing of {wb} for {cause!r} "
+                                f"(already on line {seen[key]})")
+                continue
+            seen[key] = line
+            rows.append({
+                "wb_id": wb, "name": get("name") or None, "wb_type": get("wb_type") or None,
+                "pollutant": cause, "pollutant_norm": key[1], "category": cat,
+                "list_part": part.lower().replace("part", "").strip() or None,
+                "list_year": year, "source": get("source") or None, "action_id": None,
+                "origin": "nysdec_303d_csv", "line": line,
+            })
+    return _finish(rows, problems, path=p, kind="303(d) CSV", on_error=on_error)
+
+
+def read_attains_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
+    """Read an ATTAINS-style CSV export of assessment-unit parameters.
+
+    Columns (matched case- and punctuation-insensitively): assessment unit id
+    (``assessmentUnitIdentifier``/``assessment_unit_id``; ``NY1302-0092``,
+    ``NY-1302-0092`` or ``1302-0092``), ``parameter`` (the cause), ``category``
+    (EPA IR category: ``5``, ``4a``, ...), ``action id`` (the TMDL action, expected
+    for category 4a); optional assessment unit name, cycle, source.
+
+    Parameters and return value as :func:`read_303d_csv`; ``origin`` is
+    ``"attains_csv"`` and ``action_id`` is filled.
+    """
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"Unknown on_error: {on_error!r}, select from ['raise', 'skip']")
+    p = Path(path)
+    raw = _read_csv(p)
+    cols = _map_headers(list(raw.columns), _ATTAINS_COLUMNS)
+    missing = [c for c in ("au_id", "pollutant", "category") if c not in cols]
+    if missing:
+        names = {"au_id": "assessment unit id", "pollutant": "parameter", "category": "category"}
+        raise DataError(
+            f"ATTAINS CSV {str(p)!r} lacks the column(s) {[names[m] for m in missing]}; it has "
+            f"{list(raw.columns)}. Fix: export assessment unit id, parameter, category and "
+            "action id columns."
+        )
+    rows: list[dict[str, Any]] = []
+    problems: list[str] = []
+    seen: dict[tuple[str, str], int] = {}
+    for i, rec in enumerate(raw.to_dict("records")):
+        line = i + 2
+        def get(k: str, rec: dict[str, Any] = rec) -> str:
+            return str(rec[cols[k]]).strip() if k in cols else ""
+
+        au = get("au_id")
+        m = _AU_RE.match(au)
+        bad = []
+        if not m:
+            bad.append(f"assessment unit id {au!r} does not hold a PWL ID NNNN-NNNN "
+                       "(accepted: NY1302-0092, NY-1302-0092, 1302-0092)")
+        cat_txt = get("category")
+        cat = normalize_category(cat_txt)
+        if cat is None or cat_txt.lower().startswith("part"):
+            bad.append(f"category {cat_txt!r} is unknown; select from {list(CATEGORIES)}")
+        pol = get("pollutant")
+        if not pol:
+            bad.append("parameter is empty")
+        action = get("action_id") or None
+        if cat == "4a" and not action:
+            bad.append("category 4a (TMDL approved) needs the TMDL's action id")
+        year_txt = get("list_year")
+        year = None
+        if year_txt:
+            try:
+                year = int(float(year_txt))
+            except ValueError:
+                bad.append(f"cycle {year_txt!r} is not a year")
+        if bad:
+            problems.append(f"line {line}: " + "; ".join(bad))
+            continue
+        wb = m.group(1)  # type: ignore[union-attr]
+        key = (wb, normalize_pollutant(pol))
+        if key in seen:
+            problems.append(f"line {line}: duplicate listing of {wb} for {pol!r} "
+                            f"(already on line {seen[key]})")
+            continue
+        seen[key] = line
+        rows.append({
+            "wb_id": wb, "name": get("name") or None, "wb_type": None, "pollutant": pol,
+            "pollutant_norm": key[1], "category": cat, "list_part": None, "list_year": year,
+            "source": get("source") or None, "action_id": action, "origin": "attains_csv",
+            "line": line,
+        })
+    return _finish(rows, problems, path=p, kind="ATTAINS CSV", on_error=on_error)
+
+
+def validate_impairments(df: pd.DataFrame, *, layer: str = "impairments") -> pd.DataFrame:
+    """Check and normalise an impairments table (the workspace layer or an import).
+
+    Returns a new frame with :data:`IMPAIRMENT_COLUMNS`; raises :class:`DataError`
+    listing every bad row (PWL ID format, unknown category, missing pollutant,
+    duplicates).
+    """
+    problems: list[str] = []
+    rows = []
+    seen: dict[tuple[str, str], int] = {}
+    for i, rec in enumerate(df.to_dict("records")):
+        wb = "" if _is_blank(rec.get("wb_id")) else str(rec["wb_id"]).strip()
+        pol = "" if _is_blank(rec.get("pollutant")) else str(rec["pollutant"]).strip()
+        cat_raw = rec.get("category")
+        cat = "5" if _is_blank(cat_raw) else normalize_category(cat_raw)
+        bad = []
+        if not _PWL_RE.match(wb):
+            bad.append(f"wb_id {wb!r} is not a PWL ID NNNN-NNNN")
+        if not pol:
+            bad.append("pollutant is empty")
+        if cat is None:
+            bad.append(f"category {cat_raw!r} is unknown; select from {list(CATEGORIES)}")
+        if bad:
+            problems.append(f"row {i + 1}: " + "; ".join(bad))
+            continue
+        key = (wb, normalize_pollutant(pol), cat)
+        if key in seen:
+            problems.append(f"row {i + 1}: duplicate of row {seen[key]} ({wb}, {pol})")
+            continue
+        seen[key] = i + 1
+        year = rec.get("list_year")
+        rows.append({
+            "wb_id": wb, "name": None if _is_blank(rec.get("name")) else rec.get("name"),
+            "wb_type": None, "pollutant": pol, "pollutant_norm": key[1], "category": cat,
+            "list_part": None if _is_blank(rec.get("list_part")) else rec.get("list_part"),
+            "list_year": None if _is_blank(year) else int(float(year)),
+            "source": None if _is_blank(rec.get("source")) else str(rec.get("source")),
+            "action_id": None if _is_blank(rec.get("action_id")) else rec.get("action_id"),
+            "origin": rec.get("origin") if not _is_blank(rec.get("origin")) else layer,
+            "line": i + 1,
+        })
+    if problems:
+        raise DataError(f"Layer '{layer}' has {len(problems)} bad row(s):\n"
+                        + "\n".join(f"  - {p}" for p in problems[:50])
+                        + "\nFix: give wb_id as NNNN-NNNN, a pollutant, and a category "
+                        f"from {list(CATEGORIES)}.")
+    out = pd.DataFrame(rows, columns=list(IMPAIRMENT_COLUMNS))
+    out["list_year"] = pd.array(out["list_year"], dtype="Int64")
+    return out
+
+
+def _to_bool(v: Any) -> bool:
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if _is_blank(v):
+        return False
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return bool(v)
+    return str(v).strip().lower() in ("true", "yes", "y", "1", "t", "ms4", "wla")
+
+
+# --------------------------------------------------------------------------------------
+# The model
+# --------------------------------------------------------------------------------------
+@dataclass
+class Waters:
+    """Waterbodies, 303(d) listings and TMDL watersheds, in the working CRS.
+
+    Build it with :meth:`from_workspace` or :meth:`from_frames`.
+    """
+
+    waterbodies: pd.DataFrame
+    impairments: pd.DataFrame
+    tmdl_watersheds: Any  # GeoDataFrame (may be empty)
+    crs: Any = None
+    _by_wb: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_frames(cls, *, waterbodies: pd.DataFrame | None = None,
+                    impairments: pd.DataFrame | None = None, tmdl_watersheds: Any = None,
+                    crs: Any = None) -> Waters:
+        """Build from canonical frames (any may be ``None``)."""
+        import geopandas as gpd
+
+        wb = (pd.DataFrame(columns=["wb_id", "name", "kind"]) if waterbodies is None
+              else waterbodies.copy())
+        if "wb_id" in wb.columns:
+            wb["wb_id"] = wb["wb_id"].astype(object).where(wb["wb_id"].notna(), None)
+        imp = (pd.DataFrame(columns=list(IMPAIRMENT_COLUMNS)) if impairments is None
+               else impairments)
+        if "pollutant_norm" not in imp.columns or "origin" not in imp.columns:
+            imp = validate_impairments(imp)
+        if tmdl_watersheds is None:
+            tm = gpd.GeoDataFrame({"tmdl_id": [], "name": [], "pollutant": [],
+                                   "stormwater_source": [], "approved": []},
+                                  geometry=[], crs=crs)
+        else:
+            tm = tmdl_watersheds.copy()
+            for c in ("tmdl_id", "name", "pollutant", "approved"):
+                if c not in tm.columns:
+                    tm[c] = None
+            tm["stormwater_source"] = [_to_bool(v) for v in tm.get(
+                "stormwater_source", pd.Series([None] * len(tm), index=tm.index))]
+        if crs is None:
+            crs = getattr(wb, "crs", None) or getattr(tm, "crs", None)
+        by_wb = {k: g for k, g in imp.groupby("wb_id", sort=False)} if len(imp) else {}
+        return cls(waterbodies=wb, impairments=imp, tmdl_watersheds=tm, crs=crs, _by_wb=by_wb)
+
+    @classmethod
+    def from_workspace(cls, ws: Any, *, impairments: pd.DataFrame | None = None) -> Waters:
+        """Build from a workspace's ``waterbodies``, ``impairments`` and ``tmdl_watersheds``.
+
+        ``impairments`` (e.g. from :func:`read_303d_csv`) replaces the workspace's layer.
+        """
+        imp = impairments if impairments is not None else ws.layers.get("impairments")
+        return cls.from_frames(waterbodies=ws.layers.get("waterbodies"), impairments=imp,
+                               tmdl_watersheds=ws.layers.get("tmdl_watersheds"), crs=ws.crs)
+
+    # ------------------------------------------------------------------ queries
+    def listings(self, wb_id: Any) -> pd.DataFrame:
+        """Every listing (any category) of waterbody ``wb_id``."""
+        if _is_blank(wb_id):
+            return self.impairments.iloc[0:0]
+        return self._by_wb.get(str(wb_id).strip(), self.impairments.iloc[0:0])
+
+    def name_of(self, wb_id: Any) -> str | None:
+        """The waterbody's name, from the waterbodies layer or the listings."""
+        if _is_blank(wb_id):
+            return None
+        wb = self.waterbodies
+        if len(wb) and "wb_id" in wb.columns:
+            hit = wb.loc[wb["wb_id"] == str(wb_id), "name"] if "name" in wb.columns else []
+            for v in hit:
+                if not _is_blank(v):
+                    return str(v)
+        lst = self.listings(wb_id)
+        for v in lst.get("name", []):
+            if not _is_blank(v):
+                return str(v)
+        return None
+
+    def wb_id_for_name(self, name: Any) -> str | None:
+        """The PWL ID of a waterbody by (case-insensitive) name, when unique."""
+        if _is_blank(name) or not len(self.waterbodies) or "name" not in self.waterbodies:
+            return None
+        low = str(name).strip().lower()
+        hit = self.waterbodies[self.waterbodies["name"].astype(str).str.strip().str.lower() == low]
+        ids = {str(v) for v in hit["wb_id"] if not _is_blank(v)}
+        return ids.pop() if len(ids) == 1 else None
+
+    def listed_wb_ids(self, *, category: str = "5") -> set[str]:
+        """Waterbodies with at least one listing of ``category``."""
+        imp = self.impairments
+        return set(imp.loc[imp["category"] == category, "wb_id"].astype(str))
+
+    def waterbody_geometry(self, wb_id: Any) -> Any:
+        """Union of the geometries of waterbody ``wb_id`` (``None`` when unknown)."""
+        wb = self.waterbodies
+        if _is_blank(wb_id) or "geometry" not in getattr(wb, "columns", []):
+            return None
+        g = wb.loc[wb["wb_id"] == str(wb_id)].geometry
+        if not len(g):
+            return None
+        return g.union_all() if len(g) > 1 else g.iloc[0]
+
+    def tmdls_hit(self, geoms: Any) -> pd.DataFrame:
+        """TMDL watersheds intersecting any of ``geoms`` (an iterable of shapely geometries).
+
+        Returns the matching rows of ``tmdl_watersheds`` with an extra column ``hit``:
+        the position (in ``geoms``) of the first geometry that touches each watershed.
+        """
+        tm = self.tmdl_watersheds
+        geoms = [g for g in geoms if g is not None and not g.is_empty]
+        if tm is None or not len(tm) or not geoms:
+            return pd.DataFrame(columns=[*getattr(tm, "columns", []), "hit"])
+        arr = np.asarray(geoms, dtype=object)
+        q_idx, tree_idx = tm.sindex.query(arr, predicate="intersects")
+        if not len(q_idx):
+            return pd.DataFrame(columns=[*tm.columns, "hit"])
+        first: dict[int, int] = {}
+        for qi, ti in sorted(zip(q_idx.tolist(), tree_idx.tolist(), strict=True)):
+            first.setdefault(ti, qi)
+        out = tm.iloc[sorted(first)].copy()
+        out["hit"] = [first[i] for i in sorted(first)]
+        return out
+
+    def listed_within(self, geom: Any, distance: float) -> set[str]:
+        """Listed (category 5) waterbodies within ``distance`` CRS units of ``geom``."""
+        wb = self.waterbodies
+        if geom is None or "geometry" not in getattr(wb, "columns", []) or not len(wb):
+            return set()
+        listed = self.listed_wb_ids()
+        cand = wb[wb["wb_id"].isin(listed)]
+        if not len(cand):
+            return set()
+        near = cand[cand.geometry.distance(geom) <= distance]
+        return set(near["wb_id"].astype(str))
