@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from .network_build import (
     DEFAULT_ID_MATCH_M,
+    DEFAULT_LATERAL_M,
     DEFAULT_SNAP_M,
     DEFAULT_WATER_M,
     ORIENT_METHODS,
@@ -41,6 +42,7 @@ from .network_trace import (
 __all__ = [
     "ASSIGN_METHODS",
     "DEFAULT_ID_MATCH_M",
+    "DEFAULT_LATERAL_M",
     "DEFAULT_SNAP_M",
     "DEFAULT_WATER_M",
     "ORIENT_METHODS",

@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_SNAP_M",
     "DEFAULT_WATER_M",
     "DEFAULT_ID_MATCH_M",
+    "DEFAULT_LATERAL_M",
     "ORIENT_METHODS",
     "OUTFALL_METHODS",
     "StormNetwork",
@@ -42,6 +43,9 @@ DEFAULT_WATER_M = 10.0
 #: A from/to id is trusted when its structure lies within this distance (metres) of the
 #: conveyance end it names; farther away the geometry wins and a QA finding is raised.
 DEFAULT_ID_MATCH_M = 15.0
+#: A structure that no conveyance reaches is assumed to drain through an unmapped lateral
+#: to the nearest conveyance within this distance (metres); 0 turns the inference off.
+DEFAULT_LATERAL_M = 15.0
 
 #: Values of ``edges.orient_method``: the rule of RULES.md section 1 that decided.
 ORIENT_METHODS = (
@@ -52,6 +56,7 @@ ORIENT_METHODS = (
     "structure_inverts",
     "structure_rims",
     "digitized",
+    "assumed_lateral",
 )
 #: How an outfall was found (``outfalls.method``), in order of precedence.
 OUTFALL_METHODS = (
@@ -203,6 +208,7 @@ def build_network(
     snap_tolerance_m: float = DEFAULT_SNAP_M,
     water_tolerance_m: float = DEFAULT_WATER_M,
     id_match_m: float = DEFAULT_ID_MATCH_M,
+    lateral_tolerance_m: float = DEFAULT_LATERAL_M,
 ) -> StormNetwork:
     """Build the directed storm network of a workspace.
 
@@ -221,6 +227,12 @@ def build_network(
         From/to structure ids are trusted when the named structure lies within this
         distance (metres) of the conveyance end; otherwise the geometry decides and
         an ``id_geometry_mismatch`` finding is raised.
+    lateral_tolerance_m : float
+        A structure that no conveyance reaches (QA ``orphan_structure``) is assumed
+        to drain through an unmapped lateral to the nearest conveyance within this
+        distance (metres): the network gets an edge with ``orient_method``
+        ``assumed_lateral`` and the structure's assignment method says so.  0 turns
+        this off.
 
     Returns
     -------
@@ -233,7 +245,8 @@ def build_network(
         a negative tolerance.
     """
     for name, val in (("snap_tolerance_m", snap_tolerance_m),
-                      ("water_tolerance_m", water_tolerance_m), ("id_match_m", id_match_m)):
+                      ("water_tolerance_m", water_tolerance_m), ("id_match_m", id_match_m),
+                      ("lateral_tolerance_m", lateral_tolerance_m)):
         if not isinstance(val, (int, float)) or not math.isfinite(val) or val < 0:
             raise DataError(f"{name} must be a non-negative number of metres, got {val!r}.")
     crs = _check_crs(ws)
@@ -244,18 +257,20 @@ def build_network(
             "links), so there is no storm network to build. Fix: map your pipe layer with "
             "--layer conveyances=LAYER."
         )
-    b = _Builder(ws, crs, snap_tolerance_m, water_tolerance_m, id_match_m)
+    b = _Builder(ws, crs, snap_tolerance_m, water_tolerance_m, id_match_m, lateral_tolerance_m)
     return b.run()
 
 
 class _Builder:
-    def __init__(self, ws: Any, crs: CRS, snap_m: float, water_m: float, id_m: float) -> None:
+    def __init__(self, ws: Any, crs: CRS, snap_m: float, water_m: float, id_m: float,
+                 lateral_m: float) -> None:
         self.ws = ws
         self.crs = crs
         self.f = crs_unit_factor(crs)  # metres per CRS unit
         self.tol = snap_m / self.f
         self.water_tol = water_m / self.f
         self.id_tol = max(id_m, snap_m) / self.f
+        self.lateral_tol = lateral_m / self.f
         self.coincident_tol = 0.01 / self.f  # 1 cm: "identical coordinates"
         feetish = abs(self.f - 0.3048) < 0.001
         # RULES.md: 0.01 ft; the vertical unit is taken to be the CRS's linear unit.
@@ -265,6 +280,7 @@ class _Builder:
             "snap_tolerance_m": snap_m,
             "water_tolerance_m": water_m,
             "id_match_m": id_m,
+            "lateral_tolerance_m": lateral_m,
             "crs_unit_m": self.f,
             "snap_tolerance_crs": self.tol,
             "elev_threshold": self.elev_thr,
@@ -577,6 +593,40 @@ class _Builder:
             self.splits.setdefault(line, []).append((tt, node))
             self.split_kind[node] = "dangling" if node >= n_st else "structure"
 
+    def laterals(self) -> None:
+        """Link orphan structures to the nearest conveyance by an assumed lateral."""
+        self.lateral_edges: list[tuple[int, int, float, int]] = []
+        if self.lateral_tol <= 0:
+            return
+        L, n_st = self.L, self.n_st
+        deg = np.bincount(self.end_node, minlength=n_st + len(self.jxy))[:n_st]
+        on_line = {nd for nd, k in self.split_kind.items() if k == "structure"}
+        orphan = np.array([i for i in np.where(self.is_primary & (deg == 0))[0]
+                           if i not in on_line and self.st_kind[i] != "outfall"], dtype=int)
+        if len(orphan) == 0:
+            return
+        tree = shapely.STRtree(self.cv_geom)
+        pts = shapely.points(self.st_xy[orphan])
+        pi, li = tree.query_nearest(pts, max_distance=self.lateral_tol, all_matches=False)
+        new_j: list[np.ndarray] = []
+        for p, line in zip(pi, li, strict=True):
+            node = int(orphan[p])
+            g = self.cv_geom[line]
+            t = float(g.project(pts[p]))
+            d = float(g.distance(pts[p]))
+            if t <= self.tol:
+                target = int(self.end_node[line])
+            elif t >= self.cv_len[line] - self.tol:
+                target = int(self.end_node[line + L])
+            else:
+                target = n_st + len(self.jxy) + len(new_j)
+                new_j.append(shapely.get_coordinates(g.interpolate(t))[0, :2])
+                self.splits.setdefault(int(line), []).append((t, target))
+                self.split_kind[target] = "lateral"
+            self.lateral_edges.append((node, target, d, int(line)))
+        if new_j:
+            self.jxy = np.vstack([self.jxy, np.array(new_j)])
+
     def node_xy_of(self, nodes: np.ndarray) -> np.ndarray:
         out = np.zeros((len(nodes), 2))
         st = nodes < self.n_st
@@ -725,6 +775,25 @@ class _Builder:
                 rows["ds_invert"].append(ib)
                 rows["src"].append(j)
                 k += 1
+        for node, target, d, line in self.lateral_edges:
+            geom = shapely.LineString(self.node_xy_of(np.array([node, target])))
+            rows["conv_id"].append(f"lateral:{self.st_ids[node]}")
+            rows["part"].append(0)
+            rows["u"].append(node)
+            rows["v"].append(target)
+            rows["kind"].append("connector")
+            rows["orient_method"].append("assumed_lateral")
+            rows["bi"].append(False)
+            rows["geometry"].append(geom)
+            rows["diameter_in"].append(np.nan)
+            rows["us_invert"].append(np.nan)
+            rows["ds_invert"].append(np.nan)
+            rows["src"].append(-1)
+            self.warn("assumed_lateral", "structures",
+                      f"No conveyance reaches the structure; it is assumed to drain through an "
+                      f"unmapped lateral to conveyance '{self.cv_ids[line]}', "
+                      f"{d * self.f:.1f} m away.", self.st_ids[node], self.st_xy[node],
+                      level="info", fix="Map the lateral that serves this structure.")
         self.e_u = np.array(rows["u"], dtype=int)
         self.e_v = np.array(rows["v"], dtype=int)
         self.e_bi = np.array(rows["bi"], dtype=bool)
@@ -853,8 +922,9 @@ class _Builder:
                       fix="Snap the end to its structure, or add the missing structure.")
         # orphan structures
         touched = np.zeros(n_nodes, dtype=bool)
-        touched[self.e_u] = True
-        touched[self.e_v] = True
+        real = self.e_src >= 0  # assumed laterals do not count as a connection
+        touched[self.e_u[real]] = True
+        touched[self.e_v[real]] = True
         self.touched = touched
         for i in np.where(self.st_ok)[0]:
             p = self.st_primary[i]
@@ -969,6 +1039,7 @@ class _Builder:
         self.load_conveyances()
         self.snap()
         self.split()
+        self.laterals()
         self.orient()
         self.assemble()
         self.find_outfalls()

@@ -41,6 +41,7 @@ ASSIGN_METHODS = (
     "split",                   # flow splits and reaches several outfalls (main one given)
     "terminal_not_at_water",   # ends at a terminal node away from every waterbody: no outfall
     "cycle",                   # ends in a loop of conveyances with no way out: no outfall
+    "assumed_lateral",         # no conveyance reaches it; nearest conveyance (lateral_tolerance_m)
     "unconnected",             # no conveyance reaches the structure
     "no_geometry",             # the structure has no usable location
 )
@@ -302,6 +303,11 @@ def _node_results(net: Any) -> pd.DataFrame:
     hops = s.hops[s.comp]
     dist = s.dist_m[s.comp]
     not_at_water = set(net.terminals_not_at_water)
+    lat = net.edges[net.edges["orient_method"] == "assumed_lateral"]
+    lateral_of = dict(zip(lat["from_node"].astype(str), lat["length_m"], strict=True))
+    node_names = s.node_index.to_numpy()
+    snap_m = net.settings.get("snap_tolerance_m", 0.0)
+    lat_tol = net.settings.get("lateral_tolerance_m", 0.0)
     for i in range(n):
         c = s.comp[i]
         allo = s.all_outfalls.get(int(c))
@@ -321,12 +327,19 @@ def _node_results(net: Any) -> pd.DataFrame:
             continue
         if not s.touched[i]:
             method[i] = "unconnected"
-            reason[i] = "no conveyance end, and no conveyance, lies within the snap tolerance"
+            reason[i] = (f"no conveyance lies within the snap tolerance ({snap_m:g} m) or the "
+                         f"lateral tolerance ({lat_tol:g} m) of the structure")
             continue
         if m is not None:
             method[i] = ometh.get(m)
             reason[i] = (f"{int(hops[i])} conveyance(s), {dist[i]:.0f} m downstream to outfall "
                          f"{m} ({_OUT_WHY.get(ometh.get(m), ometh.get(m))})")
+            lat_m = lateral_of.get(node_names[i])
+            if lat_m is not None:
+                method[i] = "assumed_lateral"
+                reason[i] = (f"no conveyance reaches the structure; assumed to drain through an "
+                             f"unmapped lateral to the nearest conveyance ({lat_m:.0f} m), then "
+                             + reason[i])
             continue
         term = str(s.node_index[sink_node(s, sink[i])])
         if s.comp_cycle[sink[i]]:
@@ -558,6 +571,11 @@ def trace_downstream(net: Any, start: Any, *, by: str = "auto") -> Trace:
     reached[order] = True
     arcs = reached[s.u]
     erows = np.unique(np.r_[s.arc_edge[arcs], np.array(extra, dtype=int)]).astype(int)
+    # in flow order: by the BFS rank of each edge's upstream node
+    rank = np.full(len(s.node_index), len(order))
+    rank[order] = np.arange(len(order))
+    fu = s.node_index.get_indexer(net.edges["from_node"].iloc[erows].astype(str))
+    erows = erows[np.argsort(np.where(fu >= 0, rank[fu], -1), kind="stable")]
     edges = net.edges.iloc[erows]
     if isinstance(start, shapely.Point) and extra:
         # only the part of the start conveyance below the point
