@@ -66,7 +66,7 @@ def installed_assets() -> dict[str, VendorAsset]:
             mod = importlib.import_module(module)
         except ImportError:
             continue
-        base = Path(getattr(mod, "BASE_DIR"))
+        base = Path(mod.BASE_DIR)
         if all((base / f).exists() for f in files):
             found[name] = VendorAsset(name, str(getattr(mod, "VERSION", "")), base, files)
     return found

@@ -1,0 +1,88 @@
+"""The Streamlit app: `streamlit run app.py [-- WORKSPACE]` or `ms4map app [WORKSPACE]`.
+
+The app calls the library only; its pages hold widgets and layout, no GIS
+logic.  Each page is a module of :mod:`ms4map.app.pages` with a ``render()``
+function; :func:`main` sets the page config, makes sure the offline map
+assets are in place and runs the navigation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["PAGES", "main", "run_page"]
+
+#: url path -> (module, title, icon)
+PAGES: dict[str, tuple[str, str, str]] = {
+    "map": ("map_page", "Map", ":material/map:"),
+    "screening": ("screening", "Site screening", ":material/fact_check:"),
+    "investigation": ("investigation", "Outfall investigation", ":material/search:"),
+    "inventory": ("inventory", "Outfall inventory", ":material/list_alt:"),
+    "septic": ("septic_page", "Septic", ":material/water_damage:"),
+    "data": ("data_page", "Data", ":material/folder_open:"),
+}
+
+
+def _page_module(name: str):
+    import importlib
+
+    return importlib.import_module(f"ms4map.app.pages.{PAGES[name][0]}")
+
+
+def _setup(app_dir: str | Path | None) -> None:
+    import streamlit as st
+
+    from . import state
+    from .static import ensure_static_assets
+
+    if app_dir is not None:
+        state.set_app_dir(app_dir)
+    try:
+        st.set_page_config(page_title="ms4map", layout="wide")  # default icon: no fetch
+    except Exception:  # noqa: BLE001 - already set by the caller
+        pass
+    if "ms4map_assets" not in st.session_state:
+        try:
+            ensure_static_assets(state.app_dir() / "static")
+            st.session_state["ms4map_assets"] = True
+        except Exception as exc:  # noqa: BLE001
+            st.session_state["ms4map_assets"] = False
+            st.warning(f"Offline map scripts could not be prepared: {exc}")
+
+
+def main(app_dir: str | Path | None = None) -> None:
+    """Run the app (the body of ``app.py``).
+
+    Parameters
+    ----------
+    app_dir : path, optional
+        Folder of the main script; its ``static/`` folder is what Streamlit
+        serves, so the offline Leaflet copies go there.
+    """
+    import streamlit as st
+
+    _setup(app_dir)
+    pages = []
+    for url, (_mod, title, _icon) in PAGES.items():
+        pages.append(
+            # no icons: Streamlit fetches a page's icon as the favicon from the internet
+            st.Page(_make_runner(url), title=title, url_path=url, default=url == "map")
+        )
+    nav = st.navigation(pages)
+    nav.run()
+
+
+def _make_runner(name: str):
+    def run() -> None:
+        _page_module(name).render()
+
+    run.__name__ = f"page_{name}"
+    return run
+
+
+def run_page(name: str, app_dir: str | Path | None = None) -> None:
+    """Run one page on its own (tests use this with ``AppTest.from_string``)."""
+    if name not in PAGES:
+        raise ValueError(f"Unknown page {name!r}, select from {list(PAGES)}")
+    _setup(app_dir)
+    _page_module(name).render()

@@ -1,0 +1,154 @@
+"""The map widget every page shares: st_folium updated in place, clicks answered on the server.
+
+The base map (basemap tiles, hillshade, offline scripts) stays the same between
+reruns so the browser keeps its Leaflet map; the layers for the current view
+travel as ``feature_group_to_add`` and replace the previous ones.  Only the
+click position, the bounds and the zoom come back (``returned_objects``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from .. import maps
+from . import state
+from .static import asset_base_url
+
+__all__ = ["MapOutput", "default_view", "map_controls", "show_map"]
+
+
+@dataclass
+class MapOutput:
+    """What came back from the browser this run."""
+
+    view: maps.MapView
+    click: tuple[float, float] | None = None  # (lat, lng) of a new click
+    stats: maps.RenderStats = field(default_factory=maps.RenderStats)
+
+
+def default_view(ws: Any) -> maps.MapView:
+    """The whole-town view: the extent of the parcels (else of every layer)."""
+    import numpy as np
+
+    frames = [
+        f
+        for role in ("parcels", "conveyances", "structures", "outfalls", "ms4_area")
+        if (f := ws.layers.get(role)) is not None and len(f) and hasattr(f, "total_bounds")
+    ]
+    if not frames:
+        return maps.MapView(42.5, -74.5, 43.5, -73.5, 9)
+    b = np.array([f.total_bounds for f in frames[:1]])
+    return maps.MapView.from_bounds(tuple(b[0]), ws.crs)
+
+
+def map_controls(key: str, *, layers: dict[str, Any], default_hidden: tuple[str, ...] = ()) -> dict:
+    """Basemap, hillshade and layer toggles (plain widgets, in the sidebar)."""
+    sb = st.sidebar
+    basemap = sb.selectbox(
+        "Basemap",
+        list(maps.BASEMAPS),
+        index=0,
+        key=f"{key}_basemap",
+        help="'none' works offline; the others load tiles from the internet.",
+    )
+    hill = sb.checkbox("Hillshade from the DEM", value=True, key=f"{key}_hillshade")
+    options = [k for k in maps.LAYER_ORDER if k in layers]
+    visible = sb.multiselect(
+        "Layers",
+        options,
+        default=[k for k in options if k not in default_hidden],
+        format_func=lambda k: maps.LAYER_LABELS.get(k, k),
+        key=f"{key}_layers",
+    )
+    return {"basemap": basemap, "hillshade": hill, "visible": visible}
+
+
+def show_map(
+    key: str,
+    ws: Any,
+    layers: dict[str, Any],
+    *,
+    visible: list[str] | None = None,
+    highlights: dict[str, Any] | None = None,
+    basemap: str = "none",
+    hillshade: bool = False,
+    focus: Any = None,
+    height: int = 560,
+    legend: bool = True,
+) -> MapOutput:
+    """Draw the map and return the view and any new click.
+
+    Parameters
+    ----------
+    key : str
+        Widget key (one per page).
+    ws : Workspace
+    layers : dict of str to MapLayer
+    visible : list of str, optional
+    highlights : dict, optional
+        ``label -> GeoSeries`` drawn on top (selection, path, upstream ...).
+    focus : shapely geometry, optional
+        Jump the map to this geometry (working CRS).
+    """
+    from streamlit_folium import st_folium
+
+    home = default_view(ws)
+    previous = st.session_state.get(key)
+    view = maps.MapView.from_st_folium(previous, home)
+    center = zoom = None
+    if focus is not None and not focus.is_empty:
+        fview = maps.MapView.from_bounds(tuple(focus.buffer(60).bounds), ws.crs)
+        fview.zoom = min(max(fview.zoom, 16), 19)
+        center, zoom = list(fview.center), fview.zoom
+        if st.session_state.get(f"{key}_focus") != (center, zoom):
+            st.session_state[f"{key}_focus"] = (center, zoom)
+            view = fview
+    hs = state.hillshade_url(ws) if hillshade else None
+    static_ok = bool(st.get_option("server.enableStaticServing")) and st.session_state.get(
+        "ms4map_assets", False
+    )
+    m = maps.base_map(
+        home,
+        basemap=basemap,
+        asset_url=asset_base_url(st.get_option("server.baseUrlPath") or "") if static_ok else None,
+        hillshade_url=hs[0] if hs else None,
+        hillshade_bounds=hs[1] if hs else None,
+    )
+    stats = maps.RenderStats()
+    groups = maps.render_layers(layers, view, visible=visible, crs=ws.crs, stats=stats)
+    if highlights:
+        groups.append(maps.highlight_group(highlights))
+    cols = st.columns([4, 1]) if legend else [st.container()]
+    with cols[0]:
+        out = st_folium(
+            m,
+            key=key,
+            height=height,
+            use_container_width=True,
+            returned_objects=["last_clicked", "bounds", "zoom"],
+            feature_group_to_add=groups or None,
+            center=center,
+            zoom=zoom,
+        )
+        for note in stats.notes:
+            st.caption(note)
+        if not static_ok:
+            st.caption(
+                "Offline map scripts are not served (start with `ms4map app` or with "
+                "server.enableStaticServing = true); the map loads Leaflet from the internet."
+            )
+    if legend:
+        with cols[1]:
+            st.markdown(maps.legend_html(layers, visible=visible), unsafe_allow_html=True)
+    click = None
+    lc = (out or {}).get("last_clicked")
+    if lc and lc != st.session_state.get(f"{key}_last_click"):
+        st.session_state[f"{key}_last_click"] = lc
+        try:
+            click = (float(lc["lat"]), float(lc["lng"]))
+        except (KeyError, TypeError, ValueError):
+            click = None
+    return MapOutput(view=maps.MapView.from_st_folium(out, view), click=click, stats=stats)

@@ -1,0 +1,87 @@
+"""Map page: every layer with legend and toggles; click or search anything."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from .. import mapview, state, widgets
+
+PARCEL_COLOURINGS = {
+    "drainage": "Drainage (where runoff goes)",
+    "septic": "Septic flag",
+    "condition_a": "Condition A screening",
+}
+
+
+def render() -> None:
+    st.title("Map")
+    ctx = state.context()
+    if ctx is None:
+        return
+    ws, result = ctx.ws, ctx.result
+    colour = st.sidebar.radio(
+        "Colour parcels by",
+        list(PARCEL_COLOURINGS),
+        format_func=PARCEL_COLOURINGS.get,
+        key="map_parcel_colour",
+    )
+    septic = state.septic_layer(ws, result) if colour == "septic" else None
+    screening = state.screening_layer(ws, result) if colour == "condition_a" else None
+    if colour == "septic" and septic is None:
+        st.sidebar.caption("Septic flags need the septic module and the drainage result.")
+    if colour == "condition_a" and screening is None:
+        st.sidebar.caption(
+            "Condition A colours need the conditions module and the drainage result."
+        )
+    layers = state.map_layers(ws, result, parcel_colour=colour, septic=septic, screening=screening)
+    controls = mapview.map_controls(
+        "map", layers=layers, default_hidden=("sewer_districts", "ms4_area", "tmdl_watersheds")
+    )
+    with st.sidebar:
+        hit = widgets.search_box(ws, "map_search")
+    if hit is not None and st.session_state.get("map_search_last") != hit:
+        st.session_state["map_search_last"] = hit
+        st.session_state["map_selected"] = hit
+    _map_fragment(ws, result, layers, controls)
+
+
+@st.fragment
+def _map_fragment(ws, result, layers, controls) -> None:
+    from ... import maps
+
+    sel = st.session_state.get("map_selected")
+    focus = maps.feature_geometry(ws, *sel, result=result) if sel else None
+    highlights = {}
+    path = maps.feature_path(ws, result, *sel) if sel else None
+    if focus is not None:
+        highlights["selection"] = _series(focus, ws.crs)
+    if path is not None and len(path.geometry):
+        highlights["path"] = path.geometry
+    out = mapview.show_map(
+        "map_main",
+        ws,
+        layers,
+        visible=controls["visible"],
+        highlights=highlights,
+        basemap=controls["basemap"],
+        hillshade=controls["hillshade"],
+        focus=focus,
+    )
+    if out.click is not None:
+        found = maps.identify(layers, *out.click, zoom=out.view.zoom, visible=controls["visible"])
+        if found is not None and found != sel:
+            st.session_state["map_selected"] = found
+            st.rerun(scope="fragment")
+    if sel:
+        widgets.feature_details(ws, result, *sel)
+    else:
+        st.caption(
+            "Click a feature on the map, or search in the sidebar, to see its attributes "
+            "and its path to the receiving water."
+        )
+
+
+def _series(geom, crs):
+    import geopandas as gpd
+
+    return gpd.GeoSeries([geom], crs=crs)

@@ -1,0 +1,274 @@
+"""Cached access to the workspace, the pipeline result and the map layers.
+
+Pages never open files or run analyses themselves: they ask this module, which
+caches every expensive object with ``st.cache_resource`` (one copy per process,
+shared by every session) keyed by the workspace fingerprint.  Optional library
+parts that are not installed yet (a module missing from this build) make the
+page say "not available" instead of failing: see :func:`library`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from .upload import app_data_dir
+
+__all__ = [
+    "AppContext",
+    "app_dir",
+    "context",
+    "library",
+    "map_layers",
+    "not_available",
+    "pipeline_result",
+    "set_app_dir",
+    "workspace",
+    "workspace_source",
+]
+
+_APP_DIR: Path | None = None
+
+
+def set_app_dir(path: str | Path) -> None:
+    """Remember the folder of the Streamlit main script (its ``static/`` is served)."""
+    global _APP_DIR
+    _APP_DIR = Path(path)
+
+
+def app_dir() -> Path:
+    """The main script's folder, or ``<data dir>/app`` when the app was started otherwise."""
+    if _APP_DIR is not None:
+        return _APP_DIR
+    p = app_data_dir() / "app"
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def library(name: str) -> Any | None:
+    """Import ``ms4map.<name>``; ``None`` when this build does not have it yet."""
+    try:
+        return importlib.import_module(f"ms4map.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith(f"ms4map.{name}"):
+            return None
+        raise
+
+
+def not_available(what: str, module: str) -> None:
+    """Say plainly that a part of the library is missing from this build."""
+    st.info(
+        f"{what} is not available yet in this build of ms4map (the `ms4map.{module}` "
+        "module is missing). The other pages work."
+    )
+
+
+# -- which workspace -------------------------------------------------------------------
+def workspace_source() -> dict[str, Any]:
+    """Options of the workspace to open: session choice > command line > env > demo.
+
+    Returns
+    -------
+    dict
+        ``{"path": str | None, "layers": dict | None, "field_map": dict | None,
+        "dem": str | None, "label": str}``; ``path None`` with no layers = the demo.
+    """
+    chosen = st.session_state.get("ms4map_workspace")
+    if chosen:
+        return dict(chosen)
+    args = [a for a in sys.argv[1:] if not a.startswith("-")]
+    path = args[0] if args else os.environ.get("MS4MAP_WORKSPACE") or None
+    return {"path": path, "layers": None, "field_map": None, "dem": None, "label": path or "demo"}
+
+
+def _key(src: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(
+        {k: src.get(k) for k in ("path", "layers", "field_map", "dem")}, sort_keys=True, default=str
+    )
+
+
+@st.cache_resource(show_spinner="Opening the workspace ...", max_entries=4)
+def _open_workspace(key: str) -> Any:
+    import json
+
+    from ..io import demo_path, open_workspace
+
+    src = json.loads(key)
+    path = src.get("path")
+    if path is None and not src.get("layers"):
+        path = str(demo_path())
+    kwargs: dict[str, Any] = {}
+    if src.get("layers"):
+        kwargs["layers"] = src["layers"]
+    if src.get("field_map"):
+        kwargs["field_map"] = src["field_map"]
+    if src.get("dem"):
+        kwargs["dem"] = src["dem"]
+    return open_workspace(path, **kwargs)
+
+
+def workspace(*, show_error: bool = True) -> Any | None:
+    """The current workspace (cached), or ``None`` after showing why it cannot open."""
+    src = workspace_source()
+    try:
+        return _open_workspace(_key(src))
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a message
+        if show_error:
+            _show_error(f"The workspace '{src.get('label')}' could not be opened", exc)
+        return None
+
+
+def _show_error(title: str, exc: BaseException) -> None:
+    from ..errors import Ms4mapError
+
+    if isinstance(exc, Ms4mapError):
+        st.error(f"{title}: {exc}")
+        report = getattr(exc, "report", None)
+        if report is not None and hasattr(report, "to_markdown"):
+            with st.expander("QA report"):
+                st.markdown(report.to_markdown())
+    else:
+        st.error(f"{title}: {type(exc).__name__}: {exc}")
+        with st.expander("Details"):
+            st.code("".join(traceback.format_exception(exc))[-4000:])
+
+
+@st.cache_resource(
+    show_spinner="Tracing drainage (network, overland flow, parcels) ...", max_entries=4
+)
+def _run_pipeline(_ws: Any, fingerprint: str) -> Any:
+    pipeline = library("pipeline")
+    if pipeline is None:
+        return None
+    return pipeline.run(_ws)
+
+
+def pipeline_result(ws: Any, *, show_error: bool = True) -> Any | None:
+    """The cached :func:`ms4map.pipeline.run` result, or ``None`` (with a message)."""
+    if library("pipeline") is None:
+        if show_error:
+            not_available("The drainage analysis", "pipeline")
+        return None
+    try:
+        return _run_pipeline(ws, ws.fingerprint())
+    except Exception as exc:  # noqa: BLE001
+        if show_error:
+            _show_error("The drainage analysis failed", exc)
+        return None
+
+
+@st.cache_resource(show_spinner="Flagging septic parcels ...", max_entries=4)
+def _septic(_result: Any, fingerprint: str, profile: str) -> Any:
+    return library("septic").flag_septic(_result, profile=profile)
+
+
+def septic_layer(ws: Any, result: Any, *, profile: str = "stillwater") -> Any | None:
+    """The cached ``septic`` layer, or ``None`` when unavailable."""
+    if result is None or library("septic") is None:
+        return None
+    try:
+        return _septic(result, ws.fingerprint(), profile)
+    except Exception as exc:  # noqa: BLE001
+        _show_error("Septic flagging failed", exc)
+        return None
+
+
+@st.cache_resource(show_spinner="Screening every parcel for Condition A ...", max_entries=4)
+def _screening(_result: Any, fingerprint: str, profile: str) -> Any:
+    return library("conditions").screen_all(_result, profile=profile)
+
+
+def screening_layer(ws: Any, result: Any, *, profile: str = "stillwater") -> Any | None:
+    """The cached ``screening`` layer (every parcel), or ``None`` when unavailable."""
+    if result is None or library("conditions") is None:
+        return None
+    try:
+        return _screening(result, ws.fingerprint(), profile)
+    except Exception as exc:  # noqa: BLE001
+        _show_error("Parcel screening failed", exc)
+        return None
+
+
+@st.cache_resource(show_spinner="Preparing map layers ...", max_entries=8)
+def _layers(_ws: Any, _result: Any, _septic: Any, _screening: Any, key: tuple) -> Any:
+    from .. import maps
+
+    return maps.build_layers(
+        _ws, result=_result, septic=_septic, screening=_screening, parcel_colour=key[-1]
+    )
+
+
+def map_layers(
+    ws: Any,
+    result: Any,
+    *,
+    parcel_colour: str = "drainage",
+    septic: Any = None,
+    screening: Any = None,
+) -> dict[str, Any]:
+    """Cached :func:`ms4map.maps.build_layers` for this workspace and colouring."""
+    key = (
+        ws.fingerprint(),
+        result is not None,
+        septic is not None,
+        screening is not None,
+        parcel_colour,
+    )
+    return _layers(ws, result, septic, screening, key)
+
+
+@st.cache_resource(show_spinner="Shading the DEM ...", max_entries=4)
+def _hillshade(_dem: Any, fingerprint: str) -> tuple[bytes, list[list[float]]]:
+    from .. import maps
+
+    rgba, bounds = maps.hillshade(_dem.array, _dem.transform, _dem.crs, z_factor=_dem.z_to_m)
+    return maps.png_bytes(rgba), bounds
+
+
+def hillshade_url(ws: Any) -> tuple[str, list[list[float]]] | None:
+    """URL of the workspace DEM's hillshade PNG (served as a static file) and its bounds."""
+    dem = getattr(ws, "dem", None)
+    if dem is None:
+        return None
+    png, bounds = _hillshade(dem, ws.fingerprint())
+    if st.get_option("server.enableStaticServing"):
+        cache = app_dir() / "static" / "cache"
+        cache.mkdir(parents=True, exist_ok=True)
+        name = f"hillshade_{ws.fingerprint()}.png"
+        target = cache / name
+        if not target.exists():
+            tmp = target.with_suffix(".tmp")
+            tmp.write_bytes(png)
+            tmp.replace(target)
+        base = st.get_option("server.baseUrlPath").strip("/")
+        prefix = f"/{base}" if base else ""
+        return f"{prefix}/app/static/cache/{name}", bounds
+    import base64
+
+    return "data:image/png;base64," + base64.b64encode(png).decode(), bounds
+
+
+@dataclass
+class AppContext:
+    """What a page needs: the workspace and, when it ran, the pipeline result."""
+
+    ws: Any
+    result: Any
+
+
+def context(*, need_result: bool = True) -> AppContext | None:
+    """Workspace (+ result); ``None`` after an error message when the workspace fails."""
+    ws = workspace()
+    if ws is None:
+        return None
+    result = pipeline_result(ws) if need_result else None
+    return AppContext(ws, result)

@@ -1,0 +1,71 @@
+"""Small widgets the pages share: search, feature details, downloads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from .. import maps
+
+__all__ = ["feature_details", "search_box", "show_path"]
+
+
+def search_box(
+    ws: Any, key: str, *, layers: tuple[str, ...] | None = None
+) -> tuple[str, str] | None:
+    """Text search over addresses and ids; returns the chosen ``(layer, id)`` or None."""
+    query = st.text_input(
+        "Search: address, parcel id, structure id or outfall id",
+        key=f"{key}_query",
+        placeholder="e.g. 12 Main St, 232.-1-12, CB-101, OF-3",
+    )
+    if not query.strip():
+        return None
+    hits = maps.search_features(ws, query, limit=30)
+    if layers is not None:
+        hits = hits[hits["layer"].isin(layers)]
+    if not len(hits):
+        st.caption(f"Nothing matches '{query}'.")
+        return None
+    options = [f"{lyr}|{fid}" for lyr, fid in zip(hits["layer"], hits["fid"])]
+    labels = dict(zip(options, hits["label"]))
+    choice = st.selectbox(
+        f"{len(hits)} match(es)", options, format_func=lambda o: labels[o], key=f"{key}_hit"
+    )
+    if not choice:
+        return None
+    lyr, fid = choice.split("|", 1)
+    return lyr, fid
+
+
+def feature_details(ws: Any, result: Any, layer: str, fid: str) -> maps.PathResult | None:
+    """Attributes of the selected feature and its downstream path, as text."""
+    attrs = maps.feature_attributes(ws, layer, fid, result=result)
+    st.subheader(
+        f"{maps.LAYER_LABELS.get(layer, layer)[:-1] if layer.endswith('s') else layer} {fid}"
+    )
+    if attrs:
+        shown = {k: v for k, v in attrs.items() if v is not None and k not in ("src_fid",)}
+        st.dataframe(
+            pd.DataFrame({"attribute": list(shown), "value": [str(v) for v in shown.values()]}),
+            hide_index=True,
+            use_container_width=True,
+        )
+    if layer in ("parcels", "structures", "conveyances", "outfalls"):
+        path = maps.feature_path(ws, result, layer, fid)
+        show_path(path)
+        return path
+    return None
+
+
+def show_path(path: maps.PathResult) -> None:
+    st.markdown("**Downstream path**")
+    if path.steps:
+        for s in path.steps:
+            st.markdown(f"- {s}")
+    else:
+        st.caption(path.reason or "No path.")
+    if path.receiving_waters:
+        st.markdown("Receiving water(s): " + ", ".join(path.receiving_waters))

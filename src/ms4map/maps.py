@@ -1,0 +1,1423 @@
+"""folium maps of a workspace and its results, built for the browser's sake.
+
+The map never ships every feature: each render takes the current view (a
+:class:`MapView`, in EPSG:4326 with a zoom level), picks the features in it
+with the spatial index, drops parcels below a zoom level unless few are in
+view, simplifies at about half a screen pixel (never finer than 0.5 m), rounds
+coordinates to 6 decimals (~0.1 m) and sends one style per category instead
+of one per feature.  Clicks are answered on the server (:func:`identify`):
+the browser only reports where the user clicked.
+
+Everything here works on GeoDataFrames in the workspace's projected CRS and
+reprojects to EPSG:4326 only for display.  folium is imported lazily.
+
+Public functions
+----------------
+:func:`build_layers`       workspace + results -> :class:`MapLayer` per toggle
+:func:`render_layers`      layers + view -> folium FeatureGroups (limited to the view)
+:func:`base_map`           an empty map (basemap or none, offline assets)
+:func:`static_map`         a self-contained map of the given layers (no view limit)
+:func:`identify`           the feature under a click (spatial index, pixel tolerance)
+:func:`search_features`    address / parcel id / structure id / outfall id search
+:func:`feature_path`       a feature's downstream path to its receiving water
+:func:`hillshade`          a shaded-relief RGBA image of a DEM, in EPSG:4326 bounds
+:func:`legend_html`        an HTML legend of the visible layers
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+from shapely.geometry import LineString, Point, box
+
+__all__ = [
+    "BASEMAPS",
+    "LAYER_ORDER",
+    "MapLayer",
+    "MapView",
+    "PathResult",
+    "base_map",
+    "build_layers",
+    "display_geojson",
+    "feature_path",
+    "flow_arrows",
+    "hillshade",
+    "identify",
+    "legend_html",
+    "metres_per_pixel",
+    "parcel_categories",
+    "png_bytes",
+    "render_layers",
+    "search_features",
+    "static_map",
+]
+
+WGS84 = "EPSG:4326"
+
+#: Basemaps: name -> (tiles URL or None, attribution).  "none" works offline.
+BASEMAPS: dict[str, tuple[str | None, str]] = {
+    "none": (None, ""),
+    "OpenStreetMap (online)": (
+        "https://tile.openstreetmap.org/{z}/{x}/{y}.png",
+        "&copy; OpenStreetMap contributors",
+    ),
+    "Esri World Imagery (online)": (
+        "https://server.arcgisonline.com/ArcGIS/rest/services/World_Imagery/MapServer/tile/{z}/{y}/{x}",
+        "Tiles &copy; Esri",
+    ),
+}
+
+#: Draw order, bottom to top.
+LAYER_ORDER = (
+    "ms4_area",
+    "sewer_districts",
+    "tmdl_watersheds",
+    "sewersheds",
+    "parcels",
+    "waterbodies",
+    "impaired_waters",
+    "conveyances",
+    "structures",
+    "outfalls",
+)
+
+LAYER_LABELS = {
+    "ms4_area": "MS4 area",
+    "sewer_districts": "Sewer districts",
+    "tmdl_watersheds": "TMDL watersheds",
+    "sewersheds": "Sewersheds",
+    "parcels": "Parcels",
+    "waterbodies": "Waters",
+    "impaired_waters": "303(d) waters",
+    "conveyances": "Conveyances",
+    "structures": "Structures",
+    "outfalls": "Outfalls",
+}
+
+# -- styles --------------------------------------------------------------------------
+PARCEL_COLOURS: dict[str, dict[str, str]] = {
+    "drainage": {
+        "MS4": "#1f78b4",
+        "direct to water": "#33a02c",
+        "internally drained": "#b15928",
+        "unknown": "#999999",
+        "not computed": "#d9d9d9",
+    },
+    "septic": {
+        "septic violation": "#67000d",
+        "septic, special condition": "#d7301f",
+        "septic, tributary to MS4": "#fc8d59",
+        "septic, not tributary": "#fdd49e",
+        "public sewer / unknown": "#e0e0e0",
+        "not computed": "#d9d9d9",
+    },
+    "condition_a": {
+        "Condition A": "#d7301f",
+        "undetermined": "#fdae6b",
+        "not Condition A": "#74c476",
+        "not computed": "#d9d9d9",
+    },
+}
+STRUCTURE_COLOURS = {
+    "catch_basin": "#1f78b4",
+    "inlet": "#a6cee3",
+    "manhole": "#6a3d9a",
+    "junction": "#cab2d6",
+    "headwall": "#ff7f00",
+    "outfall": "#e31a1c",
+    "cleanout": "#b2df8a",
+    "bmp": "#33a02c",
+    "other": "#666666",
+}
+CONVEYANCE_COLOURS = {
+    "pipe": "#08519c",
+    "culvert": "#6a51a3",
+    "ditch": "#41ab5d",
+    "swale": "#a1d99b",
+    "channel": "#238b45",
+    "connector": "#969696",
+    "other": "#666666",
+}
+OUTFALL_COLOURS = {
+    "unknown": "#969696",
+    "not_flowing": "#1a9850",
+    "flowing": "#fee08b",
+    "suspect": "#fc8d59",
+    "illicit": "#d73027",
+    "eliminated": "#4575b4",
+}
+POLLUTANT_GROUPS = {
+    "phosphorus": "nutrients",
+    "nitrogen": "nutrients",
+    "nutrients": "nutrients",
+    "ammonia": "nutrients",
+    "pathogens": "pathogens",
+    "e. coli": "pathogens",
+    "fecal coliform": "pathogens",
+    "silt/sediment": "sediment",
+    "sediment": "sediment",
+    "siltation": "sediment",
+    "turbidity": "sediment",
+    "pcbs": "toxics (PCBs, metals, ...)",
+    "mercury": "toxics (PCBs, metals, ...)",
+    "metals": "toxics (PCBs, metals, ...)",
+}
+IMPAIRED_COLOURS = {
+    "nutrients": "#238443",
+    "pathogens": "#88419d",
+    "sediment": "#8c510a",
+    "toxics (PCBs, metals, ...)": "#e7298a",
+    "other pollutant": "#d95f02",
+}
+PATH_COLOUR = "#ff00ff"
+HIGHLIGHT_COLOUR = "#00e5ff"
+
+
+@dataclass
+class MapLayer:
+    """One toggleable map layer: features (working CRS) with a ``category`` column.
+
+    Attributes
+    ----------
+    key : str
+        Layer key (see :data:`LAYER_ORDER`).
+    label : str
+        Name shown in the legend and the toggles.
+    frame : GeoDataFrame
+        Features in the working CRS with columns ``fid`` (the feature's id, str)
+        and ``category``.
+    styles : dict
+        ``category -> colour``; categories not listed use ``"other"`` or grey.
+    geom : {"polygon", "line", "point"}
+    min_zoom : int
+        Below this zoom the layer is drawn only when at most ``max_features``
+        features are in view.
+    max_features : int
+        Most features drawn per render; beyond that the render notes it.
+    fill_opacity : float
+    arrows : bool
+        Draw flow-direction arrowheads (lines digitised in flow order).
+    """
+
+    key: str
+    label: str
+    frame: gpd.GeoDataFrame
+    styles: dict[str, str]
+    geom: str
+    min_zoom: int = 0
+    max_features: int = 20000
+    fill_opacity: float = 0.35
+    weight: float = 1.0
+    arrows: bool = False
+    radius: float = 4.0
+
+    def colour(self, category: str) -> str:
+        return self.styles.get(category, self.styles.get("other", "#888888"))
+
+
+@dataclass
+class MapView:
+    """What the browser shows: EPSG:4326 bounds plus a zoom level."""
+
+    south: float
+    west: float
+    north: float
+    east: float
+    zoom: int = 14
+
+    @classmethod
+    def from_bounds(
+        cls, bounds: tuple[float, float, float, float], crs: Any, *, zoom: int | None = None
+    ) -> MapView:
+        """A view of ``bounds`` (minx, miny, maxx, maxy in ``crs``); zoom to fit when None."""
+        from pyproj import Transformer
+
+        tr = Transformer.from_crs(crs, WGS84, always_xy=True)
+        west, south, east, north = tr.transform_bounds(*bounds)
+        if zoom is None:
+            zoom = fit_zoom(south, west, north, east)
+        return cls(south, west, north, east, int(zoom))
+
+    @classmethod
+    def from_st_folium(cls, out: dict | None, default: MapView) -> MapView:
+        """The view reported by ``st_folium`` (``bounds`` and ``zoom``), else ``default``."""
+        if not out:
+            return default
+        b = out.get("bounds") or {}
+        sw, ne = b.get("_southWest") or {}, b.get("_northEast") or {}
+        try:
+            south, west = float(sw["lat"]), float(sw["lng"])
+            north, east = float(ne["lat"]), float(ne["lng"])
+        except (KeyError, TypeError, ValueError):
+            return default
+        if not all(map(math.isfinite, (south, west, north, east))) or north <= south:
+            return default
+        zoom = out.get("zoom")
+        return cls(south, west, north, east, int(zoom) if zoom is not None else default.zoom)
+
+    @property
+    def center(self) -> tuple[float, float]:
+        return ((self.south + self.north) / 2, (self.west + self.east) / 2)
+
+    def bbox(self, crs: Any, *, margin: float = 0.1) -> tuple[float, float, float, float]:
+        """The view in ``crs`` (minx, miny, maxx, maxy), grown by ``margin`` of its size."""
+        from pyproj import Transformer
+
+        tr = Transformer.from_crs(WGS84, crs, always_xy=True)
+        minx, miny, maxx, maxy = tr.transform_bounds(self.west, self.south, self.east, self.north)
+        dx, dy = (maxx - minx) * margin, (maxy - miny) * margin
+        return (minx - dx, miny - dy, maxx + dx, maxy + dy)
+
+    def metres_per_pixel(self) -> float:
+        return metres_per_pixel(self.center[0], self.zoom)
+
+
+def metres_per_pixel(lat: float, zoom: int) -> float:
+    """Ground size of one Web-Mercator screen pixel at ``lat`` and ``zoom``."""
+    return 156543.03392 * math.cos(math.radians(lat)) / (2**zoom)
+
+
+def fit_zoom(
+    south: float,
+    west: float,
+    north: float,
+    east: float,
+    *,
+    width_px: int = 900,
+    height_px: int = 600,
+) -> int:
+    """Largest zoom at which the bounds fit a ``width_px`` x ``height_px`` map."""
+    lat = (south + north) / 2
+    for z in range(19, 0, -1):
+        mpp = metres_per_pixel(lat, z)
+        w = (east - west) * 111320 * math.cos(math.radians(lat)) / mpp
+        h = (north - south) * 110574 / mpp
+        if w <= width_px and h <= height_px:
+            return z
+    return 1
+
+
+# -- building the layers ---------------------------------------------------------------
+def _col(frame: pd.DataFrame, name: str) -> pd.Series:
+    if name in frame.columns:
+        return frame[name]
+    return pd.Series([None] * len(frame), index=frame.index, dtype=object)
+
+
+def _ids(frame: pd.DataFrame, column: str) -> pd.Series:
+    if column in frame.columns:
+        return frame[column].astype(str)
+    if frame.index.name == column:
+        return pd.Series(frame.index.astype(str), index=frame.index)
+    return pd.Series([str(i) for i in range(len(frame))], index=frame.index)
+
+
+def _layer_frame(frame: gpd.GeoDataFrame, ids: pd.Series, category: pd.Series) -> gpd.GeoDataFrame:
+    out = gpd.GeoDataFrame(
+        {"fid": ids.to_numpy(dtype=object), "category": category.to_numpy(dtype=object)},
+        geometry=frame.geometry.to_numpy(),
+        crs=frame.crs,
+    )
+    out = out[out.geometry.notna() & ~out.geometry.is_empty].reset_index(drop=True)
+    return out
+
+
+def parcel_categories(
+    parcels: pd.DataFrame,
+    *,
+    by: str = "drainage",
+    drainage: pd.DataFrame | None = None,
+    septic: pd.DataFrame | None = None,
+    screening: pd.DataFrame | None = None,
+) -> pd.Series:
+    """One display category per parcel, aligned to ``parcels``.
+
+    Parameters
+    ----------
+    parcels : DataFrame
+        Canonical parcels (``parcel_id``, ``sewer``).
+    by : {"drainage", "septic", "condition_a"}
+        What colours the parcels.
+    drainage : DataFrame, optional
+        The parcel drainage table (``parcel_id``, ``target_kind``, ``fraction``).
+        The category is that of the largest fraction.
+    septic : DataFrame, optional
+        The ``septic`` layer (``parcel_id`` plus flags such as ``tributary``,
+        ``special_condition``, ``violation``).
+    screening : DataFrame, optional
+        The ``screening`` layer (``parcel_id`` plus ``condition_a``:
+        true / false / NA for undetermined).
+
+    Returns
+    -------
+    pandas.Series of str
+    """
+    if by not in PARCEL_COLOURS:
+        raise ValueError(f"Unknown parcel colouring: {by!r}, select from {list(PARCEL_COLOURS)}")
+    ids = _ids(parcels, "parcel_id")
+    out = pd.Series("not computed", index=parcels.index, dtype=object)
+    if by == "drainage" and drainage is not None and len(drainage):
+        d = drainage[["parcel_id", "target_kind", "fraction"]].copy()
+        d["parcel_id"] = d["parcel_id"].astype(str)
+        d["fraction"] = pd.to_numeric(d["fraction"], errors="coerce").fillna(0.0)
+        d = d.sort_values("fraction", ascending=False).drop_duplicates("parcel_id")
+        kind = dict(zip(d["parcel_id"], d["target_kind"].astype(str), strict=False))
+        names = {
+            "inlet": "MS4",
+            "conveyance": "MS4",
+            "water_direct": "direct to water",
+            "depression": "internally drained",
+        }
+        out = ids.map(
+            lambda p: names.get(kind.get(p, ""), "unknown" if p in kind else "not computed")
+        )
+    elif by == "septic":
+        sewer = _col(parcels, "sewer").astype(object)
+        out = pd.Series(
+            np.where(
+                sewer.astype(str) == "septic", "septic, not tributary", "public sewer / unknown"
+            ),
+            index=parcels.index,
+            dtype=object,
+        )
+        if septic is not None and len(septic) and "parcel_id" in septic.columns:
+            s = septic.drop_duplicates("parcel_id").set_index(
+                septic["parcel_id"].astype(str).unique()
+            )
+            flags = {}
+            for pid, row in zip(s.index, s.to_dict("records"), strict=False):
+                if _truthy(row.get("violation")):
+                    flags[pid] = "septic violation"
+                elif _truthy(row.get("special_condition")):
+                    flags[pid] = "septic, special condition"
+                elif _truthy(row.get("tributary", row.get("flagged", True))):
+                    flags[pid] = "septic, tributary to MS4"
+            mapped = ids.map(flags)
+            out = mapped.where(mapped.notna(), out)
+    elif by == "condition_a" and screening is not None and len(screening):
+        s = screening.drop_duplicates("parcel_id")
+        col = "condition_a" if "condition_a" in s.columns else None
+        if col is not None:
+            vals = dict(zip(s["parcel_id"].astype(str), s[col], strict=False))
+
+            def _cat(p: str) -> str:
+                if p not in vals:
+                    return "not computed"
+                v = vals[p]
+                if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+                    return "undetermined"
+                if isinstance(v, str):
+                    low = v.lower()
+                    if low in ("undetermined", "unknown"):
+                        return "undetermined"
+                    return "Condition A" if low in ("true", "yes", "a", "1") else "not Condition A"
+                return "Condition A" if bool(v) else "not Condition A"
+
+            out = ids.map(_cat)
+    return out.astype(object)
+
+
+def _truthy(v: Any) -> bool:
+    if v is None or v is pd.NA:
+        return False
+    if isinstance(v, float) and math.isnan(v):
+        return False
+    if isinstance(v, str):
+        return v.strip().lower() in ("true", "yes", "1", "y")
+    return bool(v)
+
+
+def impaired_waters(
+    waterbodies: gpd.GeoDataFrame | None, impairments: pd.DataFrame | None
+) -> gpd.GeoDataFrame | None:
+    """Waterbodies on the 303(d) list, one row per water, categorised by pollutant group."""
+    if waterbodies is None or impairments is None or not len(waterbodies) or not len(impairments):
+        return None
+    imp = impairments.copy()
+    imp["wb_id"] = imp["wb_id"].astype(str)
+    cat = _col(imp, "category").astype(str).str.lower()
+    listed = imp[~cat.str.startswith("4a")]  # 4a counts through its TMDL watershed
+    if not len(listed):
+        return None
+    groups = (
+        listed.assign(
+            group=listed["pollutant"]
+            .astype(str)
+            .str.lower()
+            .map(POLLUTANT_GROUPS)
+            .fillna("other pollutant")
+        )
+        .groupby("wb_id")
+        .agg(group=("group", "first"), pollutants=("pollutant", lambda s: "; ".join(map(str, s))))
+    )
+    wb = waterbodies[waterbodies["wb_id"].astype(str).isin(groups.index)].copy()
+    if not len(wb):
+        return None
+    wb["category"] = wb["wb_id"].astype(str).map(groups["group"])
+    wb["pollutants"] = wb["wb_id"].astype(str).map(groups["pollutants"])
+    return wb
+
+
+def build_layers(
+    ws: Any,
+    *,
+    result: Any = None,
+    septic: pd.DataFrame | None = None,
+    screening: pd.DataFrame | None = None,
+    parcel_colour: str = "drainage",
+    parcel_min_zoom: int = 15,
+) -> dict[str, MapLayer]:
+    """Every map layer the workspace and the results have, keyed as :data:`LAYER_ORDER`.
+
+    Parameters
+    ----------
+    ws : Workspace
+    result : PipelineResult, optional
+        Adds sewersheds, the parcel drainage colouring and network-ordered conveyances.
+    septic, screening : DataFrame, optional
+        The ``septic`` and ``screening`` layers, for those parcel colourings.
+    parcel_colour : {"drainage", "septic", "condition_a"}
+    parcel_min_zoom : int
+        Parcels are drawn from this zoom on (or when few are in view).
+
+    Returns
+    -------
+    dict of str to MapLayer
+    """
+    layers: dict[str, MapLayer] = {}
+    get = ws.layers.get
+    parcels = get("parcels")
+    if parcels is not None and len(parcels):
+        drainage = getattr(result, "drainage", None) if result is not None else None
+        cats = parcel_categories(
+            parcels, by=parcel_colour, drainage=drainage, septic=septic, screening=screening
+        )
+        layers["parcels"] = MapLayer(
+            "parcels",
+            LAYER_LABELS["parcels"],
+            _layer_frame(parcels, _ids(parcels, "parcel_id"), cats),
+            PARCEL_COLOURS[parcel_colour],
+            "polygon",
+            min_zoom=parcel_min_zoom,
+            max_features=6000,
+            fill_opacity=0.45,
+            weight=0.6,
+        )
+    structures = get("structures")
+    if structures is not None and len(structures):
+        layers["structures"] = MapLayer(
+            "structures",
+            LAYER_LABELS["structures"],
+            _layer_frame(
+                structures, _ids(structures, "struct_id"), _col(structures, "kind").fillna("other")
+            ),
+            STRUCTURE_COLOURS,
+            "point",
+            min_zoom=15,
+            max_features=4000,
+            fill_opacity=0.9,
+            radius=3.5,
+        )
+    net = getattr(result, "network", None) if result is not None else None
+    edges = getattr(net, "edges", None)
+    conveyances = get("conveyances")
+    if edges is not None and len(edges):
+        layers["conveyances"] = MapLayer(
+            "conveyances",
+            LAYER_LABELS["conveyances"],
+            _layer_frame(edges, _ids(edges, "conv_id"), _col(edges, "kind").fillna("other")),
+            CONVEYANCE_COLOURS,
+            "line",
+            max_features=8000,
+            weight=2.0,
+            arrows=True,
+        )
+    elif conveyances is not None and len(conveyances):
+        conv = conveyances
+        if "flow_dir" in conv.columns:
+            rev = conv["flow_dir"].astype(str) == "reverse"
+            if rev.any():
+                conv = conv.copy()
+                conv.loc[rev, "geometry"] = shapely.reverse(conv.loc[rev, "geometry"].to_numpy())
+        layers["conveyances"] = MapLayer(
+            "conveyances",
+            LAYER_LABELS["conveyances"],
+            _layer_frame(conv, _ids(conv, "conv_id"), _col(conv, "kind").fillna("other")),
+            CONVEYANCE_COLOURS,
+            "line",
+            max_features=8000,
+            weight=2.0,
+            arrows=True,
+        )
+    outfalls = get("outfalls")
+    if outfalls is not None and len(outfalls):
+        layers["outfalls"] = MapLayer(
+            "outfalls",
+            LAYER_LABELS["outfalls"],
+            _layer_frame(
+                outfalls, _ids(outfalls, "outfall_id"), _col(outfalls, "status").fillna("unknown")
+            ),
+            OUTFALL_COLOURS,
+            "point",
+            fill_opacity=1.0,
+            radius=6.0,
+            weight=1.5,
+        )
+    waterbodies = get("waterbodies")
+    if waterbodies is not None and len(waterbodies):
+        layers["waterbodies"] = MapLayer(
+            "waterbodies",
+            LAYER_LABELS["waterbodies"],
+            _layer_frame(
+                waterbodies, _ids(waterbodies, "wb_id"), pd.Series("water", index=waterbodies.index)
+            ),
+            {"water": "#4a90d9"},
+            "polygon",
+            fill_opacity=0.4,
+            weight=2.0,
+        )
+    imp = impaired_waters(waterbodies, get("impairments"))
+    if imp is not None:
+        layers["impaired_waters"] = MapLayer(
+            "impaired_waters",
+            LAYER_LABELS["impaired_waters"],
+            _layer_frame(imp, _ids(imp, "wb_id"), imp["category"]),
+            IMPAIRED_COLOURS,
+            "polygon",
+            fill_opacity=0.5,
+            weight=4.0,
+        )
+    tmdl = get("tmdl_watersheds")
+    if tmdl is not None and len(tmdl):
+        lab = _col(tmdl, "pollutant").fillna("TMDL").astype(str).map(lambda s: f"TMDL: {s}")
+        layers["tmdl_watersheds"] = MapLayer(
+            "tmdl_watersheds",
+            LAYER_LABELS["tmdl_watersheds"],
+            _layer_frame(tmdl, _ids(tmdl, "tmdl_id"), lab),
+            {c: "#e6ab02" for c in lab.unique()} | {"other": "#e6ab02"},
+            "polygon",
+            fill_opacity=0.08,
+            weight=2.5,
+        )
+    sewersheds = getattr(result, "sewersheds", None) if result is not None else None
+    if sewersheds is not None and len(sewersheds):
+        sid = _ids(sewersheds, "outfall_id")
+        layers["sewersheds"] = MapLayer(
+            "sewersheds",
+            LAYER_LABELS["sewersheds"],
+            _layer_frame(sewersheds, sid, pd.Series("sewershed", index=sewersheds.index)),
+            {"sewershed": "#7570b3"},
+            "polygon",
+            fill_opacity=0.05,
+            weight=2.0,
+        )
+    for role, colour in (("ms4_area", "#e7298a"), ("sewer_districts", "#66a61e")):
+        frame = get(role)
+        if frame is not None and len(frame) and "geometry" in getattr(frame, "columns", []):
+            layers[role] = MapLayer(
+                role,
+                LAYER_LABELS[role],
+                _layer_frame(
+                    frame, _ids(frame, "name"), pd.Series(LAYER_LABELS[role], index=frame.index)
+                ),
+                {LAYER_LABELS[role]: colour},
+                "polygon",
+                fill_opacity=0.03,
+                weight=2.0,
+            )
+    return {k: layers[k] for k in LAYER_ORDER if k in layers}
+
+
+# -- view limiting and display geometry -----------------------------------------------
+def in_view(frame: gpd.GeoDataFrame, bbox: tuple[float, float, float, float]) -> gpd.GeoDataFrame:
+    """The rows of ``frame`` whose geometry intersects ``bbox`` (spatial index query)."""
+    if not len(frame):
+        return frame
+    idx = frame.sindex.query(box(*bbox), predicate="intersects")
+    return frame.iloc[np.sort(idx)]
+
+
+def display_geojson(
+    frame: gpd.GeoDataFrame,
+    *,
+    tolerance: float = 0.0,
+    decimals: int = 6,
+    properties: Iterable[str] = (),
+) -> str:
+    """Compact GeoJSON of ``frame`` in EPSG:4326, simplified and rounded for display.
+
+    Parameters
+    ----------
+    frame : GeoDataFrame
+        Features in a projected CRS.
+    tolerance : float
+        Simplification tolerance in the frame's CRS units (0 = none).
+    decimals : int
+        Decimal places kept in the output coordinates (6 ~ 0.1 m).
+    properties : iterable of str
+        Columns written as feature properties.
+    """
+    geoms = frame.geometry.to_numpy()
+    if tolerance > 0:
+        geoms = shapely.simplify(geoms, tolerance, preserve_topology=True)
+    if frame.crs is not None and not frame.crs.equals(WGS84):
+        geoms = gpd.GeoSeries(geoms, crs=frame.crs).to_crs(WGS84).to_numpy()
+    geoms = shapely.transform(geoms, lambda c: np.round(c, decimals))
+    texts = shapely.to_geojson(geoms)
+    props = list(properties)
+    if props:
+        records = frame[props].astype(object).where(frame[props].notna(), None).to_dict("records")
+        feats = [
+            f'{{"type":"Feature","properties":{json.dumps(r, default=str, separators=(",", ":"))},"geometry":{g}}}'
+            for r, g in zip(records, texts, strict=False)
+        ]
+    else:
+        feats = [f'{{"type":"Feature","properties":{{}},"geometry":{g}}}' for g in texts]
+    return '{"type":"FeatureCollection","features":[' + ",".join(feats) + "]}"
+
+
+def flow_arrows(lines: gpd.GeoDataFrame, *, size: float) -> gpd.GeoDataFrame:
+    """Arrowheads (a "V" of two segments) at the middle of each line, pointing downstream.
+
+    Parameters
+    ----------
+    lines : GeoDataFrame
+        Lines digitised in flow order, projected CRS.
+    size : float
+        Arrow arm length in CRS units.
+    """
+    geoms = lines.geometry.to_numpy()
+    lengths = shapely.length(geoms)
+    ok = lengths > 2 * size
+    geoms, lengths = geoms[ok], lengths[ok]
+    if not len(geoms):
+        return gpd.GeoDataFrame({"category": []}, geometry=[], crs=lines.crs)
+    tip = shapely.line_interpolate_point(geoms, lengths / 2 + size / 2)
+    back = shapely.line_interpolate_point(geoms, lengths / 2 - size / 2)
+    tx, ty = shapely.get_x(tip), shapely.get_y(tip)
+    bx, by = shapely.get_x(back), shapely.get_y(back)
+    ang = np.arctan2(ty - by, tx - bx)
+    arms = []
+    for a, x, y in zip(ang, tx, ty, strict=False):
+        left = (x - size * math.cos(a - 0.5), y - size * math.sin(a - 0.5))
+        right = (x - size * math.cos(a + 0.5), y - size * math.sin(a + 0.5))
+        arms.append(LineString([left, (x, y), right]))
+    cats = lines["category"].to_numpy()[ok] if "category" in lines.columns else "arrow"
+    return gpd.GeoDataFrame({"category": cats}, geometry=arms, crs=lines.crs)
+
+
+@dataclass
+class RenderStats:
+    """What one render sent: features per layer and notes for the user."""
+
+    features: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def render_layers(
+    layers: dict[str, MapLayer],
+    view: MapView,
+    *,
+    visible: Iterable[str] | None = None,
+    crs: Any = None,
+    min_tolerance_m: float = 0.5,
+    decimals: int = 6,
+    stats: RenderStats | None = None,
+) -> list[Any]:
+    """folium FeatureGroups of the visible layers, limited to ``view``.
+
+    Parameters
+    ----------
+    layers : dict of str to MapLayer
+    view : MapView
+    visible : iterable of str, optional
+        Layer keys to draw (default all).
+    crs : CRS, optional
+        Working CRS (default: the first layer's).
+    min_tolerance_m : float
+        Finest simplification, in metres (the tolerance is half a screen pixel,
+        never below this).
+    decimals : int
+        Coordinate decimals sent to the browser.
+    stats : RenderStats, optional
+        Filled with the feature counts and notes (e.g. "zoom in to see parcels").
+
+    Returns
+    -------
+    list of folium.FeatureGroup
+        One group per drawn layer, in :data:`LAYER_ORDER`.
+    """
+    import folium
+
+    keys = [k for k in LAYER_ORDER if k in layers and (visible is None or k in set(visible))]
+    if not keys:
+        return []
+    crs = crs if crs is not None else layers[keys[0]].frame.crs
+    bbox = view.bbox(crs)
+    unit = _crs_unit_m(crs)
+    mpp = view.metres_per_pixel()
+    tol = max(min_tolerance_m, 0.5 * mpp) / unit
+    groups = []
+    for key in keys:
+        layer = layers[key]
+        sub = in_view(layer.frame, bbox)
+        if view.zoom < layer.min_zoom and len(sub) > layer.max_features // 4:
+            if stats is not None:
+                stats.notes.append(
+                    f"{layer.label}: {len(sub):,} in view; zoom in (to level {layer.min_zoom}) to draw them."
+                )
+                stats.features[key] = 0
+            continue
+        if len(sub) > layer.max_features:
+            if stats is not None:
+                stats.notes.append(
+                    f"{layer.label}: {len(sub):,} in view, the first {layer.max_features:,} drawn; zoom in."
+                )
+            sub = sub.iloc[: layer.max_features]
+        if stats is not None:
+            stats.features[key] = len(sub)
+        fg = folium.FeatureGroup(name=layer.label, show=True)
+        for cat, part in sub.groupby("category", sort=True):
+            _add_geojson(fg, part, layer, str(cat), tol, decimals)
+        if layer.arrows and len(sub) and view.zoom >= 16:
+            arrows = flow_arrows(sub, size=7 * mpp / unit)
+            for cat, part in arrows.groupby("category", sort=True):
+                colour = layer.colour(str(cat))
+                folium.GeoJson(
+                    display_geojson(part, decimals=decimals),
+                    style_function=_const_style({"color": colour, "weight": 2, "opacity": 1}),
+                    interactive=False,
+                ).add_to(fg)
+        groups.append(fg)
+    return groups
+
+
+def _const_style(style: dict[str, Any]):
+    def fn(_feature: Any) -> dict[str, Any]:
+        return style
+
+    return fn
+
+
+def _add_geojson(
+    fg: Any, part: gpd.GeoDataFrame, layer: MapLayer, cat: str, tol: float, decimals: int
+) -> None:
+    import folium
+
+    colour = layer.colour(cat)
+    data = display_geojson(part, tolerance=tol if layer.geom != "point" else 0.0, decimals=decimals)
+    if layer.geom == "point":
+        style = {
+            "color": "#222222",
+            "weight": layer.weight,
+            "fillColor": colour,
+            "fillOpacity": layer.fill_opacity,
+            "radius": layer.radius,
+        }
+        folium.GeoJson(
+            data,
+            marker=folium.CircleMarker(radius=layer.radius, fill=True),
+            style_function=_const_style(style),
+        ).add_to(fg)
+    elif layer.geom == "line":
+        style = {"color": colour, "weight": layer.weight, "opacity": 0.9}
+        folium.GeoJson(data, style_function=_const_style(style)).add_to(fg)
+    else:
+        style = {
+            "color": colour if layer.key not in ("parcels",) else "#555555",
+            "weight": layer.weight,
+            "fillColor": colour,
+            "fillOpacity": layer.fill_opacity,
+        }
+        folium.GeoJson(data, style_function=_const_style(style)).add_to(fg)
+
+
+def _crs_unit_m(crs: Any) -> float:
+    try:
+        from pyproj import CRS
+
+        c = CRS.from_user_input(crs)
+        if c.is_geographic:
+            return 111320.0
+        return float(c.axis_info[0].unit_conversion_factor or 1.0)
+    except Exception:  # noqa: BLE001 - fall back to metres
+        return 1.0
+
+
+def highlight_group(
+    items: dict[str, gpd.GeoSeries | gpd.GeoDataFrame],
+    *,
+    name: str = "Selection",
+    colours: dict[str, str] | None = None,
+    decimals: int = 6,
+) -> Any:
+    """A FeatureGroup that draws highlighted geometries (selection, path, upstream)."""
+    import folium
+
+    fg = folium.FeatureGroup(name=name)
+    colours = colours or {}
+    for label, geoms in items.items():
+        if geoms is None or not len(geoms):
+            continue
+        frame = geoms if isinstance(geoms, gpd.GeoDataFrame) else gpd.GeoDataFrame(geometry=geoms)
+        colour = colours.get(label, HIGHLIGHT_COLOUR if label != "path" else PATH_COLOUR)
+        kinds = set(frame.geometry.geom_type)
+        style = {
+            "color": colour,
+            "weight": 4 if label == "path" else 3,
+            "fillOpacity": 0.15,
+            "fillColor": colour,
+        }
+        if kinds <= {"Point", "MultiPoint"}:
+            folium.GeoJson(
+                display_geojson(frame, decimals=decimals),
+                marker=folium.CircleMarker(radius=7, fill=True),
+                style_function=_const_style(style | {"fillOpacity": 0.6}),
+            ).add_to(fg)
+        else:
+            folium.GeoJson(
+                display_geojson(frame, decimals=decimals), style_function=_const_style(style)
+            ).add_to(fg)
+    return fg
+
+
+def base_map(
+    view: MapView,
+    *,
+    basemap: str = "none",
+    asset_url: str | None = None,
+    hillshade_url: str | None = None,
+    hillshade_bounds: list[list[float]] | None = None,
+    hillshade_opacity: float = 0.5,
+) -> Any:
+    """An empty map at ``view``: basemap tiles (or none) and the hillshade image.
+
+    Parameters
+    ----------
+    view : MapView
+    basemap : str
+        A key of :data:`BASEMAPS`; ``"none"`` needs no network.
+    asset_url : str, optional
+        URL prefix of locally served Leaflet/jQuery
+        (:func:`ms4map.app.static.asset_base_url`); ``None`` keeps folium's CDN links.
+    hillshade_url : str, optional
+        URL (or data URL) of a hillshade PNG; ``hillshade_bounds`` its
+        ``[[south, west], [north, east]]``.
+    """
+    import folium
+
+    if basemap not in BASEMAPS:
+        raise ValueError(f"Unknown basemap: {basemap!r}, select from {list(BASEMAPS)}")
+    tiles, attr = BASEMAPS[basemap]
+    m = folium.Map(
+        location=list(view.center),
+        zoom_start=view.zoom,
+        tiles=None,
+        control_scale=True,
+        prefer_canvas=False,
+        max_zoom=21,
+    )
+    if asset_url is not None:
+        from .app.static import offline_css, offline_js
+
+        m.default_js = offline_js(asset_url)
+        m.default_css = offline_css(asset_url)
+    if tiles is not None:
+        folium.TileLayer(
+            tiles=tiles, attr=attr, name=basemap, max_zoom=21, max_native_zoom=19
+        ).add_to(m)
+    if hillshade_url is not None and hillshade_bounds is not None:
+        overlay = folium.raster_layers.ImageOverlay(
+            image="data:image/png;base64,",  # placeholder: folium would read a local path
+            bounds=hillshade_bounds,
+            opacity=hillshade_opacity,
+            name="Hillshade",
+            interactive=False,
+            zindex=1,
+        )
+        overlay.url = hillshade_url  # a served URL (or data URL) used as is
+        overlay.add_to(m)
+    return m
+
+
+def static_map(
+    layers: dict[str, MapLayer],
+    *,
+    view: MapView | None = None,
+    visible: Iterable[str] | None = None,
+    highlights: dict[str, gpd.GeoSeries | gpd.GeoDataFrame] | None = None,
+    basemap: str = "none",
+    asset_url: str | None = None,
+    legend: bool = True,
+) -> Any:
+    """A complete folium map (for HTML export or a notebook): layers, highlights, legend."""
+    import folium
+
+    if view is None:
+        frames = [lyr.frame for lyr in layers.values() if len(lyr.frame)]
+        if not frames:
+            raise ValueError("No layer has features to map.")
+        b = np.array([f.total_bounds for f in frames])
+        view = MapView.from_bounds(
+            (b[:, 0].min(), b[:, 1].min(), b[:, 2].max(), b[:, 3].max()), frames[0].crs
+        )
+    m = base_map(view, basemap=basemap, asset_url=asset_url)
+    for fg in render_layers(layers, view, visible=visible):
+        fg.add_to(m)
+    if highlights:
+        highlight_group(highlights).add_to(m)
+    if legend:
+        html = legend_html(layers, visible=visible)
+        m.get_root().html.add_child(
+            folium.Element(
+                '<div style="position:fixed;bottom:24px;left:10px;z-index:9999;background:white;'
+                "padding:6px 8px;border:1px solid #999;font:12px sans-serif;max-height:60%;"
+                f'overflow:auto">{html}</div>'
+            )
+        )
+    m.fit_bounds([[view.south, view.west], [view.north, view.east]])
+    return m
+
+
+def legend_html(
+    layers: dict[str, MapLayer], *, visible: Iterable[str] | None = None, only_present: bool = True
+) -> str:
+    """An HTML legend: one swatch per category of each visible layer."""
+    vis = None if visible is None else set(visible)
+    parts = []
+    for key in LAYER_ORDER:
+        if key not in layers or (vis is not None and key not in vis):
+            continue
+        layer = layers[key]
+        present = (
+            set(map(str, layer.frame["category"].unique())) if only_present else set(layer.styles)
+        )
+        cats = [c for c in layer.styles if c in present] + sorted(present - set(layer.styles))
+        if not cats:
+            continue
+        rows = []
+        for c in cats:
+            colour = layer.colour(c)
+            if layer.geom == "point":
+                sw = f'<span style="display:inline-block;width:10px;height:10px;border-radius:50%;background:{colour};border:1px solid #222"></span>'
+            elif layer.geom == "line":
+                sw = f'<span style="display:inline-block;width:16px;height:0;border-top:3px solid {colour};vertical-align:middle"></span>'
+            else:
+                sw = f'<span style="display:inline-block;width:14px;height:10px;background:{colour};opacity:0.8;border:1px solid #555"></span>'
+            rows.append(f"{sw}&nbsp;{_esc(c.replace('_', ' '))}")
+        parts.append(f"<b>{_esc(layer.label)}</b><br>" + "<br>".join(rows))
+    return (
+        '<div class="ms4map-legend" style="font-size:12px;line-height:1.5">'
+        + "<br>".join(parts)
+        + "</div>"
+    )
+
+
+def _esc(text: str) -> str:
+    import html
+
+    return html.escape(str(text))
+
+
+# -- clicks, search, paths --------------------------------------------------------------
+def identify(
+    layers: dict[str, MapLayer],
+    lat: float,
+    lng: float,
+    *,
+    zoom: int = 16,
+    tolerance_px: float = 8.0,
+    visible: Iterable[str] | None = None,
+) -> tuple[str, str] | None:
+    """The feature under a click, found on the server with the spatial index.
+
+    Points (outfalls, structures) within ``tolerance_px`` screen pixels win over
+    lines, lines over polygons (parcels before larger areas).
+
+    Returns
+    -------
+    (layer key, feature id) or None
+    """
+    from pyproj import Transformer
+
+    if not layers:
+        return None
+    crs = next(iter(layers.values())).frame.crs
+    x, y = Transformer.from_crs(WGS84, crs, always_xy=True).transform(lng, lat)
+    pt = Point(x, y)
+    tol = tolerance_px * metres_per_pixel(lat, zoom) / _crs_unit_m(crs)
+    vis = None if visible is None else set(visible)
+    order = (
+        "outfalls",
+        "structures",
+        "conveyances",
+        "impaired_waters",
+        "waterbodies",
+        "parcels",
+        "sewersheds",
+        "tmdl_watersheds",
+        "sewer_districts",
+        "ms4_area",
+    )
+    for key in order:
+        if key not in layers or (vis is not None and key not in vis):
+            continue
+        frame = layers[key].frame
+        if not len(frame):
+            continue
+        if layers[key].geom == "polygon":
+            hits = frame.sindex.query(pt, predicate="intersects")
+            if len(hits):
+                # smallest containing polygon (a parcel inside a large district)
+                areas = frame.geometry.iloc[hits].area.to_numpy()
+                return key, str(frame["fid"].iloc[hits[int(np.argmin(areas))]])
+            if key not in ("parcels",):
+                hits = frame.sindex.query(pt.buffer(tol), predicate="intersects")
+                lines = [
+                    h
+                    for h in hits
+                    if frame.geometry.iloc[h].geom_type in ("LineString", "MultiLineString")
+                ]
+                if lines:
+                    return key, str(frame["fid"].iloc[lines[0]])
+            continue
+        hits = frame.sindex.query(pt.buffer(tol), predicate="intersects")
+        if len(hits):
+            d = frame.geometry.iloc[hits].distance(pt).to_numpy()
+            return key, str(frame["fid"].iloc[hits[int(np.argmin(d))]])
+    return None
+
+
+_SEARCH_FIELDS = (
+    ("parcels", "parcel_id", ("parcel_id", "address", "owner")),
+    ("structures", "struct_id", ("struct_id",)),
+    ("outfalls", "outfall_id", ("outfall_id", "receiving_water")),
+)
+
+
+def search_features(ws: Any, query: str, *, limit: int = 20) -> pd.DataFrame:
+    """Find parcels (id, address, owner), structures and outfalls by text.
+
+    Exact id matches come first, then prefix matches, then substring matches;
+    case and repeated spaces are ignored.
+
+    Returns
+    -------
+    DataFrame
+        ``layer, fid, label, score`` (lower score = better), at most ``limit`` rows.
+    """
+    q = " ".join(str(query).split()).lower()
+    cols = ["layer", "fid", "label", "score"]
+    if not q:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for role, idcol, fields in _SEARCH_FIELDS:
+        frame = ws.layers.get(role)
+        if frame is None or not len(frame):
+            continue
+        ids = _ids(frame, idcol)
+        best = pd.Series(np.inf, index=frame.index)
+        for f in fields:
+            if f not in frame.columns and f != idcol:
+                continue
+            text = (
+                (ids if f == idcol else frame[f].astype(str)).str.lower().str.split().str.join(" ")
+            )
+            text = text.fillna("")
+            score = np.where(
+                text == q,
+                0,
+                np.where(
+                    text.str.startswith(q),
+                    1,
+                    np.where(text.str.contains(q, regex=False), 2, np.inf),
+                ),
+            )
+            best = np.minimum(best, score)
+        hit = np.isfinite(best)
+        if not hit.any():
+            continue
+        sub = frame[hit]
+        addr = _col(sub, "address") if role == "parcels" else _col(sub, "receiving_water")
+        for fid, a, s in zip(ids[hit], addr, best[hit], strict=False):
+            label = f"{role[:-1]} {fid}" + (
+                f" — {a}" if isinstance(a, str) and a and a != "nan" else ""
+            )
+            rows.append({"layer": role, "fid": fid, "label": label, "score": float(s)})
+    out = pd.DataFrame(rows, columns=cols)
+    return (
+        out.sort_values(["score", "layer", "fid"], kind="stable").head(limit).reset_index(drop=True)
+    )
+
+
+def feature_geometry(ws: Any, layer: str, fid: str, *, result: Any = None) -> Any:
+    """The geometry of one feature (working CRS), or None."""
+    idcols = {
+        "parcels": "parcel_id",
+        "structures": "struct_id",
+        "conveyances": "conv_id",
+        "outfalls": "outfall_id",
+        "waterbodies": "wb_id",
+        "impaired_waters": "wb_id",
+        "tmdl_watersheds": "tmdl_id",
+        "sewersheds": "outfall_id",
+    }
+    if layer == "sewersheds":
+        frame = getattr(result, "sewersheds", None)
+    else:
+        frame = ws.layers.get("waterbodies" if layer == "impaired_waters" else layer)
+    if frame is None or not len(frame):
+        return None
+    ids = _ids(frame, idcols.get(layer, "name"))
+    hit = frame.geometry[ids.to_numpy() == str(fid)]
+    return hit.iloc[0] if len(hit) else None
+
+
+def feature_attributes(ws: Any, layer: str, fid: str, *, result: Any = None) -> dict[str, Any]:
+    """The attributes of one feature, as a plain dict (geometry dropped)."""
+    idcols = {
+        "parcels": "parcel_id",
+        "structures": "struct_id",
+        "conveyances": "conv_id",
+        "outfalls": "outfall_id",
+        "waterbodies": "wb_id",
+        "impaired_waters": "wb_id",
+        "tmdl_watersheds": "tmdl_id",
+        "sewersheds": "outfall_id",
+    }
+    if layer == "sewersheds":
+        frame = getattr(result, "sewersheds", None)
+    else:
+        frame = ws.layers.get("waterbodies" if layer == "impaired_waters" else layer)
+    if frame is None or not len(frame):
+        return {}
+    ids = _ids(frame, idcols.get(layer, "name"))
+    rows = frame[ids.to_numpy() == str(fid)]
+    if not len(rows):
+        return {}
+    rec = rows.drop(columns=[rows.geometry.name]).iloc[0].to_dict()
+    if layer in ("waterbodies", "impaired_waters"):
+        imp = ws.layers.get("impairments")
+        if imp is not None and len(imp):
+            hit = imp[imp["wb_id"].astype(str) == str(fid)]
+            if len(hit):
+                rec["303(d) listings"] = "; ".join(
+                    f"{p} (category {c})"
+                    for p, c in zip(hit["pollutant"], _col(hit, "category"), strict=False)
+                )
+    return {k: (None if _isna(v) else v) for k, v in rec.items()}
+
+
+def _isna(v: Any) -> bool:
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+@dataclass
+class PathResult:
+    """A feature's way to its receiving water.
+
+    Attributes
+    ----------
+    geometry : GeoSeries
+        Path lines (working CRS), possibly empty.
+    steps : list of str
+        Plain-words description, one line per branch.
+    outfall_ids, receiving_waters : list of str
+    reason : str
+        Why the path is what it is (or why there is none).
+    """
+
+    geometry: gpd.GeoSeries
+    steps: list[str]
+    outfall_ids: list[str]
+    receiving_waters: list[str]
+    reason: str = ""
+
+
+def feature_path(ws: Any, result: Any, layer: str, fid: str) -> PathResult:
+    """The downstream path of a parcel, structure, conveyance or outfall.
+
+    Parcels follow the drainage table (each target with its fraction); network
+    features follow :func:`ms4map.network.trace_downstream`; an outfall is its
+    own end.  Without a pipeline result (or the network module) the path is
+    empty and ``reason`` says why.
+    """
+    empty = gpd.GeoSeries([], crs=ws.crs)
+    if result is None:
+        return PathResult(
+            empty, [], [], [], "The drainage analysis has not been run for this workspace."
+        )
+    net = getattr(result, "network", None)
+    try:
+        from . import network as _network
+    except ImportError:
+        _network = None  # type: ignore[assignment]
+    if layer == "outfalls":
+        outs = ws.layers.get("outfalls")
+        attrs = feature_attributes(ws, "outfalls", fid)
+        rw = attrs.get("receiving_water") or "unknown water"
+        geom = feature_geometry(ws, "outfalls", fid)
+        return PathResult(
+            gpd.GeoSeries([geom] if geom is not None else [], crs=getattr(outs, "crs", ws.crs)),
+            [f"Outfall {fid} discharges to {rw} (PWL {attrs.get('pwl_id') or 'unknown'})."],
+            [fid],
+            [str(rw)],
+            "an outfall is the end of the MS4",
+        )
+    starts: list[tuple[str, float, str]] = []  # (start id, fraction, label)
+    direct: list[str] = []
+    if layer == "parcels":
+        d = getattr(result, "drainage", None)
+        if d is None or not len(d):
+            return PathResult(empty, [], [], [], "No drainage table in the result.")
+        rows = d[d["parcel_id"].astype(str) == str(fid)]
+        if not len(rows):
+            return PathResult(empty, [], [], [], f"Parcel {fid} is not in the drainage table.")
+        for r in rows.to_dict("records"):
+            frac = float(r.get("fraction") or 0)
+            kind = str(r.get("target_kind"))
+            if kind in ("inlet", "conveyance") and not _isna(r.get("target_id")):
+                starts.append((str(r["target_id"]), frac, f"{frac:.0%} to {kind} {r['target_id']}"))
+            elif kind == "water_direct":
+                direct.append(
+                    f"{frac:.0%} runs directly to {r.get('receiving_water') or r.get('target_id')}"
+                    f" (PWL {r.get('pwl_id') or 'unknown'}), not through the MS4."
+                )
+            elif kind == "depression":
+                direct.append(f"{frac:.0%} drains to a closed depression (internally drained).")
+            else:
+                direct.append(
+                    f"{frac:.0%}: drainage {kind} ({r.get('reason') or 'no reason given'})."
+                )
+    elif layer in ("structures", "conveyances"):
+        starts.append((str(fid), 1.0, f"from {layer[:-1]} {fid}"))
+    else:
+        return PathResult(empty, [], [], [], f"No downstream path for a {layer} feature.")
+    if starts and (net is None or _network is None or not hasattr(_network, "trace_downstream")):
+        return PathResult(empty, direct, [], [], "The storm network is not available to trace.")
+    geoms, steps, outs_, waters = [], list(direct), [], []
+    for start, _frac, label in starts:
+        try:
+            tr = _network.trace_downstream(net, start)
+        except Exception as exc:  # noqa: BLE001 - shown to the user as the reason
+            steps.append(f"{label}: cannot trace ({exc}).")
+            continue
+        if tr.geometry is not None and not tr.geometry.is_empty:
+            geoms.append(tr.geometry)
+        o = [str(x) for x in (tr.outfall_ids or [])]
+        w = [str(x) for x in (tr.receiving_waters or [])]
+        outs_ += o
+        waters += w
+        steps.append(
+            f"{label} -> outfall {', '.join(o) or 'none found'} -> {', '.join(w) or 'unknown water'}"
+            f" ({tr.length_m:,.0f} m; {tr.reason or tr.method})"
+        )
+    return PathResult(
+        gpd.GeoSeries(geoms, crs=ws.crs),
+        steps,
+        list(dict.fromkeys(outs_)),
+        list(dict.fromkeys(waters)),
+        "traced downstream through the storm network" if geoms else "no path found",
+    )
+
+
+# -- hillshade ----------------------------------------------------------------------------
+def hillshade(
+    array: np.ndarray,
+    transform: Any,
+    crs: Any,
+    *,
+    azimuth: float = 315.0,
+    altitude: float = 45.0,
+    z_factor: float = 1.0,
+    max_px: int = 1200,
+) -> tuple[np.ndarray, list[list[float]]]:
+    """A shaded-relief RGBA image of a DEM, warped to Web Mercator for display.
+
+    Parameters
+    ----------
+    array : ndarray
+        Elevations (NaN = nodata) on the grid of ``transform`` in ``crs``.
+    transform : affine.Affine
+    crs : CRS
+        The DEM's projected CRS.
+    azimuth, altitude : float
+        Sun direction and height in degrees.
+    z_factor : float
+        Vertical units to horizontal units.
+    max_px : int
+        Longest side of the output image.
+
+    Returns
+    -------
+    rgba : ndarray (h, w, 4) uint8
+        Grey shading, transparent where there is no data.
+    bounds : list
+        ``[[south, west], [north, east]]`` for :class:`folium.raster_layers.ImageOverlay`.
+    """
+    from rasterio.warp import Resampling, calculate_default_transform, reproject
+
+    a = np.asarray(array, dtype="float64")
+    h, w = a.shape
+    step = max(1, int(math.ceil(max(h, w) / max_px)))
+    if step > 1:
+        a = a[::step, ::step]
+        transform = transform * transform.scale(step, step)
+    cx, cy = abs(transform.a), abs(transform.e)
+    filled = np.where(np.isnan(a), np.nanmean(a) if np.isfinite(a).any() else 0.0, a) * z_factor
+    dzdy, dzdx = np.gradient(filled, cy, cx)
+    slope = np.arctan(np.hypot(dzdx, dzdy))
+    aspect = np.arctan2(-dzdx, dzdy)
+    az, alt = math.radians(360.0 - azimuth + 90.0), math.radians(altitude)
+    shade = np.sin(alt) * np.cos(slope) + np.cos(alt) * np.sin(slope) * np.cos(az - aspect)
+    shade = np.clip(shade, 0, 1)
+    shade[np.isnan(a)] = np.nan
+    hh, ww = shade.shape
+    left, top = transform.c, transform.f
+    right, bottom = left + transform.a * ww, top + transform.e * hh
+    dst_crs = "EPSG:3857"
+    dst_tr, dw, dh = calculate_default_transform(crs, dst_crs, ww, hh, left, bottom, right, top)
+    scale = max(dw, dh) / max_px if max(dw, dh) > max_px else 1.0
+    if scale > 1.0:
+        dw, dh = int(dw / scale), int(dh / scale)
+        dst_tr = dst_tr * dst_tr.scale(scale, scale)
+    dst = np.full((dh, dw), np.nan, dtype="float64")
+    reproject(
+        shade,
+        dst,
+        src_transform=transform,
+        src_crs=crs,
+        dst_transform=dst_tr,
+        dst_crs=dst_crs,
+        src_nodata=np.nan,
+        dst_nodata=np.nan,
+        resampling=Resampling.bilinear,
+    )
+    grey = np.nan_to_num(dst * 255, nan=0).astype("uint8")
+    rgba = np.dstack([grey, grey, grey, np.where(np.isnan(dst), 0, 255).astype("uint8")])
+    from pyproj import Transformer
+
+    x0, y0 = dst_tr.c, dst_tr.f
+    x1, y1 = x0 + dst_tr.a * dw, y0 + dst_tr.e * dh
+    tr = Transformer.from_crs(dst_crs, WGS84, always_xy=True)
+    west, north = tr.transform(x0, y0)
+    east, south = tr.transform(x1, y1)
+    return rgba, [[south, west], [north, east]]
+
+
+def png_bytes(rgba: np.ndarray) -> bytes:
+    """Encode an RGBA uint8 image as PNG (folium's pure-Python writer)."""
+    from folium.utilities import write_png
+
+    return write_png(rgba)
