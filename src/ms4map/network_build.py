@@ -115,6 +115,8 @@ class StormNetwork:
     #: Terminal nodes that are not outfalls (water layer present, not at water).
     terminals_not_at_water: list[str] = field(default_factory=list)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: Integer edge endpoints (rows of ``nodes``), kept to skip id look-ups.
+    _graph: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         return (
@@ -139,10 +141,11 @@ def _col(df: pd.DataFrame, name: str, *, kind: str = "str") -> np.ndarray:
     s = df[name]
     if kind == "float":
         return pd.to_numeric(s, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    out = s.astype(object).to_numpy()
     blank = pd.isna(s).to_numpy()
-    out = np.where(blank, None, out)
-    return np.array([None if v is None else str(v).strip() or None for v in out], dtype=object)
+    txt = s.astype(object).where(~blank, "").astype(str).str.strip()
+    out = txt.to_numpy(dtype=object)
+    out[blank | (txt == "").to_numpy()] = None
+    return out
 
 
 def _generated_ids(df: pd.DataFrame, prefix: str) -> np.ndarray:
@@ -304,8 +307,7 @@ class _Builder:
         ids = _fill_ids(_col(st, "struct_id"), st, "structures")
         kinds = _col(st, "kind")
         geoms = st.geometry.values
-        ok = np.array([g is not None and not g.is_empty and g.geom_type == "Point"
-                       for g in geoms], dtype=bool)
+        ok = (shapely.get_type_id(geoms) == 0) & ~shapely.is_empty(geoms)
         for i in np.where(~ok)[0]:
             g = geoms[i]
             self.warn("bad_geometry", "structures",
@@ -382,7 +384,16 @@ class _Builder:
         geoms: list[Any] = []
         cids: list[str] = []
         seen: set[str] = set()
-        for i, g in enumerate(cv.geometry.values):
+        gv = cv.geometry.values
+        gv = np.asarray(shapely.force_2d(np.asarray(gv, dtype=object)), dtype=object)
+        simple = ((shapely.get_type_id(gv) == 1) & ~shapely.is_empty(gv)
+                  & (shapely.length(gv) > self.coincident_tol))
+        dup = pd.Series(ids).duplicated(keep="first").to_numpy()
+        fast = simple & ~dup
+        seen.update(ids[fast])
+        slow_idx = np.where(~fast)[0]
+        for i in slow_idx:
+            g = gv[i]
             cid = ids[i]
             if cid in seen:
                 k = 2
@@ -420,6 +431,13 @@ class _Builder:
                 rows.append(i)
                 geoms.append(shapely.LineString(coords[:, :2]))
                 cids.append(cid if len(parts) == 1 else f"{cid}.{k + 1}")
+        rows_all = np.r_[np.where(fast)[0], np.array(rows, dtype=int)]
+        geoms_all = np.r_[gv[fast], np.array(geoms, dtype=object)] if rows else gv[fast]
+        cids_all = np.r_[ids[fast], np.array(cids, dtype=object)] if rows else ids[fast]
+        order = np.argsort(rows_all, kind="stable")
+        rows = list(rows_all[order])
+        geoms = list(geoms_all[order])
+        cids = list(cids_all[order])
         if not rows:
             raise DataError(
                 "The conveyances layer has no usable line (every feature is empty, a point "
@@ -713,8 +731,10 @@ class _Builder:
         self.ev_inv, self.ev_ids = ev_inv, ev_ids
 
     def _mid(self, j: int) -> np.ndarray:
-        return shapely.get_coordinates(shapely.line_interpolate_point(
-            self.cv_geom[j], 0.5, normalized=True))[0]
+        if getattr(self, "_mids", None) is None:
+            self._mids = shapely.get_coordinates(shapely.line_interpolate_point(
+                self.cv_geom, 0.5, normalized=True))[:, :2]
+        return self._mids[j]
 
     # -- assemble edges ---------------------------------------------------------------
     def assemble(self) -> None:
@@ -733,7 +753,26 @@ class _Builder:
         rows: dict[str, list[Any]] = {k: [] for k in (
             "conv_id", "part", "u", "v", "kind", "orient_method", "bi", "geometry",
             "diameter_in", "us_invert", "ds_invert", "src")}
-        for j in range(L):
+        # vectorised: conveyances that are not split and join two different nodes
+        na_all, nb_all = self.end_node[:L], self.end_node[L:]
+        has_split = np.zeros(L, dtype=bool)
+        has_split[list(self.splits)] = True
+        fast = ~has_split & (na_all != nb_all)
+        fj = np.where(fast)[0]
+        rev = self.direction[fj] == -1
+        ui0 = np.where(self.ids_rev[fj], self.cv_ds_invert[fj], self.cv_us_invert[fj])
+        di0 = np.where(self.ids_rev[fj], self.cv_us_invert[fj], self.cv_ds_invert[fj])
+        fgeom = self.cv_geom[fj].copy()
+        fgeom[rev] = shapely.reverse(fgeom[rev])
+        fast_cols = {
+            "conv_id": self.cv_ids[fj], "part": np.zeros(len(fj), dtype=int),
+            "u": np.where(rev, nb_all[fj], na_all[fj]), "v": np.where(rev, na_all[fj], nb_all[fj]),
+            "kind": self.cv_kind[fj], "orient_method": self.orient_method[fj],
+            "bi": self.bi[fj], "geometry": fgeom, "diameter_in": self.cv_diameter_in[fj],
+            "us_invert": np.where(rev, di0, ui0), "ds_invert": np.where(rev, ui0, di0),
+            "src": fj,
+        }
+        for j in np.where(~fast)[0]:
             g = self.cv_geom[j]
             na, nb = int(self.end_node[j]), int(self.end_node[j + L])
             cuts = sorted(self.splits.get(j, []))
@@ -794,6 +833,16 @@ class _Builder:
                       f"unmapped lateral to conveyance '{self.cv_ids[line]}', "
                       f"{d * self.f:.1f} m away.", self.st_ids[node], self.st_xy[node],
                       level="info", fix="Map the lateral that serves this structure.")
+        cols = {}
+        for k, fv in fast_cols.items():
+            dt = object if k in ("conv_id", "kind", "orient_method", "geometry") else None
+            slow = np.array(rows[k], dtype=dt if dt else fv.dtype)
+            if k == "geometry" and len(slow) == 0:
+                slow = np.zeros(0, dtype=object)
+            cols[k] = np.concatenate([np.asarray(fv, dtype=object) if dt else fv, slow])
+        key = np.where(cols["src"] >= 0, cols["src"], L + np.arange(len(cols["src"])))
+        order = np.lexsort((cols["part"], key))
+        rows = {k: v[order] for k, v in cols.items()}
         self.e_u = np.array(rows["u"], dtype=int)
         self.e_v = np.array(rows["v"], dtype=int)
         self.e_bi = np.array(rows["bi"], dtype=bool)
@@ -1027,8 +1076,12 @@ class _Builder:
             "node_id": pd.array([str(self.node_ids[self.st_primary[i]]) if self.st_ok[i]
                                  else None for i in range(n_st)], dtype="str"),
         })
+        remap = np.full(len(self.node_ids), -1)
+        remap[used] = np.arange(len(used))
+        graph = {"u": remap[self.e_u], "v": remap[self.e_v], "n_nodes": len(used),
+                 "n_edges": len(self.e_u)}
         net = StormNetwork(
-            nodes=nodes, edges=edges, outfalls=outfalls, qa=self.qa, crs=self.crs,
+            nodes=nodes, edges=edges, outfalls=outfalls, qa=self.qa, crs=self.crs, _graph=graph,
             settings=self.settings, structure_nodes=sn,
             terminals_not_at_water=[str(self.node_ids[i]) for i in self.not_at_water],
         )

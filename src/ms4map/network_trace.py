@@ -75,10 +75,14 @@ def _solve(net: Any) -> _Solved:
     if cached is not None:
         return cached
     nodes, edges = net.nodes, net.edges
-    nidx = pd.Index(nodes.index.astype(str))
+    nidx = nodes.index
     n = len(nidx)
-    eu = nidx.get_indexer(edges["from_node"].astype(str)) if len(edges) else np.zeros(0, int)
-    ev = nidx.get_indexer(edges["to_node"].astype(str)) if len(edges) else np.zeros(0, int)
+    gr = getattr(net, "_graph", None) or {}
+    if gr.get("n_nodes") == n and gr.get("n_edges") == len(edges):
+        eu, ev = gr["u"], gr["v"]
+    else:
+        eu = nidx.get_indexer(edges["from_node"].astype(str)) if len(edges) else np.zeros(0, int)
+        ev = nidx.get_indexer(edges["to_node"].astype(str)) if len(edges) else np.zeros(0, int)
     bi = edges["bidirectional"].to_numpy(dtype=bool) if len(edges) else np.zeros(0, bool)
     eidx = np.arange(len(edges))
     u = np.r_[eu, ev[bi]]
@@ -98,7 +102,9 @@ def _solve(net: Any) -> _Solved:
     ncomp, comp = connected_components(csr, directed=True, connection="strong")
     # directed cycles: strong components of the graph without two-way links
     one_way = ~np.r_[bi, np.ones(int(bi.sum()), bool)][keep] if len(bi) else np.zeros(0, bool)
-    if len(u):
+    if len(u) and not bi.any():
+        in_cycle = np.bincount(comp, minlength=ncomp)[comp] > 1
+    elif len(u):
         csr1 = csr_matrix((np.ones(int(one_way.sum())), (u[one_way], v[one_way])), shape=(n, n))
         _, comp1 = connected_components(csr1, directed=True, connection="strong")
         size1 = np.bincount(comp1)
