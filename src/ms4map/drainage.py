@@ -1,0 +1,541 @@
+"""Parcel drainage: parcel -> inlet(s) / open conveyance / water / depression -> outfall -> water.
+
+The parcel drainage table (``docs/CONTRACTS.md``) has one row per (parcel, target):
+
+``parcel_id, target_kind, target_id, fraction, outfall_id, receiving_water, pwl_id,
+method, reason``
+
+with ``target_kind`` in :data:`TARGET_KINDS` and fractions summing to 1 per parcel.
+
+``method`` is one of :data:`METHODS`:
+
+- ``d8_catchment``: share of the parcel's DEM cells whose surface flow reaches the
+  target first (steepest-descent D8 on the conditioned DEM, see :mod:`ms4map.overland`);
+- ``representative_point``: the parcel is smaller than a DEM cell (no cell centre in
+  it): the cell under its representative point decides;
+- ``shared_cell``: an inlet that shares its DEM cell with another inlet (no own row
+  is produced; used in the overland targets table);
+- ``off_dem``: the part of the parcel that lies outside the DEM;
+- ``dem_nodata``: the part of the parcel over nodata cells of the DEM (kind ``unknown``);
+- ``no_target``: flow stops in a DEM pit left after conditioning (kind ``unknown``);
+- ``nearest_inlet``: no DEM in the workspace: the nearest inlet within
+  ``fallback_distance_m`` of the parcel takes all of it (a documented fallback);
+- ``no_dem``: no DEM and no inlet within ``fallback_distance_m`` (kind ``unknown``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+
+from .errors import DataError
+from .overland import OverlandResult, _polygonize, surface_path, upstream_mask
+from .qa import QAReport
+
+__all__ = [
+    "COLUMNS",
+    "METHODS",
+    "TARGET_KINDS",
+    "NetworkJoin",
+    "network_join",
+    "parcel_drainage",
+    "polygon_drainage",
+    "sewersheds",
+    "what_drains_here",
+    "where_does_it_drain",
+]
+
+COLUMNS = ["parcel_id", "target_kind", "target_id", "fraction", "outfall_id",
+           "receiving_water", "pwl_id", "method", "reason"]
+TARGET_KINDS = ("inlet", "conveyance", "water_direct", "depression", "off_dem", "unknown")
+METHODS = ("d8_catchment", "representative_point", "shared_cell", "off_dem", "dem_nodata",
+           "no_target", "nearest_inlet", "no_dem")
+DEFAULT_FALLBACK_M = 100.0
+
+ProgressFn = Callable[[str], None]
+
+
+# ======================================================================================
+# The join with the storm network (the only place that reads ms4map.network results)
+# ======================================================================================
+@dataclass
+class NetworkJoin:
+    """Where inlets and conveyances drain, from the storm network.
+
+    Attributes
+    ----------
+    inlet_outfall : DataFrame
+        Index ``node_id``: ``outfall_id``, ``other_outfalls``.
+    conv_outfall : DataFrame
+        Index ``conv_id``: ``outfall_id``, ``other_outfalls``.
+    outfalls : DataFrame
+        Index ``outfall_id``: ``receiving_water``, ``pwl_id``.
+    net : StormNetwork or None
+    """
+
+    inlet_outfall: pd.DataFrame
+    conv_outfall: pd.DataFrame
+    outfalls: pd.DataFrame
+    net: Any = None
+    qa: QAReport = field(default_factory=QAReport)
+
+
+def network_join(net: Any) -> NetworkJoin:
+    """Build the inlet -> outfall -> receiving water join from a ``StormNetwork``.
+
+    Uses :func:`ms4map.network.assign_outfalls`, :func:`ms4map.network.edge_outfalls`
+    and ``net.outfalls``.  ``None`` gives an empty join (no network).
+    """
+    empty = pd.DataFrame({"outfall_id": pd.Series([], dtype=object),
+                          "other_outfalls": pd.Series([], dtype=object)})
+    if net is None:
+        outf = pd.DataFrame({"receiving_water": pd.Series([], dtype=object),
+                             "pwl_id": pd.Series([], dtype=object)})
+        return NetworkJoin(empty.copy(), empty.copy(), outf, None)
+    from .network import assign_outfalls, edge_outfalls
+
+    a = assign_outfalls(net)
+    a = a[a["node_id"].notna()]
+    inl = a.drop_duplicates("node_id").set_index("node_id")[["outfall_id", "other_outfalls"]]
+    e = edge_outfalls(net)
+    conv = (e.drop_duplicates("conv_id").set_index("conv_id")[["outfall_id", "other_outfalls"]]
+            if len(e) else empty.copy())
+    outf = net.outfalls[["receiving_water", "pwl_id"]].copy()
+    outf.index = outf.index.astype(str)
+    return NetworkJoin(inl, conv, outf, net)
+
+
+def _join_rows(df: pd.DataFrame, join: NetworkJoin) -> pd.DataFrame:
+    """Fill outfall_id, receiving_water, pwl_id (and the reason) from the network join."""
+    out = df.copy()
+    outfall = pd.Series(None, index=out.index, dtype=object)
+    others = pd.Series("", index=out.index, dtype=object)
+    for kind, table in (("inlet", join.inlet_outfall), ("conveyance", join.conv_outfall)):
+        m = out["target_kind"] == kind
+        if m.any() and len(table):
+            j = table.reindex(out.loc[m, "target_id"].astype(str))
+            outfall[m] = j["outfall_id"].to_numpy()
+            others[m] = j["other_outfalls"].fillna("").to_numpy()
+    out["outfall_id"] = outfall
+    rw = join.outfalls.reindex(outfall.fillna("").astype(str))
+    has = outfall.notna().to_numpy()
+    out.loc[has, "receiving_water"] = rw["receiving_water"].to_numpy()[has]
+    out.loc[has, "pwl_id"] = rw["pwl_id"].to_numpy()[has]
+    ms4 = out["target_kind"].isin(["inlet", "conveyance"])
+    no_out = ms4 & outfall.isna()
+    if join.net is None:
+        out.loc[ms4, "reason"] = out.loc[ms4, "reason"] + "; no storm network, outfall unknown"
+    else:
+        out.loc[no_out, "reason"] = out.loc[no_out, "reason"] + "; the network reaches no outfall"
+        tail = ms4 & outfall.notna()
+        out.loc[tail, "reason"] = (
+            out.loc[tail, "reason"] + ", then the pipes to outfall " + outfall[tail].astype(str)
+        )
+        split = tail & (others != "")
+        out.loc[split, "reason"] = out.loc[split, "reason"] + " (flow splits; also " + others[split] + ")"
+    return out
+
+
+# ======================================================================================
+# Parcel table
+# ======================================================================================
+def parcel_drainage(
+    parcels: gpd.GeoDataFrame,
+    overland: OverlandResult | None,
+    *,
+    join: NetworkJoin | None = None,
+    inlets: gpd.GeoDataFrame | None = None,
+    fallback_distance_m: float = DEFAULT_FALLBACK_M,
+    progress: ProgressFn | None = None,
+) -> pd.DataFrame:
+    """Where each parcel drains, with area fractions.
+
+    Parameters
+    ----------
+    parcels : GeoDataFrame
+        Parcel polygons with ``parcel_id``, in the DEM's CRS.
+    overland : OverlandResult or None
+        Routing result; ``None`` (no DEM) uses the nearest-inlet fallback.
+    join : NetworkJoin, optional
+        Inlet/conveyance -> outfall -> receiving water (see :func:`network_join`).
+    inlets : GeoDataFrame, optional
+        Inlet points with ``node_id``, for the no-DEM fallback.
+    fallback_distance_m : float
+        No DEM: an inlet within this distance (metres) of the parcel takes it.
+    progress : callable, optional
+
+    Returns
+    -------
+    DataFrame
+        Columns :data:`COLUMNS`, one row per (parcel, target), fractions summing to 1
+        per parcel, parcels in input order.
+    """
+    say = progress or (lambda _m: None)
+    if "parcel_id" not in parcels.columns:
+        raise DataError("Layer 'parcels' has no column 'parcel_id'. Fix: map it with "
+                        "--field parcels.parcel_id=COLUMN.")
+    join = join if join is not None else network_join(None)
+    par = parcels[["parcel_id", parcels.geometry.name]].copy()
+    par["parcel_id"] = par["parcel_id"].astype(str)
+    if overland is None:
+        say("drainage: no DEM, nearest-inlet fallback")
+        rows = _fallback(par, inlets, fallback_distance_m)
+    else:
+        say("drainage: overlaying parcels on the catchments")
+        rows = _overlay(par, overland)
+    rows = _join_rows(rows, join)
+    # exact sums
+    tot = rows.groupby("parcel_id", sort=False)["fraction"].transform("sum")
+    rows["fraction"] = rows["fraction"] / tot.where(tot > 0, 1.0)
+    order = pd.Series(np.arange(len(par)), index=par["parcel_id"].to_numpy())
+    order = order[~order.index.duplicated()]
+    rows["_o"] = order.reindex(rows["parcel_id"]).to_numpy()
+    rows = rows.sort_values(["_o", "fraction"], ascending=[True, False], kind="stable")
+    out = rows[COLUMNS].reset_index(drop=True)
+    for c in ("parcel_id", "target_kind", "target_id", "outfall_id", "receiving_water", "pwl_id",
+              "method", "reason"):
+        out[c] = pd.array(out[c].astype(object).where(out[c].notna(), None), dtype="str")
+    out["fraction"] = out["fraction"].astype(float)
+    return out
+
+
+def _overlay(par: gpd.GeoDataFrame, ov: OverlandResult) -> pd.DataFrame:
+    """Rasterize parcels into the DEM grid and count (parcel, label) pairs."""
+    from rasterio import features
+
+    h, w = ov.shape
+    geoms = par.geometry.values
+    ok = ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))
+    n = len(par)
+    pid = par["parcel_id"].to_numpy()
+    # share outside the DEM's extent, from the geometry
+    x0, y0, x1, y1 = _grid_bounds(ov)
+    box = shapely.box(x0, y0, x1, y1)
+    area = np.where(ok, shapely.area(geoms), 0.0)
+    inside = np.zeros(n, dtype=bool)
+    inside[ok] = shapely.contains_properly(box, geoms[ok])
+    frac_in = np.where(inside, 1.0, 0.0)
+    part = ok & ~inside
+    if part.any():
+        inter = shapely.area(shapely.intersection(geoms[part], box))
+        frac_in[part] = np.where(area[part] > 0, inter / np.where(area[part] > 0, area[part], 1), 0.0)
+    frac_in = np.clip(frac_in, 0.0, 1.0)
+
+    codes = np.arange(1, n + 1, dtype=np.int32)
+    sel = ok & (frac_in > 0)
+    raster = features.rasterize(
+        zip(geoms[sel], codes[sel], strict=True), out_shape=(h, w), transform=ov.transform,
+        fill=0, dtype="int32",
+    ) if sel.any() else np.zeros((h, w), np.int32)
+    flat = raster.ravel()
+    m = flat > 0
+    p = flat[m].astype(np.int64)
+    lab = ov.labels.ravel()[m].astype(np.int64)
+    nl = int(max(ov.labels.max(), ov.targets.index.max() if len(ov.targets) else 0)) + 1
+    key, cnt = np.unique(p * nl + lab, return_counts=True)
+    kp, kl = np.divmod(key, nl)
+    total = np.bincount(kp, weights=cnt, minlength=n + 1)
+    rows = pd.DataFrame({"_p": kp - 1, "label": kl, "fraction": cnt / total[kp]})
+    rows["method"] = "d8_catchment"
+    # parcels with no cell centre inside: the cell under the representative point
+    covered = np.zeros(n, dtype=bool)
+    covered[kp - 1] = True
+    small = np.flatnonzero(sel & ~covered)
+    if small.size:
+        rp = shapely.point_on_surface(geoms[small])
+        cols, rws = ~ov.transform * (shapely.get_x(rp), shapely.get_y(rp))
+        r = np.floor(rws).astype(np.int64)
+        c = np.floor(cols).astype(np.int64)
+        on = (r >= 0) & (r < h) & (c >= 0) & (c < w)
+        lab_s = np.full(small.size, -1, dtype=np.int64)
+        lab_s[on] = ov.labels[r[on], c[on]]
+        srows = pd.DataFrame({"_p": small, "label": lab_s, "fraction": 1.0,
+                              "method": "representative_point"})
+        rows = pd.concat([rows, srows[srows["label"] >= 0]], ignore_index=True)
+        off_small = small[~on]
+        if off_small.size:  # representative point off the grid: all of it is off the DEM
+            frac_in[off_small] = 0.0
+    rows["fraction"] = rows["fraction"] * frac_in[rows["_p"].to_numpy()]
+
+    t = ov.targets
+    lab_arr = rows["label"].to_numpy()
+    known = lab_arr > 0
+    tk = np.full(len(rows), "unknown", dtype=object)
+    tid = np.full(len(rows), None, dtype=object)
+    reason = np.full(len(rows), "the DEM has no data under this part of the parcel", dtype=object)
+    meth = rows["method"].to_numpy().astype(object)
+    meth[~known] = "dem_nodata"
+    rw = np.full(len(rows), None, dtype=object)
+    pw = np.full(len(rows), None, dtype=object)
+    kidx = np.flatnonzero(known)
+    if kidx.size:
+        tt = t.reindex(lab_arr[kidx])
+        tk[kidx] = tt["target_kind"].to_numpy()
+        tid[kidx] = tt["target_id"].to_numpy()
+        reason[kidx] = tt["reason"].to_numpy()
+        meth[kidx[tt["method"].to_numpy() == "no_target"]] = "no_target"
+        wat = kidx[tt["target_kind"].to_numpy() == "water_direct"]
+        names = t["name"].reindex(lab_arr[wat]).to_numpy()
+        rw[wat] = [nm if isinstance(nm, str) else i for nm, i in zip(names, tid[wat], strict=True)]
+        pw[wat] = tid[wat]
+    # off_dem edge/hole targets carry no id
+    offk = tk == "off_dem"
+    tid[offk] = None
+    unk = tk == "unknown"
+    tid[unk] = None
+    small_note = meth == "representative_point"
+    reason = np.where(small_note, "smaller than a DEM cell: the cell under its representative "
+                      "point " + reason.astype(str), reason)
+    out = pd.DataFrame({
+        "parcel_id": pid[rows["_p"].to_numpy()], "target_kind": tk, "target_id": tid,
+        "fraction": rows["fraction"].to_numpy(), "method": meth, "reason": reason,
+        "receiving_water": rw, "pwl_id": pw,
+    })
+    out = out.groupby(["parcel_id", "target_kind", "target_id", "method", "reason"],
+                      dropna=False, sort=False, as_index=False).agg(
+        fraction=("fraction", "sum"), receiving_water=("receiving_water", "first"),
+        pwl_id=("pwl_id", "first"))
+    # the part outside the DEM
+    off = np.flatnonzero(frac_in < 1.0 - 1e-9)
+    if off.size:
+        miss = ok[off]
+        reasons = np.where(miss, "this part of the parcel lies outside the DEM",
+                           "the parcel has no geometry")
+        kinds = np.where(miss, "off_dem", "unknown")
+        extra = pd.DataFrame({
+            "parcel_id": pid[off], "target_kind": kinds, "target_id": None,
+            "fraction": 1.0 - frac_in[off], "method": np.where(miss, "off_dem", "no_target"),
+            "reason": reasons, "receiving_water": None, "pwl_id": None,
+        })
+        out = pd.concat([out, extra], ignore_index=True)
+    out = out[out["fraction"] > 0]
+    return out
+
+
+def _grid_bounds(ov: OverlandResult) -> tuple[float, float, float, float]:
+    t = ov.transform
+    h, w = ov.shape
+    xs = (t.c, t.c + t.a * w)
+    ys = (t.f, t.f + t.e * h)
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _fallback(par: gpd.GeoDataFrame, inlets: gpd.GeoDataFrame | None, max_m: float) -> pd.DataFrame:
+    """No DEM: the nearest inlet within ``max_m`` takes the whole parcel."""
+    from .io import metres_to_crs_units
+
+    n = len(par)
+    base = pd.DataFrame({
+        "parcel_id": par["parcel_id"].to_numpy(), "target_kind": "unknown", "target_id": None,
+        "fraction": 1.0, "method": "no_dem",
+        "reason": f"no DEM, and no inlet within {max_m:g} m",
+        "receiving_water": None, "pwl_id": None,
+    })
+    if inlets is None or len(inlets) == 0 or n == 0 or par.crs is None:
+        return base
+    dist = metres_to_crs_units(par.crs, max_m)
+    left = gpd.GeoDataFrame({"_p": np.arange(n)}, geometry=par.geometry.values, crs=par.crs)
+    right = gpd.GeoDataFrame({"node_id": inlets["node_id"].astype(str).to_numpy()},
+                             geometry=inlets.geometry.values, crs=inlets.crs).to_crs(par.crs)
+    j = gpd.sjoin_nearest(left, right, how="left", max_distance=dist, distance_col="_d")
+    j = j[j["node_id"].notna()].drop_duplicates("_p")
+    if len(j):
+        idx = j["_p"].to_numpy()
+        unit = dist / max_m if max_m else 1.0
+        base.loc[idx, "target_kind"] = "inlet"
+        base.loc[idx, "target_id"] = j["node_id"].to_numpy()
+        base.loc[idx, "method"] = "nearest_inlet"
+        base.loc[idx, "reason"] = [f"no DEM: nearest inlet, {d / unit:.0f} m away "
+                                   f"(within {max_m:g} m)" for d in j["_d"].to_numpy()]
+    return base
+
+
+# ======================================================================================
+# Sewersheds
+# ======================================================================================
+def sewersheds(ov: OverlandResult, join: NetworkJoin) -> gpd.GeoDataFrame:
+    """One polygon per outfall: surface catchments of its inlets and open conveyances.
+
+    Built from the one catchment label raster, so sewersheds never overlap.  An
+    inlet whose flow splits counts for its main outfall only (the ``reason`` says so).
+
+    Returns
+    -------
+    GeoDataFrame
+        ``outfall_id``, ``receiving_water``, ``pwl_id``, ``inlets`` (count),
+        ``area_m2``, ``method``, ``reason``, geometry.
+    """
+    t = ov.targets
+    tab = t[t["target_kind"].isin(["inlet", "conveyance"])].copy()
+    tab["outfall_id"] = None
+    for kind, table in (("inlet", join.inlet_outfall), ("conveyance", join.conv_outfall)):
+        m = tab["target_kind"] == kind
+        if m.any() and len(table):
+            tab.loc[m, "outfall_id"] = table.reindex(tab.loc[m, "target_id"])["outfall_id"].to_numpy()
+    tab = tab[tab["outfall_id"].notna() & (tab["cells"] > 0)]
+    cols = ["outfall_id", "receiving_water", "pwl_id", "inlets", "cells", "area_m2", "method",
+            "reason"]
+    if len(tab) == 0:
+        return gpd.GeoDataFrame({c: pd.Series([], dtype=object) for c in cols},
+                                geometry=gpd.GeoSeries([], crs=ov.crs), crs=ov.crs)
+    outs = pd.Index(sorted(tab["outfall_id"].astype(str).unique()))
+    code = np.zeros(int(ov.labels.max()) + 1, dtype=np.int32)
+    oc = outs.get_indexer(tab["outfall_id"].astype(str)) + 1
+    code[tab.index.to_numpy()] = oc
+    raster = code[ov.labels]
+    stats = tab.assign(_oc=oc).groupby("_oc").agg(
+        inlets=("target_kind", lambda s: int((s == "inlet").sum())), cells=("cells", "sum"))
+    table = pd.DataFrame({"outfall_id": outs}, index=pd.RangeIndex(1, len(outs) + 1))
+    table["inlets"] = stats["inlets"].reindex(table.index).fillna(0).astype(int)
+    table["cells"] = stats["cells"].reindex(table.index).fillna(0).astype(int)
+    table["area_m2"] = table["cells"] * ov.cell_area_m2
+    rw = join.outfalls.reindex(outs)
+    table["receiving_water"] = rw["receiving_water"].to_numpy()
+    table["pwl_id"] = rw["pwl_id"].to_numpy()
+    table["method"] = "d8_catchment"
+    table["reason"] = "surface catchments of the inlets and open conveyances that drain to the outfall"
+    return _polygonize(raster, table, ov.transform, ov.crs, columns=cols)
+
+
+# ======================================================================================
+# Point and polygon queries
+# ======================================================================================
+def polygon_drainage(result: Any, polygon: Any) -> pd.DataFrame:
+    """Drainage of an arbitrary site polygon (working CRS): the parcel table's columns
+    without ``parcel_id``.
+
+    ``result`` is a :class:`ms4map.pipeline.PipelineResult` (or anything with
+    ``.overland``, ``.join`` and ``.inlets``).
+    """
+    site = gpd.GeoDataFrame({"parcel_id": ["site"]}, geometry=[polygon], crs=_result_crs(result))
+    df = parcel_drainage(site, result.overland, join=result.join,
+                         inlets=getattr(result, "inlets", None),
+                         fallback_distance_m=result.settings.get("fallback_distance_m",
+                                                                 DEFAULT_FALLBACK_M))
+    return df.drop(columns=["parcel_id"])
+
+
+def _result_crs(result: Any) -> Any:
+    if result.overland is not None:
+        return result.overland.crs
+    return getattr(result, "crs", None)
+
+
+def where_does_it_drain(result: Any, point: Any) -> dict[str, Any]:
+    """Where a point drains: the surface path, then the pipes, to the receiving water.
+
+    Returns
+    -------
+    dict
+        ``geometry`` (LineString/MultiLineString: surface path + pipe trace),
+        ``surface_geometry``, ``pipe_geometry``, ``target_kind``, ``target_id``,
+        ``outfall_ids``, ``receiving_water``, ``pwl_id``, ``method``, ``reason``.
+    """
+    ov = result.overland
+    out: dict[str, Any] = {"geometry": None, "surface_geometry": None, "pipe_geometry": None,
+                           "target_kind": "unknown", "target_id": None, "outfall_ids": [],
+                           "receiving_water": None, "pwl_id": None}
+    if ov is None:
+        out.update(method="no_dem", reason="no DEM: the surface path is unknown")
+        return out
+    line, lab = surface_path(ov, point.x, point.y)
+    if line is None:
+        out.update(target_kind="off_dem", method="off_dem", reason="the point lies outside the DEM")
+        return out
+    row = ov.targets.loc[lab]
+    kind, tid = str(row["target_kind"]), str(row["target_id"])
+    out.update(surface_geometry=line, geometry=line, target_kind=kind, target_id=tid,
+               method="d8_path", reason=str(row["reason"]))
+    if kind == "water_direct":
+        out.update(receiving_water=row["name"] if isinstance(row["name"], str) else tid, pwl_id=tid)
+    net = result.join.net if result.join is not None else None
+    if kind in ("inlet", "conveyance") and net is not None:
+        from .network import trace_downstream
+
+        try:
+            tr = trace_downstream(net, tid)
+        except Exception as exc:  # noqa: BLE001 - report, don't crash a query
+            out["reason"] += f"; the pipe trace failed: {exc}"
+            return out
+        out["pipe_geometry"] = tr.geometry
+        out["outfall_ids"] = list(tr.outfall_ids)
+        if tr.geometry is not None:
+            out["geometry"] = shapely.line_merge(shapely.union(line, tr.geometry))
+        if tr.outfall_ids:
+            o = result.join.outfalls.reindex([tr.outfall_ids[0]]).iloc[0]
+            out.update(receiving_water=o["receiving_water"], pwl_id=o["pwl_id"])
+            out["reason"] += f", then the pipes to outfall {tr.outfall_ids[0]}"
+    return out
+
+
+def what_drains_here(result: Any, point: Any = None, *, outfall_id: str | None = None) -> gpd.GeoDataFrame:
+    """Everything that drains to a point or an outfall, surface and pipes, as one polygon.
+
+    For an outfall: its sewershed.  For a point on the storm network (within one DEM
+    cell of a structure): the surface catchments of every inlet and open conveyance
+    upstream of it in the pipes, plus the point's own surface catchment.  For any
+    other point: its surface catchment (cells reaching it before any MS4 target).
+
+    Returns
+    -------
+    GeoDataFrame
+        One row: ``query``, ``area_m2``, ``inlets``, ``method``, ``reason``, geometry.
+    """
+    ov = result.overland
+    crs = _result_crs(result)
+    if ov is None:
+        raise DataError("No DEM in the workspace: surface catchments are unknown. Fix: pass --dem.")
+    if outfall_id is not None:
+        sw = result.sewersheds
+        hit = sw[sw["outfall_id"] == str(outfall_id)]
+        if not len(hit):
+            return _one(None, crs, query=f"outfall {outfall_id}", area=0.0, inlets=0,
+                        method="sewershed", reason="no inlet with a surface catchment drains to it")
+        r = hit.iloc[0]
+        return _one(r.geometry, crs, query=f"outfall {outfall_id}", area=float(r["area_m2"]),
+                    inlets=int(r["inlets"]), method="sewershed",
+                    reason="surface catchments of the inlets and open conveyances upstream")
+    mask = upstream_mask(ov, point.x, point.y)
+    if mask is None:
+        return _one(None, crs, query=point.wkt, area=0.0, inlets=0, method="off_dem",
+                    reason="the point lies outside the DEM")
+    labels: list[int] = []
+    n_inlets = 0
+    net = result.join.net if result.join is not None else None
+    method, reason = "d8_upstream", "cells whose surface flow reaches the point first"
+    if net is not None and len(net.nodes):
+        from .network import trace_upstream
+
+        d = net.nodes.distance(point)
+        if d.min() <= ov.transform.a * 1.5:
+            nid = str(d.idxmin())
+            up = trace_upstream(net, nid)
+            for kind, ids in (("inlet", up.nodes.index.astype(str)), ("conveyance", up.conv_ids)):
+                t = ov.targets
+                sel = t[(t["target_kind"] == kind) & t["target_id"].isin(list(ids))]
+                labels += sel.index.tolist()
+                if kind == "inlet":
+                    n_inlets = len(sel)
+            method = "d8_upstream+pipes"
+            reason = (f"surface catchments of {n_inlets} inlet(s) upstream of {nid} in the pipes, "
+                      "plus the point's own surface catchment")
+    if labels:
+        mask = mask | np.isin(ov.labels, labels)
+    lab = np.where(mask, 1, 0).astype(np.int32)
+    table = pd.DataFrame({"query": [point.wkt]}, index=pd.Index([1]))
+    poly = _polygonize(lab, table, ov.transform, ov.crs, columns=["query"])
+    geom = poly.geometry.iloc[0] if len(poly) else None
+    return _one(geom, crs, query=point.wkt, area=float(mask.sum() * ov.cell_area_m2),
+                inlets=n_inlets, method=method, reason=reason)
+
+
+def _one(geom: Any, crs: Any, **cols: Any) -> gpd.GeoDataFrame:
+    return gpd.GeoDataFrame({k if k != "area" else "area_m2": [v] for k, v in cols.items()},
+                            geometry=[geom], crs=crs)
+

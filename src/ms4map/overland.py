@@ -1,0 +1,829 @@
+"""Overland flow on the DEM: conditioning, D8 directions and routing to the first MS4 target.
+
+Every DEM cell is routed downslope until it first reaches
+
+- an MS4 inlet (catch basin or inlet structure of the storm network),
+- an open MS4 conveyance (ditch, swale, channel),
+- a waterbody (stream line or lake/pond polygon),
+- a real closed depression (at least ``min_depth_m`` deep and ``min_area_m2`` large),
+- the edge of the DEM (or a nodata hole in it).
+
+The libraries (see ``docs/hydrology.md`` for the measurements behind the choice):
+
+- **whitebox-workflows** (``WbEnvironment().hydrology``) fills depressions with a
+  gradient on flats (priority flood, Garbrecht-Martz) and computes the
+  steepest-descent D8 pointer on the conditioned DEM.  It is called once per step
+  (never per inlet: each call costs about 0.2 s) and exchanges rasters as
+  uncompressed GeoTIFFs in a temporary folder (its ``from_numpy``/``to_numpy`` are
+  ten times slower).
+- **pyflwdir** holds that D8 pointer as an in-memory flow graph and answers
+  "which target does each cell reach first" (``FlwdirRaster.basins`` with the
+  target cells as outlets), accumulation, downstream paths and upstream areas.
+
+How the mapped drainage is burned in (all on a copy; the user's DEM is never changed):
+
+1. waterbodies and open conveyances are lowered by ``burn_depth_m``, inlet cells by
+   ``inlet_depth_m``;
+2. the burned DEM is filled (flats get a small gradient);
+3. cells the fill raised by more than ``min_depth_m`` over at least ``min_area_m2``
+   that hold no MS4 feature nor water are *real* closed depressions (kind
+   ``depression``); smaller filled pits are noise and are routed through;
+4. a filled region that holds exactly one target (an inlet in a sag, a stream in a
+   hollow) drains entirely to that target;
+5. target cells are put back to their burned elevation, so they are sinks: the D8
+   pointer is taken on this conditioned DEM and each cell is labelled by the first
+   target cell on its downstream path.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+
+from .errors import DataError
+from .qa import QAReport
+from .workspace import Dem
+
+__all__ = [
+    "DEFAULTS",
+    "TARGET_KINDS",
+    "OverlandResult",
+    "catchment_polygons",
+    "condition_dem",
+    "d8_pointer",
+    "route",
+    "route_workspace",
+    "surface_path",
+    "upstream_mask",
+]
+
+#: Default settings (metres and square metres; converted to DEM units internally).
+DEFAULTS: dict[str, float] = {
+    "min_depth_m": 0.3,
+    "min_area_m2": 500.0,
+    "burn_depth_m": 2.0,
+    "inlet_depth_m": 1.0,
+}
+
+#: Kinds of routing targets (the parcel table adds ``unknown`` for nodata and no-DEM parts).
+TARGET_KINDS = ("inlet", "conveyance", "water_direct", "depression", "off_dem", "unknown")
+
+_NODATA_OUT = -32768.0  # nodata written to the GeoTIFFs exchanged with whitebox
+_PYFLWDIR_NODATA = np.uint8(247)
+
+ProgressFn = Callable[[str], None]
+
+
+# ======================================================================================
+# Result
+# ======================================================================================
+@dataclass
+class OverlandResult:
+    """Routing of every DEM cell to its first target.
+
+    Attributes
+    ----------
+    labels : numpy.ndarray
+        int32 raster: the target label (row of :attr:`targets`) each cell reaches
+        first; 0 on nodata cells.
+    targets : pandas.DataFrame
+        Index ``label`` (1..n); columns ``target_kind``, ``target_id``, ``name``,
+        ``cells`` (catchment size in cells), ``area_m2``, ``method``, ``reason``.
+    target_mask : numpy.ndarray
+        bool raster of the cells that are targets themselves (inlet, conveyance,
+        water, depression cells).
+    flwdir : pyflwdir.FlwdirRaster
+        Steepest-descent D8 on the conditioned DEM (in-memory flow graph).
+    conditioned : numpy.ndarray
+        The conditioned DEM (burned, filled, targets as sinks), float64 with NaN nodata.
+    transform, crs
+        Grid georeferencing (the DEM's).
+    cell_area_m2 : float
+    depressions : geopandas.GeoDataFrame
+        Real closed depressions: ``target_id``, ``area_m2``, ``max_depth_m``, geometry.
+    qa : QAReport
+        Findings of the ``overland`` step.
+    settings : dict
+    timings : dict
+        Seconds per step.
+    """
+
+    labels: np.ndarray
+    targets: pd.DataFrame
+    target_mask: np.ndarray
+    flwdir: Any
+    conditioned: np.ndarray
+    transform: Any
+    crs: Any
+    cell_area_m2: float
+    depressions: gpd.GeoDataFrame
+    qa: QAReport = field(default_factory=QAReport)
+    settings: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    _polygons: dict[str, gpd.GeoDataFrame] = field(default_factory=dict, repr=False)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.labels.shape  # type: ignore[return-value]
+
+    @property
+    def valid(self) -> np.ndarray:
+        return np.isfinite(self.conditioned)
+
+    def label_of(self, kind: str, target_id: str) -> int | None:
+        """The label of a target, or ``None`` when it is not on the DEM."""
+        t = self.targets
+        hit = t.index[(t["target_kind"] == kind) & (t["target_id"] == str(target_id))]
+        return int(hit[0]) if len(hit) else None
+
+    def cell_index(self, x: float, y: float) -> int | None:
+        """Linear index of the cell holding ``(x, y)``, or ``None`` off the DEM."""
+        col, row = ~self.transform * (x, y)
+        r, c = int(np.floor(row)), int(np.floor(col))
+        h, w = self.shape
+        if not (0 <= r < h and 0 <= c < w):
+            return None
+        return r * w + c
+
+    def catchments(self, kinds: tuple[str, ...] | None = ("inlet",)) -> gpd.GeoDataFrame:
+        """Catchment polygons of the targets of ``kinds`` (cached); see :func:`catchment_polygons`."""
+        key = ",".join(kinds) if kinds else "*"
+        if key not in self._polygons:
+            self._polygons[key] = catchment_polygons(self, kinds=kinds)
+        return self._polygons[key]
+
+
+# ======================================================================================
+# Library calls (whitebox-workflows through GeoTIFFs in a temporary folder)
+# ======================================================================================
+def _wbe() -> Any:
+    import whitebox_workflows as wbw
+
+    return wbw.WbEnvironment()
+
+
+def _write_tif(path: Path, array: np.ndarray, transform: Any, crs: Any) -> None:
+    import rasterio
+
+    arr = np.where(np.isfinite(array), array, _NODATA_OUT).astype("float64")
+    h, w = arr.shape
+    crs_wkt = crs.to_wkt() if hasattr(crs, "to_wkt") else None
+    with rasterio.open(
+        path, "w", driver="GTiff", width=w, height=h, count=1, dtype="float64",
+        crs=crs_wkt, transform=transform, nodata=_NODATA_OUT,
+    ) as ds:
+        ds.write(arr, 1)
+
+
+def _read_tif(path: Path) -> tuple[np.ndarray, float | None]:
+    import rasterio
+
+    with rasterio.open(path) as ds:
+        return ds.read(1), ds.nodata
+
+
+_WB_WRITE = {"compress": False, "geotiff": {"compression": "none"}}
+
+
+def condition_dem(
+    array: np.ndarray, transform: Any, crs: Any, *, workdir: str | Path | None = None
+) -> np.ndarray:
+    """Fill every depression of ``array`` with a gradient on flats (whitebox-workflows).
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        Elevations, float, NaN for nodata (nodata holes act as outlets).
+    transform, crs
+        Georeferencing of the grid.
+    workdir : path, optional
+        Folder for the exchanged GeoTIFFs (a temporary one by default).
+
+    Returns
+    -------
+    numpy.ndarray
+        Filled elevations (float64, NaN nodata).
+    """
+    with _workdir(workdir) as wd:
+        src, out = wd / "ov_burned.tif", wd / "ov_filled.tif"
+        _write_tif(src, array, transform, crs)
+        wbe = _wbe()
+        filled = wbe.hydrology.fill_depressions(dem=wbe.read_raster(str(src)), fix_flats=True)
+        wbe.write_raster(filled, str(out), options=_WB_WRITE)
+        arr, nodata = _read_tif(out)
+    arr = arr.astype("float64", copy=False)
+    bad = ~np.isfinite(array)
+    if nodata is not None:
+        bad |= arr == nodata
+    arr[bad] = np.nan
+    return arr
+
+
+def d8_pointer(
+    array: np.ndarray, transform: Any, crs: Any, *, workdir: str | Path | None = None
+) -> np.ndarray:
+    """Steepest-descent D8 pointer of a (conditioned) DEM (whitebox-workflows ``d8_pointer``).
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 pointer in ESRI/pyflwdir encoding (1=E, 2=SE, 4=S, ... 128=NE), 0 for
+        cells without a lower neighbour, 247 for nodata.
+    """
+    with _workdir(workdir) as wd:
+        src, out = wd / "ov_conditioned.tif", wd / "ov_d8.tif"
+        _write_tif(src, array, transform, crs)
+        wbe = _wbe()
+        ptr = wbe.hydrology.d8_pointer(dem=wbe.read_raster(str(src)), esri_pntr=True)
+        wbe.write_raster(ptr, str(out), options=_WB_WRITE)
+        # whitebox writes the pointer as int16: fine for pointer values (never
+        # accumulate with whitebox from this file: its accumulation would be int16 too).
+        raw, nodata = _read_tif(out)
+    d8 = np.zeros(raw.shape, dtype=np.uint8)
+    ok = np.isin(raw, (1, 2, 4, 8, 16, 32, 64, 128))
+    d8[ok] = raw[ok].astype(np.uint8)
+    d8[~np.isfinite(array)] = _PYFLWDIR_NODATA
+    return d8
+
+
+class _workdir:
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = path
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+
+    def __enter__(self) -> Path:
+        if self.path is not None:
+            p = Path(self.path)
+            p.mkdir(parents=True, exist_ok=True)
+            return p
+        self._tmp = tempfile.TemporaryDirectory(prefix="ms4map-overland-")
+        return Path(self._tmp.name)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+
+# ======================================================================================
+# Routing
+# ======================================================================================
+def route(
+    dem: Dem,
+    *,
+    inlets: gpd.GeoDataFrame | None = None,
+    conveyances: gpd.GeoDataFrame | None = None,
+    waterbodies: gpd.GeoDataFrame | None = None,
+    min_depth_m: float = DEFAULTS["min_depth_m"],
+    min_area_m2: float = DEFAULTS["min_area_m2"],
+    burn_depth_m: float = DEFAULTS["burn_depth_m"],
+    inlet_depth_m: float = DEFAULTS["inlet_depth_m"],
+    progress: ProgressFn | None = None,
+    workdir: str | Path | None = None,
+) -> OverlandResult:
+    """Route every DEM cell to the first inlet, open conveyance, water, depression or edge.
+
+    Parameters
+    ----------
+    dem : Dem
+        DEM in a projected CRS (array float64 with NaN nodata).
+    inlets : GeoDataFrame, optional
+        Points with a ``node_id`` column (the storm network's inlet nodes).
+    conveyances : GeoDataFrame, optional
+        Open MS4 conveyances (lines) with a ``conv_id`` column.
+    waterbodies : GeoDataFrame, optional
+        Lines or polygons with ``wb_id`` (and optionally ``name``).
+    min_depth_m, min_area_m2 : float
+        A filled depression at least this deep and this large is a real closed
+        depression (internally drained); smaller ones are noise and are filled.
+    burn_depth_m, inlet_depth_m : float
+        How far waterbodies/open conveyances and inlet cells are lowered before
+        conditioning, so that DEM flow agrees with the mapped system.
+    progress : callable, optional
+        Called with a short message at the start of each long step.
+    workdir : path, optional
+        Folder for the GeoTIFFs exchanged with whitebox-workflows.
+
+    Returns
+    -------
+    OverlandResult
+
+    Raises
+    ------
+    DataError
+        The DEM is in a geographic CRS, rotated, or has no valid cell.
+    """
+    import pyflwdir
+
+    say = progress or (lambda _msg: None)
+    qa = QAReport()
+    timings: dict[str, float] = {}
+    _check_dem(dem)
+    z = np.asarray(dem.array, dtype="float64")
+    h, w = z.shape
+    transform, crs = dem.transform, dem.crs
+    unit_m = _crs_unit_m(crs)
+    cell_area_m2 = abs(transform.a * transform.e) * unit_m**2
+    z_to_m = float(dem.z_to_m or 1.0)
+    valid = np.isfinite(z)
+    settings = {
+        "min_depth_m": float(min_depth_m), "min_area_m2": float(min_area_m2),
+        "burn_depth_m": float(burn_depth_m), "inlet_depth_m": float(inlet_depth_m),
+    }
+    if np.nanmax(z) - np.nanmin(z) < 1e-6:
+        qa.warning(
+            "dem_flat", "dem",
+            "The DEM is flat: flow directions follow only the gradient imposed on flats "
+            "(towards the DEM edge and the burned MS4 features).",
+            fix="Check that the DEM is an elevation raster (not a mask or a constant).", step="overland",
+        )
+
+    # -- 1. targets rasterized -------------------------------------------------------
+    t0 = time.perf_counter()
+    say("overland: rasterizing targets")
+    targets: list[dict[str, Any]] = []
+    seed = np.zeros((h, w), dtype=np.int32)
+    burn = np.zeros((h, w), dtype=bool)
+    sink = np.zeros((h, w), dtype=bool)
+
+    def add_target(kind: str, tid: str, name: Any = None, method: str = "d8_catchment",
+                   reason: str = "") -> int:
+        targets.append({"target_kind": kind, "target_id": tid, "name": name, "method": method,
+                        "reason": reason})
+        return len(targets)
+
+    if waterbodies is not None and len(waterbodies):
+        wb = _clean_geoms(waterbodies)
+        labs = [add_target("water_direct", str(r.wb_id), _na(getattr(r, "name", None)),
+                           reason="reaches the waterbody overland, outside the MS4")
+                for r in wb.itertuples()]
+        cells = _rasterize(wb.geometry.values, labs, (h, w), transform)
+        hit = cells > 0
+        seed[hit] = cells[hit]
+        burn |= hit
+    if conveyances is not None and len(conveyances):
+        cv = _clean_geoms(conveyances)
+        labs = [add_target("conveyance", str(r.conv_id),
+                           reason="reaches an open MS4 conveyance overland") for r in cv.itertuples()]
+        cells = _rasterize(cv.geometry.values, labs, (h, w), transform, all_touched=True)
+        hit = cells > 0
+        seed[hit] = cells[hit]
+        burn |= hit
+    off_inlets: list[str] = []
+    if inlets is not None and len(inlets):
+        pts = inlets[~inlets.geometry.is_empty & inlets.geometry.notna()]
+        xs, ys = pts.geometry.x.to_numpy(), pts.geometry.y.to_numpy()
+        inv = ~transform
+        cols, rows = inv * (xs, ys)
+        rows, cols = np.floor(rows).astype(np.int64), np.floor(cols).astype(np.int64)
+        inside = (rows >= 0) & (rows < h) & (cols >= 0) & (cols < w)
+        inside[inside] &= valid[rows[inside], cols[inside]]
+        shared: list[str] = []
+        for nid, r, c, ok in zip(pts["node_id"].astype(str), rows, cols, inside, strict=True):
+            if not ok:
+                off_inlets.append(nid)
+                continue
+            prev = seed[r, c]
+            if prev and targets[prev - 1]["target_kind"] == "inlet":
+                shared.append(nid)
+                add_target("inlet", nid, method="shared_cell",
+                           reason=f"shares its DEM cell with inlet {targets[prev - 1]['target_id']}, "
+                           "which takes the cell's runoff")
+                continue
+            seed[r, c] = add_target("inlet", nid, reason="reaches the inlet overland")
+            sink[r, c] = True
+        if off_inlets:
+            qa.warning(
+                "inlet_off_dem", "structures",
+                f"{len(off_inlets)} inlet(s) lie outside the DEM or on nodata cells; they get no "
+                "surface catchment.",
+                feature_id=", ".join(off_inlets[:50]), count=len(off_inlets),
+                fix="Use a DEM that covers the whole storm network.", step="overland",
+            )
+        if shared:
+            qa.info(
+                "inlets_share_cell", "structures",
+                f"{len(shared)} inlet(s) share a DEM cell with another inlet; the first one takes "
+                "that cell's runoff.", feature_id=", ".join(shared[:50]), count=len(shared),
+                step="overland",
+            )
+    timings["rasterize_targets"] = time.perf_counter() - t0
+
+    # -- 2. burn and condition ---------------------------------------------------------
+    t0 = time.perf_counter()
+    say("overland: conditioning the DEM (burn + fill)")
+    zb = z.copy()
+    zb[burn] -= burn_depth_m / z_to_m
+    zb[sink] -= inlet_depth_m / z_to_m
+    tiny = min(h, w) < 3
+    if tiny:
+        filled = zb.copy()
+        qa.warning(
+            "dem_too_small", "dem",
+            f"The DEM has {h} x {w} cells: too small to route flow; every cell drains to itself "
+            "(a target in it, else off the DEM).",
+            fix="Use a DEM that covers the area with a margin.", step="overland",
+        )
+    else:
+        filled = condition_dem(zb, transform, crs, workdir=workdir)
+    timings["condition"] = time.perf_counter() - t0
+
+    # -- 3. depressions: real ones become targets; filled sags with one target drain to it
+    t0 = time.perf_counter()
+    say("overland: finding closed depressions")
+    dep_gdf = _depressions(
+        z=zb, filled=filled, seed=seed, targets=targets, add_target=add_target,
+        min_depth=min_depth_m / z_to_m, min_cells=min_area_m2 / cell_area_m2,
+        z_to_m=z_to_m, cell_area_m2=cell_area_m2, transform=transform, crs=crs,
+    )
+    target_mask = seed > 0
+    cond = filled.copy()
+    cond[target_mask] = np.minimum(zb[target_mask], filled[target_mask])
+    cond[~valid] = np.nan
+    timings["depressions"] = time.perf_counter() - t0
+
+    # -- 4. D8 on the conditioned DEM --------------------------------------------------
+    t0 = time.perf_counter()
+    say("overland: D8 flow directions")
+    if tiny:
+        d8 = np.where(valid, np.uint8(0), _PYFLWDIR_NODATA).astype(np.uint8)
+    else:
+        d8 = d8_pointer(cond, transform, crs, workdir=workdir)
+    flw = pyflwdir.from_array(d8, ftype="d8", check_ftype=False, transform=transform)
+    timings["d8"] = time.perf_counter() - t0
+
+    # -- 5. first target reached -------------------------------------------------------
+    t0 = time.perf_counter()
+    say("overland: routing every cell to its first target")
+    pits = flw.idxs_pit
+    free = pits[seed.ravel()[pits] == 0]
+    if free.size:
+        rr, cc = np.divmod(free, w)
+        on_edge = (rr == 0) | (rr == h - 1) | (cc == 0) | (cc == w - 1)
+        if (~valid).any():
+            from scipy import ndimage
+
+            near_nan = ndimage.binary_dilation(~valid, structure=np.ones((3, 3), bool))
+            at_hole = near_nan.ravel()[free] & ~on_edge
+        else:
+            at_hole = np.zeros(free.size, dtype=bool)
+        lab_edge = add_target("off_dem", "dem_edge", method="d8_catchment",
+                              reason="flows off the edge of the DEM")
+        lab_hole = add_target("off_dem", "dem_nodata", method="d8_catchment",
+                              reason="flows into a nodata hole of the DEM")
+        lab_pit = add_target("unknown", "dem_pit", method="no_target",
+                             reason="flow stops in a DEM pit left after conditioning")
+        seed_flat = seed.ravel()
+        seed_flat[free] = np.where(on_edge, lab_edge, np.where(at_hole, lab_hole, lab_pit))
+    idxs = np.flatnonzero(seed)
+    ids = seed.ravel()[idxs].astype(np.uint32)
+    labels = flw.basins(idxs=idxs, ids=ids).astype(np.int32) if idxs.size else np.zeros((h, w), np.int32)
+    labels[~valid] = 0
+    timings["route"] = time.perf_counter() - t0
+
+    tdf = pd.DataFrame(targets, columns=["target_kind", "target_id", "name", "method", "reason"])
+    tdf.index = pd.RangeIndex(1, len(tdf) + 1, name="label")
+    counts = np.bincount(labels.ravel(), minlength=len(tdf) + 1)
+    tdf["cells"] = counts[1:].astype(np.int64)
+    tdf["area_m2"] = tdf["cells"] * cell_area_m2
+    for col in ("target_kind", "target_id", "method", "reason"):
+        tdf[col] = tdf[col].astype(str)
+    special = tdf["target_kind"].isin(["off_dem", "unknown"])
+    tdf = tdf[~special | (tdf["cells"] > 0)]
+    if off_inlets:
+        extra = pd.DataFrame({
+            "target_kind": "inlet", "target_id": off_inlets, "name": None,
+            "method": "off_dem", "reason": "the inlet lies outside the DEM", "cells": 0,
+            "area_m2": 0.0,
+        })
+        extra.index = pd.RangeIndex(len(targets) + 1, len(targets) + 1 + len(extra), name="label")
+        tdf = pd.concat([tdf, extra])
+    nodata_cells = int((~valid).sum())
+    qa.note(
+        f"overland: {h} x {w} cells ({cell_area_m2:g} m2 each), {nodata_cells} nodata; "
+        f"{(tdf['target_kind'] == 'inlet').sum()} inlet targets, {len(dep_gdf)} closed depression(s)."
+    )
+    return OverlandResult(
+        labels=labels, targets=tdf, target_mask=target_mask, flwdir=flw, conditioned=cond,
+        transform=transform, crs=crs, cell_area_m2=cell_area_m2, depressions=dep_gdf, qa=qa,
+        settings=settings, timings=timings,
+    )
+
+
+def _depressions(
+    *, z: np.ndarray, filled: np.ndarray, seed: np.ndarray, targets: list[dict[str, Any]],
+    add_target: Callable[..., int], min_depth: float, min_cells: float, z_to_m: float,
+    cell_area_m2: float, transform: Any, crs: Any,
+) -> gpd.GeoDataFrame:
+    """Label filled regions; keep real depressions as targets; let single-target sags drain to it.
+
+    Works in place on ``seed``.
+    """
+    from scipy import ndimage
+
+    depth = filled - z
+    filled_mask = np.isfinite(depth) & (depth > 1e-9)
+    regions, n = ndimage.label(filled_mask, structure=np.ones((3, 3), bool))
+    empty = gpd.GeoDataFrame(
+        {"target_id": pd.Series([], dtype=str), "area_m2": pd.Series([], dtype=float),
+         "max_depth_m": pd.Series([], dtype=float)}, geometry=gpd.GeoSeries([], crs=crs), crs=crs)
+    if n == 0:
+        return empty
+    flat_regions = regions.ravel()
+    in_region = np.flatnonzero(flat_regions)
+    reg_of = flat_regions[in_region]
+    cells = np.bincount(reg_of, minlength=n + 1)
+    maxdepth = np.zeros(n + 1)
+    np.maximum.at(maxdepth, reg_of, depth.ravel()[in_region])
+    # targets inside each region
+    seed_in = seed.ravel()[in_region]
+    has = seed_in > 0
+    pairs = pd.DataFrame({"r": reg_of[has], "t": seed_in[has]}).drop_duplicates()
+    ntarg = pairs.groupby("r")["t"].agg(["count", "first"])
+    n_t = np.zeros(n + 1, dtype=np.int64)
+    first_t = np.zeros(n + 1, dtype=np.int64)
+    n_t[ntarg.index.to_numpy()] = ntarg["count"].to_numpy()
+    first_t[ntarg.index.to_numpy()] = ntarg["first"].to_numpy()
+    # a sag holding one target drains entirely to it (except where other things sit)
+    absorb = np.zeros(n + 1, dtype=np.int64)
+    one = n_t == 1
+    absorb[one] = first_t[one]
+    take = (absorb[reg_of] > 0) & (seed_in == 0)
+    seed.ravel()[in_region[take]] = absorb[reg_of[take]]
+    # real closed depressions: deep and large enough, and no MS4 feature or water in them
+    real = np.flatnonzero((n_t == 0) & (maxdepth >= min_depth) & (cells >= min_cells))
+    real = real[real > 0]
+    if real.size == 0:
+        return empty
+    lab_of = np.zeros(n + 1, dtype=np.int64)
+    ids = []
+    for k, r in enumerate(real, start=1):
+        tid = f"DEP{k}"
+        ids.append(tid)
+        lab_of[r] = add_target("depression", tid,
+                               reason=f"internally drained: ends in closed depression {tid}")
+    take = lab_of[reg_of] > 0
+    seed.ravel()[in_region[take]] = lab_of[reg_of[take]]
+    # polygons of the depressions
+    from rasterio import features
+
+    dep_lab = np.where(np.isin(regions, real), regions, 0).astype(np.int32)
+    geoms: dict[int, list[Any]] = {}
+    for geom, val in features.shapes(dep_lab, mask=dep_lab > 0, transform=transform):
+        geoms.setdefault(int(val), []).append(shapely.geometry.shape(geom))
+    return gpd.GeoDataFrame(
+        {
+            "target_id": ids,
+            "area_m2": cells[real] * cell_area_m2,
+            "max_depth_m": maxdepth[real] * z_to_m,
+        },
+        geometry=[shapely.union_all(geoms.get(int(r), [])) for r in real],
+        crs=crs,
+    )
+
+
+# ======================================================================================
+# Polygons and point queries
+# ======================================================================================
+def catchment_polygons(
+    result: OverlandResult, *, kinds: tuple[str, ...] | None = ("inlet",)
+) -> gpd.GeoDataFrame:
+    """Polygons of the cells that reach each target first.
+
+    Parameters
+    ----------
+    result : OverlandResult
+    kinds : tuple of str, optional
+        Target kinds to polygonize (``None``: all).
+
+    Returns
+    -------
+    GeoDataFrame
+        ``target_kind``, ``target_id``, ``cells``, ``area_m2``, geometry (Polygon or
+        MultiPolygon); targets with no cell on the DEM are left out.
+    """
+    t = result.targets
+    sel = t if kinds is None else t[t["target_kind"].isin(kinds)]
+    sel = sel[sel["cells"] > 0]
+    return _polygonize(result.labels, sel, result.transform, result.crs,
+                       columns=["target_kind", "target_id", "cells", "area_m2"])
+
+
+def _polygonize(
+    labels: np.ndarray, table: pd.DataFrame, transform: Any, crs: Any, *, columns: list[str]
+) -> gpd.GeoDataFrame:
+    """Polygonize the cells of ``labels`` whose value is in ``table.index`` (one row each)."""
+    from rasterio import features
+
+    if len(table) == 0:
+        return gpd.GeoDataFrame(table[columns].reset_index(drop=True),
+                                geometry=gpd.GeoSeries([], crs=crs), crs=crs)
+    keep = np.zeros(int(max(labels.max(), table.index.max())) + 1, dtype=bool)
+    keep[table.index.to_numpy()] = True
+    mask = keep[labels]
+    # crop to the bounding box of kept cells (much faster on big grids with few targets)
+    rows = np.flatnonzero(mask.any(axis=1))
+    cols = np.flatnonzero(mask.any(axis=0))
+    r0, r1, c0, c1 = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+    sub = np.ascontiguousarray(labels[r0:r1, c0:c1].astype(np.int32))
+    sub_t = transform * transform.translation(c0, r0)
+    vals, polys = [], []
+    for geom, val in features.shapes(sub, mask=mask[r0:r1, c0:c1], transform=sub_t):
+        vals.append(int(val))
+        polys.append(shapely.geometry.shape(geom))
+    parts = pd.DataFrame({"label": vals, "geometry": polys})
+    merged = parts.groupby("label")["geometry"].agg(
+        lambda g: g.iloc[0] if len(g) == 1 else shapely.MultiPolygon(list(g))
+    )
+    out = table.loc[merged.index, columns].copy()
+    return gpd.GeoDataFrame(out.reset_index(drop=True), geometry=list(merged.values), crs=crs)
+
+
+def surface_path(result: OverlandResult, x: float, y: float) -> tuple[shapely.LineString | None, int]:
+    """Overland path from ``(x, y)`` down to the first target cell.
+
+    Returns
+    -------
+    (LineString or None, int)
+        The path through cell centres (``None`` off the DEM) and the label of the
+        target reached (0 off the DEM).
+    """
+    idx = result.cell_index(x, y)
+    if idx is None or not result.valid.ravel()[idx]:
+        return None, 0
+    cells = _walk_down(result.flwdir.idxs_ds, idx, result.target_mask.ravel())
+    rows, cols = np.divmod(cells, result.shape[1])
+    xs, ys = result.transform * (cols + 0.5, rows + 0.5)
+    coords = [(x, y)] + list(zip(np.atleast_1d(xs), np.atleast_1d(ys), strict=True))
+    if len(coords) < 2:
+        coords.append(coords[0])
+    return shapely.LineString(coords), int(result.labels.ravel()[idx])
+
+
+def _walk_down(idxs_ds: np.ndarray, idx: int, stop: np.ndarray) -> np.ndarray:
+    """Cells from ``idx`` along the flow graph to the first ``stop`` cell or pit (inclusive)."""
+    out = [idx]
+    seen = {idx}
+    while not stop[idx]:
+        nxt = int(idxs_ds[idx])
+        if nxt == idx or nxt < 0 or nxt in seen:
+            break
+        out.append(nxt)
+        seen.add(nxt)
+        idx = nxt
+    return np.asarray(out, dtype=np.int64)
+
+
+def upstream_mask(result: OverlandResult, x: float, y: float) -> np.ndarray | None:
+    """Cells whose surface flow reaches ``(x, y)``'s cell before any other target.
+
+    Returns ``None`` off the DEM.  A point on a target cell gets that whole target's
+    catchment.
+    """
+    idx = result.cell_index(x, y)
+    if idx is None or not result.valid.ravel()[idx]:
+        return None
+    lab = int(result.labels.ravel()[idx])
+    if result.target_mask.ravel()[idx]:
+        return result.labels == lab
+    # the point's own catchment, stopped by every target upstream of it
+    seed_idx = np.flatnonzero(result.target_mask.ravel())
+    ids = np.full(seed_idx.size + 1, 1, dtype=np.uint32)
+    ids[-1] = 2
+    basins = result.flwdir.basins(idxs=np.append(seed_idx, idx), ids=ids)
+    return basins == 2
+
+
+# ======================================================================================
+# Workspace adapter
+# ======================================================================================
+def route_workspace(ws: Any, net: Any = None, **settings: Any) -> OverlandResult:
+    """:func:`route` with inlets and open conveyances from ``net`` and waters from ``ws``.
+
+    Without a network, inlets are the workspace structures whose kind is an inlet
+    kind (``node_id`` = ``struct_id``) and open conveyances its ditch/swale/channel lines.
+    """
+    if ws.dem is None:
+        raise DataError("The workspace has no DEM. Fix: pass --dem FILE (a GeoTIFF).")
+    inlets, open_conv = network_targets(ws, net)
+    return route(ws.dem, inlets=inlets, conveyances=open_conv, waterbodies=ws.get("waterbodies"),
+                 **settings)
+
+
+def network_targets(ws: Any, net: Any = None) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
+    """Inlet points (``node_id``) and open conveyances (``conv_id``) for routing.
+
+    This is the one place that reads the storm network's attributes (``nodes`` with
+    ``is_inlet``, ``edges`` with ``is_open``), per ``docs/CONTRACTS.md``.
+    """
+    from .schema import INLET_KINDS, OPEN_CONVEYANCE_KINDS
+
+    crs = ws.crs
+    if net is not None:
+        nodes = net.nodes
+        inl = nodes[nodes["is_inlet"].fillna(False).astype(bool)]
+        inlets = gpd.GeoDataFrame({"node_id": inl.index.astype(str)},
+                                  geometry=inl.geometry.values, crs=nodes.crs)
+        edges = net.edges
+        op = edges[edges["is_open"].fillna(False).astype(bool)]
+        conv = gpd.GeoDataFrame({"conv_id": op["conv_id"].astype(str).values},
+                                geometry=op.geometry.values, crs=edges.crs)
+        return inlets, conv
+    st = ws.get("structures")
+    if st is not None and len(st):
+        inl = st[st["kind"].isin(INLET_KINDS)]
+        inlets = gpd.GeoDataFrame({"node_id": inl["struct_id"].astype(str).values},
+                                  geometry=inl.geometry.values, crs=crs)
+    else:
+        inlets = gpd.GeoDataFrame({"node_id": pd.Series([], dtype=str)},
+                                  geometry=gpd.GeoSeries([], crs=crs), crs=crs)
+    cv = ws.get("conveyances")
+    if cv is not None and len(cv):
+        op = cv[cv["kind"].isin(OPEN_CONVEYANCE_KINDS)]
+        conv = gpd.GeoDataFrame({"conv_id": op["conv_id"].astype(str).values},
+                                geometry=op.geometry.values, crs=crs)
+    else:
+        conv = gpd.GeoDataFrame({"conv_id": pd.Series([], dtype=str)},
+                                geometry=gpd.GeoSeries([], crs=crs), crs=crs)
+    return inlets, conv
+
+
+# ======================================================================================
+# Helpers
+# ======================================================================================
+def _check_dem(dem: Dem) -> None:
+    if not isinstance(dem, Dem):
+        raise TypeError(f"'dem' must be an ms4map.workspace.Dem, got {type(dem).__name__}")
+    arr = np.asarray(dem.array)
+    if arr.ndim != 2 or arr.size == 0:
+        raise DataError("The DEM has no cells. Fix: provide a DEM GeoTIFF with data.")
+    if not np.isfinite(arr).any():
+        raise DataError("The DEM has only nodata cells. Fix: provide a DEM with elevations.")
+    crs = dem.crs
+    if crs is None:
+        raise DataError("The DEM has no CRS. Fix: assign one (gdal_edit.py -a_srs EPSG:...).")
+    from pyproj import CRS
+
+    c = CRS.from_user_input(crs)
+    if c.is_geographic:
+        raise DataError(
+            f"The DEM is in a geographic CRS ({c.name}); flow routing needs square cells in "
+            "metres or feet. Fix: open the workspace with a projected --crs (e.g. EPSG:26918) "
+            "so the DEM is warped, or reproject the DEM (gdalwarp -t_srs EPSG:26918)."
+        )
+    t = dem.transform
+    if t.b != 0 or t.d != 0:
+        raise DataError("The DEM grid is rotated. Fix: warp it to a north-up grid (gdalwarp).")
+
+
+def _crs_unit_m(crs: Any) -> float:
+    from pyproj import CRS
+
+    try:
+        return float(CRS.from_user_input(crs).axis_info[0].unit_conversion_factor)
+    except (IndexError, AttributeError):  # pragma: no cover
+        return 1.0
+
+
+def _clean_geoms(gdf: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    return gdf[gdf.geometry.notna() & ~gdf.geometry.is_empty]
+
+
+def _na(v: Any) -> Any:
+    return None if v is None or (not isinstance(v, str) and pd.isna(v)) else v
+
+
+def _rasterize(
+    geoms: Any, values: list[int], shape: tuple[int, int], transform: Any, *, all_touched: bool = False
+) -> np.ndarray:
+    """Burn ``values`` for ``geoms`` (later geometries win); lines always touch their cells.
+
+    Polygons take the cells whose centre they hold, plus the cells their outline
+    touches (so narrow water polygons stay connected).
+    """
+    from rasterio import features
+
+    shapes = []
+    for g, v in zip(geoms, values, strict=True):
+        if g.geom_type in ("Polygon", "MultiPolygon"):
+            shapes.append((g, v))
+            shapes.append((g.boundary, v))
+        else:
+            shapes.append((g, v))
+    out = features.rasterize(shapes, out_shape=shape, transform=transform, fill=0,
+                             all_touched=True if all_touched else False, dtype="int32")
+    lines = [(g, v) for g, v in shapes if g.geom_type not in ("Polygon", "MultiPolygon")]
+    if lines and not all_touched:
+        touched = features.rasterize(lines, out_shape=shape, transform=transform, fill=0,
+                                     all_touched=True, dtype="int32")
+        out = np.where(out > 0, out, touched)
+    return out
+

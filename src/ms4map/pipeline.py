@@ -1,0 +1,326 @@
+"""One orchestrator for the chain validate -> network -> overland -> drainage, with caching.
+
+The app, the CLI and notebooks all call :func:`run`; each step's result is cached
+in memory (and optionally on disk, ``cache_dir=``) under a key made of the
+workspace fingerprint and the settings that step depends on, so a repeated call
+recomputes nothing that has not changed.
+
+Example
+-------
+>>> import ms4map
+>>> from ms4map import pipeline
+>>> ws = ms4map.open_workspace(ms4map.io.demo_path())          # doctest: +SKIP
+>>> res = pipeline.run(ws)                                     # doctest: +SKIP
+>>> res.drainage.head()                                        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+
+from . import drainage as _drainage
+from . import overland as _overland
+from .errors import UsageError
+from .qa import QAReport
+
+__all__ = ["DEFAULT_SETTINGS", "PipelineResult", "clear_cache", "run", "workspace_key"]
+
+#: Every setting :func:`run` accepts, with its default (metres / square metres).
+DEFAULT_SETTINGS: dict[str, Any] = {
+    # network
+    "snap_tolerance_m": None,  # None: the network module's default
+    "water_tolerance_m": None,
+    # overland
+    **_overland.DEFAULTS,
+    # drainage
+    "fallback_distance_m": _drainage.DEFAULT_FALLBACK_M,
+}
+_NETWORK_KEYS = ("snap_tolerance_m", "water_tolerance_m")
+_OVERLAND_KEYS = tuple(_overland.DEFAULTS)
+_DRAINAGE_KEYS = ("fallback_distance_m",)
+
+_CACHE: dict[tuple[str, ...], Any] = {}
+ProgressFn = Callable[[str], None]
+
+
+@dataclass
+class PipelineResult:
+    """Everything the chain produced for one workspace and one set of settings.
+
+    Attributes
+    ----------
+    network : StormNetwork or None
+        ``None`` when the workspace has no conveyances.
+    overland : OverlandResult or None
+        ``None`` when the workspace has no DEM (the drainage table then uses the
+        documented nearest-inlet fallback).
+    drainage : DataFrame
+        The parcel drainage table (:data:`ms4map.drainage.COLUMNS`).
+    inlet_catchments : GeoDataFrame
+        One polygon per inlet with a surface catchment: ``target_id`` (node id),
+        ``outfall_id``, ``cells``, ``area_m2``.
+    sewersheds : GeoDataFrame
+        One non-overlapping polygon per outfall (:func:`ms4map.drainage.sewersheds`).
+    qa : QAReport
+        Findings of every step (validation warnings included).
+    join : NetworkJoin
+        Inlet/conveyance -> outfall -> receiving water.
+    inlets : GeoDataFrame
+        Inlet points used for routing (``node_id``).
+    settings : dict
+    timings : dict
+        Seconds per step (0 for a cached step).
+    """
+
+    network: Any
+    overland: Any
+    drainage: pd.DataFrame
+    inlet_catchments: gpd.GeoDataFrame
+    sewersheds: gpd.GeoDataFrame
+    qa: QAReport
+    join: Any
+    inlets: gpd.GeoDataFrame
+    crs: Any
+    settings: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    cached: dict[str, bool] = field(default_factory=dict)
+
+    def layers(self) -> dict[str, Any]:
+        """The output layers of ``ms4map drainage``: parcel_drainage, inlet_catchments,
+        sewersheds, qa."""
+        qa_frame = self.qa.to_frame()
+        for c in qa_frame.columns:
+            if qa_frame[c].dtype == object:
+                qa_frame[c] = qa_frame[c].map(lambda v: None if v is None else str(v))
+        return {
+            "parcel_drainage": self.drainage,
+            "inlet_catchments": self.inlet_catchments,
+            "sewersheds": self.sewersheds,
+            "qa": qa_frame,
+        }
+
+    def where_does_it_drain(self, point: Any) -> dict[str, Any]:
+        """See :func:`ms4map.drainage.where_does_it_drain`."""
+        return _drainage.where_does_it_drain(self, point)
+
+    def what_drains_here(self, point: Any = None, *, outfall_id: str | None = None) -> gpd.GeoDataFrame:
+        """See :func:`ms4map.drainage.what_drains_here`."""
+        return _drainage.what_drains_here(self, point, outfall_id=outfall_id)
+
+    def polygon_drainage(self, polygon: Any) -> pd.DataFrame:
+        """See :func:`ms4map.drainage.polygon_drainage`."""
+        return _drainage.polygon_drainage(self, polygon)
+
+
+def clear_cache() -> None:
+    """Forget every cached step result (in memory)."""
+    _CACHE.clear()
+
+
+def workspace_key(ws: Any) -> str:
+    """Cache key of a workspace: its fingerprint, or a content hash for in-memory ones."""
+    if getattr(ws, "inputs", None):
+        return str(ws.fingerprint())
+    h = hashlib.sha256()
+    h.update(str(ws.fingerprint()).encode())
+    for role in sorted(ws.layers):
+        df = ws.layers[role]
+        h.update(role.encode())
+        h.update(pd.util.hash_pandas_object(pd.DataFrame(df).drop(
+            columns=[c for c in df.columns if c == getattr(df, "_geometry_column_name", None)]
+        ).astype(str), index=True).to_numpy().tobytes())
+        if isinstance(df, gpd.GeoDataFrame):
+            h.update(b"".join(g if g is not None else b"" for g in df.geometry.to_wkb()))
+    if ws.dem is not None:
+        h.update(np.ascontiguousarray(ws.dem.array).tobytes())
+        h.update(str(tuple(ws.dem.transform)).encode())
+    return h.hexdigest()[:16]
+
+
+def run(
+    ws: Any,
+    *,
+    progress: ProgressFn | None = None,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    **settings: Any,
+) -> PipelineResult:
+    """Run validate -> network -> overland -> drainage on a workspace (cached).
+
+    Parameters
+    ----------
+    ws : Workspace
+        From :func:`ms4map.io.open_workspace` (already validated there).
+    progress : callable, optional
+        Called with a short message at each long step.
+    cache_dir : path, optional
+        Also keep step results as pickles in this folder (survives restarts).
+    use_cache : bool
+        ``False`` recomputes every step.
+    **settings
+        Any of :data:`DEFAULT_SETTINGS` (metres / square metres).
+
+    Returns
+    -------
+    PipelineResult
+
+    Raises
+    ------
+    UsageError
+        An unknown setting.
+    DataError
+        Data the chain cannot use (the message names the layer and the fix).
+    """
+    unknown = sorted(set(settings) - set(DEFAULT_SETTINGS))
+    if unknown:
+        raise UsageError(f"Unknown setting(s) {unknown}; select from {sorted(DEFAULT_SETTINGS)}.")
+    opts = {**DEFAULT_SETTINGS, **settings}
+    for k, v in opts.items():
+        if v is not None and (not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0):
+            raise UsageError(f"Setting {k} must be a non-negative number, got {v!r}.")
+    say = progress or (lambda _m: None)
+    wkey = workspace_key(ws) if use_cache else ""
+    timings: dict[str, float] = {}
+    cached: dict[str, bool] = {}
+
+    def step(name: str, keys: tuple[str, ...], fn: Callable[[], Any]) -> Any:
+        key = (wkey, name, *[f"{k}={opts[k]!r}" for k in keys])
+        if use_cache and key in _CACHE:
+            timings[name], cached[name] = 0.0, True
+            return _CACHE[key]
+        path = None
+        if use_cache and cache_dir is not None:
+            digest = hashlib.sha256(repr(key).encode()).hexdigest()[:20]
+            path = Path(cache_dir) / f"{name}-{digest}.pkl"
+            if path.exists():
+                with open(path, "rb") as fh:
+                    value = pickle.load(fh)
+                _CACHE[key] = value
+                timings[name], cached[name] = 0.0, True
+                return value
+        t0 = time.perf_counter()
+        value = fn()
+        timings[name], cached[name] = time.perf_counter() - t0, False
+        if use_cache:
+            _CACHE[key] = value
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with open(path, "wb") as fh:
+                    pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        return value
+
+    qa = QAReport()
+    # -- validate: open_workspace validated the layers; carry its warnings -----------------
+    qa.extend(ws.qa)
+    if ws.qa.has_errors:
+        from .errors import ValidationError
+
+        raise ValidationError(ws.qa)
+
+    # -- network ----------------------------------------------------------------------------
+    def _net() -> Any:
+        conv = ws.get("conveyances")
+        if conv is None or len(conv) == 0:
+            return None
+        from .network import build_network
+
+        kw = {k: opts[k] for k in _NETWORK_KEYS if opts[k] is not None}
+        say("network: building the storm network")
+        return build_network(ws, **kw)
+
+    net = step("network", _NETWORK_KEYS, _net)
+    if net is None:
+        qa.warning("no_network", "conveyances",
+                   "The workspace has no conveyances: inlets come from the structures layer and "
+                   "no outfall or receiving water can be joined.", step="pipeline",
+                   fix="Add the storm pipes/ditches layer (--layer conveyances=LAYER).")
+    else:
+        qa.extend(net.qa)
+    join = step("join", _NETWORK_KEYS, lambda: _drainage.network_join(net))
+    inlets, open_conv = _overland.network_targets(ws, net)
+
+    # -- overland ---------------------------------------------------------------------------
+    def _ov() -> Any:
+        if ws.dem is None:
+            return None
+        return _overland.route(
+            ws.dem, inlets=inlets, conveyances=open_conv, waterbodies=ws.get("waterbodies"),
+            progress=say, **{k: float(opts[k]) for k in _OVERLAND_KEYS},
+        )
+
+    ov = step("overland", _NETWORK_KEYS + _OVERLAND_KEYS, _ov)
+    if ov is None:
+        qa.warning("no_dem", "dem",
+                   "The workspace has no DEM: parcels drain to the nearest inlet within "
+                   f"{opts['fallback_distance_m']:g} m (method nearest_inlet), else 'unknown'.",
+                   step="pipeline", fix="Pass a DEM GeoTIFF with --dem FILE.")
+    else:
+        qa.extend(ov.qa)
+
+    # -- drainage ---------------------------------------------------------------------------
+    parcels = ws.get("parcels")
+
+    def _dr() -> pd.DataFrame:
+        if parcels is None or len(parcels) == 0:
+            return pd.DataFrame({c: pd.Series([], dtype=float if c == "fraction" else "str")
+                                 for c in _drainage.COLUMNS})
+        return _drainage.parcel_drainage(
+            parcels, ov, join=join, inlets=inlets,
+            fallback_distance_m=float(opts["fallback_distance_m"]), progress=say,
+        )
+
+    all_keys = _NETWORK_KEYS + _OVERLAND_KEYS + _DRAINAGE_KEYS
+    table = step("drainage", all_keys, _dr)
+    if parcels is None:
+        qa.warning("no_parcels", "parcels", "The workspace has no parcels: the drainage table is empty.",
+                   step="pipeline", fix="Add the tax parcels layer (--layer parcels=LAYER).")
+
+    def _polys() -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
+        if ov is None:
+            empty = gpd.GeoDataFrame({"target_id": pd.Series([], dtype=str)},
+                                     geometry=gpd.GeoSeries([], crs=ws.crs), crs=ws.crs)
+            return empty, empty.rename(columns={"target_id": "outfall_id"})
+        say("drainage: catchment and sewershed polygons")
+        ic = ov.catchments(("inlet",))
+        if len(ic) and len(join.inlet_outfall):
+            ic = ic.assign(outfall_id=join.inlet_outfall.reindex(ic["target_id"])["outfall_id"].to_numpy())
+        else:
+            ic = ic.assign(outfall_id=None)
+        ic = ic.rename(columns={"target_id": "node_id"})
+        return ic, _drainage.sewersheds(ov, join)
+
+    inlet_catchments, sheds = step("polygons", _NETWORK_KEYS + _OVERLAND_KEYS, _polys)
+    _summarise(qa, table)
+    return PipelineResult(
+        network=net, overland=ov, drainage=table, inlet_catchments=inlet_catchments,
+        sewersheds=sheds, qa=qa, join=join, inlets=inlets, crs=ws.crs,
+        settings=opts, timings=timings, cached=cached,
+    )
+
+
+def _summarise(qa: QAReport, table: pd.DataFrame) -> None:
+    if len(table) == 0:
+        return
+    share = table.groupby("target_kind")["fraction"].sum()
+    n = table["parcel_id"].nunique()
+    parts = ", ".join(f"{k} {v / n:.1%}" for k, v in share.sort_values(ascending=False).items())
+    qa.note(f"drainage: {n} parcels; share of parcel area by target kind: {parts}.")
+    unk = table[table["target_kind"].isin(["unknown", "off_dem"])]
+    if len(unk):
+        ids = unk["parcel_id"].unique()
+        qa.warning("drainage_partly_unknown", "parcels",
+                   f"{len(ids)} parcel(s) drain partly or wholly off the DEM or to unknown places.",
+                   feature_id=", ".join(map(str, ids[:50])), count=len(ids), step="drainage",
+                   fix="Extend the DEM over the whole area and fill its nodata holes.")
+
+
