@@ -1115,8 +1115,8 @@ def _counting_tmdls(waters: Waters, profile: Profile) -> Any:
         return tm
     keep = tm["stormwater_source"].astype(bool).to_numpy()
     if profile.pollutant_reading == "list":
-        keep &= np.asarray([pollutant_in(str(p or ""), profile.pollutants_of_concern)
-                            for p in tm["pollutant"]], dtype=bool)
+        keep = keep & np.asarray([pollutant_in(str(p or ""), profile.pollutants_of_concern)
+                                 for p in tm["pollutant"]], dtype=bool)
     return tm[keep]
 
 
@@ -1263,7 +1263,7 @@ def screen_condition_a(drainage: pd.DataFrame, *, waters: Waters,
 
     # parcels lying in a counting TMDL watershed
     in_tmdl: dict[str, str] = {}
-    all_ids = list(out.index)
+    all_ids = list(dict.fromkeys([*out.index, *sorted(bad_parcels)]))
     if parcels is not None and len(parcels):
         all_ids = list(dict.fromkeys([*parcels["parcel_id"].astype(str), *all_ids]))
         if tm is not None and len(tm):
@@ -1297,7 +1297,7 @@ def screen_condition_a(drainage: pd.DataFrame, *, waters: Waters,
     method[no & (intl >= 1 - _EPS)] = "internally_drained"
     method[no & (intl < 1 - _EPS)] = "not_listed"
     method[bad_mask & ~tm_in] = "bad_drainage_rows"
-    reason = out["reason"].to_numpy(dtype=object)
+    reason = out["reason"].to_numpy(dtype=object).copy()
     for i in np.flatnonzero(tm_in & ~hitl):
         reason[i] = f"lies in the {in_tmdl[ids[i]]} TMDL watershed (stormwater a source)"
     unk_fr = out["unknown_fraction"].fillna(0).to_numpy()

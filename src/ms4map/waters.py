@@ -124,18 +124,24 @@ def pollutant_in(pollutant: str, wanted: Iterable[str]) -> bool:
     return False
 
 
-def normalize_category(value: Any) -> str | None:
+def normalize_category(value: Any, *, list_part: bool = False) -> str | None:
     """``"5"``, ``"4A"``, ``"Category 4a"``, NYSDEC ``"Part 1"``/``"2a"`` -> EPA category.
 
     Returns ``None`` for an unknown value.  NYSDEC list parts (1, 2a-2d, 3a-3c) are
-    all 303(d) listings, EPA category 5.
+    all 303(d) listings, EPA category 5.  A bare ``"1"`` is list part 1 when
+    ``list_part`` is true (a NYSDEC "List Part" column) or prefixed ``Part``, else
+    EPA category 1.
     """
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return None
     text = str(value).strip().lower()
+    if text.startswith("part"):
+        list_part = True
     text = re.sub(r"^(category|cat\.?|part)\s*", "", text).strip()
     if text.endswith(".0"):
         text = text[:-2]
+    if list_part and text in NY_LIST_PARTS:
+        return "5"
     if text in CATEGORIES:
         return text
     if text in NY_LIST_PARTS:
@@ -274,7 +280,7 @@ def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
         if not _PWL_RE.match(wb):
             bad.append(f"PWL ID {wb!r} is not in the NYSDEC format NNNN-NNNN (e.g. 1302-0092)")
         part = get("list_part")
-        cat = normalize_category(part)
+        cat = normalize_category(part, list_part=_norm_header(cols["list_part"]) != "category")
         if cat is None:
             bad.append(f"list part/category {part!r} is unknown; select from NYSDEC parts "
                        f"{list(NY_LIST_PARTS)} or EPA categories {list(CATEGORIES)}")

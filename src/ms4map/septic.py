@@ -1,0 +1,421 @@
+"""Septic systems tributary to the MS4 (RULES.md section 4; Stillwater 174-6 and 174-7).
+
+Every parcel with an on-site system is listed in the ``septic`` layer: from the
+``sewer`` attribute, or inferred (an improved parcel, property class not 3xx,
+outside every sewer district) when the attribute is missing.  A septic parcel is
+**flagged** when the drainage table sends some of its runoff into the MS4 (an inlet
+or a conveyance); a septic parcel whose runoff reaches water without entering the
+MS4 is listed but not flagged, and ``reason`` says so.
+
+For flagged parcels the layer gives the outfall and receiving water, whether the
+special conditions apply (the MS4 discharges to a 303(d) water or a TMDL watershed
+with stormwater as a source), whether the listed pollutant is one septic systems
+produce (pathogens, phosphorus, nitrogen, nutrients: raised priority), the
+10 NYCRR Appendix 75-A setback check (any part of the parcel within the profile's
+``setback_ft``, 100 ft, of water or an MS4 open conveyance: raised priority), and
+recorded failure conditions (the six of Stillwater 174-6), which make a violation.
+
+Priority: ``violation`` (5) > ``high`` (3-4) > ``medium`` (2) > ``low`` (1); one point
+for being tributary, one for a special condition, one for a septic pollutant, one
+for the setback.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import DataError
+from .profiles import Profile, load_profile
+from .waters import Waters, pollutant_in
+
+__all__ = [
+    "FAILURE_CONDITIONS",
+    "SEPTIC_COLUMNS",
+    "flag_septic",
+    "flag_septic_table",
+    "mailing_list",
+    "parse_failure_codes",
+    "write_mailing_list",
+]
+
+#: The six failure conditions of Stillwater 174-6 (letters as printed).
+FAILURE_CONDITIONS: dict[str, str] = {
+    "A": "The backup of sewage into a structure.",
+    "B": "Discharges of treated or untreated sewage onto the ground surface.",
+    "C": "A connection or connections to a separate stormwater sewer system.",
+    "D": "Liquid level in the septic tank above the outlet invert.",
+    "E": "Structural failure of any component of the individual sewage treatment system "
+         "that could lead to any of the other failure conditions as noted in this section.",
+    "F": "Contamination of off-site groundwater.",
+}
+_FAILURE_WORDS = (
+    ("A", r"backup|back-up|back up"),
+    ("B", r"surface|ground|breakout|ponding"),
+    ("C", r"storm|connection|connected"),
+    ("D", r"liquid|level|invert|high"),
+    ("E", r"structur|collapse|crack|broken"),
+    ("F", r"groundwater|well|contaminat"),
+)
+
+SEPTIC_COLUMNS = (
+    "parcel_id", "address", "owner", "owner_address", "prop_class", "sewer", "septic_source",
+    "tributary", "flagged", "ms4_fraction", "direct_fraction", "outfall_id", "outfalls",
+    "receiving_water", "pwl_id", "special_condition", "listed_pollutants", "septic_pollutant",
+    "within_setback", "setback_feature", "failure_codes", "failure_conditions", "violation",
+    "priority", "priority_label", "method", "reason",
+)
+_MS4_KINDS = ("inlet", "conveyance")
+_FT = 0.3048
+
+
+def parse_failure_codes(value: Any) -> list[str]:
+    """Recorded failure condition -> 174-6 letters (``"B; C"``, ``"174-6B"``, ``"surface"``).
+
+    Unrecognised non-blank text returns ``["?"]`` (reported as a recorded failure of
+    unknown kind).
+    """
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return []
+    text = str(value).strip()
+    if not text or text.lower() in ("none", "no", "0", "false", "n"):
+        return []
+    codes: list[str] = []
+    for part in re.split(r"[;,/|]+|\s+and\s+", text):
+        p = part.strip()
+        if not p:
+            continue
+        m = re.fullmatch(r"(?:§\s*)?(?:174-6\s*)?\(?([A-Fa-f])\)?\.?", p)
+        if m:
+            codes.append(m.group(1).upper())
+            continue
+        for letter, pat in _FAILURE_WORDS:
+            if re.search(pat, p, re.IGNORECASE):
+                codes.append(letter)
+                break
+        else:
+            codes.append("?")
+    return list(dict.fromkeys(codes))
+
+
+def _blank(v: Any) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) or (
+        isinstance(v, str) and not v.strip())
+
+
+def _norm_sewer(v: Any) -> str:
+    from .schema import normalize_sewer
+
+    return normalize_sewer(v)
+
+
+def _crs_unit_m(crs: Any) -> float:
+    try:
+        return float(crs.axis_info[0].unit_conversion_factor)
+    except Exception:  # noqa: BLE001
+        return 1.0
+
+
+def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
+                      profile: str | Profile | None = None, sewer_districts: Any = None,
+                      conveyances: Any = None, outfall_points: dict[str, Any] | None = None,
+                      ) -> Any:
+    """The rules of RULES.md section 4 over a parcels layer and its drainage table.
+
+    Parameters
+    ----------
+    parcels : GeoDataFrame
+        Canonical parcels (``parcel_id``, ``sewer``, ``prop_class``, ``septic_failure``,
+        owner columns), in a projected CRS.
+    drainage : DataFrame
+        The parcel drainage table.
+    waters : Waters
+        Listings, TMDL watersheds and waterbody geometries (for the setback).
+    profile : str, Path or Profile
+    sewer_districts : GeoDataFrame, optional
+        Public sewer service areas; needed to infer septic where ``sewer`` is unknown.
+    conveyances : GeoDataFrame, optional
+        MS4 conveyances; the open ones (ditch, swale, channel) count for the setback.
+    outfall_points : dict, optional
+        ``outfall_id -> Point`` for "the MS4 discharges into a TMDL watershed".
+
+    Returns
+    -------
+    GeoDataFrame
+        One row per parcel with an on-site system, columns :data:`SEPTIC_COLUMNS` +
+        geometry.  ``frame.attrs["problems"]`` lists parcels skipped for bad data.
+    """
+    import geopandas as gpd
+
+    prof = load_profile(profile)
+    if "parcel_id" not in parcels.columns:
+        raise DataError("Layer 'parcels' has no parcel_id column. Fix: map the parcel id "
+                        "column (--field parcels.parcel_id=SOURCE).")
+    p = parcels.copy()
+    p["parcel_id"] = p["parcel_id"].astype(str)
+    for c in ("address", "owner", "owner_address", "prop_class", "sewer", "septic_failure"):
+        if c not in p.columns:
+            p[c] = None
+    problems: list[str] = []
+    sewer = p["sewer"].map(_norm_sewer)
+    source = np.where(sewer == "septic", "sewer_attribute", None).astype(object)
+    unknown = (sewer == "unknown").to_numpy()
+    pc = p["prop_class"].astype(object)
+    improved = np.array([(not _blank(v)) and not str(v).strip().startswith("3") for v in pc],
+                        dtype=bool)
+    if sewer_districts is not None and len(sewer_districts):
+        pts = p.geometry.representative_point()
+        pi, _ti = sewer_districts.sindex.query(pts.to_numpy(), predicate="intersects")
+        in_district = np.zeros(len(p), dtype=bool)
+        in_district[np.unique(pi)] = True
+        inferred = unknown & improved & ~in_district
+        source[inferred] = "inferred_outside_sewer_district"
+    elif unknown.any():
+        problems.append(f"{int(unknown.sum())} parcel(s) have no sewer attribute and there is no "
+                        "sewer_districts layer to infer it: they are not listed. Fix: fill "
+                        "parcels.sewer or add a sewer_districts layer.")
+    sep = p[pd.notna(source)].copy()
+    sep["septic_source"] = source[pd.notna(source)]
+    sep["sewer"] = sewer[pd.notna(source)]
+
+    # drainage of the septic parcels
+    d = drainage[drainage["parcel_id"].astype(str).isin(set(sep["parcel_id"]))].copy()
+    d["parcel_id"] = d["parcel_id"].astype(str)
+    d["fraction"] = pd.to_numeric(d["fraction"], errors="coerce").fillna(0.0)
+    ms4 = d["target_kind"].isin(_MS4_KINDS)
+    d["_ms4"] = ms4 * d["fraction"]
+    d["_dir"] = (d["target_kind"] == "water_direct") * d["fraction"]
+    d["_int"] = (d["target_kind"] == "depression") * d["fraction"]
+    d["_unk"] = d["target_kind"].isin(("off_dem", "unknown")) * d["fraction"]
+    agg = d.groupby("parcel_id").agg(ms4=("_ms4", "sum"), dir=("_dir", "sum"),
+                                     int_=("_int", "sum"), unk=("_unk", "sum"))
+    dm = d[ms4].copy()
+    dm["outfall_id"] = dm["outfall_id"].astype(object).where(dm["outfall_id"].notna(), None)
+    main = (dm.sort_values("fraction", ascending=False).drop_duplicates("parcel_id")
+            .set_index("parcel_id")) if len(dm) else pd.DataFrame(
+        columns=["outfall_id", "receiving_water", "pwl_id"])
+    outs = dm.dropna(subset=["outfall_id"]).groupby("parcel_id")["outfall_id"].agg(
+        lambda s: ";".join(dict.fromkeys(str(x) for x in s)))
+    direct = d[d["target_kind"] == "water_direct"]
+    direct_names = direct.groupby("parcel_id").apply(
+        lambda g: "; ".join(dict.fromkeys(
+            f"{r if not _blank(r) else waters.name_of(w) or w} ({w})"
+            for r, w in zip(g["receiving_water"], g["pwl_id"].where(g["pwl_id"].notna(),
+                                                                  g["target_id"]), strict=True))),
+        include_groups=False) if len(direct) else pd.Series(dtype=object)
+
+    # special conditions: listed (category 5) or TMDL (stormwater a source) waters of
+    # the outfalls the parcel drains through
+    imp = waters.impairments
+    cat5 = imp[imp["category"].astype(str) == "5"]
+    listed_pols = cat5.groupby("wb_id")["pollutant"].agg(list).to_dict() if len(cat5) else {}
+    tm = waters.tmdl_watersheds
+    tm_sw = tm[tm["stormwater_source"].astype(bool)] if tm is not None and len(tm) else None
+    of_tmdl: dict[str, list[str]] = {}
+    if tm_sw is not None and len(tm_sw):
+        for of, pt in (outfall_points or {}).items():
+            hit = tm_sw[tm_sw.intersects(pt)]
+            if len(hit):
+                of_tmdl[str(of)] = [str(x) for x in hit["pollutant"]]
+    parcel_tmdl: dict[str, list[str]] = {}
+    if tm_sw is not None and len(tm_sw) and len(sep):
+        pi, ti = tm_sw.sindex.query(sep.geometry.to_numpy(), predicate="intersects")
+        pids = sep["parcel_id"].to_numpy()
+        for a, b in zip(pi, ti, strict=True):
+            parcel_tmdl.setdefault(pids[a], []).append(str(tm_sw.iloc[b]["pollutant"]))
+    dm["_wb"] = dm["pwl_id"].astype(object).where(dm["pwl_id"].notna(), None)
+    per_parcel_pols: dict[str, list[str]] = {}
+    per_parcel_why: dict[str, list[str]] = {}
+    for pid, wb, of in zip(dm["parcel_id"], dm["_wb"], dm["outfall_id"], strict=True):
+        pols = per_parcel_pols.setdefault(pid, [])
+        why = per_parcel_why.setdefault(pid, [])
+        if wb is not None and wb in listed_pols:
+            pols += listed_pols[wb]
+            why.append(f"outfall {of} discharges to {waters.name_of(wb) or wb} ({wb}), 303(d)-"
+                       f"listed for {', '.join(listed_pols[wb])}")
+        if of is not None and str(of) in of_tmdl:
+            pols += of_tmdl[str(of)]
+            why.append(f"outfall {of} discharges into a TMDL watershed "
+                       f"({', '.join(of_tmdl[str(of)])}; stormwater a source)")
+    for pid, tpols in parcel_tmdl.items():
+        if pid in agg.index and agg.loc[pid, "ms4"] > 0:
+            per_parcel_pols.setdefault(pid, []).extend(tpols)
+            per_parcel_why.setdefault(pid, []).append(
+                f"the parcel lies in a TMDL watershed ({', '.join(tpols)}; stormwater a source)")
+
+    # setback: any part of the parcel within setback_ft of water or an open conveyance
+    dist = prof.setback_ft * _FT / _crs_unit_m(parcels.crs)
+    feats = []
+    wb = waters.waterbodies
+    if "geometry" in getattr(wb, "columns", []) and len(wb):
+        feats.append(gpd.GeoDataFrame({"fid": ["water " + str(x) for x in wb["wb_id"]]},
+                                      geometry=wb.geometry.to_numpy(), crs=wb.crs))
+    if conveyances is not None and len(conveyances):
+        op = conveyances[conveyances["kind"].isin(("ditch", "swale", "channel"))]
+        if len(op):
+            feats.append(gpd.GeoDataFrame({"fid": [f"{k} {c}" for k, c in
+                                                   zip(op["kind"], op["conv_id"], strict=True)]},
+                                          geometry=op.geometry.to_numpy(), crs=op.crs))
+    setback_feat: dict[str, str] = {}
+    if feats and len(sep):
+        allf = pd.concat(feats, ignore_index=True)
+        allf = gpd.GeoDataFrame(allf, geometry="geometry", crs=feats[0].crs)
+        pi, ti = allf.sindex.query(sep.geometry.to_numpy(), predicate="dwithin", distance=dist)
+        pids = sep["parcel_id"].to_numpy()
+        fids = allf["fid"].to_numpy()
+        for a, b in zip(pi, ti, strict=True):
+            setback_feat.setdefault(pids[a], fids[b])
+
+    # assemble
+    ids = sep["parcel_id"].to_numpy()
+    ms4_fr = agg["ms4"].reindex(ids).fillna(0.0).to_numpy()
+    dir_fr = agg["dir"].reindex(ids).fillna(0.0).to_numpy()
+    int_fr = agg["int_"].reindex(ids).fillna(0.0).to_numpy()
+    unk_fr = agg["unk"].reindex(ids).fillna(0.0).to_numpy()
+    has_rows = agg.reindex(ids)["ms4"].notna().to_numpy()
+    trib = ms4_fr > 1e-9
+    out = sep[["parcel_id", "address", "owner", "owner_address", "prop_class", "sewer",
+               "septic_source", "geometry"]].copy()
+    out["tributary"] = trib
+    out["flagged"] = trib
+    out["ms4_fraction"] = ms4_fr
+    out["direct_fraction"] = dir_fr
+    out["outfall_id"] = main["outfall_id"].reindex(ids).to_numpy() if len(main) else None
+    out["outfalls"] = outs.reindex(ids).to_numpy() if len(outs) else None
+    out["receiving_water"] = main["receiving_water"].reindex(ids).to_numpy() if len(main) else None
+    out["pwl_id"] = main["pwl_id"].reindex(ids).to_numpy() if len(main) else None
+    special, pol_txt, septic_pol, within, feat_txt = [], [], [], [], []
+    codes_txt, cond_txt, violation, score, label, method, reason = [], [], [], [], [], [], []
+    fails = sep["septic_failure"].to_numpy(dtype=object)
+    dn = direct_names.to_dict() if len(direct_names) else {}
+    for i, pid in enumerate(ids):
+        pols = list(dict.fromkeys(per_parcel_pols.get(pid, []))) if trib[i] else []
+        spc = bool(pols)
+        spol = spc and any(pollutant_in(x, prof.septic_pollutants) for x in pols)
+        wsb = pid in setback_feat
+        codes = parse_failure_codes(fails[i])
+        viol = bool(trib[i] and codes)
+        special.append(spc)
+        pol_txt.append(", ".join(pols) if pols else None)
+        septic_pol.append(spol)
+        within.append(wsb)
+        feat_txt.append(setback_feat.get(pid))
+        codes_txt.append(";".join(codes) if codes else None)
+        cond_txt.append(" ".join(FAILURE_CONDITIONS.get(c, "Recorded failure of unrecognised "
+                                                        "kind: " + str(fails[i]) + ".")
+                                 for c in codes) if codes else None)
+        violation.append(viol)
+        src = ("the sewer attribute says septic" if out["septic_source"].iat[i] ==
+               "sewer_attribute" else "improved parcel outside every sewer district "
+               "(inferred on-site system)")
+        if trib[i]:
+            s = 1 + int(spc) + int(spol) + int(wsb)
+            words = [f"On-site system ({src}); {ms4_fr[i] * 100:.0f}% of the parcel's runoff "
+                     f"enters the MS4"
+                     + (f" and leaves through outfall {out['outfall_id'].iat[i]}"
+                        if not _blank(out["outfall_id"].iat[i]) else "") + "."]
+            if spc:
+                words.append("Special condition: " + "; ".join(
+                    dict.fromkeys(per_parcel_why.get(pid, []))) + ".")
+            if spol:
+                words.append("Priority raised: the listed pollutant is one septic systems "
+                             "produce.")
+            if wsb:
+                words.append(f"Priority raised: within {prof.setback_ft:g} ft of "
+                             f"{setback_feat[pid]} (10 NYCRR Appendix 75-A separation).")
+            if viol:
+                words.append("Violation: recorded failure condition(s) "
+                             f"{', '.join(codes)} of 174-6.")
+                s = 5
+            m = "violation" if viol else ("special_condition" if spc else "tributary")
+        else:
+            s = 0
+            if not has_rows[i]:
+                words = [f"On-site system ({src}), but the parcel has no rows in the drainage "
+                         "table: not flagged."]
+                m = "no_drainage"
+            elif dir_fr[i] > 1e-9:
+                words = [f"On-site system ({src}); its runoff reaches "
+                         f"{dn.get(pid, 'water')} directly without entering the MS4: not "
+                         "tributary to the MS4, not flagged."]
+                m = "direct_to_water"
+            elif int_fr[i] >= 1 - 1e-9:
+                words = [f"On-site system ({src}); the parcel is internally drained: not "
+                         "tributary to the MS4, not flagged."]
+                m = "internally_drained"
+            else:
+                words = [f"On-site system ({src}); {unk_fr[i] * 100:.0f}% of its runoff drains "
+                         "somewhere unknown and none is known to enter the MS4: not flagged."]
+                m = "unknown_drainage"
+            if codes:
+                words.append("A failure condition is recorded, but 174-6 covers areas tributary "
+                             "to the MS4 only: refer it to the county health department.")
+        score.append(s)
+        label.append({0: "none", 1: "low", 2: "medium", 3: "high", 4: "high",
+                      5: "violation"}[s])
+        method.append(m)
+        reason.append(" ".join(words))
+    out["special_condition"] = special
+    out["listed_pollutants"] = pol_txt
+    out["septic_pollutant"] = septic_pol
+    out["within_setback"] = within
+    out["setback_feature"] = feat_txt
+    out["failure_codes"] = codes_txt
+    out["failure_conditions"] = cond_txt
+    out["violation"] = violation
+    out["priority"] = np.asarray(score, dtype="int64")
+    out["priority_label"] = label
+    out["method"] = method
+    out["reason"] = reason
+    out = gpd.GeoDataFrame(out[[*SEPTIC_COLUMNS, "geometry"]], geometry="geometry",
+                           crs=parcels.crs).reset_index(drop=True)
+    out.attrs["problems"] = problems
+    return out
+
+
+def flag_septic(result: Any, *, profile: str | Profile | None = "stillwater",
+                workspace: Any = None, waters: Waters | None = None) -> Any:
+    """The ``septic`` layer for a pipeline result (see :func:`flag_septic_table`)."""
+    from .conditions import _outfall_points
+
+    ws = workspace if workspace is not None else getattr(result, "workspace", None)
+    if ws is None:
+        raise DataError("flag_septic needs the workspace: pass workspace=.")
+    waters = waters or Waters.from_workspace(ws)
+    return flag_septic_table(ws.layers["parcels"], result.drainage, waters=waters,
+                             profile=profile, sewer_districts=ws.layers.get("sewer_districts"),
+                             conveyances=ws.layers.get("conveyances"),
+                             outfall_points=_outfall_points(result, ws))
+
+
+def mailing_list(septic: pd.DataFrame, *, only_flagged: bool = True,
+                 profile: str | Profile | None = None) -> pd.DataFrame:
+    """Owner and mailing-address list for letters, highest priority first.
+
+    Columns: ``owner, owner_address, parcel_id, address, priority_label, special_condition,
+    violation, outfall_id, receiving_water, reason`` (+ ``officer_title`` when a profile is
+    given).  Parcels without an owner address are kept (so nobody is silently dropped) and
+    sorted last.
+    """
+    df = septic[septic["flagged"]] if only_flagged else septic
+    cols = ["owner", "owner_address", "parcel_id", "address", "priority", "priority_label",
+            "special_condition", "violation", "outfall_id", "receiving_water", "reason"]
+    out = pd.DataFrame(df[cols]).copy()
+    out["_noaddr"] = out["owner_address"].map(_blank)
+    out = out.sort_values(["_noaddr", "priority", "owner"], ascending=[True, False, True])
+    out = out.drop(columns=["_noaddr", "priority"]).reset_index(drop=True)
+    if profile is not None:
+        out["officer_title"] = load_profile(profile).officer_title
+    return out
+
+
+def write_mailing_list(septic: pd.DataFrame, path: str | Path, *, only_flagged: bool = True,
+                       profile: str | Profile | None = None) -> Path:
+    """Write :func:`mailing_list` as CSV (UTF-8); returns the path."""
+    p = Path(path)
+    mailing_list(septic, only_flagged=only_flagged, profile=profile).to_csv(p, index=False)
+    return p
