@@ -701,10 +701,15 @@ def network_sewersheds(net: Any, *, spacing_m: float = 10.0,
     else:
         cells = np.array([shapely.buffer(shapely.points(p), buffer_m / f) for p in xy],
                          dtype=object)
-    g = gpd.GeoDataFrame({"outfall_id": lab}, geometry=cells, crs=net.crs)
-    diss = g.dissolve("outfall_id").reset_index()
-    diss["geometry"] = diss.geometry.intersection(hull)
-    counts = res[res["outfall_id"].notna()].groupby("outfall_id").size()
+    recs = []
+    for oid in sorted(set(lab)):
+        part = cells[lab == oid]
+        try:  # Voronoi cells form a coverage: coverage union is exact and robust
+            poly = shapely.coverage_union_all(part)
+        except shapely.errors.GEOSException:
+            poly = shapely.union_all(shapely.buffer(part, 0), grid_size=1e-6 * buffer_m / f)
+        recs.append({"outfall_id": oid, "geometry": shapely.intersection(poly, hull)})
+    diss = gpd.GeoDataFrame(pd.DataFrame(recs), geometry="geometry", crs=net.crs)
     sid = net.nodes["struct_id"].reindex(res.index)
     counts = res[sid.notna().to_numpy() & res["outfall_id"].notna().to_numpy()].groupby(
         "outfall_id").size()
