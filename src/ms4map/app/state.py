@@ -183,8 +183,8 @@ def septic_layer(ws: Any, result: Any, *, profile: str = "stillwater") -> Any | 
 
 
 @st.cache_resource(show_spinner="Screening every parcel for Condition A ...", max_entries=4)
-def _screening(_result: Any, fingerprint: str, profile: str) -> Any:
-    return library("conditions").screen_all(_result, profile=profile)
+def _screening(_ws: Any, _result: Any, fingerprint: str, profile: str) -> Any:
+    return library("conditions").screen_all(_result, profile=profile, workspace=_ws)
 
 
 def screening_layer(ws: Any, result: Any, *, profile: str = "stillwater") -> Any | None:
@@ -192,7 +192,7 @@ def screening_layer(ws: Any, result: Any, *, profile: str = "stillwater") -> Any
     if result is None or library("conditions") is None:
         return None
     try:
-        return _screening(result, ws.fingerprint(), profile)
+        return _screening(ws, result, ws.fingerprint(), profile)
     except Exception as exc:  # noqa: BLE001
         _show_error("Parcel screening failed", exc)
         return None

@@ -29,8 +29,8 @@ def search_box(
     if not len(hits):
         st.caption(f"Nothing matches '{query}'.")
         return None
-    options = [f"{lyr}|{fid}" for lyr, fid in zip(hits["layer"], hits["fid"])]
-    labels = dict(zip(options, hits["label"]))
+    options = [f"{lyr}|{fid}" for lyr, fid in zip(hits["layer"], hits["fid"], strict=False)]
+    labels = dict(zip(options, hits["label"], strict=False))
     choice = st.selectbox(
         f"{len(hits)} match(es)", options, format_func=lambda o: labels[o], key=f"{key}_hit"
     )

@@ -1,0 +1,83 @@
+"""Outfall investigation: what drains to an outfall, and who might be the source."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ... import maps
+from .. import mapview, state
+
+
+def render() -> None:
+    st.title("Outfall investigation")
+    st.caption(
+        "Choose an outfall with dry-weather flow: its sewershed, upstream network and "
+        "contributing parcels are highlighted, and candidate sources are listed."
+    )
+    ctx = state.context()
+    if ctx is None:
+        return
+    ws, result = ctx.ws, ctx.result
+    inv = maps.outfall_inventory(ws, result)
+    if not len(inv):
+        st.warning("This workspace has no outfalls.")
+        return
+    ids = inv["outfall_id"].tolist()
+    status = dict(zip(inv["outfall_id"], inv["status"].astype(str), strict=True))
+    water = dict(zip(inv["outfall_id"], inv["receiving_water"].astype(str), strict=True))
+    # suspect / flowing / illicit outfalls first
+    rank = {"illicit": 0, "suspect": 1, "flowing": 2}
+    ids.sort(key=lambda o: (rank.get(status.get(o, ""), 9), o))
+    oid = st.selectbox(
+        "Outfall",
+        ids,
+        format_func=lambda o: f"{o} — {status.get(o)} — {water.get(o)}",
+        key="inv_outfall",
+    )
+    if result is None:
+        st.info("Upstream areas need the drainage analysis, which is not available.")
+        return
+    area = maps.outfall_area(ws, result, oid)
+    st.caption(area.reason)
+    layers = state.map_layers(ws, result)
+    highlights = {}
+    if len(area.sewershed):
+        highlights["sewershed"] = area.sewershed
+    if area.edges is not None and len(area.edges):
+        highlights["upstream network"] = area.edges.geometry
+    if len(area.parcels):
+        highlights["contributing parcels"] = area.parcels.geometry
+    focus_geom = maps.feature_geometry(ws, "outfalls", oid)
+    mapview.show_map(
+        "inv_map",
+        ws,
+        layers,
+        visible=[
+            k
+            for k in (
+                "parcels",
+                "waterbodies",
+                "impaired_waters",
+                "conveyances",
+                "structures",
+                "outfalls",
+            )
+            if k in layers
+        ],
+        highlights=highlights,
+        focus=focus_geom,
+        height=480,
+    )
+    septic = state.septic_layer(ws, result)
+    cand = maps.candidate_sources(area, septic=septic)
+    st.subheader(f"Candidate sources ({len(cand)})")
+    if not len(cand):
+        st.caption("No septic, commercial, industrial or flagged parcel drains to this outfall.")
+    st.dataframe(cand, hide_index=True, use_container_width=True)
+    st.download_button(
+        "Download candidates (CSV)",
+        cand.to_csv(index=False),
+        file_name=f"candidates_{oid}.csv",
+        mime="text/csv",
+        key="inv_dl_csv",
+    )

@@ -1,0 +1,321 @@
+"""Site screening: choose a site, enter the project, get Condition A/B/C with reasons."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import geopandas as gpd
+import streamlit as st
+from shapely.geometry import LineString, Point, Polygon
+
+from ... import maps
+from .. import mapview, state, widgets
+
+GUESS = "(guess from the parcel's property class)"
+NONE = "(none)"
+PROFILES = ("stillwater", "kingsbury", "kiryas_joel")
+MAP_LAYERS = ("parcels", "waterbodies", "impaired_waters", "conveyances", "structures", "outfalls")
+
+
+def render() -> None:
+    st.title("Site screening")
+    st.caption(
+        "Condition A, B or C of the stormwater law for a land development activity: "
+        "choose the site, describe the project, and screen."
+    )
+    for name in ("screen_parcel_ids", "screen_vertices"):  # values set by clicks/buttons
+        if f"{name}_next" in st.session_state:
+            st.session_state[name] = st.session_state.pop(f"{name}_next")
+    ctx = state.context()
+    if ctx is None:
+        return
+    ws, result = ctx.ws, ctx.result
+    conditions = state.library("conditions")
+    if conditions is None:
+        state.not_available("Site screening", "conditions")
+        return
+
+    mode = st.radio(
+        "Site",
+        ["parcels", "polygon"],
+        format_func={
+            "parcels": "Parcel(s): search, type ids or click the map",
+            "polygon": "Polygon: click its corners on the map or type them",
+        }.get,
+        horizontal=True,
+        key="screen_mode",
+    )
+    layers = state.map_layers(ws, result)
+    site = _site_inputs(ws, mode)
+    highlights = _highlights(ws, mode, site)
+    det = st.session_state.get("screen_det")
+    if det is not None and getattr(det, "map_layers", None):
+        highlights.update(_det_layers(det))
+    out = mapview.show_map(
+        "screen_map",
+        ws,
+        layers,
+        visible=[k for k in MAP_LAYERS if k in layers],
+        highlights=highlights,
+        focus=None,
+        height=460,
+    )
+    if out.click is not None:
+        _apply_click(ws, layers, mode, out)
+
+    with st.form("screen_form"):
+        c1, c2 = st.columns(2)
+        disturbed = c1.number_input(
+            "Disturbed acres",
+            min_value=0.0,
+            max_value=100000.0,
+            value=1.0,
+            step=0.1,
+            key="screen_acres",
+        )
+        plan = c2.number_input(
+            "Common plan of development acres (0 = not part of a larger plan)",
+            min_value=0.0,
+            max_value=100000.0,
+            value=0.0,
+            step=0.1,
+            key="screen_plan",
+        )
+        c3, c4, c5 = st.columns(3)
+        ptype = c3.selectbox(
+            "Project type",
+            [GUESS, *conditions.PROJECT_TYPES],
+            key="screen_type",
+            format_func=lambda s: s.replace("_", " "),
+        )
+        codes = getattr(state.library("profiles"), "EXEMPTION_CODES", ())
+        exemption = c4.selectbox(
+            "Exemption claimed",
+            [NONE, *codes],
+            key="screen_exemption",
+            format_func=lambda s: s.replace("_", " "),
+        )
+        profile = c5.selectbox("Municipality profile", PROFILES, key="screen_profile")
+        submitted = st.form_submit_button("Screen the site", type="primary")
+    if submitted:
+        _screen(conditions, ws, result, site, mode, disturbed, plan, ptype, exemption, profile)
+    det = st.session_state.get("screen_det")
+    if det is not None:
+        _show_determination(ws, det)
+
+
+def _site_inputs(ws: Any, mode: str) -> Any:
+    if mode == "parcels":
+        hit = widgets.search_box(ws, "screen_search", layers=("parcels",))
+        if hit is not None and st.button("Add this parcel to the site", key="screen_add"):
+            _add_parcel(hit[1])
+        text = st.text_input(
+            "Parcel ids of the site (comma separated)",
+            key="screen_parcel_ids",
+            help="Clicking a parcel on the map adds or removes it.",
+        )
+        ids = [s.strip() for s in text.split(",") if s.strip()]
+        return ids
+    text = st.text_area(
+        "Polygon corners, one 'latitude, longitude' per line (map clicks add corners)",
+        key="screen_vertices",
+        height=120,
+    )
+    c1, c2 = st.columns(2)
+    if c1.button("Undo last corner", key="screen_undo"):
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        st.session_state["screen_vertices_next"] = "\n".join(lines[:-1])
+        st.rerun()
+    if c2.button("Clear corners", key="screen_clear"):
+        st.session_state["screen_vertices_next"] = ""
+        st.rerun()
+    return _parse_vertices(text)
+
+
+def _parse_vertices(text: str) -> list[tuple[float, float]]:
+    pts = []
+    for line in text.splitlines():
+        parts = [p for p in line.replace(";", ",").replace(" ", ",").split(",") if p]
+        if len(parts) >= 2:
+            try:
+                pts.append((float(parts[0]), float(parts[1])))
+            except ValueError:
+                continue
+    return pts
+
+
+def _add_parcel(pid: str) -> None:
+    ids = [s.strip() for s in st.session_state.get("screen_parcel_ids", "").split(",") if s.strip()]
+    if pid in ids:
+        ids.remove(pid)
+    else:
+        ids.append(pid)
+    st.session_state["screen_parcel_ids_next"] = ", ".join(ids)
+    st.rerun()
+
+
+def _apply_click(ws: Any, layers: dict, mode: str, out: mapview.MapOutput) -> None:
+    lat, lng = out.click
+    if mode == "parcels":
+        found = maps.identify(layers, lat, lng, zoom=out.view.zoom, visible=["parcels"])
+        if found is not None:
+            _add_parcel(found[1])
+    else:
+        text = st.session_state.get("screen_vertices", "")
+        st.session_state["screen_vertices_next"] = (
+            text.rstrip() + f"\n{lat:.7f}, {lng:.7f}"
+        ).strip()
+        st.rerun()
+
+
+def _polygon(vertices: list[tuple[float, float]]) -> gpd.GeoSeries | None:
+    if len(vertices) < 3:
+        return None
+    poly = Polygon([(lng, lat) for lat, lng in vertices])
+    if not poly.is_valid:
+        poly = poly.buffer(0)
+    return gpd.GeoSeries([poly], crs="EPSG:4326")
+
+
+def _highlights(ws: Any, mode: str, site: Any) -> dict[str, Any]:
+    if mode == "parcels":
+        parcels = ws.layers.get("parcels")
+        if not site or parcels is None:
+            return {}
+        sel = parcels[parcels["parcel_id"].astype(str).isin(site)]
+        return {"selection": sel.geometry} if len(sel) else {}
+    if not site:
+        return {}
+    pts = [(lng, lat) for lat, lng in site]
+    geom = Point(pts[0]) if len(pts) == 1 else LineString(pts + ([pts[0]] if len(pts) > 2 else []))
+    return {"selection": gpd.GeoSeries([geom], crs="EPSG:4326").to_crs(ws.crs)}
+
+
+def _det_layers(det: Any) -> dict[str, Any]:
+    ml = det.map_layers
+    crs = ml.get("crs")
+    out: dict[str, Any] = {}
+    paths = [g for g in ml.get("paths", []) if g is not None and not g.is_empty]
+    if paths:
+        out["path"] = gpd.GeoSeries(paths, crs=crs)
+    outs = [g for g in ml.get("outfalls", []) if g is not None]
+    if outs:
+        out["outfalls reached"] = gpd.GeoSeries(outs, crs=crs)
+    return out
+
+
+def _screen(conditions, ws, result, site, mode, disturbed, plan, ptype, exemption, profile) -> None:
+    if mode == "parcels":
+        if not site:
+            st.warning("Choose at least one parcel (search, type its id, or click it on the map).")
+            return
+        site_arg: Any = site
+    else:
+        poly = _polygon(site)
+        if poly is None:
+            st.warning("A polygon needs at least three corners.")
+            return
+        site_arg = poly
+    try:
+        det = conditions.evaluate_site(
+            site_arg,
+            disturbed_acres=float(disturbed),
+            project_type=None if ptype == GUESS else ptype,
+            common_plan_acres=float(plan) if plan else None,
+            exemption=None if exemption == NONE else exemption,
+            workspace=ws,
+            profile=profile,
+            result=result,
+        )
+    except Exception as exc:  # noqa: BLE001 - shown to the user
+        from ...errors import Ms4mapError
+
+        st.session_state.pop("screen_det", None)
+        if isinstance(exc, Ms4mapError):
+            st.error(str(exc))
+        else:
+            st.error(f"Screening failed: {type(exc).__name__}: {exc}")
+        return
+    st.session_state["screen_det"] = det
+    st.rerun()
+
+
+def _yes(v: Any) -> str:
+    return {True: "YES", False: "no", None: "undetermined"}.get(v, str(v))
+
+
+def _show_determination(ws: Any, det: Any) -> None:
+    d = det.to_dict()
+    st.header("Determination")
+    st.markdown(f"**Site:** {d['site'].get('label', '')}")
+    cols = st.columns(4)
+    for col, k in zip(cols[:3], ("A", "B", "C"), strict=True):
+        c = d["conditions"][k]
+        col.metric(f"Condition {k}", _yes(c["value"]))
+    cols[3].metric("SWPPP required", _yes(d["swppp_required"]["value"]))
+    for k in ("A", "B", "C"):
+        c = d["conditions"][k]
+        with st.expander(f"Condition {k}: {_yes(c['value'])} — reasons", expanded=k == "A"):
+            for r in c.get("reasons", []):
+                st.markdown(f"- {r}")
+    rw = d.get("drainage", {}).get("receiving_waters") or []
+    if rw:
+        st.markdown("**Drainage path / receiving waters**")
+        for w in rw:
+            st.markdown(
+                f"- {w.get('name') or '?'} (PWL {w.get('pwl_id') or 'unknown'}), via {w.get('via')}, "
+                f"{float(w.get('fraction') or 0):.0%} of the site"
+            )
+    _downloads(ws, det)
+
+
+def _downloads(ws: Any, det: Any) -> None:
+    import json
+
+    label = str(det.to_dict().get("site", {}).get("label", "site")).replace(" ", "_")[:40]
+    c1, c2, c3 = st.columns(3)
+    c1.download_button(
+        "Download JSON",
+        json.dumps(det.to_dict(), indent=2),
+        file_name=f"screening_{label}.json",
+        mime="application/json",
+        key="screen_dl_json",
+    )
+    report = state.library("report")
+    if report is None:
+        c2.caption(
+            "HTML/PDF reports: the `ms4map.report` module is not available yet in this build."
+        )
+        return
+    try:
+        html = _call_report(report, "html", det, ws)
+        if html is not None:
+            c2.download_button(
+                "Download report (HTML)",
+                html,
+                file_name=f"screening_{label}.html",
+                mime="text/html",
+                key="screen_dl_html",
+            )
+        pdf = _call_report(report, "pdf", det, ws)
+        if pdf is not None:
+            c3.download_button(
+                "Download report (PDF)",
+                pdf,
+                file_name=f"screening_{label}.pdf",
+                mime="application/pdf",
+                key="screen_dl_pdf",
+            )
+    except Exception as exc:  # noqa: BLE001
+        c2.warning(f"The report could not be made: {exc}")
+
+
+def _call_report(report: Any, kind: str, det: Any, ws: Any) -> Any:
+    for name in (f"site_report_{kind}", f"render_site_{kind}", f"determination_{kind}"):
+        fn = getattr(report, name, None)
+        if fn is not None:
+            try:
+                return fn(det, workspace=ws)
+            except TypeError:
+                return fn(det)
+    return None

@@ -1,0 +1,91 @@
+"""Septic: parcels with on-site systems tributary to the MS4, for follow-up letters."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from .. import mapview, state
+
+LETTER_COLUMNS = ("parcel_id", "owner", "owner_address", "address")
+
+
+def render() -> None:
+    st.title("Septic systems tributary to the MS4")
+    ctx = state.context()
+    if ctx is None:
+        return
+    ws, result = ctx.ws, ctx.result
+    if state.library("septic") is None:
+        state.not_available("Septic flagging", "septic")
+        return
+    if result is None:
+        st.info("Septic flags need the drainage analysis, which is not available.")
+        return
+    flagged = state.septic_layer(ws, result)
+    if flagged is None:
+        return
+    df = pd.DataFrame(flagged.drop(columns=[flagged.geometry.name], errors="ignore"))
+    st.caption(f"{len(df)} parcel(s) in the septic layer.")
+    with st.sidebar:
+        st.subheader("Filters")
+        only_special = st.checkbox("Special condition only", key="septic_special")
+        setback = st.checkbox(
+            "Within a 75-A setback of water or an open conveyance only", key="septic_setback"
+        )
+        waters = sorted({str(w) for w in _col(df, "receiving_water").dropna()})
+        chosen = st.multiselect("Receiving water", waters, key="septic_waters")
+    keep = pd.Series(True, index=df.index)
+    if only_special and "special_condition" in df.columns:
+        keep &= df["special_condition"].fillna(False).astype(bool)
+    if setback:
+        cols = [c for c in df.columns if "setback" in c or c.startswith("within")]
+        if cols:
+            keep &= df[cols].fillna(False).astype(bool).any(axis=1)
+        else:
+            st.sidebar.caption("The septic layer has no setback column.")
+    if chosen:
+        keep &= _col(df, "receiving_water").astype(str).isin(chosen)
+    sel = flagged[keep.to_numpy()]
+    table = df[keep]
+    st.subheader(f"Flagged parcels ({len(table)})")
+    layers = state.map_layers(ws, result, parcel_colour="septic", septic=flagged)
+    mapview.show_map(
+        "septic_map",
+        ws,
+        layers,
+        visible=[
+            k
+            for k in ("parcels", "waterbodies", "impaired_waters", "conveyances", "outfalls")
+            if k in layers
+        ],
+        highlights={"selection": sel.geometry} if len(sel) else None,
+        height=460,
+    )
+    st.dataframe(table, hide_index=True, use_container_width=True)
+    letters = table[
+        [
+            c
+            for c in (*LETTER_COLUMNS, "receiving_water", "special_condition", "priority", "reason")
+            if c in table.columns
+        ]
+    ]
+    c1, c2 = st.columns(2)
+    c1.download_button(
+        "Download table (CSV)",
+        table.to_csv(index=False),
+        file_name="septic_flagged.csv",
+        mime="text/csv",
+        key="septic_dl_csv",
+    )
+    c2.download_button(
+        "Download mailing list for letters (CSV)",
+        letters.to_csv(index=False),
+        file_name="septic_letters.csv",
+        mime="text/csv",
+        key="septic_dl_letters",
+    )
+
+
+def _col(df: pd.DataFrame, name: str) -> pd.Series:
+    return df[name] if name in df.columns else pd.Series([None] * len(df), index=df.index)
