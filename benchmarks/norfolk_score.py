@@ -31,7 +31,13 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 import ms4map
-from ms4map.network import DEFAULT_SNAP_M, DEFAULT_WATER_M, assign_outfalls, build_network
+from ms4map.network import (
+    DEFAULT_LATERAL_M,
+    DEFAULT_SNAP_M,
+    DEFAULT_WATER_M,
+    assign_outfalls,
+    build_network,
+)
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_GPKG = HERE.parents[1] / "shared" / "realdata" / "norfolk_va" / "norfolk_stormwater.gpkg"
@@ -151,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gpkg", type=Path, default=DEFAULT_GPKG)
     p.add_argument("--snap-tolerance", type=float, default=DEFAULT_SNAP_M, help="metres")
     p.add_argument("--water-tolerance", type=float, default=DEFAULT_WATER_M, help="metres")
+    p.add_argument("--lateral-tolerance", type=float, default=DEFAULT_LATERAL_M, help="metres")
     p.add_argument("--no-naive", action="store_true", help="skip the naive baseline")
     p.add_argument("--misses", type=Path, help="write the structures not right to this CSV")
     args = p.parse_args(argv)
@@ -158,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Norfolk data not found at {args.gpkg}", file=sys.stderr)
         return 3
     diffs = {k: v for k, v in (("snap_tolerance_m", (args.snap_tolerance, DEFAULT_SNAP_M)),
-                               ("water_tolerance_m", (args.water_tolerance, DEFAULT_WATER_M)))
+                               ("water_tolerance_m", (args.water_tolerance, DEFAULT_WATER_M)),
+                               ("lateral_tolerance_m", (args.lateral_tolerance,
+                                                        DEFAULT_LATERAL_M)))
              if v[0] != v[1]}
     print("settings: " + ("defaults" if not diffs else
                           ", ".join(f"{k}={a} (default {b})" for k, (a, b) in diffs.items())))
@@ -166,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     ws = ms4map.open_workspace(args.gpkg, layers=LAYERS)
     t1 = time.perf_counter()
     net = build_network(ws, snap_tolerance_m=args.snap_tolerance,
-                        water_tolerance_m=args.water_tolerance)
+                        water_tolerance_m=args.water_tolerance,
+                        lateral_tolerance_m=args.lateral_tolerance)
     t2 = time.perf_counter()
     table = assign_outfalls(net)
     t3 = time.perf_counter()
