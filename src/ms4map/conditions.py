@@ -1002,6 +1002,12 @@ def _map_layers(info: SiteInfo, rows: pd.DataFrame, result: Any, workspace: Any,
                 waters: Waters, outfall_points: dict[str, Any]) -> dict[str, Any]:
     """Geometries for the static map: site, inlets, traced paths, outfalls, waters."""
     layers: dict[str, Any] = {"site": info.geometry, "crs": workspace.crs}
+    wdd = getattr(result, "where_does_it_drain", None)
+    if wdd is not None and info.geometry is not None:
+        try:
+            layers["surface_path"] = wdd(info.geometry.representative_point()).get("geometry")
+        except Exception:  # noqa: BLE001 - the map is a courtesy; a failed path is omitted
+            layers["surface_path"] = None
     net = getattr(result, "network", None)
     inlet_pts, paths = [], []
     ms4 = rows[rows["target_kind"].isin(_MS4_KINDS)]
@@ -1226,10 +1232,17 @@ def screen_condition_a(drainage: pd.DataFrame, *, waters: Waters,
     rr = pd.Series(None, index=good.index, dtype=object)
     of_txt = good["outfall_id"].astype(str)
     via = np.where(ms4, "via outfall " + of_txt, "directly")
+    wb_names: dict[str, str] = {}
+    if len(waters.waterbodies) and "name" in waters.waterbodies:
+        for w_id, w_name in zip(waters.waterbodies["wb_id"], waters.waterbodies["name"],
+                                strict=True):
+            if not _blank(w_id) and not _blank(w_name):
+                wb_names.setdefault(str(w_id), f"{w_name} ({w_id})")
     lw = good["wb"].astype(str)
+    lw = lw.map(lambda w: wb_names.get(w, w))
     rr[hit_list] = ("drains " + pd.Series(via, index=good.index)[hit_list] + " to " + lw[hit_list]
-                    + ", on the 303(d) list for " + lw[hit_list].map(pol_by_wb))
-    tm_names = np.where(ms4, of_txt.map(tmdl_outfalls), lw.map(tmdl_waters))
+                    + ", on the 303(d) list for " + good["wb"][hit_list].map(pol_by_wb))
+    tm_names = np.where(ms4, of_txt.map(tmdl_outfalls), good["wb"].astype(str).map(tmdl_waters))
     sel = hit_tmdl & ~hit_list
     rr[sel] = ("drains " + pd.Series(via, index=good.index)[sel] + " into the "
                + pd.Series(tm_names, index=good.index)[sel].astype(str)

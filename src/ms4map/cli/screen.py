@@ -1,0 +1,192 @@
+"""``ms4map screen PATH``: Condition A/B/C for one site, or batch screening of every parcel.
+
+One site::
+
+    ms4map screen town.gpkg --site 123.4-5-6 --acres 2 --type commercial [--json]
+    ms4map screen town.gpkg --site-file site.geojson --acres 2 --report site.pdf
+
+Batch (layers ``screening`` and ``septic`` + CSVs)::
+
+    ms4map screen town.gpkg --all --out screening.gpkg [--csv screening.csv]
+        [--letters septic_letters.csv]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError, InputOpenError, UsageError
+from . import add_workspace_options, workspace_from_args
+
+__all__ = ["register", "run"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from ..conditions import PROJECT_TYPES
+    from ..profiles import BUILTIN_PROFILES, EXEMPTION_CODES
+
+    p = sub.add_parser(
+        "screen",
+        help="Condition A/B/C determination for a site, or batch screening of every parcel",
+        description="Decide whether a land development activity needs a SWPPP and whether "
+        "Conditions A, B and C apply (RULES.md), with the drainage path, the impaired waters "
+        "reached and the law's citations. With --all: for every parcel, would a development "
+        "there be Condition A, plus the septic flags (layers screening and septic). The JSON "
+        "document and CSV layouts are described in docs/screening.md.",
+    )
+    add_workspace_options(p)
+    site = p.add_argument_group("one site")
+    site.add_argument("--site", metavar="ID[,ID...]", help="parcel id(s) of the site")
+    site.add_argument("--site-file", metavar="FILE",
+                      help="polygon of the site (GeoJSON, GeoPackage, Shapefile; with its CRS)")
+    site.add_argument("--acres", type=float, metavar="N", help="disturbed acres")
+    site.add_argument("--type", dest="project_type", metavar="TYPE",
+                      help=f"project type: {', '.join(PROJECT_TYPES)} (default: guessed from "
+                      "the parcel's property class)")
+    site.add_argument("--common-plan-acres", type=float, metavar="N",
+                      help="acreage of the larger common plan of development or sale")
+    site.add_argument("--exemption", metavar="CODE",
+                      help=f"exemption claimed: {', '.join(EXEMPTION_CODES)}")
+    site.add_argument("--json", action="store_true",
+                      help="print the JSON document alone on stdout")
+    site.add_argument("--report", metavar="FILE.html|FILE.pdf",
+                      help="also write the one-page report")
+    p.add_argument("--profile", default="stillwater", metavar="NAME|FILE",
+                   help=f"municipality profile: {', '.join(BUILTIN_PROFILES)} or a TOML file "
+                   "(default %(default)s)")
+    p.add_argument("--pollutants", metavar="P1,P2",
+                   help="narrow 'pollutant of concern' to this list (e.g. "
+                   "silt/sediment,phosphorus,nitrogen) instead of the law's definition")
+    p.add_argument("--impairments", metavar="CSV",
+                   help="303(d) listings from a CSV (NYSDEC list table or ATTAINS export) "
+                   "instead of the workspace's impairments layer")
+    batch = p.add_argument_group("batch")
+    batch.add_argument("--all", action="store_true", help="screen every parcel")
+    batch.add_argument("--out", metavar="FILE.gpkg", help="output GeoPackage (default: sidecar)")
+    batch.add_argument("--csv", metavar="FILE.csv", help="also write the screening table as CSV")
+    batch.add_argument("--letters", metavar="FILE.csv",
+                       help="also write the owner/mailing-address list of flagged septic parcels")
+    p.set_defaults(func=run)
+
+
+def _profile(args: argparse.Namespace) -> Any:
+    from ..profiles import load_profile
+
+    prof = load_profile(args.profile)
+    if args.pollutants:
+        prof = prof.with_pollutants([x.strip() for x in args.pollutants.split(",") if x.strip()])
+    return prof
+
+
+def _waters(args: argparse.Namespace, ws: Any) -> Any:
+    from ..waters import Waters, read_303d_csv, read_attains_csv
+
+    if not args.impairments:
+        return Waters.from_workspace(ws)
+    path = Path(args.impairments)
+    head = path.read_text(encoding="utf-8-sig").splitlines()[:1] if path.is_file() else []
+    if not head:
+        raise InputOpenError(f"--impairments {str(path)!r} does not exist or is empty.")
+    low = head[0].lower()
+    reader = read_attains_csv if "assessment" in low or "parameter" in low else read_303d_csv
+    imp = reader(path, on_error="skip")
+    for prob in imp.attrs.get("problems", []):
+        print(f"ms4map: warning: {path.name}: skipped {prob}", file=sys.stderr)
+    return Waters.from_workspace(ws, impairments=imp)
+
+
+def _read_site_file(path: str) -> Any:
+    import geopandas as gpd
+
+    p = Path(path)
+    if not p.exists():
+        raise InputOpenError(f"--site-file {path!r} does not exist.")
+    try:
+        gdf = gpd.read_file(p)
+    except Exception as exc:  # noqa: BLE001 - any reader failure is a cannot-open error
+        raise InputOpenError(f"Cannot read --site-file {path!r}: {exc}") from exc
+    if not len(gdf):
+        raise DataError(f"--site-file {path!r} holds no feature.")
+    if gdf.crs is None:
+        raise DataError(f"--site-file {path!r} has no CRS. Fix: save it with its CRS (GeoJSON "
+                        "is EPSG:4326 by definition; a Shapefile needs its .prj).")
+    return gdf
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.all:
+        if args.site or args.site_file:
+            raise UsageError("--all screens every parcel: leave out --site/--site-file.")
+        return _run_batch(args)
+    if not args.site and not args.site_file:
+        raise UsageError("Give --site ID[,ID...] or --site-file FILE (or --all for every parcel).")
+    if args.site and args.site_file:
+        raise UsageError("Give either --site or --site-file, not both.")
+    if args.acres is None:
+        raise UsageError("--acres N (disturbed acres) is required for a site determination.")
+    from ..conditions import evaluate_site, validate_inputs
+
+    # check the user's options before the (slower) workspace and pipeline
+    validate_inputs(disturbed_acres=args.acres, project_type=args.project_type,
+                    common_plan_acres=args.common_plan_acres, exemption=args.exemption)
+    prof = _profile(args)
+    site = _read_site_file(args.site_file) if args.site_file else args.site
+    ws = workspace_from_args(args)
+    from .. import pipeline
+
+    res = pipeline.run(ws)
+    det = evaluate_site(site, disturbed_acres=args.acres, project_type=args.project_type,
+                        common_plan_acres=args.common_plan_acres, exemption=args.exemption,
+                        workspace=ws, profile=prof, result=res, waters=_waters(args, ws))
+    if args.report:
+        from ..report import write_report
+
+        path = write_report(det, args.report)
+        if not args.json:
+            print(f"report: {path}")
+    if args.json:
+        sys.stdout.write(det.to_json() + "\n")
+    else:
+        print(det.summary())
+    return 0
+
+
+def _run_batch(args: argparse.Namespace) -> int:
+    from .. import pipeline
+    from ..conditions import screen_all
+    from ..io import write_outputs
+    from ..septic import flag_septic, write_mailing_list
+
+    prof = _profile(args)
+    ws = workspace_from_args(args)
+    res = pipeline.run(ws)
+    waters = _waters(args, ws)
+    scr = screen_all(res, profile=prof, workspace=ws, waters=waters)
+    sep = flag_septic(res, profile=prof, workspace=ws, waters=waters)
+    out = Path(args.out) if args.out else ws.sidecar_path
+    prov = ws.provenance(profile=prof.name, pollutant_reading=prof.pollutant_reading,
+                         pollutants_of_concern=list(prof.pollutants_of_concern),
+                         tributary_reach_km=prof.tributary_reach_km,
+                         impairments=args.impairments)
+    problems = list(scr.attrs.get("problems", [])) + list(sep.attrs.get("problems", []))
+    path = write_outputs(out, {"screening": scr, "septic": sep}, provenance=prov,
+                         inputs=list(ws.inputs))
+    if args.csv:
+        scr.drop(columns="geometry").to_csv(args.csv, index=False)
+    if args.letters:
+        write_mailing_list(sep, args.letters, profile=prof)
+    counts = scr["condition_a_text"].value_counts()
+    print(f"{len(scr)} parcels screened -> {path} (layers screening, septic)")
+    print("  would be Condition A: " + ", ".join(f"{k} {int(v)}" for k, v in counts.items()))
+    print(f"  septic parcels: {len(sep)}, flagged {int(sep['flagged'].sum())}, special "
+          f"condition {int(sep['special_condition'].sum())}, violations "
+          f"{int(sep['violation'].sum())}")
+    for prob in problems:
+        print(f"ms4map: warning: {prob}", file=sys.stderr)
+    if problems:
+        print(f"  {len(problems)} problem(s) reported; the other parcels were screened",
+              file=sys.stderr)
+    return 0

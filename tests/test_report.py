@@ -1,0 +1,51 @@
+"""Report rendering (HTML and one-page PDF) of a determination."""
+
+from __future__ import annotations
+
+import pytest
+from shapely.geometry import LineString, Point, box
+from test_conditions_fixtures import CLEAR, MILL, row, town_waters
+
+from ms4map.conditions import SiteInfo, determine
+from ms4map.errors import UsageError
+from ms4map.report import render_html, site_map_png, write_report
+
+
+@pytest.fixture(scope="module")
+def det():
+    d = determine([row("inlet", "CB1", 0.3, "OF-M", **MILL), row("inlet", "CB3", 0.7, "OF-C", **CLEAR)],
+                  waters=town_waters(), disturbed_acres=2.5, project_type="commercial",
+                  site=SiteInfo(label="P1", kind="parcels", parcel_ids=["P1"],
+                                geometry=box(100, 100, 180, 180), area_acres=3.0))
+    d.map_layers = {"site": box(100, 100, 180, 180), "crs": "EPSG:26918",
+                    "paths": [LineString([(140, 140), (0, 500)])], "inlets": [Point(140, 140)],
+                    "outfalls": [Point(0, 500)], "waters": [LineString([(0, 0), (0, 1000)])]}
+    return d
+
+
+def test_html(det):
+    text = render_html(det)
+    assert text.startswith("<!DOCTYPE html>")
+    assert "Condition A" in text and "Mill Creek" in text and "1302-0001" in text
+    assert "data:image/png;base64," in text
+    assert "Name(s) of the receiving water(s)" in text
+    assert "&ldquo;Condition A: stormwater runoff" in text  # citations quoted
+
+
+def test_map_png(det):
+    png = site_map_png(det)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000
+
+
+def test_pdf_one_page(det, tmp_path):
+    p = write_report(det, tmp_path / "site.pdf")
+    data = p.read_bytes()
+    assert data.startswith(b"%PDF")
+    assert data.count(b"/Type /Page\n") + data.count(b"/Type /Page ") + data.count(b"/Type /Page>") == 1 \
+        or data.count(b"/Count 1") == 1
+
+
+def test_html_file_and_bad_suffix(det, tmp_path):
+    assert "Condition" in write_report(det, tmp_path / "s.html").read_text(encoding="utf-8")
+    with pytest.raises(UsageError, match="html"):
+        write_report(det, tmp_path / "s.docx")
