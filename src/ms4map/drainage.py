@@ -35,7 +35,7 @@ import pandas as pd
 import shapely
 
 from .errors import DataError
-from .overland import OverlandResult, _polygonize, surface_path, upstream_mask
+from .overland import OverlandResult, _polygonize, _to_colrow, surface_path, upstream_mask
 from .qa import QAReport
 
 __all__ = [
@@ -249,7 +249,7 @@ def _overlay(par: gpd.GeoDataFrame, ov: OverlandResult) -> pd.DataFrame:
     small = np.flatnonzero(sel & ~covered)
     if small.size:
         rp = shapely.point_on_surface(geoms[small])
-        cols, rws = ~ov.transform * (shapely.get_x(rp), shapely.get_y(rp))
+        cols, rws = _to_colrow(ov.transform, shapely.get_x(rp), shapely.get_y(rp))
         r = np.floor(rws).astype(np.int64)
         c = np.floor(cols).astype(np.int64)
         on = (r >= 0) & (r < h) & (c >= 0) & (c < w)

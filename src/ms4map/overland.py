@@ -101,8 +101,9 @@ class OverlandResult:
     target_mask : numpy.ndarray
         bool raster of the cells that are targets themselves (inlet, conveyance,
         water, depression cells).
-    flwdir : pyflwdir.FlwdirRaster
-        Steepest-descent D8 on the conditioned DEM (in-memory flow graph).
+    flwdir : pyflwdir.FlwdirRaster or None
+        Steepest-descent D8 on the conditioned DEM (in-memory flow graph); ``None``
+        for a DEM under 3 x 3 cells (each cell is its own outlet).
     conditioned : numpy.ndarray
         The conditioned DEM (burned, filled, targets as sinks), float64 with NaN nodata.
     transform, crs
@@ -135,6 +136,22 @@ class OverlandResult:
     def shape(self) -> tuple[int, int]:
         return self.labels.shape  # type: ignore[return-value]
 
+    def __getstate__(self) -> dict[str, Any]:
+        # pyflwdir's FlwdirRaster holds a module reference: pickle its D8 array instead
+        state = dict(self.__dict__)
+        if state.get("flwdir") is not None:
+            state["flwdir"] = ("d8", state["flwdir"].to_array(ftype="d8"))
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        flw = state.get("flwdir")
+        if isinstance(flw, tuple) and flw and flw[0] == "d8":
+            import pyflwdir
+
+            state["flwdir"] = pyflwdir.from_array(flw[1], ftype="d8", check_ftype=False,
+                                                  transform=state["transform"])
+        self.__dict__.update(state)
+
     @property
     def valid(self) -> np.ndarray:
         return np.isfinite(self.conditioned)
@@ -147,7 +164,7 @@ class OverlandResult:
 
     def cell_index(self, x: float, y: float) -> int | None:
         """Linear index of the cell holding ``(x, y)``, or ``None`` off the DEM."""
-        col, row = ~self.transform * (x, y)
+        col, row = _to_colrow(self.transform, x, y)
         r, c = int(np.floor(row)), int(np.floor(col))
         h, w = self.shape
         if not (0 <= r < h and 0 <= c < w):
@@ -381,8 +398,7 @@ def route(
     if inlets is not None and len(inlets):
         pts = inlets[~inlets.geometry.is_empty & inlets.geometry.notna()]
         xs, ys = pts.geometry.x.to_numpy(), pts.geometry.y.to_numpy()
-        inv = ~transform
-        cols, rows = inv * (xs, ys)
+        cols, rows = _to_colrow(transform, xs, ys)
         rows, cols = np.floor(rows).astype(np.int64), np.floor(cols).astype(np.int64)
         inside = (rows >= 0) & (rows < h) & (cols >= 0) & (cols < w)
         inside[inside] &= valid[rows[inside], cols[inside]]
@@ -453,17 +469,17 @@ def route(
     # -- 4. D8 on the conditioned DEM --------------------------------------------------
     t0 = time.perf_counter()
     say("overland: D8 flow directions")
-    if tiny:
-        d8 = np.where(valid, np.uint8(0), _PYFLWDIR_NODATA).astype(np.uint8)
+    if tiny:  # every cell is its own outlet; no flow graph
+        flw = None
     else:
         d8 = d8_pointer(cond, transform, crs, workdir=workdir)
-    flw = pyflwdir.from_array(d8, ftype="d8", check_ftype=False, transform=transform)
+        flw = pyflwdir.from_array(d8, ftype="d8", check_ftype=False, transform=transform)
     timings["d8"] = time.perf_counter() - t0
 
     # -- 5. first target reached -------------------------------------------------------
     t0 = time.perf_counter()
     say("overland: routing every cell to its first target")
-    pits = flw.idxs_pit
+    pits = np.flatnonzero(valid) if flw is None else flw.idxs_pit
     free = pits[seed.ravel()[pits] == 0]
     if free.size:
         rr, cc = np.divmod(free, w)
@@ -485,7 +501,12 @@ def route(
         seed_flat[free] = np.where(on_edge, lab_edge, np.where(at_hole, lab_hole, lab_pit))
     idxs = np.flatnonzero(seed)
     ids = seed.ravel()[idxs].astype(np.uint32)
-    labels = flw.basins(idxs=idxs, ids=ids).astype(np.int32) if idxs.size else np.zeros((h, w), np.int32)
+    if flw is None:
+        labels = seed.copy()
+    elif idxs.size:
+        labels = flw.basins(idxs=idxs, ids=ids).astype(np.int32)
+    else:
+        labels = np.zeros((h, w), np.int32)
     labels[~valid] = 0
     timings["route"] = time.perf_counter() - t0
 
@@ -634,7 +655,8 @@ def _polygonize(
     cols = np.flatnonzero(mask.any(axis=0))
     r0, r1, c0, c1 = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
     sub = np.ascontiguousarray(labels[r0:r1, c0:c1].astype(np.int32))
-    sub_t = transform * transform.translation(c0, r0)
+    sub_t = type(transform)(transform.a, 0.0, transform.c + transform.a * c0,
+                            0.0, transform.e, transform.f + transform.e * r0)
     vals, polys = [], []
     for geom, val in features.shapes(sub, mask=mask[r0:r1, c0:c1], transform=sub_t):
         vals.append(int(val))
@@ -659,9 +681,13 @@ def surface_path(result: OverlandResult, x: float, y: float) -> tuple[shapely.Li
     idx = result.cell_index(x, y)
     if idx is None or not result.valid.ravel()[idx]:
         return None, 0
-    cells = _walk_down(result.flwdir.idxs_ds, idx, result.target_mask.ravel())
+    if result.flwdir is None:
+        cells = np.array([idx])
+    else:
+        cells = _walk_down(result.flwdir.idxs_ds, idx, result.target_mask.ravel())
     rows, cols = np.divmod(cells, result.shape[1])
-    xs, ys = result.transform * (cols + 0.5, rows + 0.5)
+    t = result.transform
+    xs, ys = t.c + t.a * (cols + 0.5), t.f + t.e * (rows + 0.5)
     coords = [(x, y)] + list(zip(np.atleast_1d(xs), np.atleast_1d(ys), strict=True))
     if len(coords) < 2:
         coords.append(coords[0])
@@ -694,6 +720,10 @@ def upstream_mask(result: OverlandResult, x: float, y: float) -> np.ndarray | No
     lab = int(result.labels.ravel()[idx])
     if result.target_mask.ravel()[idx]:
         return result.labels == lab
+    if result.flwdir is None:
+        m = np.zeros(result.shape, dtype=bool)
+        m.ravel()[idx] = True
+        return m
     # the point's own catchment, stopped by every target upstream of it
     seed_idx = np.flatnonzero(result.target_mask.ravel())
     ids = np.full(seed_idx.size + 1, 1, dtype=np.uint32)
@@ -782,6 +812,11 @@ def _check_dem(dem: Dem) -> None:
     t = dem.transform
     if t.b != 0 or t.d != 0:
         raise DataError("The DEM grid is rotated. Fix: warp it to a north-up grid (gdalwarp).")
+
+
+def _to_colrow(transform: Any, x: Any, y: Any) -> tuple[Any, Any]:
+    """Fractional (col, row) of map coordinates on a north-up grid."""
+    return (np.asarray(x) - transform.c) / transform.a, (np.asarray(y) - transform.f) / transform.e
 
 
 def _crs_unit_m(crs: Any) -> float:

@@ -40,12 +40,13 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     # network
     "snap_tolerance_m": None,  # None: the network module's default
     "water_tolerance_m": None,
+    "lateral_tolerance_m": None,
     # overland
     **_overland.DEFAULTS,
     # drainage
     "fallback_distance_m": _drainage.DEFAULT_FALLBACK_M,
 }
-_NETWORK_KEYS = ("snap_tolerance_m", "water_tolerance_m")
+_NETWORK_KEYS = ("snap_tolerance_m", "water_tolerance_m", "lateral_tolerance_m")
 _OVERLAND_KEYS = tuple(_overland.DEFAULTS)
 _DRAINAGE_KEYS = ("fallback_distance_m",)
 
@@ -214,9 +215,7 @@ def run(
         if use_cache:
             _CACHE[key] = value
             if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                with open(path, "wb") as fh:
-                    pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                _dump(path, value)
         return value
 
     qa = QAReport()
@@ -306,6 +305,18 @@ def run(
         sewersheds=sheds, qa=qa, join=join, inlets=inlets, crs=ws.crs,
         settings=opts, timings=timings, cached=cached,
     )
+
+
+def _dump(path: Path, value: Any) -> None:
+    """Write a step result to the disk cache (atomically; a failure only skips caching)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(path)
+    except (TypeError, pickle.PicklingError, OSError):
+        tmp.unlink(missing_ok=True)
 
 
 def _summarise(qa: QAReport, table: pd.DataFrame) -> None:

@@ -1,0 +1,148 @@
+"""Parcel drainage table, sewersheds and point queries on the tiny town."""
+
+from __future__ import annotations
+
+import itertools
+
+import geopandas as gpd
+import numpy as np
+import pytest
+import shapely
+from test_overland_fixtures import CRS18, cell_box, i1_fraction_by_hand, town_workspace, xy
+
+from ms4map import drainage, pipeline
+from ms4map.drainage import COLUMNS, METHODS, TARGET_KINDS
+
+
+@pytest.fixture(scope="module")
+def res():
+    pipeline.clear_cache()
+    return pipeline.run(town_workspace())
+
+
+def _rows(table, pid):
+    return table[table["parcel_id"] == pid].set_index(["target_kind", "target_id"])["fraction"]
+
+
+def test_columns_kinds_methods_and_sums(res):
+    d = res.drainage
+    assert list(d.columns) == COLUMNS
+    assert set(d["target_kind"]) <= set(TARGET_KINDS)
+    assert set(d["method"]) <= set(METHODS)
+    sums = d.groupby("parcel_id")["fraction"].sum()
+    assert len(sums) == len(res.overland.targets) * 0 + 36
+    assert np.allclose(sums.to_numpy(), 1.0, atol=1e-6)
+
+
+def test_fractions_match_hand_computation(res):
+    d = res.drainage
+    for pid, (r0, c0) in {"P000_040": (0, 40), "P020_040": (20, 40)}.items():
+        got = _rows(d, pid).get(("inlet", "I1"), 0.0)
+        assert got == pytest.approx(i1_fraction_by_hand(r0, c0, r0 + 20, c0 + 20), abs=0.01)
+
+
+def test_join_inlet_outfall_receiving_water(res):
+    d = res.drainage
+    row = d[(d["parcel_id"] == "P040_060") & (d["target_id"] == "I2")].iloc[0]
+    assert row["outfall_id"] == "OF1"
+    assert row["receiving_water"] == "Test Creek" and row["pwl_id"] == "1302-0001"
+    assert "outfall OF1" in row["reason"]
+
+
+def test_depression_parcel_is_internally_drained(res):
+    fr = _rows(res.drainage, "P000_000")
+    dep = [v for (k, _), v in fr.items() if k == "depression"]
+    assert dep and dep[0] > 0.9
+
+
+def test_south_bank_drains_direct_to_water(res):
+    d = res.drainage
+    rows = d[d["parcel_id"] == "P100_020"]
+    assert (rows["target_kind"] == "water_direct").all()
+    assert rows["pwl_id"].iloc[0] == "1302-0001" and rows["receiving_water"].iloc[0] == "Test Creek"
+    assert rows["outfall_id"].isna().all()
+
+
+def test_sewersheds_do_not_overlap_and_cover_inlet_catchments(res):
+    sw = res.sewersheds
+    assert set(sw["outfall_id"]) == {"OF1", "OF2"}
+    for a, b in itertools.combinations(sw.geometry, 2):
+        assert a.intersection(b).area < 1e-6
+    of1 = sw[sw["outfall_id"] == "OF1"].geometry.iloc[0]
+    ic = res.inlet_catchments
+    for g in ic[ic["outfall_id"] == "OF1"].geometry:
+        assert of1.buffer(1e-6).contains(g)
+    assert sw[sw["outfall_id"] == "OF1"]["inlets"].iloc[0] == 3
+
+
+def test_parcel_smaller_than_a_cell_uses_representative_point(res):
+    x, y = xy(10, 60)
+    tiny = gpd.GeoDataFrame({"parcel_id": ["T1"]},  # holds no cell centre
+                            geometry=[shapely.Point(x + 0.6, y + 0.6).buffer(0.3)], crs=CRS18)
+    d = drainage.parcel_drainage(tiny, res.overland, join=res.join)
+    assert len(d) == 1
+    assert d["method"].iloc[0] == "representative_point"
+    assert d["target_id"].iloc[0] == "I1" and d["fraction"].iloc[0] == 1.0
+
+
+def test_parcel_partly_off_dem_gets_off_dem_share(res):
+    half_out = gpd.GeoDataFrame({"parcel_id": ["X"]}, geometry=[cell_box(0, 110, 10, 130)], crs=CRS18)
+    d = drainage.parcel_drainage(half_out, res.overland, join=res.join)
+    off = d[d["target_kind"] == "off_dem"]
+    assert off["fraction"].sum() == pytest.approx(0.5, abs=1e-6)
+    assert (off["method"] == "off_dem").all()
+    assert d["fraction"].sum() == pytest.approx(1.0)
+
+
+def test_nodata_under_parcel_is_unknown():
+    from test_overland_fixtures import town_dem
+
+    z = town_dem()
+    z[40:50, 20:30] = np.nan
+    r = pipeline.run(town_workspace(array=z))
+    fr = r.drainage[r.drainage["parcel_id"] == "P040_020"]
+    unk = fr[fr["target_kind"] == "unknown"]
+    assert unk["fraction"].sum() == pytest.approx(100 / 400)
+    assert (unk["method"] == "dem_nodata").all()
+
+
+def test_no_dem_falls_back_to_nearest_inlet():
+    r = pipeline.run(town_workspace(with_dem=False), fallback_distance_m=30)
+    d = r.drainage
+    assert set(d["method"]) <= {"nearest_inlet", "no_dem"}
+    near = d[d["parcel_id"] == "P020_060"].iloc[0]  # holds I1's point
+    assert near["method"] == "nearest_inlet" and near["target_id"] == "I1"
+    assert near["outfall_id"] == "OF1"
+    far = d[d["parcel_id"] == "P000_000"].iloc[0]
+    assert far["target_kind"] == "unknown" and far["method"] == "no_dem"
+    assert "no_dem" in r.qa.codes()
+
+
+def test_where_does_it_drain_joins_surface_and_pipes(res):
+    out = res.where_does_it_drain(shapely.Point(xy(10, 50)))
+    assert out["target_kind"] == "inlet" and out["target_id"] == "I1"
+    assert out["outfall_ids"][0] == "OF1" and out["receiving_water"] == "Test Creek"
+    g = out["geometry"]
+    assert g.distance(shapely.Point(xy(99, 60))) < 1.0  # reaches the outfall
+    assert g.distance(shapely.Point(xy(10, 50))) < 1e-6
+
+
+def test_what_drains_here_outfall_and_point(res):
+    of = res.what_drains_here(outfall_id="OF1")
+    sw = res.sewersheds.set_index("outfall_id").loc["OF1"]
+    assert of.geometry.iloc[0].area == pytest.approx(sw.geometry.area)
+    # a point on the pipe network (I2): its own surface area plus I1 upstream in the pipes
+    at_i2 = res.what_drains_here(shapely.Point(xy(60, 60)))
+    ic = res.inlet_catchments.set_index("node_id")
+    assert at_i2["area_m2"].iloc[0] == pytest.approx(ic.loc["I1", "area_m2"] + ic.loc["I2", "area_m2"])
+    # a point on open land: its surface catchment only
+    land = res.what_drains_here(shapely.Point(xy(50, 60)))
+    assert 0 < land["area_m2"].iloc[0] < ic.loc["I2", "area_m2"]
+
+
+def test_polygon_drainage_of_a_site(res):
+    d = res.polygon_drainage(cell_box(0, 40, 20, 60))
+    assert "parcel_id" not in d.columns
+    assert d["fraction"].sum() == pytest.approx(1.0)
+    assert d.set_index("target_id")["fraction"]["I1"] == pytest.approx(
+        i1_fraction_by_hand(0, 40, 20, 60), abs=0.01)
