@@ -1106,6 +1106,17 @@ SCREENING_COLUMNS = ("parcel_id", "condition_a", "condition_a_text", "method", "
                      "unknown_fraction")
 
 
+def join_unique(keys: pd.Series, values: pd.Series, *, sep: str = ";") -> pd.Series:
+    """``sep``-joined distinct values per key, in order of appearance (fast when most keys
+    have one value: only the others go through Python)."""
+    df = pd.DataFrame({"k": keys.to_numpy(), "v": values.astype(str).to_numpy()})
+    df = df.drop_duplicates()
+    dup = df["k"].duplicated(keep=False).to_numpy()
+    single = df[~dup].set_index("k")["v"]
+    multi = df[dup].groupby("k", sort=False)["v"].agg(sep.join)
+    return pd.concat([single, multi])
+
+
 def _counting_listings(waters: Waters, profile: Profile) -> pd.DataFrame:
     imp = waters.impairments
     cat5 = imp[imp["category"].astype(str) == "5"]
@@ -1255,11 +1266,11 @@ def screen_condition_a(drainage: pd.DataFrame, *, waters: Waters,
                 ms4=("_ms4", "sum"), dir=("_dir", "sum"), int_=("_int", "sum"),
                 total=("fraction", "sum"))
     first_reason = good.dropna(subset=["_row_reason"]).groupby("parcel_id")["_row_reason"].first()
-    recv = good.dropna(subset=["_recv"]).groupby("parcel_id")["_recv"].agg(
-        lambda s: ";".join(dict.fromkeys(s)))
-    listed = good[hit_list].groupby("parcel_id")["wb"].agg(lambda s: ";".join(dict.fromkeys(s)))
-    pols = good[hit_list].groupby("parcel_id")["wb"].agg(
-        lambda s: "; ".join(dict.fromkeys(pol_by_wb[w] for w in s)))
+    rv = good.dropna(subset=["_recv"])
+    recv = join_unique(rv["parcel_id"], rv["_recv"])
+    hl = good[hit_list]
+    listed = join_unique(hl["parcel_id"], hl["wb"])
+    pols = join_unique(hl["parcel_id"], hl["wb"].map(pol_by_wb), sep="; ")
     out = pd.DataFrame({"parcel_id": agg.index})
     out = out.set_index("parcel_id")
     out["hit"] = agg["hit"]

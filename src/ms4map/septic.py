@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .conditions import join_unique
 from .errors import DataError
 from .profiles import Profile, load_profile
 from .waters import Waters, pollutant_in
@@ -198,8 +199,8 @@ def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
     main = (dm.sort_values("fraction", ascending=False).drop_duplicates("parcel_id")
             .set_index("parcel_id")) if len(dm) else pd.DataFrame(
         columns=["outfall_id", "receiving_water", "pwl_id"])
-    outs = dm.dropna(subset=["outfall_id"]).groupby("parcel_id")["outfall_id"].agg(
-        lambda s: ";".join(dict.fromkeys(str(x) for x in s)))
+    dmo = dm.dropna(subset=["outfall_id"])
+    outs = join_unique(dmo["parcel_id"], dmo["outfall_id"])
     direct = d[d["target_kind"] == "water_direct"]
     direct_names = direct.groupby("parcel_id").apply(
         lambda g: "; ".join(dict.fromkeys(
@@ -225,8 +226,9 @@ def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
     if tm_sw is not None and len(tm_sw) and len(sep):
         pi, ti = tm_sw.sindex.query(sep.geometry.to_numpy(), predicate="intersects")
         pids = sep["parcel_id"].to_numpy()
+        tpol = tm_sw["pollutant"].astype(str).to_numpy()
         for a, b in zip(pi, ti, strict=True):
-            parcel_tmdl.setdefault(pids[a], []).append(str(tm_sw.iloc[b]["pollutant"]))
+            parcel_tmdl.setdefault(pids[a], []).append(tpol[b])
     dm["_wb"] = dm["pwl_id"].astype(object).where(dm["pwl_id"].notna(), None)
     per_parcel_pols: dict[str, list[str]] = {}
     per_parcel_why: dict[str, list[str]] = {}
@@ -292,10 +294,19 @@ def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
     codes_txt, cond_txt, violation, score, label, method, reason = [], [], [], [], [], [], []
     fails = sep["septic_failure"].to_numpy(dtype=object)
     dn = direct_names.to_dict() if len(direct_names) else {}
+    src_arr = out["septic_source"].to_numpy(dtype=object)
+    of_arr = np.asarray(out["outfall_id"].to_numpy(dtype=object)) if len(out) else []
+    septic_memo: dict[str, bool] = {}
+
+    def is_septic_pollutant(x: str) -> bool:
+        if x not in septic_memo:
+            septic_memo[x] = pollutant_in(x, prof.septic_pollutants)
+        return septic_memo[x]
+
     for i, pid in enumerate(ids):
         pols = list(dict.fromkeys(per_parcel_pols.get(pid, []))) if trib[i] else []
         spc = bool(pols)
-        spol = spc and any(pollutant_in(x, prof.septic_pollutants) for x in pols)
+        spol = spc and any(is_septic_pollutant(x) for x in pols)
         wsb = pid in setback_feat
         codes = parse_failure_codes(fails[i])
         viol = bool(trib[i] and codes)
@@ -309,15 +320,14 @@ def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
                                                         "kind: " + str(fails[i]) + ".")
                                  for c in codes) if codes else None)
         violation.append(viol)
-        src = ("the sewer attribute says septic" if out["septic_source"].iat[i] ==
-               "sewer_attribute" else "improved parcel outside every sewer district "
+        src = ("the sewer attribute says septic" if src_arr[i] == "sewer_attribute" else "improved parcel outside every sewer district "
                "(inferred on-site system)")
         if trib[i]:
             s = 1 + int(spc) + int(spol) + int(wsb)
             words = [f"On-site system ({src}); {ms4_fr[i] * 100:.0f}% of the parcel's runoff "
                      f"enters the MS4"
-                     + (f" and leaves through outfall {out['outfall_id'].iat[i]}"
-                        if not _blank(out["outfall_id"].iat[i]) else "") + "."]
+                     + (f" and leaves through outfall {of_arr[i]}"
+                        if not _blank(of_arr[i]) else "") + "."]
             if spc:
                 words.append("Special condition: " + "; ".join(
                     dict.fromkeys(per_parcel_why.get(pid, []))) + ".")

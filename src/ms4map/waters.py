@@ -465,6 +465,7 @@ class Waters:
     tmdl_watersheds: Any  # GeoDataFrame (may be empty)
     crs: Any = None
     _by_wb: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+    _names: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_frames(cls, *, waterbodies: pd.DataFrame | None = None,
@@ -495,7 +496,17 @@ class Waters:
         if crs is None:
             crs = getattr(wb, "crs", None) or getattr(tm, "crs", None)
         by_wb = {k: g for k, g in imp.groupby("wb_id", sort=False)} if len(imp) else {}
-        return cls(waterbodies=wb, impairments=imp, tmdl_watersheds=tm, crs=crs, _by_wb=by_wb)
+        names: dict[str, str] = {}
+        if len(wb) and {"wb_id", "name"} <= set(wb.columns):
+            for k, v in zip(wb["wb_id"], wb["name"], strict=True):
+                if not _is_blank(k) and not _is_blank(v):
+                    names.setdefault(str(k), str(v))
+        if len(imp) and "name" in imp.columns:
+            for k, v in zip(imp["wb_id"], imp["name"], strict=True):
+                if not _is_blank(k) and not _is_blank(v):
+                    names.setdefault(str(k), str(v))
+        return cls(waterbodies=wb, impairments=imp, tmdl_watersheds=tm, crs=crs, _by_wb=by_wb,
+                   _names=names)
 
     @classmethod
     def from_workspace(cls, ws: Any, *, impairments: pd.DataFrame | None = None) -> Waters:
@@ -518,17 +529,7 @@ class Waters:
         """The waterbody's name, from the waterbodies layer or the listings."""
         if _is_blank(wb_id):
             return None
-        wb = self.waterbodies
-        if len(wb) and "wb_id" in wb.columns:
-            hit = wb.loc[wb["wb_id"] == str(wb_id), "name"] if "name" in wb.columns else []
-            for v in hit:
-                if not _is_blank(v):
-                    return str(v)
-        lst = self.listings(wb_id)
-        for v in lst.get("name", []):
-            if not _is_blank(v):
-                return str(v)
-        return None
+        return self._names.get(str(wb_id).strip())
 
     def wb_id_for_name(self, name: Any) -> str | None:
         """The PWL ID of a waterbody by (case-insensitive) name, when unique."""
