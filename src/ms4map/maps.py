@@ -42,10 +42,12 @@ __all__ = [
     "BASEMAPS",
     "LAYER_ORDER",
     "MapLayer",
+    "OutfallArea",
     "MapView",
     "PathResult",
     "base_map",
     "build_layers",
+    "candidate_sources",
     "display_geojson",
     "feature_path",
     "flow_arrows",
@@ -53,6 +55,9 @@ __all__ = [
     "identify",
     "legend_html",
     "metres_per_pixel",
+    "outfall_area",
+    "outfall_inventory",
+    "outfall_map_pdf",
     "parcel_categories",
     "png_bytes",
     "render_layers",
@@ -389,17 +394,18 @@ def parcel_categories(
             dtype=object,
         )
         if septic is not None and len(septic) and "parcel_id" in septic.columns:
-            s = septic.drop_duplicates("parcel_id").set_index(
-                septic["parcel_id"].astype(str).unique()
-            )
+            s = septic.drop_duplicates("parcel_id")
+            s = s.set_index(s["parcel_id"].astype(str).to_numpy())
             flags = {}
             for pid, row in zip(s.index, s.to_dict("records"), strict=False):
                 if _truthy(row.get("violation")):
                     flags[pid] = "septic violation"
                 elif _truthy(row.get("special_condition")):
                     flags[pid] = "septic, special condition"
-                elif _truthy(row.get("tributary", row.get("flagged", True))):
+                elif _truthy(row.get("flagged", row.get("tributary", True))):
                     flags[pid] = "septic, tributary to MS4"
+                else:
+                    flags[pid] = "septic, not tributary"
             mapped = ids.map(flags)
             out = mapped.where(mapped.notna(), out)
     elif by == "condition_a" and screening is not None and len(screening):
@@ -1421,3 +1427,326 @@ def png_bytes(rgba: np.ndarray) -> bytes:
     from folium.utilities import write_png
 
     return write_png(rgba)
+
+
+# -- outfall investigation and inventory -------------------------------------------------
+#: NY RPS property-class families that make a parcel a candidate illicit-discharge source.
+CANDIDATE_CLASSES = {"4": "commercial property class", "7": "industrial property class"}
+
+
+@dataclass
+class OutfallArea:
+    """What drains to one outfall.
+
+    Attributes
+    ----------
+    outfall_id : str
+    sewershed : GeoSeries
+        The outfall's sewershed polygon(s) (working CRS), possibly empty.
+    nodes, edges : GeoDataFrame or None
+        Upstream structures/junctions and conveyances (None without a network).
+    parcels : GeoDataFrame
+        Contributing parcels with ``fraction`` (share of the parcel draining here).
+    reason : str
+        How the upstream area was found, or why it is empty.
+    """
+
+    outfall_id: str
+    sewershed: gpd.GeoSeries
+    nodes: Any
+    edges: Any
+    parcels: gpd.GeoDataFrame
+    reason: str = ""
+
+
+def outfall_area(ws: Any, result: Any, outfall_id: str) -> OutfallArea:
+    """The sewershed, upstream network and contributing parcels of an outfall.
+
+    Parcels come from the drainage table (rows whose ``outfall_id`` is this
+    outfall, fractions summed per parcel); the network from
+    :func:`ms4map.network.trace_upstream`.
+    """
+    oid = str(outfall_id)
+    crs = ws.crs
+    parcels = ws.layers.get("parcels")
+    empty_p = gpd.GeoDataFrame({"parcel_id": [], "fraction": []}, geometry=[], crs=crs)
+    if result is None:
+        return OutfallArea(
+            oid,
+            gpd.GeoSeries([], crs=crs),
+            None,
+            None,
+            empty_p,
+            "The drainage analysis has not been run.",
+        )
+    sheds = getattr(result, "sewersheds", None)
+    shed = gpd.GeoSeries([], crs=crs)
+    if sheds is not None and len(sheds):
+        ids = _ids(sheds, "outfall_id")
+        shed = gpd.GeoSeries(sheds.geometry[ids.to_numpy() == oid].to_numpy(), crs=sheds.crs)
+    nodes = edges = None
+    reasons = []
+    net = getattr(result, "network", None)
+    try:
+        from .network import trace_upstream
+
+        if net is not None:
+            up = trace_upstream(net, oid)
+            nodes, edges = up.nodes, up.edges
+            reasons.append(f"{len(edges)} conveyance part(s) upstream in the storm network")
+    except Exception as exc:  # noqa: BLE001 - reported as the reason
+        reasons.append(f"network trace failed: {exc}")
+    d = getattr(result, "drainage", None)
+    out_p = empty_p
+    if d is not None and len(d) and parcels is not None:
+        rows = d[d["outfall_id"].astype(str) == oid]
+        frac = rows.groupby(rows["parcel_id"].astype(str))["fraction"].sum()
+        pid = parcels["parcel_id"].astype(str)
+        sel = parcels[pid.isin(frac.index)].copy()
+        sel["fraction"] = sel["parcel_id"].astype(str).map(frac).astype(float)
+        out_p = sel
+        reasons.append(f"{len(sel)} parcel(s) drain (at least partly) to it")
+    return OutfallArea(oid, shed, nodes, edges, out_p, "; ".join(reasons))
+
+
+def candidate_sources(area: OutfallArea, *, septic: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Parcels upstream of an outfall that could be an illicit-discharge source.
+
+    A parcel is a candidate when it has an on-site septic system, a recorded
+    septic failure, a commercial (4xx) or industrial (7xx) property class, or a
+    septic flag (special condition / violation).  Ordered by priority.
+
+    Returns
+    -------
+    DataFrame
+        ``parcel_id, address, owner, owner_address, prop_class, sewer, fraction,
+        priority, reason`` (priority 1 = look first).
+    """
+    cols = [
+        "parcel_id",
+        "address",
+        "owner",
+        "owner_address",
+        "prop_class",
+        "sewer",
+        "fraction",
+        "priority",
+        "reason",
+    ]
+    p = area.parcels
+    if p is None or not len(p):
+        return pd.DataFrame(columns=cols)
+    flags: dict[str, str] = {}
+    if septic is not None and len(septic) and "parcel_id" in septic.columns:
+        for r in septic.to_dict("records"):
+            if _truthy(r.get("violation")):
+                flags[str(r["parcel_id"])] = "septic violation flagged"
+            elif _truthy(r.get("special_condition")):
+                flags[str(r["parcel_id"])] = "septic special condition flagged"
+    rows = []
+    for r in p.drop(columns=p.geometry.name).to_dict("records"):
+        pid = str(r.get("parcel_id"))
+        why, prio = [], 9
+        fail = r.get("septic_failure")
+        if not _isna(fail) and str(fail).strip():
+            why.append(f"recorded septic failure ({fail})")
+            prio = min(prio, 1)
+        if pid in flags:
+            why.append(flags[pid])
+            prio = min(prio, 2)
+        pc = "" if _isna(r.get("prop_class")) else str(r.get("prop_class"))
+        if pc[:1] in CANDIDATE_CLASSES:
+            why.append(f"{CANDIDATE_CLASSES[pc[:1]]} {pc}")
+            prio = min(prio, 3 if pc[:1] == "7" else 4)
+        if str(r.get("sewer")) == "septic":
+            why.append("on-site septic system")
+            prio = min(prio, 5)
+        if why:
+            rows.append(
+                {
+                    "parcel_id": pid,
+                    "address": r.get("address"),
+                    "owner": r.get("owner"),
+                    "owner_address": r.get("owner_address"),
+                    "prop_class": pc or None,
+                    "sewer": r.get("sewer"),
+                    "fraction": round(float(r.get("fraction") or 0.0), 3),
+                    "priority": prio,
+                    "reason": "; ".join(why),
+                }
+            )
+    out = pd.DataFrame(rows, columns=cols)
+    return out.sort_values(
+        ["priority", "fraction", "parcel_id"], ascending=[True, False, True], kind="stable"
+    ).reset_index(drop=True)
+
+
+def outfall_inventory(ws: Any, result: Any) -> pd.DataFrame:
+    """The outfall inventory the MS4 permit asks for, one row per outfall.
+
+    Returns
+    -------
+    DataFrame
+        ``outfall_id, receiving_water, pwl_id, status, sewershed_acres,
+        structures_upstream, parcels_upstream, septic_parcels_upstream, x, y``
+        (x, y in the working CRS); counts are NA without a pipeline result.
+    """
+    cols = [
+        "outfall_id",
+        "receiving_water",
+        "pwl_id",
+        "status",
+        "sewershed_acres",
+        "structures_upstream",
+        "parcels_upstream",
+        "septic_parcels_upstream",
+        "x",
+        "y",
+    ]
+    net = getattr(result, "network", None) if result is not None else None
+    outs = getattr(net, "outfalls", None)
+    if outs is not None and len(outs):
+        base = outs.reset_index()
+        if "outfall_id" not in base.columns:
+            base = base.rename(columns={base.columns[0]: "outfall_id"})
+    else:
+        base = ws.layers.get("outfalls")
+        if base is None or not len(base):
+            return pd.DataFrame(columns=cols)
+        base = base.copy()
+    base["outfall_id"] = base["outfall_id"].astype(str)
+    inv = pd.DataFrame(
+        {
+            "outfall_id": base["outfall_id"].to_numpy(),
+            "receiving_water": _col(base, "receiving_water").to_numpy(),
+            "pwl_id": _col(base, "pwl_id").to_numpy(),
+            "status": _col(base, "status").to_numpy(),
+            "x": base.geometry.x.to_numpy(),
+            "y": base.geometry.y.to_numpy(),
+        }
+    )
+    unit = _crs_unit_m(ws.crs)
+    acres = pd.Series(np.nan, index=inv.index)
+    n_struct = pd.Series(pd.NA, index=inv.index, dtype="Int64")
+    n_parc = pd.Series(pd.NA, index=inv.index, dtype="Int64")
+    n_sept = pd.Series(pd.NA, index=inv.index, dtype="Int64")
+    if result is not None:
+        sheds = getattr(result, "sewersheds", None)
+        if sheds is not None and len(sheds):
+            a = sheds.geometry.area * unit * unit / 4046.8564224
+            per = a.groupby(_ids(sheds, "outfall_id").to_numpy()).sum()
+            acres = inv["outfall_id"].map(per)
+        if net is not None:
+            try:
+                from .network import assign_outfalls
+
+                asg = assign_outfalls(net)
+                cnt = asg["outfall_id"].dropna().astype(str).value_counts()
+                n_struct = inv["outfall_id"].map(cnt).fillna(0).astype("Int64")
+            except Exception:  # noqa: BLE001 - counts stay NA
+                pass
+        d = getattr(result, "drainage", None)
+        if d is not None and len(d):
+            dd = d[d["outfall_id"].notna()].copy()
+            dd["outfall_id"] = dd["outfall_id"].astype(str)
+            dd["parcel_id"] = dd["parcel_id"].astype(str)
+            n_parc = inv["outfall_id"].map(dd.groupby("outfall_id")["parcel_id"].nunique())
+            n_parc = n_parc.fillna(0).astype("Int64")
+            parcels = ws.layers.get("parcels")
+            if parcels is not None and "sewer" in parcels.columns:
+                septic_ids = set(
+                    parcels.loc[parcels["sewer"].astype(str) == "septic", "parcel_id"].astype(str)
+                )
+                ds = dd[dd["parcel_id"].isin(septic_ids)]
+                n_sept = inv["outfall_id"].map(ds.groupby("outfall_id")["parcel_id"].nunique())
+                n_sept = n_sept.fillna(0).astype("Int64")
+    inv["sewershed_acres"] = np.round(acres.astype(float), 2)
+    inv["structures_upstream"] = n_struct
+    inv["parcels_upstream"] = n_parc
+    inv["septic_parcels_upstream"] = n_sept
+    return inv[cols].sort_values("outfall_id", kind="stable").reset_index(drop=True)
+
+
+def outfall_map_pdf(
+    ws: Any,
+    result: Any,
+    inventory: pd.DataFrame,
+    *,
+    title: str = "MS4 outfall map",
+) -> bytes:
+    """A printable outfall map (PDF, letter landscape) plus the inventory table.
+
+    Page 1 draws parcels, waters, conveyances, sewersheds and every outfall
+    labelled with its id; the following pages list the inventory.
+    """
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_pdf import PdfPages
+
+    buf = io.BytesIO()
+    with PdfPages(buf) as pdf:
+        fig, ax = plt.subplots(figsize=(11, 8.5))
+        get = ws.layers.get
+        if (p := get("parcels")) is not None and len(p):
+            p.plot(ax=ax, facecolor="#f2f2f2", edgecolor="#bbbbbb", linewidth=0.2)
+        sheds = getattr(result, "sewersheds", None) if result is not None else None
+        if sheds is not None and len(sheds):
+            sheds.plot(ax=ax, facecolor="none", edgecolor="#7570b3", linewidth=1.0)
+        if (w := get("waterbodies")) is not None and len(w):
+            w.plot(ax=ax, color="#4a90d9", linewidth=1.2, alpha=0.8)
+        conv = get("conveyances")
+        if conv is not None and len(conv):
+            conv.plot(ax=ax, color="#08519c", linewidth=0.6)
+        if len(inventory):
+            for status, grp in inventory.groupby(inventory["status"].astype(str)):
+                ax.scatter(
+                    grp["x"],
+                    grp["y"],
+                    s=30,
+                    c=OUTFALL_COLOURS.get(status, "#969696"),
+                    edgecolors="black",
+                    linewidths=0.6,
+                    zorder=5,
+                    label=status,
+                )
+            for r in inventory.itertuples():
+                ax.annotate(
+                    str(r.outfall_id),
+                    (r.x, r.y),
+                    xytext=(3, 3),
+                    textcoords="offset points",
+                    fontsize=6,
+                    zorder=6,
+                )
+            ax.legend(title="Outfall status", loc="lower right", fontsize=7, title_fontsize=8)
+        ax.set_title(f"{title} — {len(inventory)} outfall(s)")
+        ax.set_aspect("equal")
+        ax.tick_params(labelsize=6)
+        ax.set_xlabel(getattr(ws.crs, "name", str(ws.crs)), fontsize=7)
+        fig.tight_layout()
+        pdf.savefig(fig)
+        plt.close(fig)
+        shown = inventory.drop(columns=["x", "y"]).astype(object).where(inventory.notna(), "")
+        per_page = 40
+        for start in range(0, max(len(shown), 1), per_page):
+            fig, ax = plt.subplots(figsize=(11, 8.5))
+            ax.axis("off")
+            chunk = shown.iloc[start : start + per_page]
+            if len(chunk):
+                tab = ax.table(
+                    cellText=chunk.astype(str).to_numpy(),
+                    colLabels=[c.replace("_", " ") for c in chunk.columns],
+                    loc="upper center",
+                    cellLoc="left",
+                )
+                tab.auto_set_font_size(False)
+                tab.set_fontsize(6)
+                tab.scale(1, 1.1)
+            ax.set_title(f"Outfall inventory ({start + 1}-{start + len(chunk)} of {len(shown)})")
+            pdf.savefig(fig)
+            plt.close(fig)
+    return buf.getvalue()

@@ -29,7 +29,7 @@ def _page_module(name: str):
     return importlib.import_module(f"ms4map.app.pages.{PAGES[name][0]}")
 
 
-def _setup(app_dir: str | Path | None) -> None:
+def _setup(app_dir: str | Path | None, workspace: str | None = None) -> None:
     import streamlit as st
 
     from . import state
@@ -37,6 +37,8 @@ def _setup(app_dir: str | Path | None) -> None:
 
     if app_dir is not None:
         state.set_app_dir(app_dir)
+    if workspace is not None:
+        state.set_cli_workspace(workspace)
     try:
         st.set_page_config(page_title="ms4map", layout="wide")  # default icon: no fetch
     except Exception:  # noqa: BLE001 - already set by the caller
@@ -50,7 +52,7 @@ def _setup(app_dir: str | Path | None) -> None:
             st.warning(f"Offline map scripts could not be prepared: {exc}")
 
 
-def main(app_dir: str | Path | None = None) -> None:
+def main(app_dir: str | Path | None = None, argv: list[str] | None = None) -> None:
     """Run the app (the body of ``app.py``).
 
     Parameters
@@ -58,10 +60,14 @@ def main(app_dir: str | Path | None = None) -> None:
     app_dir : path, optional
         Folder of the main script; its ``static/`` folder is what Streamlit
         serves, so the offline Leaflet copies go there.
+    argv : list of str, optional
+        The script's arguments (``streamlit run app.py -- WORKSPACE``): the first
+        one that is not an option is the workspace to open instead of the demo.
     """
     import streamlit as st
 
-    _setup(app_dir)
+    args = [a for a in (argv or []) if not a.startswith("-")]
+    _setup(app_dir, args[0] if args else None)
     pages = []
     for url, (_mod, title, _icon) in PAGES.items():
         pages.append(

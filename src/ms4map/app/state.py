@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,13 @@ __all__ = [
 ]
 
 _APP_DIR: Path | None = None
+_CLI_WORKSPACE: str | None = None
+
+
+def set_cli_workspace(path: str | None) -> None:
+    """The workspace given on the command line (``streamlit run app.py -- PATH``)."""
+    global _CLI_WORKSPACE
+    _CLI_WORKSPACE = path
 
 
 def set_app_dir(path: str | Path) -> None:
@@ -83,8 +89,7 @@ def workspace_source() -> dict[str, Any]:
     chosen = st.session_state.get("ms4map_workspace")
     if chosen:
         return dict(chosen)
-    args = [a for a in sys.argv[1:] if not a.startswith("-")]
-    path = args[0] if args else os.environ.get("MS4MAP_WORKSPACE") or None
+    path = _CLI_WORKSPACE or os.environ.get("MS4MAP_WORKSPACE") or None
     return {"path": path, "layers": None, "field_map": None, "dem": None, "label": path or "demo"}
 
 
@@ -167,8 +172,8 @@ def pipeline_result(ws: Any, *, show_error: bool = True) -> Any | None:
 
 
 @st.cache_resource(show_spinner="Flagging septic parcels ...", max_entries=4)
-def _septic(_result: Any, fingerprint: str, profile: str) -> Any:
-    return library("septic").flag_septic(_result, profile=profile)
+def _septic(_ws: Any, _result: Any, fingerprint: str, profile: str) -> Any:
+    return library("septic").flag_septic(_result, profile=profile, workspace=_ws)
 
 
 def septic_layer(ws: Any, result: Any, *, profile: str = "stillwater") -> Any | None:
@@ -176,7 +181,7 @@ def septic_layer(ws: Any, result: Any, *, profile: str = "stillwater") -> Any | 
     if result is None or library("septic") is None:
         return None
     try:
-        return _septic(result, ws.fingerprint(), profile)
+        return _septic(ws, result, ws.fingerprint(), profile)
     except Exception as exc:  # noqa: BLE001
         _show_error("Septic flagging failed", exc)
         return None

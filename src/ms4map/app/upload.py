@@ -198,7 +198,8 @@ def safe_extract_zip(
                     "Nothing was extracted. Fix: re-create the zip with relative paths."
                 )
             mode = (info.external_attr >> 16) & 0xFFFF
-            if mode and (stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))):
+            ftype = stat.S_IFMT(mode)  # 0 when the zip records no Unix file type
+            if ftype and ftype not in (stat.S_IFREG, stat.S_IFDIR):
                 raise InputOpenError(
                     f"The zip is unsafe: member '{raw}' is a link or special file. "
                     "Nothing was extracted. Fix: zip the files themselves."

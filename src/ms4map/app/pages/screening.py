@@ -311,11 +311,13 @@ def _downloads(ws: Any, det: Any) -> None:
 
 
 def _call_report(report: Any, kind: str, det: Any, ws: Any) -> Any:
-    for name in (f"site_report_{kind}", f"render_site_{kind}", f"determination_{kind}"):
-        fn = getattr(report, name, None)
-        if fn is not None:
-            try:
-                return fn(det, workspace=ws)
-            except TypeError:
-                return fn(det)
-    return None
+    """The report as HTML text or PDF bytes (``ms4map.report``)."""
+    if kind == "html":
+        return report.render_html(det)
+    import tempfile
+
+    from ..upload import app_data_dir
+
+    with tempfile.TemporaryDirectory(dir=app_data_dir()) as tmp:
+        path = report.write_pdf(det, f"{tmp}/report.pdf")
+        return open(path, "rb").read()

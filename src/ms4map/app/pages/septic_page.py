@@ -29,6 +29,9 @@ def render() -> None:
     st.caption(f"{len(df)} parcel(s) in the septic layer.")
     with st.sidebar:
         st.subheader("Filters")
+        include_all = st.checkbox(
+            "Include septic parcels not tributary to the MS4", key="septic_all"
+        )
         only_special = st.checkbox("Special condition only", key="septic_special")
         setback = st.checkbox(
             "Within a 75-A setback of water or an open conveyance only", key="septic_setback"
@@ -36,12 +39,13 @@ def render() -> None:
         waters = sorted({str(w) for w in _col(df, "receiving_water").dropna()})
         chosen = st.multiselect("Receiving water", waters, key="septic_waters")
     keep = pd.Series(True, index=df.index)
+    if not include_all and "flagged" in df.columns:
+        keep &= df["flagged"].fillna(False).astype(bool)
     if only_special and "special_condition" in df.columns:
         keep &= df["special_condition"].fillna(False).astype(bool)
     if setback:
-        cols = [c for c in df.columns if "setback" in c or c.startswith("within")]
-        if cols:
-            keep &= df[cols].fillna(False).astype(bool).any(axis=1)
+        if "within_setback" in df.columns:
+            keep &= df["within_setback"].fillna(False).astype(bool)
         else:
             st.sidebar.caption("The septic layer has no setback column.")
     if chosen:
@@ -63,13 +67,10 @@ def render() -> None:
         height=460,
     )
     st.dataframe(table, hide_index=True, use_container_width=True)
-    letters = table[
-        [
-            c
-            for c in (*LETTER_COLUMNS, "receiving_water", "special_condition", "priority", "reason")
-            if c in table.columns
-        ]
-    ]
+    try:
+        letters = state.library("septic").mailing_list(flagged[keep.to_numpy()], only_flagged=False)
+    except Exception:  # noqa: BLE001 - fall back to the plain columns
+        letters = table[[c for c in LETTER_COLUMNS if c in table.columns]]
     c1, c2 = st.columns(2)
     c1.download_button(
         "Download table (CSV)",
