@@ -1,0 +1,111 @@
+"""`ms4map screen` and evaluate_site end to end on a tiny town GeoPackage (real pipeline)."""
+
+from __future__ import annotations
+
+import json
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pytest
+import rasterio
+import shapely
+from test_overland_fixtures import CRS18, TR, town_dem, town_layers
+
+from ms4map.cli import main
+
+
+@pytest.fixture(scope="module")
+def town_gpkg(tmp_path_factory):
+    d = tmp_path_factory.mktemp("town")
+    path = d / "town.gpkg"
+    layers = town_layers()
+    parcels = layers["parcels"]
+    parcels["sewer"] = np.where(np.arange(len(parcels)) % 3 == 0, "septic", "public")
+    parcels["owner"] = [f"Owner {i}" for i in range(len(parcels))]
+    parcels["owner_address"] = [f"{i} Main St" for i in range(len(parcels))]
+    for role, gdf in layers.items():
+        gdf.drop(columns=["src_layer", "src_fid"]).to_file(path, layer=role, driver="GPKG")
+    pd.DataFrame({"wb_id": ["1302-0001"], "pollutant": ["Phosphorus"], "category": ["5"],
+                  "list_year": [2018], "source": ["Urban runoff"]}).pipe(
+        lambda df: gpd.GeoDataFrame(df, geometry=[None], crs=CRS18)).to_file(
+        path, layer="impairments", driver="GPKG")
+    arr = town_dem()
+    with rasterio.open(d / "town_dem.tif", "w", driver="GTiff", height=arr.shape[0],
+                       width=arr.shape[1], count=1, dtype="float64", crs=CRS18,
+                       transform=TR) as dst:
+        dst.write(arr, 1)
+    return path
+
+
+def test_screen_site_json(town_gpkg, capsys):
+    code = main(["screen", str(town_gpkg), "--site", "P020_040", "--acres", "0.05",
+                 "--common-plan-acres", "2", "--type", "commercial", "--json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    doc = json.loads(out)  # the JSON document alone on stdout
+    assert doc["land_development_activity"]["value"] is True
+    assert doc["conditions"]["A"]["value"] is True
+    assert doc["conditions"]["C"]["value"] is True
+    assert doc["drainage"]["receiving_waters"][0]["pwl_id"] == "1302-0001"
+    assert doc["provenance"]["workspace_inputs"]
+
+
+def test_screen_site_text_and_report(town_gpkg, tmp_path, capsys):
+    rep = tmp_path / "r.pdf"
+    code = main(["screen", str(town_gpkg), "--site", "P020_040,P020_060", "--acres", "0.7",
+                 "--common-plan-acres", "1.5",
+                 "--report", str(rep)])
+    out = capsys.readouterr().out
+    assert code == 0 and "Condition A: yes" in out and "Condition C: no" in out
+    assert "single_family (guessed from property class)" in out  # class 210
+    assert rep.read_bytes().startswith(b"%PDF")
+
+
+def test_screen_polygon_file(town_gpkg, tmp_path, capsys):
+    site = tmp_path / "site.geojson"
+    gpd.GeoSeries([shapely.box(500040, 4699860, 500100, 4699900)], crs=CRS18).to_crs(4326) \
+        .to_file(site, driver="GeoJSON")
+    code = main(["screen", str(town_gpkg), "--site-file", str(site), "--acres", "0.5",
+                 "--common-plan-acres", "3", "--type", "residential", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["site"]["kind"] == "polygon"
+    assert doc["conditions"]["C"]["value"] is True
+
+
+@pytest.mark.parametrize("argv,code,match", [
+    (["--site", "NOPE", "--acres", "2"], 2, "Unknown parcel id"),
+    (["--site", "P020_040", "--acres", "-2"], 4, "negative"),
+    (["--site", "P020_040", "--acres", "2", "--type", "castle"], 4, "Unknown project type"),
+    (["--site", "P020_040", "--acres", "2", "--exemption", "x"], 4, "Unknown exemption code"),
+    (["--site", "P020_040", "--acres", "900"], 4, "larger than the site"),
+    (["--site", "P020_040"], 4, "--acres"),
+    (["--site", "P020_040", "--acres", "2", "--profile", "nowhere"], 4, "Unknown profile"),
+])
+def test_screen_bad_input(town_gpkg, capsys, argv, code, match):
+    assert main(["screen", str(town_gpkg), *argv]) == code
+    assert match in capsys.readouterr().err
+
+
+def test_polygon_outside_town(town_gpkg, tmp_path, capsys):
+    site = tmp_path / "far.geojson"
+    gpd.GeoSeries([shapely.box(600000, 4600000, 600100, 4600100)], crs=CRS18) \
+        .to_file(site, driver="GeoJSON")
+    assert main(["screen", str(town_gpkg), "--site-file", str(site), "--acres", "1"]) == 2
+    assert "outside the town" in capsys.readouterr().err
+
+
+def test_screen_all(town_gpkg, tmp_path, capsys):
+    out = tmp_path / "screen.gpkg"
+    csv = tmp_path / "screen.csv"
+    letters = tmp_path / "letters.csv"
+    code = main(["screen", str(town_gpkg), "--all", "--out", str(out), "--csv", str(csv),
+                 "--letters", str(letters)])
+    assert code == 0, capsys.readouterr().err
+    scr = gpd.read_file(out, layer="screening")
+    sep = gpd.read_file(out, layer="septic")
+    assert len(scr) == 36 and set(scr["condition_a_text"]) <= {"yes", "no", "undetermined"}
+    assert (scr["condition_a_text"] == "yes").any()
+    assert len(sep) == 12 and sep["reason"].notna().all()
+    assert len(pd.read_csv(csv)) == 36
+    assert set(pd.read_csv(letters)["parcel_id"]) == set(sep.loc[sep["flagged"], "parcel_id"])
