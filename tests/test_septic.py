@@ -88,6 +88,9 @@ def test_parse_failure_codes():
     assert parse_failure_codes("sewage backup") == ["A"]
     assert parse_failure_codes(None) == [] and parse_failure_codes("none") == []
     assert parse_failure_codes("gremlins") == ["?"]
+    assert parse_failure_codes("surface_discharge") == ["B"]
+    assert parse_failure_codes("storm_connection") == ["C"]
+    assert parse_failure_codes("off-site groundwater contamination") == ["F"]
 
 
 def test_mailing_list(septic, tmp_path):

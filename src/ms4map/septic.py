@@ -54,13 +54,14 @@ FAILURE_CONDITIONS: dict[str, str] = {
          "that could lead to any of the other failure conditions as noted in this section.",
     "F": "Contamination of off-site groundwater.",
 }
+# Words a failure record may use (first match wins; groundwater before "ground surface").
 _FAILURE_WORDS = (
     ("A", r"backup|back-up|back up"),
+    ("F", r"groundwater|ground water|well|contaminat"),
     ("B", r"surface|ground|breakout|ponding"),
     ("C", r"storm|connection|connected"),
     ("D", r"liquid|level|invert|high"),
     ("E", r"structur|collapse|crack|broken"),
-    ("F", r"groundwater|well|contaminat"),
 )
 
 SEPTIC_COLUMNS = (

@@ -1,0 +1,41 @@
+"""Execute notebooks/01_batch_screening.ipynb (stored without outputs) on the demo town."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "01_batch_screening.ipynb"
+
+
+def test_notebook_is_stored_without_outputs():
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert not cell.outputs and cell.execution_count is None
+
+
+def test_notebook_runs(tmp_path, monkeypatch):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    from ms4map.io import demo_path
+
+    demo = demo_path()
+    out = tmp_path / "batch.gpkg"
+    monkeypatch.setenv("MS4MAP_NOTEBOOK_OUT", str(out))
+    monkeypatch.setenv("MS4MAP_WORKSPACE", str(demo))
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                                     resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    assert out.exists()
+    import geopandas as gpd
+
+    scr = gpd.read_file(out, layer="screening")
+    sep = gpd.read_file(out, layer="septic")
+    assert len(scr) > 100 and {"yes", "no"} <= set(scr["condition_a_text"])
+    assert sep["flagged"].any()
+    assert os.path.getsize(out) > 0
