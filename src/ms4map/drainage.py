@@ -35,7 +35,14 @@ import pandas as pd
 import shapely
 
 from .errors import DataError
-from .overland import OverlandResult, _polygonize, _to_colrow, surface_path, upstream_mask
+from .overland import (
+    OverlandResult,
+    _polygonize,
+    _to_colrow,
+    geojson_shapes,
+    surface_path,
+    upstream_mask,
+)
 from .qa import QAReport
 
 __all__ = [
@@ -230,7 +237,7 @@ def _overlay(par: gpd.GeoDataFrame, ov: OverlandResult) -> pd.DataFrame:
     codes = np.arange(1, n + 1, dtype=np.int32)
     sel = ok & (frac_in > 0)
     raster = features.rasterize(
-        zip(geoms[sel], codes[sel], strict=True), out_shape=(h, w), transform=ov.transform,
+        geojson_shapes(geoms[sel], codes[sel]), out_shape=(h, w), transform=ov.transform,
         fill=0, dtype="int32",
     ) if sel.any() else np.zeros((h, w), np.int32)
     flat = raster.ravel()

@@ -109,8 +109,9 @@ class OverlandResult:
     transform, crs
         Grid georeferencing (the DEM's).
     cell_area_m2 : float
-    depressions : geopandas.GeoDataFrame
-        Real closed depressions: ``target_id``, ``area_m2``, ``max_depth_m``, geometry.
+    depression_table : pandas.DataFrame
+        Real closed depressions: ``label``, ``target_id``, ``cells``, ``area_m2``,
+        ``max_depth_m`` (polygons: :attr:`depressions`).
     qa : QAReport
         Findings of the ``overland`` step.
     settings : dict
@@ -126,7 +127,7 @@ class OverlandResult:
     transform: Any
     crs: Any
     cell_area_m2: float
-    depressions: gpd.GeoDataFrame
+    depression_table: pd.DataFrame
     qa: QAReport = field(default_factory=QAReport)
     settings: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
@@ -155,6 +156,16 @@ class OverlandResult:
     @property
     def valid(self) -> np.ndarray:
         return np.isfinite(self.conditioned)
+
+    @property
+    def depressions(self) -> gpd.GeoDataFrame:
+        """Polygons of the real closed depressions (the filled region of each; cached)."""
+        if "_depressions" not in self._polygons:
+            t = self.depression_table.set_index("label")
+            lab = np.where(self.target_mask, self.labels, 0)
+            self._polygons["_depressions"] = _polygonize(
+                lab, t, self.transform, self.crs, columns=["target_id", "area_m2", "max_depth_m"])
+        return self._polygons["_depressions"]
 
     def label_of(self, kind: str, target_id: str) -> int | None:
         """The label of a target, or ``None`` when it is not on the DEM."""
@@ -265,9 +276,7 @@ def d8_pointer(
         # whitebox writes the pointer as int16: fine for pointer values (never
         # accumulate with whitebox from this file: its accumulation would be int16 too).
         raw, nodata = _read_tif(out)
-    d8 = np.zeros(raw.shape, dtype=np.uint8)
-    ok = np.isin(raw, (1, 2, 4, 8, 16, 32, 64, 128))
-    d8[ok] = raw[ok].astype(np.uint8)
+    d8 = np.where((raw > 0) & (raw <= 128), raw, 0).astype(np.uint8)
     d8[~np.isfinite(array)] = _PYFLWDIR_NODATA
     return d8
 
@@ -455,10 +464,10 @@ def route(
     # -- 3. depressions: real ones become targets; filled sags with one target drain to it
     t0 = time.perf_counter()
     say("overland: finding closed depressions")
-    dep_gdf = _depressions(
+    dep_table = _depressions(
         z=zb, filled=filled, seed=seed, targets=targets, add_target=add_target,
         min_depth=min_depth_m / z_to_m, min_cells=min_area_m2 / cell_area_m2,
-        z_to_m=z_to_m, cell_area_m2=cell_area_m2, transform=transform, crs=crs,
+        z_to_m=z_to_m, cell_area_m2=cell_area_m2,
     )
     target_mask = seed > 0
     cond = filled.copy()
@@ -530,11 +539,11 @@ def route(
     nodata_cells = int((~valid).sum())
     qa.note(
         f"overland: {h} x {w} cells ({cell_area_m2:g} m2 each), {nodata_cells} nodata; "
-        f"{(tdf['target_kind'] == 'inlet').sum()} inlet targets, {len(dep_gdf)} closed depression(s)."
+        f"{(tdf['target_kind'] == 'inlet').sum()} inlet targets, {len(dep_table)} closed depression(s)."
     )
     return OverlandResult(
         labels=labels, targets=tdf, target_mask=target_mask, flwdir=flw, conditioned=cond,
-        transform=transform, crs=crs, cell_area_m2=cell_area_m2, depressions=dep_gdf, qa=qa,
+        transform=transform, crs=crs, cell_area_m2=cell_area_m2, depression_table=dep_table, qa=qa,
         settings=settings, timings=timings,
     )
 
@@ -542,8 +551,8 @@ def route(
 def _depressions(
     *, z: np.ndarray, filled: np.ndarray, seed: np.ndarray, targets: list[dict[str, Any]],
     add_target: Callable[..., int], min_depth: float, min_cells: float, z_to_m: float,
-    cell_area_m2: float, transform: Any, crs: Any,
-) -> gpd.GeoDataFrame:
+    cell_area_m2: float,
+) -> pd.DataFrame:
     """Label filled regions; keep real depressions as targets; let single-target sags drain to it.
 
     Works in place on ``seed``.
@@ -553,17 +562,20 @@ def _depressions(
     depth = filled - z
     filled_mask = np.isfinite(depth) & (depth > 1e-9)
     regions, n = ndimage.label(filled_mask, structure=np.ones((3, 3), bool))
-    empty = gpd.GeoDataFrame(
-        {"target_id": pd.Series([], dtype=str), "area_m2": pd.Series([], dtype=float),
-         "max_depth_m": pd.Series([], dtype=float)}, geometry=gpd.GeoSeries([], crs=crs), crs=crs)
+    empty = pd.DataFrame({"label": pd.Series([], dtype=np.int64), "target_id": pd.Series([], dtype=str),
+                          "cells": pd.Series([], dtype=np.int64), "area_m2": pd.Series([], dtype=float),
+                          "max_depth_m": pd.Series([], dtype=float)})
     if n == 0:
         return empty
     flat_regions = regions.ravel()
     in_region = np.flatnonzero(flat_regions)
     reg_of = flat_regions[in_region]
     cells = np.bincount(reg_of, minlength=n + 1)
+    # max depth per region: sort once, reduce per run (ndimage.maximum is slow with many labels)
+    order = np.argsort(reg_of, kind="stable")
+    starts = np.concatenate(([0], np.cumsum(cells[1:])[:-1]))
     maxdepth = np.zeros(n + 1)
-    np.maximum.at(maxdepth, reg_of, depth.ravel()[in_region])
+    maxdepth[1:] = np.maximum.reduceat(depth.ravel()[in_region][order], starts)
     # targets inside each region
     seed_in = seed.ravel()[in_region]
     has = seed_in > 0
@@ -593,22 +605,13 @@ def _depressions(
                                reason=f"internally drained: ends in closed depression {tid}")
     take = lab_of[reg_of] > 0
     seed.ravel()[in_region[take]] = lab_of[reg_of[take]]
-    # polygons of the depressions
-    from rasterio import features
-
-    dep_lab = np.where(np.isin(regions, real), regions, 0).astype(np.int32)
-    geoms: dict[int, list[Any]] = {}
-    for geom, val in features.shapes(dep_lab, mask=dep_lab > 0, transform=transform):
-        geoms.setdefault(int(val), []).append(shapely.geometry.shape(geom))
-    return gpd.GeoDataFrame(
-        {
-            "target_id": ids,
-            "area_m2": cells[real] * cell_area_m2,
-            "max_depth_m": maxdepth[real] * z_to_m,
-        },
-        geometry=[shapely.union_all(geoms.get(int(r), [])) for r in real],
-        crs=crs,
-    )
+    return pd.DataFrame({
+        "label": lab_of[real],
+        "target_id": ids,
+        "cells": cells[real],
+        "area_m2": cells[real] * cell_area_m2,
+        "max_depth_m": maxdepth[real] * z_to_m,
+    })
 
 
 # ======================================================================================
@@ -660,7 +663,8 @@ def _polygonize(
     vals, polys = [], []
     for geom, val in features.shapes(sub, mask=mask[r0:r1, c0:c1], transform=sub_t):
         vals.append(int(val))
-        polys.append(shapely.geometry.shape(geom))
+        rings = [np.asarray(r, dtype=float) for r in geom["coordinates"]]
+        polys.append(shapely.Polygon(rings[0], rings[1:]))
     parts = pd.DataFrame({"label": vals, "geometry": polys})
     merged = parts.groupby("label")["geometry"].agg(
         lambda g: g.iloc[0] if len(g) == 1 else shapely.MultiPolygon(list(g))
@@ -834,6 +838,18 @@ def _clean_geoms(gdf: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
 
 def _na(v: Any) -> Any:
     return None if v is None or (not isinstance(v, str) and pd.isna(v)) else v
+
+
+def geojson_shapes(geoms: Any, values: Any) -> Any:
+    """``(GeoJSON dict, value)`` pairs for :func:`rasterio.features.rasterize`.
+
+    Going through ``shapely.to_geojson`` is about twice as fast as letting rasterio
+    read each shapely geometry's ``__geo_interface__``.
+    """
+    import json
+
+    texts = shapely.to_geojson(np.asarray(geoms, dtype=object))
+    return ((json.loads(t), v) for t, v in zip(texts, values, strict=True))
 
 
 def _rasterize(
