@@ -109,3 +109,28 @@ def test_screen_all(town_gpkg, tmp_path, capsys):
     assert len(sep) == 12 and sep["reason"].notna().all()
     assert len(pd.read_csv(csv)) == 36
     assert set(pd.read_csv(letters)["parcel_id"]) == set(sep.loc[sep["flagged"], "parcel_id"])
+
+
+def test_screen_with_impairments_csv_skips_bad_rows(town_gpkg, capsys):
+    from pathlib import Path
+
+    bad = Path(__file__).parent / "data" / "waters_303d_bad.csv"
+    code = main(["screen", str(town_gpkg), "--site", "P020_040", "--acres", "0.1",
+                 "--common-plan-acres", "2", "--type", "commercial", "--impairments", str(bad),
+                 "--json"])
+    cap = capsys.readouterr()
+    assert code == 0
+    assert "line 3" in cap.err and "NNNN-NNNN" in cap.err  # bad rows named, the rest used
+    doc = json.loads(cap.out)
+    assert doc["conditions"]["A"]["value"] is True  # Mill Creek 1302-0001 listed in the CSV
+
+
+def test_screen_profile_file_missing_field(town_gpkg, tmp_path, capsys):
+    from ms4map.profiles import builtin_profile_path
+
+    text = builtin_profile_path("stillwater").read_text(encoding="utf-8")
+    p = tmp_path / "mytown.toml"
+    p.write_text(text.replace("setback_ft = 100.0\n", ""), encoding="utf-8")
+    assert main(["screen", str(town_gpkg), "--site", "P020_040", "--acres", "0.1",
+                 "--profile", str(p)]) == 2
+    assert "septic.setback_ft" in capsys.readouterr().err
