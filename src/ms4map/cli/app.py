@@ -1,0 +1,119 @@
+"""``ms4map app [WORKSPACE]``: start the Streamlit map app (the demo town by default).
+
+Runs ``streamlit run`` on the repository's ``app.py`` when ms4map runs from a
+source checkout, else on a small launcher written to the app's data folder
+(``MS4MAP_DATA_DIR``, default ``~/.local/share/ms4map``).  Static file serving
+is switched on so Leaflet is served locally and the map works offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from ..errors import InputOpenError
+
+__all__ = ["app_command", "launcher_script", "register", "run"]
+
+_LAUNCHER = '''"""ms4map app launcher (written by `ms4map app`; safe to delete)."""
+
+import sys
+from pathlib import Path
+
+from ms4map.app import main
+
+HERE = Path(__file__).resolve()
+ARGV = sys.argv[1:] if sys.argv and Path(sys.argv[0]).resolve() == HERE else []
+main(app_dir=HERE.parent, argv=ARGV)
+'''
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "app",
+        help="start the map app in the browser (the demo town when no workspace is given)",
+        description="Start the ms4map Streamlit app: map, site screening, outfall "
+        "investigation and inventory, septic, data.  Works offline.",
+    )
+    p.add_argument(
+        "path",
+        nargs="?",
+        metavar="WORKSPACE",
+        help="GeoPackage workspace (or manifest); default: the bundled demo town",
+    )
+    p.add_argument("--port", type=int, default=8501, help="port (default 8501)")
+    p.add_argument(
+        "--address", default="localhost", help="address to listen on (default localhost)"
+    )
+    p.add_argument("--headless", action="store_true", help="do not open a browser window")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    p.set_defaults(func=run)
+
+
+def launcher_script() -> Path:
+    """The script to run: the checkout's ``app.py``, else a launcher in the data folder."""
+    here = Path(__file__).resolve()
+    repo_app = here.parents[3] / "app.py"
+    if repo_app.is_file() and "ms4map.app" in repo_app.read_text(errors="ignore"):
+        return repo_app
+    from ..app.upload import app_data_dir
+
+    folder = app_data_dir() / "app"
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "ms4map_app.py"
+    if not script.exists() or script.read_text() != _LAUNCHER:
+        script.write_text(_LAUNCHER)
+    return script
+
+
+def app_command(
+    path: str | None = None, *, port: int = 8501, address: str = "localhost", headless: bool = False
+) -> list[str]:
+    """The ``streamlit run`` command line ``ms4map app`` executes."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(launcher_script()),
+        "--server.enableStaticServing",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.port",
+        str(port),
+        "--server.address",
+        address,
+        "--server.maxUploadSize",
+        "200",
+    ]
+    if headless:
+        cmd += ["--server.headless", "true"]
+    if path:
+        cmd += ["--", str(path)]
+    return cmd
+
+
+def run(args: argparse.Namespace) -> int:
+    path = None
+    if args.path:
+        p = Path(args.path).expanduser()
+        if not p.exists():
+            raise InputOpenError(f"Workspace '{p}' does not exist. Fix: check the path.")
+        path = str(p.resolve())
+    try:
+        import streamlit  # noqa: F401
+        import streamlit_folium  # noqa: F401
+    except ImportError as exc:
+        raise InputOpenError(
+            f"The app needs Streamlit and streamlit-folium ({exc.name} is missing). "
+            "Fix: pip install 'ms4map[app]'."
+        ) from None
+    cmd = app_command(path, port=args.port, address=args.address, headless=args.headless)
+    print(f"ms4map app: http://{args.address}:{args.port}  (Ctrl+C stops it)", file=sys.stderr)
+    try:
+        return subprocess.call(cmd)
+    except KeyboardInterrupt:
+        return 0
