@@ -1113,8 +1113,12 @@ def join_unique(keys: pd.Series, values: pd.Series, *, sep: str = ";") -> pd.Ser
     df = df.drop_duplicates()
     dup = df["k"].duplicated(keep=False).to_numpy()
     single = df[~dup].set_index("k")["v"]
-    multi = df[dup].groupby("k", sort=False)["v"].agg(sep.join)
-    return pd.concat([single, multi])
+    joined: dict[Any, str] = {}
+    for k, v in zip(df["k"].to_numpy(dtype=object)[dup].tolist(),
+                    df["v"].to_numpy(dtype=object)[dup].tolist(), strict=True):
+        joined[k] = joined[k] + sep + v if k in joined else v
+    multi = pd.Series(joined, dtype=object)
+    return pd.concat([single.astype(object), multi])
 
 
 def _counting_listings(waters: Waters, profile: Profile) -> pd.DataFrame:

@@ -163,7 +163,9 @@ def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
         if c not in p.columns:
             p[c] = None
     problems: list[str] = []
-    sewer = p["sewer"].map(_norm_sewer)
+    sewer_raw = p["sewer"].astype(object)
+    sewer_map = {v: _norm_sewer(v) for v in pd.unique(sewer_raw.dropna())}
+    sewer = sewer_raw.map(sewer_map).fillna("unknown")
     source = np.where(sewer == "septic", "sewer_attribute", None).astype(object)
     unknown = (sewer == "unknown").to_numpy()
     pc = p["prop_class"].astype(object)
@@ -203,12 +205,14 @@ def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
     dmo = dm.dropna(subset=["outfall_id"])
     outs = join_unique(dmo["parcel_id"], dmo["outfall_id"])
     direct = d[d["target_kind"] == "water_direct"]
-    direct_names = direct.groupby("parcel_id").apply(
-        lambda g: "; ".join(dict.fromkeys(
-            f"{r if not _blank(r) else waters.name_of(w) or w} ({w})"
-            for r, w in zip(g["receiving_water"], g["pwl_id"].where(g["pwl_id"].notna(),
-                                                                  g["target_id"]), strict=True))),
-        include_groups=False) if len(direct) else pd.Series(dtype=object)
+    if len(direct):
+        dwb = direct["pwl_id"].astype(object).where(direct["pwl_id"].notna(), direct["target_id"])
+        dname = direct["receiving_water"].astype(object)
+        dname = dname.where(dname.notna(), dwb.map(lambda w: waters.name_of(w) or w))
+        direct_names = join_unique(direct["parcel_id"],
+                                   dname.astype(str) + " (" + dwb.astype(str) + ")", sep="; ")
+    else:
+        direct_names = pd.Series(dtype=object)
 
     # special conditions: listed (category 5) or TMDL (stormwater a source) waters of
     # the outfalls the parcel drains through
