@@ -221,14 +221,22 @@ def safe_extract_zip(
             if root not in target.parents:
                 raise InputOpenError(f"The zip is unsafe: member '{info.filename}' escapes.")
             target.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, open(target, "xb") as dst:
-                while chunk := src.read(1 << 20):
-                    written += len(chunk)
-                    if written > max_unpacked:
-                        raise InputOpenError(
-                            "The zip unpacks to more than its headers say (limit "
-                            f"{max_unpacked / 2**30:.1f} GiB). Nothing from it is used."
-                        )
-                    dst.write(chunk)
+            try:
+                with zf.open(info) as src, open(target, "xb") as dst:
+                    while chunk := src.read(1 << 20):
+                        written += len(chunk)
+                        if written > max_unpacked:
+                            raise InputOpenError(
+                                "The zip unpacks to more than its headers say (limit "
+                                f"{max_unpacked / 2**30:.1f} GiB). Nothing from it is used."
+                            )
+                        dst.write(chunk)
+            except (zipfile.BadZipFile, EOFError, OSError) as exc:
+                if isinstance(exc, InputOpenError):
+                    raise
+                raise InputOpenError(
+                    f"The zip is damaged: member '{info.filename}' cannot be read ({exc}). "
+                    "Nothing from it is used. Fix: re-create the zip."
+                ) from None
             out.append(target)
         return out
