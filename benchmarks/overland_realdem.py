@@ -66,9 +66,11 @@ def check(path: Path, *, n_points: int = 100, seed: int = 0) -> bool:
     valid = np.isfinite(z)
 
     same_dir = (d8 == np.asarray(fdir)) & valid
-    print(f"\n{path.parent.name}/{path.name}: {z.shape[0]} x {z.shape[1]} cells, "
-          f"fill {t_fill:.2f} s; pipeline D8+accumulation {t_a:.2f} s; pysheds {t_b:.2f} s; "
-          f"same D8 direction on {same_dir.sum() / valid.sum():.1%} of cells")
+    print(
+        f"\n{path.parent.name}/{path.name}: {z.shape[0]} x {z.shape[1]} cells, "
+        f"fill {t_fill:.2f} s; pipeline D8+accumulation {t_a:.2f} s; pysheds {t_b:.2f} s; "
+        f"same D8 direction on {same_dir.sum() / valid.sum():.1%} of cells"
+    )
 
     # -- accumulation at the 10 largest outlets ------------------------------------------
     pits = flw.idxs_pit
@@ -84,7 +86,9 @@ def check(path: Path, *, n_points: int = 100, seed: int = 0) -> bool:
         errs.append(e)
         print(f"  ({r_:4d}, {c_:4d})   {a:9.0f}  {b:9.0f}  {e:6.2%}")
     ok_acc = max(errs) <= 0.01
-    print(f"  largest outlet difference {max(errs):.2%}  (target <= 1%)  {'PASS' if ok_acc else 'FAIL'}")
+    print(
+        f"  largest outlet difference {max(errs):.2%}  (target <= 1%)  {'PASS' if ok_acc else 'FAIL'}"
+    )
 
     # -- catchments of random points ---------------------------------------------------
     rng = np.random.default_rng(seed)
@@ -106,11 +110,15 @@ def check(path: Path, *, n_points: int = 100, seed: int = 0) -> bool:
         within_fn += abs(a - int(np.asarray(cb).astype(bool).sum())) / max(a, 1) <= 0.05
     share = within / len(pts)
     ok_c = share >= 0.95
-    print(f"  catchments of {len(pts)} random points (>= 1,000 upstream cells): "
-          f"{share:.0%} within 5% of area (target >= 95%), median difference "
-          f"{np.median(rel):.2%}  {'PASS' if ok_c else 'FAIL'}")
-    print(f"  (pysheds Grid.catchment() instead of its accumulation: "
-          f"{within_fn / len(pts):.0%} within 5%)")
+    print(
+        f"  catchments of {len(pts)} random points (>= 1,000 upstream cells): "
+        f"{share:.0%} within 5% of area (target >= 95%), median difference "
+        f"{np.median(rel):.2%}  {'PASS' if ok_c else 'FAIL'}"
+    )
+    print(
+        f"  (pysheds Grid.catchment() instead of its accumulation: "
+        f"{within_fn / len(pts):.0%} within 5%)"
+    )
     return ok_acc and ok_c
 
 

@@ -60,32 +60,51 @@ def main() -> None:
     inlets = gpd.GeoDataFrame(
         {"node_id": [f"I{i}" for i in range(a.inlets)]},
         geometry=shapely.points(tr.c + cell * (ix[:, 1] + 0.5), tr.f - cell * (ix[:, 0] + 0.5)),
-        crs=crs)
+        crs=crs,
+    )
     k = int(np.ceil(np.sqrt(a.parcels)))
     step = n * cell / k
     gx, gy = np.meshgrid(np.arange(k), np.arange(k))
     gx, gy = gx.ravel()[: a.parcels], gy.ravel()[: a.parcels]
     x0 = tr.c + gx * step
     y0 = tr.f - (gy + 1) * step
-    parcels = gpd.GeoDataFrame({"parcel_id": [f"P{i}" for i in range(len(gx))]},
-                               geometry=shapely.box(x0, y0, x0 + step, y0 + step), crs=crs)
-    river = gpd.GeoDataFrame({"wb_id": ["0000-0001"], "name": ["River"]}, geometry=[
-        shapely.LineString([(tr.c, tr.f - n * cell * 0.9), (tr.c + n * cell, tr.f - n * cell * 0.95)])],
-        crs=crs)
+    parcels = gpd.GeoDataFrame(
+        {"parcel_id": [f"P{i}" for i in range(len(gx))]},
+        geometry=shapely.box(x0, y0, x0 + step, y0 + step),
+        crs=crs,
+    )
+    river = gpd.GeoDataFrame(
+        {"wb_id": ["0000-0001"], "name": ["River"]},
+        geometry=[
+            shapely.LineString(
+                [(tr.c, tr.f - n * cell * 0.9), (tr.c + n * cell, tr.f - n * cell * 0.95)]
+            )
+        ],
+        crs=crs,
+    )
     # synthetic join: 100 outfalls on a 10 x 10 block grid
     col = ((ix[:, 1] * 10) // n).astype(int)
     row = ((ix[:, 0] * 10) // n).astype(int)
     of = [f"OF{r * 10 + c}" for r, c in zip(row, col, strict=True)]
     join = drainage.NetworkJoin(
-        inlet_outfall=pd.DataFrame({"outfall_id": of, "other_outfalls": ""},
-                                   index=inlets["node_id"].to_numpy()),
-        conv_outfall=pd.DataFrame({"outfall_id": pd.Series([], dtype=object),
-                                   "other_outfalls": pd.Series([], dtype=object)}),
-        outfalls=pd.DataFrame({"receiving_water": "River", "pwl_id": "0000-0001"},
-                              index=[f"OF{i}" for i in range(100)]),
+        inlet_outfall=pd.DataFrame(
+            {"outfall_id": of, "other_outfalls": ""}, index=inlets["node_id"].to_numpy()
+        ),
+        conv_outfall=pd.DataFrame(
+            {
+                "outfall_id": pd.Series([], dtype=object),
+                "other_outfalls": pd.Series([], dtype=object),
+            }
+        ),
+        outfalls=pd.DataFrame(
+            {"receiving_water": "River", "pwl_id": "0000-0001"},
+            index=[f"OF{i}" for i in range(100)],
+        ),
     )
-    print(f"setup: {n} x {n} DEM ({n * n / 1e6:.0f}M cells), {a.inlets} inlets, "
-          f"{len(parcels)} parcels, built in {time.perf_counter() - t:.1f} s")
+    print(
+        f"setup: {n} x {n} DEM ({n * n / 1e6:.0f}M cells), {a.inlets} inlets, "
+        f"{len(parcels)} parcels, built in {time.perf_counter() - t:.1f} s"
+    )
 
     # --- warm numba caches (pyflwdir) on a small grid so compile time is not counted
     small = Dem(array=synthetic_dem(200), transform=tr, crs=crs)
@@ -106,8 +125,10 @@ def main() -> None:
     print("\nchain step                 seconds")
     for k_, v in ov.timings.items():
         print(f"  overland.{k_:<18} {v:7.2f}")
-    print(f"  parcel table             {t2 - t1:7.2f}   ({len(table)} rows, max |sum-1| "
-          f"{(sums - 1).abs().max():.1e})")
+    print(
+        f"  parcel table             {t2 - t1:7.2f}   ({len(table)} rows, max |sum-1| "
+        f"{(sums - 1).abs().max():.1e})"
+    )
     print(f"  sewersheds               {t3 - t2:7.2f}   ({len(sheds)} polygons)")
     print(f"  WHOLE CHAIN              {chain:7.2f}   (target <= 40 s)")
     print(f"  (+ inlet catchment polygons {t4 - t3:.2f} s, {len(ic)} polygons)")
@@ -137,13 +158,17 @@ def main() -> None:
     fl.basins(idxs=seeds, ids=ov.labels.ravel()[seeds].astype(np.uint32))
     pf_basins = time.perf_counter() - t
     print("\nhydrology step vs the library call alone      ours   alone   ratio")
-    rows = [("condition (wbw fill_depressions)", ov.timings["condition"], wb_fill),
-            ("directions (wbw d8_pointer + pyflwdir graph)", ov.timings["d8"], wb_d8 + pf_build),
-            ("routing (pyflwdir basins, first target)", ov.timings["route"], pf_basins)]
+    rows = [
+        ("condition (wbw fill_depressions)", ov.timings["condition"], wb_fill),
+        ("directions (wbw d8_pointer + pyflwdir graph)", ov.timings["d8"], wb_d8 + pf_build),
+        ("routing (pyflwdir basins, first target)", ov.timings["route"], pf_basins),
+    ]
     for name, ours, alone in rows:
         print(f"  {name:<44} {ours:6.2f}  {alone:6.2f}  {ours / alone:5.2f}x")
-    print(f"\npeak memory: {max(chain_peak, peak_gib()):.2f} GiB (chain alone {chain_peak:.2f}; "
-          "target <= 8 GiB)")
+    print(
+        f"\npeak memory: {max(chain_peak, peak_gib()):.2f} GiB (chain alone {chain_peak:.2f}; "
+        "target <= 8 GiB)"
+    )
 
 
 if __name__ == "__main__":
