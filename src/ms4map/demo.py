@@ -91,10 +91,10 @@ PLANTED_DEFECTS: list[dict[str, str]] = [{'code': 'missing_id', 'id': 'structure
  {'code': 'dem_not_covering', 'id': '100.11-1-1', 'layer': 'parcels', 'level': 'data'},
  {'code': 'dem_not_covering', 'id': '100.11-1-2', 'layer': 'parcels', 'level': 'data'},
  {'code': 'reversed_digitization', 'id': 'P-0116', 'layer': 'conveyances', 'level': 'network'},
- {'code': 'uphill_pipe', 'id': 'P-0361', 'layer': 'conveyances', 'level': 'network'},
- {'code': 'unsnapped_end', 'id': 'P-0579', 'layer': 'conveyances', 'level': 'network'},
+ {'code': 'uphill_pipe', 'id': 'P-0351', 'layer': 'conveyances', 'level': 'network'},
+ {'code': 'unsnapped_end', 'id': 'P-0569', 'layer': 'conveyances', 'level': 'network'},
  {'code': 'orphan_structure', 'id': 'CB-0527', 'layer': 'structures', 'level': 'network'}]
-SCENARIO_PARCELS: dict[str, dict[str, str]] = {'a': {'parcel_id': '103.14-2-10',
+SCENARIO_PARCELS: dict[str, dict[str, str]] = {'a': {'parcel_id': '103.14-2-9',
        'what': '6.5-acre farm field west of Cole Rd; drains east into the Cole Rd ditch (D-series) '
                'to an outfall on the Alder Kill'},
  'b': {'parcel_id': '107.12-2-11',
@@ -116,9 +116,10 @@ SCENARIO_PARCELS: dict[str, dict[str, str]] = {'a': {'parcel_id': '103.14-2-10',
  'f': {'parcel_id': '102.15-2-9',
        'what': 'lot south of Lake Rd in the Tamarack Lake phosphorus TMDL watershed; drains to '
                'Lake Rd inlets piped to a lake outfall'},
- 'g': {'parcel_id': '103.14-2-8',
-       'what': 'septic lot west of Cole Rd upstream of the Cole Rd ditch and its Alder Kill '
-               'outfall (tributary to the MS4); recorded failure surface_discharge'},
+ 'g': {'parcel_id': '106.12-2-14',
+       'what': 'septic lot on Hill St south of the village (outside the sewer district) draining '
+               'to a Hill St catch basin piped to an Alder Kill outfall (tributary to the MS4); '
+               'recorded failure surface_discharge'},
  'h': {'parcel_id': '104.14-10-1', 'what': 'one-family village lot on the public sewer'},
  'i': {'parcel_id': '102.12-1-2', 'what': 'field-crop farm (120)'},
  'j': {'parcel_id': '100.10-1-1', 'what': 'lot west of Town Line Rd, about half off the DEM'},
@@ -126,8 +127,8 @@ SCENARIO_PARCELS: dict[str, dict[str, str]] = {'a': {'parcel_id': '103.14-2-10',
                 'what': 'septic lot north of the sewer district with a recorded connection to the '
                         'storm sewer'}}
 HAND_CHECKS: dict[str, dict[str, Any]] = {'HC1': {'expected': {'inlet:CB-0170': 1.0},
-         'parcel_id': '106.12-2-16',
-         'why': 'The lot (85 m x 50 m, west side of Hill St) is a plane falling 4 % east and 1.2 % '
+         'parcel_id': '106.12-2-15',
+         'why': 'The lot (85 m x 50 m, west side of Hill St) is a plane falling 4 % east and 1 % '
                 'north, so every cell runs east or north-east into the Hill St curb trough between '
                 'v = 1100 and 1245 m; the trough falls north and has no inlet between the catch '
                 'basin at v = 1062.5 (upstream, south of the lot) and the one at v = 1252.5, which '
@@ -212,7 +213,7 @@ HC3_BOX = (3580.0, 2560.0, 3660.0, 2600.0)  # half to River Rd inlet, half to th
 HC3_CB_V = 2582.5
 KETTLE_LOT = (787.5, 797.5, 817.5, 827.5)
 BIG_LOT = (1330.0, 2050.0, 1495.0, 2210.0)  # (a) 6.5 acres draining to the Cole Rd ditch
-SEPTIC_LOT = (1420.0, 2210.0, 1495.0, 2240.0)  # (g)
+SEPTIC_LOT = (3010.0, 1150.0, 3095.0, 1195.0)  # (g) on Hill St, next to HC1
 COMMERCIAL_LOT = (3455.0, 1040.0, 3545.0, 1130.0)  # (b) 2.0 acres on River Rd
 
 
@@ -283,7 +284,7 @@ def _river_level(V):
 
 def _base_terrain(U, V):
     W = _river_level(V)
-    ns = 0.012 * np.clip(1300.0 - V, 0, None) + 0.010 * np.clip(V - 2200.0, 0, None)
+    ns = 0.010 * np.abs(V - 1750.0)  # the land falls 1 % towards the creek
     taper = np.clip((RIVER_RD_U - U) / 150.0, 0.0, 1.0)
     z = W + 5.15 + 0.022 * np.clip(RIVER_RD_U - U, 0, None) + ns * taper
     zc = W + 6.5
@@ -338,6 +339,7 @@ def _terrain(rng: np.random.Generator) -> tuple[np.ndarray, dict[str, Any]]:
     )
     pad2 = ridge + 0.01 * np.abs(V - HC2_CB_V)  # a V-swale leads each half to its inlet
     wt = np.clip(1.0 - _box_dist(U, V, HC2_PAD) / 30.0, 0.0, 1.0)
+    wt[U > HC2_PAD[2]] = 0.0  # leave the river terrace alone
     z = z + wt * (pad2 - z)
 
     # HC3: a V-swale across the river terrace, level with the River Rd inlet
@@ -754,20 +756,30 @@ def _burn_roads(z, nat, roads, cb_points):
 
 
 def _burn_ditches(z, nat, ditch_lines):
-    """Ditches 0.6 m deep, falling at least 0.2 % along the digitised (flow) direction."""
-    prof_by_line = []
+    """Ditches 0.6 m deep, falling at least 1 cm per cell along the digitised (flow)
+    direction, and culverts breached through the road (as in a hydro-conditioned DEM)."""
+    prof_by_line: list[Any] = []
+    level: dict[str, float] = {}  # water level at headwalls, carried through culverts
     for ln in ditch_lines:
-        if ln["kind"] != "ditch":
+        cells = _line_cells(ln["coords"], step=0.5)
+        if ln["kind"] == "culvert":
+            top = level.get(ln["from_id"], nat[cells[0]] - 0.6)
+            for k, (r, c) in enumerate(cells):
+                z[r, c] = min(z[r, c], top - 0.01 * (k + 1))
+            end = top - 0.01 * (len(cells) + 1)
+            level[ln["to_id"]] = min(level.get(ln["to_id"], end), end)
             prof_by_line.append(None)
             continue
-        cells = _line_cells(ln["coords"], step=0.5)
         prof = np.array([nat[r, c] - 0.6 for r, c in cells])
-        prof = np.minimum.accumulate(prof)
-        prof -= 0.002 * CELL * np.arange(len(prof))
-        prof = np.minimum.accumulate(prof)
-        for (r, c), p in zip(cells, prof, strict=False):
+        if ln["from_id"] in level:
+            prof[0] = min(prof[0], level[ln["from_id"]] - 0.01)
+        for k in range(1, len(prof)):
+            prof[k] = min(prof[k], prof[k - 1] - 0.01)
+        for (r, c), p in zip(cells, prof, strict=True):
             z[r, c] = min(z[r, c], p)
         prof_by_line.append(((cells[0], float(prof[0])), (cells[-1], float(prof[-1]))))
+        if ln["to_id"]:
+            level[ln["to_id"]] = min(level.get(ln["to_id"], float(prof[-1])), float(prof[-1]))
     return z, prof_by_line
 
 
@@ -1430,8 +1442,9 @@ def _pick_scenarios(parcels, net: Net, convs, z) -> dict[str, dict[str, str]]:
     lake_lots = lake_lots.sort_values(["dist", "parcel_id"])
     put("f", lake_lots.iloc[0], "lot south of Lake Rd in the Tamarack Lake phosphorus TMDL "
         "watershed; drains to Lake Rd inlets piped to a lake outfall")
-    put("g", one("septic_g"), "septic lot west of Cole Rd upstream of the Cole Rd ditch and "
-        "its Alder Kill outfall (tributary to the MS4); recorded failure surface_discharge")
+    put("g", one("septic_g"), "septic lot on Hill St south of the village (outside the sewer "
+        "district) draining to a Hill St catch basin piped to an Alder Kill outfall "
+        "(tributary to the MS4); recorded failure surface_discharge")
     v = by_zone("village")
     v = v[(v["sewer"] == "public") & (v["prop_class"] == "210")]
     v = v[(v.geometry.centroid.x > 2210) & (v.geometry.centroid.x < 2345) &
@@ -1472,7 +1485,7 @@ def _hand_checks(parcels, net: Net) -> dict[str, dict[str, Any]]:
         "HC1": {"parcel_id": pid("hc1"),
                 "expected": {f"inlet:{sid_at(HILL_U, HC1_CBS[1])}": 1.0},
                 "why": "The lot (85 m x 50 m, west side of Hill St) is a plane falling 4 % east "
-                       "and 1.2 % north, so every cell runs east or north-east into the Hill St "
+                       "and 1 % north, so every cell runs east or north-east into the Hill St "
                        "curb trough between v = 1100 and 1245 m; the trough falls north and has "
                        "no inlet between the catch basin at v = 1062.5 (upstream, south of the "
                        "lot) and the one at v = 1252.5, which takes all of it."},
