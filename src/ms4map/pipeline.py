@@ -79,6 +79,9 @@ class PipelineResult:
     inlets : GeoDataFrame
         Inlet points used for routing (``node_id``).
     settings : dict
+    workspace : Workspace
+        The workspace the result was computed from (parcels, waters, outfalls for the
+        screening steps).
     timings : dict
         Seconds per step (0 for a cached step).
     """
@@ -95,6 +98,7 @@ class PipelineResult:
     settings: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     cached: dict[str, bool] = field(default_factory=dict)
+    workspace: Any = None
 
     def layers(self) -> dict[str, Any]:
         """The output layers of ``ms4map drainage``: parcel_drainage, inlet_catchments,
@@ -303,7 +307,7 @@ def run(
     return PipelineResult(
         network=net, overland=ov, drainage=table, inlet_catchments=inlet_catchments,
         sewersheds=sheds, qa=qa, join=join, inlets=inlets, crs=ws.crs,
-        settings=opts, timings=timings, cached=cached,
+        settings=opts, timings=timings, cached=cached, workspace=ws,
     )
 
 
