@@ -76,20 +76,35 @@ def synthetic(n_conv: int, n_out: int, seed: int = 0, spacing: float = 30.0):
             depth[i] = depth[parent[i]] + 1
     inv = 0.3 * depth
     kinds = np.where(parent < 0, "outfall", "catch_basin")
-    st = gpd.GeoDataFrame({"struct_id": [f"S{i}" for i in range(n_st)], "kind": kinds,
-                           "invert_elev": inv, "rim_elev": inv + 6},
-                          geometry=shapely.points(xy), crs=26918)
+    st = gpd.GeoDataFrame(
+        {
+            "struct_id": [f"S{i}" for i in range(n_st)],
+            "kind": kinds,
+            "invert_elev": inv,
+            "rim_elev": inv + 6,
+        },
+        geometry=shapely.points(xy),
+        crs=26918,
+    )
     child = np.where(parent >= 0)[0]
     lines = shapely.linestrings(np.stack([xy[child], xy[parent[child]]], axis=1))
     flip = rng.random(len(child)) < 0.3  # 30% digitised against the flow
     lines[flip] = shapely.reverse(lines[flip])
     us, ds = inv[child] - 0.05, inv[parent[child]] + 0.05
-    cv = gpd.GeoDataFrame({"conv_id": [f"C{i}" for i in range(len(child))], "kind": "pipe",
-                           "us_invert": np.where(flip, ds, us), "ds_invert": np.where(flip, us, ds),
-                           "diameter_in": 15.0},
-                          geometry=lines, crs=26918)
-    ws = Workspace(path=None, crs=CRS.from_epsg(26918),
-                   layers={"structures": st, "conveyances": cv})
+    cv = gpd.GeoDataFrame(
+        {
+            "conv_id": [f"C{i}" for i in range(len(child))],
+            "kind": "pipe",
+            "us_invert": np.where(flip, ds, us),
+            "ds_invert": np.where(flip, us, ds),
+            "diameter_in": 15.0,
+        },
+        geometry=lines,
+        crs=26918,
+    )
+    ws = Workspace(
+        path=None, crs=CRS.from_epsg(26918), layers={"structures": st, "conveyances": cv}
+    )
     return ws, root
 
 
@@ -100,8 +115,10 @@ def main() -> None:
     ap.add_argument("--bfs-sample", type=int, default=2000)
     args = ap.parse_args()
     ws, true_root = synthetic(args.n, args.outfalls)
-    print(f"synthetic network: {len(ws.conveyances)} conveyances, {len(ws.structures)} "
-          f"structures, {args.outfalls} outfalls")
+    print(
+        f"synthetic network: {len(ws.conveyances)} conveyances, {len(ws.structures)} "
+        f"structures, {args.outfalls} outfalls"
+    )
     t0 = time.perf_counter()
     net = build_network(ws)
     t1 = time.perf_counter()
@@ -114,14 +131,18 @@ def main() -> None:
     _solve(net)
     t5 = time.perf_counter()
     print(f"ms4map build + QA            {t1 - t0:7.3f} s   (target <= 5 s)")
-    print(f"ms4map all-structure outfall {t5 - t4:7.3f} s   core solve (components + pointer "
-          "jumping; target <= 0.1 s)")
+    print(
+        f"ms4map all-structure outfall {t5 - t4:7.3f} s   core solve (components + pointer "
+        "jumping; target <= 0.1 s)"
+    )
     print(f"ms4map assign_outfalls table {t3 - t1:7.3f} s   incl. per-structure reason text")
     # correctness against the known trees
     want = np.array([f"S{r}" for r in true_root])
     got = table["outfall_id"].astype(str).to_numpy()
-    print(f"  outfalls correct: {(got == want).mean() * 100:.2f}%  methods: "
-          f"{dict(table['method'].value_counts())}")
+    print(
+        f"  outfalls correct: {(got == want).mean() * 100:.2f}%  methods: "
+        f"{dict(table['method'].value_counts())}"
+    )
     print(f"  QA: {dict(net.qa.codes())}")
     # baselines
     import networkx as nx
@@ -140,14 +161,17 @@ def main() -> None:
     t3 = time.perf_counter()
     per = (t3 - t2) / len(sample)
     print(f"networkx build               {t1 - t0:7.3f} s")
-    print(f"networkx per-structure BFS   {per * len(table):7.3f} s   (extrapolated from "
-          f"{len(sample)} structures, {per * 1e3:.3f} ms each)")
+    print(
+        f"networkx per-structure BFS   {per * len(table):7.3f} s   (extrapolated from "
+        f"{len(sample)} structures, {per * 1e3:.3f} ms each)"
+    )
     t0 = time.perf_counter()
     idx = {n: i for i, n in enumerate(net.nodes.index)}
     rg = rx.PyDiGraph()
     rg.add_nodes_from(range(len(idx)))
-    rg.add_edges_from_no_data([(idx[a], idx[b]) for a, b in zip(e["from_node"], e["to_node"],
-                                                                strict=True)])
+    rg.add_edges_from_no_data(
+        [(idx[a], idx[b]) for a, b in zip(e["from_node"], e["to_node"], strict=True)]
+    )
     t1 = time.perf_counter()
     print(f"rustworkx build              {t1 - t0:7.3f} s")
 

@@ -49,8 +49,9 @@ LABEL_FT = 5.0
 
 def city_truth(gpkg: Path) -> pd.DataFrame:
     """The scored structures: src_fid, Structure_, OUTFALL (distinct ids, blank once)."""
-    raw = pyogrio.read_dataframe(gpkg, layer="storm_structures", columns=["Structure_", "OUTFALL"],
-                                 read_geometry=False)
+    raw = pyogrio.read_dataframe(
+        gpkg, layer="storm_structures", columns=["Structure_", "OUTFALL"], read_geometry=False
+    )
     raw["src_fid"] = np.arange(1, len(raw) + 1)
     has = raw[raw["OUTFALL"].notna()]
     return has.drop_duplicates("Structure_", keep="first")
@@ -91,9 +92,11 @@ def score(truth: pd.DataFrame, label_of_fid: dict, *, title: str) -> dict:
             res["wrong"] += 1
     n = len(truth)
     pct = {k: 100.0 * res[k] / n for k in ("right", "wrong", "unlabelled", "unassigned")}
-    print(f"{title:<28} n={n}  right {pct['right']:5.1f}%  wrong {pct['wrong']:4.1f}%  "
-          f"unlabelled {pct['unlabelled']:4.1f}%  unassigned {pct['unassigned']:4.1f}%  "
-          f"({res['right']}/{res['wrong']}/{res['unlabelled']}/{res['unassigned']})")
+    print(
+        f"{title:<28} n={n}  right {pct['right']:5.1f}%  wrong {pct['wrong']:4.1f}%  "
+        f"unlabelled {pct['unlabelled']:4.1f}%  unassigned {pct['unassigned']:4.1f}%  "
+        f"({res['right']}/{res['wrong']}/{res['unlabelled']}/{res['unassigned']})"
+    )
     if why:
         print(f"{'':<28} unassigned by method: {dict(why)}")
     return pct
@@ -140,8 +143,13 @@ def naive(ws, ends, lab, tol_ft: float = 5.0) -> dict:
             n = down[n]
         if n not in down:
             sinks[j] = n
-    labs = dict(zip(set(sinks.values()),
-                    label_points(nxy[list(set(sinks.values()))], ends, lab, LABEL_FT), strict=True))
+    labs = dict(
+        zip(
+            set(sinks.values()),
+            label_points(nxy[list(set(sinks.values()))], ends, lab, LABEL_FT),
+            strict=True,
+        )
+    )
     fids = st["src_fid"].to_numpy()
     out = {}
     for j in range(ns):
@@ -164,19 +172,32 @@ def main(argv: list[str] | None = None) -> int:
     if not args.gpkg.exists():
         print(f"Norfolk data not found at {args.gpkg}", file=sys.stderr)
         return 3
-    diffs = {k: v for k, v in (("snap_tolerance_m", (args.snap_tolerance, DEFAULT_SNAP_M)),
-                               ("water_tolerance_m", (args.water_tolerance, DEFAULT_WATER_M)),
-                               ("lateral_tolerance_m", (args.lateral_tolerance,
-                                                        DEFAULT_LATERAL_M)))
-             if v[0] != v[1]}
-    print("settings: " + ("defaults" if not diffs else
-                          ", ".join(f"{k}={a} (default {b})" for k, (a, b) in diffs.items())))
+    diffs = {
+        k: v
+        for k, v in (
+            ("snap_tolerance_m", (args.snap_tolerance, DEFAULT_SNAP_M)),
+            ("water_tolerance_m", (args.water_tolerance, DEFAULT_WATER_M)),
+            ("lateral_tolerance_m", (args.lateral_tolerance, DEFAULT_LATERAL_M)),
+        )
+        if v[0] != v[1]
+    }
+    print(
+        "settings: "
+        + (
+            "defaults"
+            if not diffs
+            else ", ".join(f"{k}={a} (default {b})" for k, (a, b) in diffs.items())
+        )
+    )
     t0 = time.perf_counter()
     ws = ms4map.open_workspace(args.gpkg, layers=LAYERS)
     t1 = time.perf_counter()
-    net = build_network(ws, snap_tolerance_m=args.snap_tolerance,
-                        water_tolerance_m=args.water_tolerance,
-                        lateral_tolerance_m=args.lateral_tolerance)
+    net = build_network(
+        ws,
+        snap_tolerance_m=args.snap_tolerance,
+        water_tolerance_m=args.water_tolerance,
+        lateral_tolerance_m=args.lateral_tolerance,
+    )
     t2 = time.perf_counter()
     table = assign_outfalls(net)
     t3 = time.perf_counter()
@@ -188,13 +209,13 @@ def main(argv: list[str] | None = None) -> int:
     tol_units = LABEL_FT  # EPSG:2284 is in US survey feet
     of = net.outfalls[net.outfalls["node_id"].notna()]
     of_xy = shapely.get_coordinates(of.geometry.values)
-    of_lab = dict(zip(of.index.astype(str), label_points(of_xy, ends, lab, tol_units),
-                      strict=True))
+    of_lab = dict(zip(of.index.astype(str), label_points(of_xy, ends, lab, tol_units), strict=True))
     st = ws.layers["structures"]
     fid_of = dict(zip(st["struct_id"].astype(str), st["src_fid"].astype(int), strict=True))
     label_of_fid: dict = {}
-    for sid, oid, meth in zip(table["struct_id"], table["outfall_id"], table["method"],
-                              strict=True):
+    for sid, oid, meth in zip(
+        table["struct_id"], table["outfall_id"], table["method"], strict=True
+    ):
         fid = fid_of[str(sid)]
         if isinstance(oid, str):
             label_of_fid[fid] = of_lab.get(oid) or "UNLABELLED"
@@ -215,8 +236,16 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             sid = sid_of[int(fid)]
             r = by_sid.loc[sid]
-            rows.append({"struct_id": sid, "city": city, "got": got, "outfall_id": r["outfall_id"],
-                         "method": r["method"], "reason": r["reason"]})
+            rows.append(
+                {
+                    "struct_id": sid,
+                    "city": city,
+                    "got": got,
+                    "outfall_id": r["outfall_id"],
+                    "method": r["method"],
+                    "reason": r["reason"],
+                }
+            )
         pd.DataFrame(rows).to_csv(args.misses, index=False)
     return 0
 
