@@ -23,6 +23,20 @@ def open_workspace(*args, **kwargs):  # noqa: D103 - documented in ms4map.io
 
 open_workspace.__doc__ = "Open a workspace; see :func:`ms4map.io.open_workspace`."
 
+_SUBMODULES = {
+    "io", "schema", "fieldmap", "validate", "network", "overland", "drainage", "pipeline",
+    "waters", "conditions", "septic", "profiles", "report", "maps", "demo", "qa", "workspace",
+}
+
+
+def __getattr__(name: str):
+    # heavy submodules load on first use: `ms4map.network.build_network(...)`
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"ms4map.{name}")
+    raise AttributeError(f"module 'ms4map' has no attribute {name!r}")
+
 __all__ = [
     "__version__",
     "DataError",

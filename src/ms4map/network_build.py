@@ -962,6 +962,14 @@ class _Builder:
                 continue
             node = self.end_node[e]
             is_out = self.out_id[node] is not None
+            upstream_end = (e < L) == (self.direction[j] != -1)
+            if upstream_end and self.cv_kind[j] in OPEN_CONVEYANCE_KINDS and not is_out:
+                # a ditch or swale naturally begins where surface runoff gathers
+                self.warn("open_conveyance_head", "conveyances",
+                          "The open conveyance begins here without a structure (its head).",
+                          self.cv_ids[j], self.ends[e], level="info",
+                          fix="Nothing to do unless it should connect to something upstream.")
+                continue
             self.warn("unsnapped_end", "conveyances",
                       ("The downstream" if is_out else "A")
                       + " end of the conveyance touches no structure or other conveyance "
