@@ -150,14 +150,13 @@ def _struct_ids(structures) -> list[str]:
 
 
 def _flow_graph(layers) -> nx.DiGraph:
-    """Structure graph from from_id/to_id (blank ids resolved by position), with the
-    planted reversed pipe turned round."""
+    """Structure graph from from_id/to_id (blank ids resolved by position)."""
     structures = layers["structures"]
     ids = _struct_ids(structures)
     at = {(round(p.x, 2), round(p.y, 2)): sid for p, sid in zip(structures.geometry, ids,
                                                                  strict=True)}
     conv = layers["conveyances"]
-    rev = set(_defect_ids("reversed_digitization"))
+    unsnapped = set(_defect_ids("unsnapped_end"))
     g = nx.DiGraph()
     g.add_nodes_from(ids)
     for row in conv.itertuples():
@@ -166,8 +165,9 @@ def _flow_graph(layers) -> nx.DiGraph:
                                                                     round(c[0][1], 2)))
         b = row.to_id if isinstance(row.to_id, str) else at.get((round(c[-1][0], 2),
                                                                 round(c[-1][1], 2)))
-        if row.conv_id in rev:
-            a, b = b, a
+        if b is None and row.conv_id in unsnapped:  # planted: 3 m short, no to_id
+            end = shapely.Point(c[-1])
+            b = min(at.items(), key=lambda kv: end.distance(shapely.Point(kv[0])))[1]
         if a is not None and b is not None:
             g.add_edge(a, b, conv_id=row.conv_id)
     return g
@@ -201,9 +201,8 @@ def test_inverts_fall_downstream_except_the_planted_ones(built):
     pipes = conv[(conv["kind"] != "ditch") & conv["us_invert"].notna()]
     assert len(pipes) / (conv["kind"] == "pipe").sum() > 0.85
     uphill = set(_defect_ids("uphill_pipe"))
-    rev = set(_defect_ids("reversed_digitization"))
     falling = pipes["us_invert"] > pipes["ds_invert"]
-    assert set(pipes.loc[~falling, "conv_id"]) == uphill | rev
+    assert set(pipes.loc[~falling, "conv_id"]) == uphill
     # cover: inverts 1.0-4.5 m below the DEM at catch basins and manholes
     s = layers["structures"]
     s = s[s["kind"].isin(["catch_basin", "inlet", "manhole"]) & s["invert_elev"].notna()]
@@ -222,11 +221,18 @@ def test_planted_network_defects_are_there(built):
     (uid,) = _defect_ids("unsnapped_end")
     row = conv.loc[uid]
     end = shapely.Point(row.geometry.coords[-1])
-    assert 2.5 < end.distance(pos[row.to_id]) < 3.5
+    gap = min(end.distance(p) for p in pos.values())
+    assert pd.isna(row.to_id) and 2.5 < gap < 3.5
     (rid,) = _defect_ids("reversed_digitization")
-    row = conv.loc[rid]
-    assert shapely.Point(row.geometry.coords[0]).distance(pos[row.from_id]) < 0.01
-    assert row.us_invert < row.ds_invert
+    row = conv.loc[rid]  # drawn backwards: starts at its to_id, inverts and ids are right
+    assert shapely.Point(row.geometry.coords[0]).distance(pos[row.to_id]) < 0.01
+    assert shapely.Point(row.geometry.coords[-1]).distance(pos[row.from_id]) < 0.01
+    assert row.us_invert > row.ds_invert
+    (pid,) = _defect_ids("uphill_pipe")
+    assert conv.loc[pid].us_invert < conv.loc[pid].ds_invert
+    (oid,) = _defect_ids("orphan_structure")
+    orphan = pos[oid]
+    assert min(orphan.distance(g) for g in conv.geometry) > 50.0
     (sid,) = _defect_ids("missing_id")
     fid = int(sid.split(":")[1])
     assert pd.isna(structures.iloc[fid - 1]["struct_id"])
@@ -271,7 +277,10 @@ def test_dem_does_not_cover_the_listed_parcels(built):
     with rasterio.open(built["dem"]) as src:
         bounds = shapely.box(*src.bounds)
     off = set(parcels.loc[~parcels.covered_by(bounds.buffer(1e-6)), "parcel_id"])
-    assert off == set(_defect_ids("dem_not_covering"))
+    hole = shapely.box(*_real(demo.NODATA_HOLE))
+    on_hole = set(parcels.loc[parcels.intersection(hole).area > 1.0, "parcel_id"])
+    assert off and on_hole
+    assert off | on_hole == set(_defect_ids("dem_not_covering"))
     assert 1 <= len(off) <= 20
     frac = parcels.set_index("parcel_id").loc[demo.SCENARIO_PARCELS["j"]["parcel_id"]]
     share = frac.geometry.intersection(bounds).area / frac.geometry.area

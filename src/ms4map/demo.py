@@ -90,6 +90,7 @@ PLANTED_DEFECTS: list[dict[str, str]] = [{'code': 'missing_id', 'id': 'structure
  {'code': 'dem_not_covering', 'id': '100.10-1-9', 'layer': 'parcels', 'level': 'data'},
  {'code': 'dem_not_covering', 'id': '100.11-1-1', 'layer': 'parcels', 'level': 'data'},
  {'code': 'dem_not_covering', 'id': '100.11-1-2', 'layer': 'parcels', 'level': 'data'},
+ {'code': 'dem_not_covering', 'id': '105.10-1-1', 'layer': 'parcels', 'level': 'data'},
  {'code': 'reversed_digitization', 'id': 'P-0116', 'layer': 'conveyances', 'level': 'network'},
  {'code': 'uphill_pipe', 'id': 'P-0351', 'layer': 'conveyances', 'level': 'network'},
  {'code': 'unsnapped_end', 'id': 'P-0569', 'layer': 'conveyances', 'level': 'network'},
@@ -1277,8 +1278,9 @@ def build_layers(*, seed: int = DEFAULT_SEED) -> DemoBuild:
         parcels.loc[parcels["parcel_id"] == pid, "septic_failure"] = code
     info["scenarios"] = scen
     info["hand_checks"] = _hand_checks(parcels, net)
-    off = parcels[~parcels.geometry.covered_by(shapely.box(0, 0, WIDTH, HEIGHT).buffer(1e-6))]
-    info["off_dem"] = sorted(off["parcel_id"])
+    covered = parcels.geometry.covered_by(shapely.box(0, 0, WIDTH, HEIGHT).buffer(1e-6))
+    in_hole = parcels.geometry.intersection(shapely.box(*NODATA_HOLE)).area > 1.0
+    info["off_dem"] = sorted(parcels.loc[~covered | in_hole, "parcel_id"])
 
     # ---- the data-level defects on structures / conveyances
     _plant_data_defects(net, convs, rng, info)
@@ -1515,11 +1517,9 @@ def _plant_network_defects(net: Net, convs, rng, info) -> None:
              and net.struct(c["to_id"])["kind"] == "manhole"
              and net.struct(c["from_id"])["kind"] in ("catch_basin", "manhole")]
     defects = []
-    # reversed digitization: geometry, inverts and from/to all tied to vertices, swapped
+    # reversed digitization: only the line is drawn backwards; ids and inverts are right
     c = pipes[40]
     c["coords"] = c["coords"][::-1]
-    c["us_invert"], c["ds_invert"] = c["ds_invert"], c["us_invert"]
-    c["from_id"], c["to_id"] = c["to_id"], c["from_id"]
     defects.append({"code": "reversed_digitization", "layer": "conveyances", "id": c["conv_id"],
                     "level": "network"})
     # uphill pipe: digitised with the flow, from/to agree, inverts rise 0.25 m downstream
@@ -1527,8 +1527,9 @@ def _plant_network_defects(net: Net, convs, rng, info) -> None:
     c["us_invert"] = round(c["ds_invert"] - 0.25, 2)
     defects.append({"code": "uphill_pipe", "layer": "conveyances", "id": c["conv_id"],
                     "level": "network"})
-    # unsnapped end: the downstream end stops 3 m short of its structure (to_id kept)
+    # unsnapped end: the downstream end stops 3 m short of its structure, no to_id
     c = pipes[200]
+    c["to_id"] = None
     (xa, ya), (xb, yb) = c["coords"][0], c["coords"][-1]
     L = math.hypot(xb - xa, yb - ya)
     c["coords"] = [(xa, ya), (xb - (xb - xa) / L * 3.0, yb - (yb - ya) / L * 3.0)]
