@@ -47,6 +47,7 @@ __all__ = [
     "PathResult",
     "base_map",
     "build_layers",
+    "build_search_index",
     "candidate_sources",
     "display_geojson",
     "feature_path",
@@ -1109,59 +1110,109 @@ _SEARCH_FIELDS = (
 )
 
 
-def search_features(ws: Any, query: str, *, limit: int = 20) -> pd.DataFrame:
-    """Find parcels (id, address, owner), structures and outfalls by text.
+@dataclass
+class SearchIndex:
+    """Normalised search texts of a workspace, sorted for prefix lookups.
 
-    Exact id matches come first, then prefix matches, then substring matches;
-    case and repeated spaces are ignored.
-
-    Returns
-    -------
-    DataFrame
-        ``layer, fid, label, score`` (lower score = better), at most ``limit`` rows.
+    Build it once per workspace (:func:`build_search_index`); a search is then a
+    binary search for exact and prefix matches and, only when those are fewer than
+    asked for, one substring scan.
     """
-    q = " ".join(str(query).split()).lower()
-    cols = ["layer", "fid", "label", "score"]
-    if not q:
-        return pd.DataFrame(columns=cols)
-    rows = []
+
+    text: np.ndarray  # sorted normalised texts (object)
+    layer: np.ndarray
+    fid: np.ndarray
+    label: np.ndarray
+
+
+def _norm_text(values: pd.Series) -> pd.Series:
+    s = values.astype(object).where(values.notna(), "")
+    s = s.map(lambda v: " ".join(str(v).split()).lower())
+    return s
+
+
+def build_search_index(ws: Any) -> SearchIndex:
+    """Index parcel ids, addresses and owners, structure ids, outfall ids and waters."""
+    parts = []
     for role, idcol, fields in _SEARCH_FIELDS:
         frame = ws.layers.get(role)
         if frame is None or not len(frame):
             continue
-        ids = _ids(frame, idcol)
-        best = pd.Series(np.inf, index=frame.index)
+        ids = _ids(frame, idcol).astype(object)
+        extra = _col(frame, "address" if role == "parcels" else "receiving_water").astype(object)
+        label = [
+            f"{role[:-1]} {fid}" + (f" — {a}" if isinstance(a, str) and a.strip() else "")
+            for fid, a in zip(ids, extra.where(extra.notna(), None), strict=True)
+        ]
         for f in fields:
-            if f not in frame.columns and f != idcol:
+            if f != idcol and f not in frame.columns:
                 continue
-            text = (
-                (ids if f == idcol else frame[f].astype(str)).str.lower().str.split().str.join(" ")
+            text = _norm_text(ids if f == idcol else frame[f])
+            keep = (text != "").to_numpy()
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "text": text.to_numpy()[keep],
+                        "layer": role,
+                        "fid": ids.to_numpy()[keep],
+                        "label": np.asarray(label, dtype=object)[keep],
+                    }
+                )
             )
-            text = text.fillna("")
-            score = np.where(
-                text == q,
-                0,
-                np.where(
-                    text.str.startswith(q),
-                    1,
-                    np.where(text.str.contains(q, regex=False), 2, np.inf),
-                ),
-            )
-            best = np.minimum(best, score)
-        hit = np.isfinite(best)
-        if not hit.any():
-            continue
-        sub = frame[hit]
-        addr = _col(sub, "address") if role == "parcels" else _col(sub, "receiving_water")
-        for fid, a, s in zip(ids[hit], addr, best[hit], strict=False):
-            label = f"{role[:-1]} {fid}" + (
-                f" — {a}" if isinstance(a, str) and a and a != "nan" else ""
-            )
-            rows.append({"layer": role, "fid": fid, "label": label, "score": float(s)})
+    if not parts:
+        empty = np.array([], dtype=object)
+        return SearchIndex(empty, empty, empty, empty)
+    df = pd.concat(parts, ignore_index=True).sort_values("text", kind="stable")
+    return SearchIndex(*(df[c].to_numpy(dtype=object) for c in ("text", "layer", "fid", "label")))
+
+
+def search_features(
+    ws: Any, query: str, *, limit: int = 20, index: SearchIndex | None = None
+) -> pd.DataFrame:
+    """Find parcels (id, address, owner), structures and outfalls by text.
+
+    Exact matches come first, then prefix matches, then substring matches; case
+    and repeated spaces are ignored.
+
+    Parameters
+    ----------
+    ws : Workspace
+    query : str
+    limit : int
+    index : SearchIndex, optional
+        A prebuilt :func:`build_search_index` (the app caches one per workspace).
+
+    Returns
+    -------
+    DataFrame
+        ``layer, fid, label, score`` (0 exact, 1 prefix, 2 substring), at most
+        ``limit`` rows, one per feature.
+    """
+    cols = ["layer", "fid", "label", "score"]
+    q = " ".join(str(query).split()).lower()
+    if not q:
+        return pd.DataFrame(columns=cols)
+    idx = index if index is not None else build_search_index(ws)
+    if not len(idx.text):
+        return pd.DataFrame(columns=cols)
+    lo = int(np.searchsorted(idx.text, q, side="left"))
+    hi = int(np.searchsorted(idx.text, q + "\uffff", side="left"))
+    rows = []
+    for k in range(lo, hi):
+        rows.append((idx.layer[k], idx.fid[k], idx.label[k], 0.0 if idx.text[k] == q else 1.0))
+    seen = {(r[0], r[1]) for r in rows}
+    if len(seen) < limit:
+        hits = np.flatnonzero(pd.Series(idx.text).str.contains(q, regex=False).to_numpy())
+        for k in hits:
+            if lo <= k < hi:
+                continue
+            rows.append((idx.layer[k], idx.fid[k], idx.label[k], 2.0))
+            if len(rows) > 50 * limit:
+                break
     out = pd.DataFrame(rows, columns=cols)
-    return (
-        out.sort_values(["score", "layer", "fid"], kind="stable").head(limit).reset_index(drop=True)
-    )
+    out = out.sort_values(["score", "layer", "fid"], kind="stable")
+    out = out.drop_duplicates(["layer", "fid"], keep="first")
+    return out.head(limit).reset_index(drop=True)
 
 
 def feature_geometry(ws: Any, layer: str, fid: str, *, result: Any = None) -> Any:

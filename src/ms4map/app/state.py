@@ -231,6 +231,18 @@ def map_layers(
     return _layers(ws, result, septic, screening, key)
 
 
+@st.cache_resource(show_spinner="Indexing ids and addresses ...", max_entries=4)
+def _search_index(_ws: Any, fingerprint: str) -> Any:
+    from .. import maps
+
+    return maps.build_search_index(_ws)
+
+
+def search_index(ws: Any) -> Any:
+    """The cached :func:`ms4map.maps.build_search_index` of the workspace."""
+    return _search_index(ws, ws.fingerprint())
+
+
 @st.cache_resource(show_spinner="Shading the DEM ...", max_entries=4)
 def _hillshade(_dem: Any, fingerprint: str) -> tuple[bytes, list[list[float]]]:
     from .. import maps

@@ -23,7 +23,9 @@ def search_box(
     )
     if not query.strip():
         return None
-    hits = maps.search_features(ws, query, limit=30)
+    from . import state
+
+    hits = maps.search_features(ws, query, limit=30, index=state.search_index(ws))
     if layers is not None:
         hits = hits[hits["layer"].isin(layers)]
     if not len(hits):
