@@ -303,6 +303,8 @@ def test_constants_name_real_features(built):
         assert hc["parcel_id"] in ids["parcels"]
         assert math.isclose(sum(hc["expected"].values()), 1.0)
     readme = (REPO_LAYERS / "README.md").read_text()
+    for table in demo._readme_tables().values():
+        assert table in readme, "regenerate the README tables with demo._readme_tables()"
     for d in demo.PLANTED_DEFECTS:
         assert f"`{d['id']}`" in readme
     for sc in demo.SCENARIO_PARCELS.values():
@@ -409,3 +411,8 @@ def test_scenarios_drain_as_designed(built, routed):
     # the lake system lies in the TMDL watershed
     lake_of = layers["outfalls"].query("pwl_id == '1101-0099'")
     assert len(lake_of) >= 1 and lake_of.geometry.within(tmdl.buffer(10)).all()
+    g = _flow_graph(layers)
+    structures = layers["structures"].assign(sid=_struct_ids(layers["structures"]))
+    upstream = set().union(*(nx.ancestors(g, o) for o in lake_of["outfall_id"]))
+    lake_system = structures[structures["sid"].isin(upstream)]
+    assert len(lake_system) >= 3 and lake_system.geometry.within(tmdl).all()

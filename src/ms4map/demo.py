@@ -160,27 +160,57 @@ RIVER_RD_U = 3552.5
 LAKE_C, LAKE_AB, LAKE_LEVEL = (1000.0, 3050.0), (280.0, 170.0), 121.0
 KETTLE_C = (802.5, 812.5)
 CREEK_LINE = [
-    (0.0, 2050.0), (300.0, 1980.0), (600.0, 2010.0), (900.0, 1900.0), (1200.0, 1830.0),
-    (1500.0, 1780.0), (1800.0, 1752.0), (2100.0, 1760.0), (2400.0, 1745.0),
-    (2700.0, 1755.0), (3000.0, 1742.0), (3300.0, 1752.0), (RIVER_W, 1750.0),
+    (0.0, 2050.0),
+    (300.0, 1980.0),
+    (600.0, 2010.0),
+    (900.0, 1900.0),
+    (1200.0, 1830.0),
+    (1500.0, 1780.0),
+    (1800.0, 1752.0),
+    (2100.0, 1760.0),
+    (2400.0, 1745.0),
+    (2700.0, 1755.0),
+    (3000.0, 1742.0),
+    (3300.0, 1752.0),
+    (RIVER_W, 1750.0),
 ]
 CREEK_BED = (125.0, 59.7)  # bed elevation at the west edge and at the river
 BROOK_LINE = [
-    (1198.0, 2929.8), (1330.0, 2700.0), (1450.0, 2420.0), (1600.0, 2130.0),
-    (1740.0, 1880.0), (1790.0, 1752.9),
+    (1198.0, 2929.8),
+    (1330.0, 2700.0),
+    (1450.0, 2420.0),
+    (1600.0, 2130.0),
+    (1740.0, 1880.0),
+    (1790.0, 1752.9),
 ]
 NODATA_HOLE = (2300.0, 400.0, 2330.0, 425.0)
 
 # Village street grid (curbed, piped).  N-S streets at u, E-W streets at v.
 VILLAGE_NS = {
-    "Church St": 1902.5, "Elm St": 2052.5, "Maple Ave": 2202.5, "Pearl St": 2352.5,
-    "Division St": 2502.5, "Main St": 2652.5, "Spring St": 2802.5, "Union Ave": 2952.5,
-    "Hill St": 3102.5, "Bridge St": 3252.5, "Cherry St": 3402.5,
+    "Church St": 1902.5,
+    "Elm St": 2052.5,
+    "Maple Ave": 2202.5,
+    "Pearl St": 2352.5,
+    "Division St": 2502.5,
+    "Main St": 2652.5,
+    "Spring St": 2802.5,
+    "Union Ave": 2952.5,
+    "Hill St": 3102.5,
+    "Bridge St": 3252.5,
+    "Cherry St": 3402.5,
 }
 VILLAGE_EW = {
-    "South St": 1292.5, "Mill St": 1422.5, "Canal St": 1552.5, "Water St": 1682.5,
-    "Front St": 1822.5, "Broad St": 1952.5, "Washington St": 2082.5, "Grove St": 2212.5,
-    "North St": 2342.5, "Park Ave": 2492.5, "Prospect St": 2652.5,
+    "South St": 1292.5,
+    "Mill St": 1422.5,
+    "Canal St": 1552.5,
+    "Water St": 1682.5,
+    "Front St": 1822.5,
+    "Broad St": 1952.5,
+    "Washington St": 2082.5,
+    "Grove St": 2212.5,
+    "North St": 2342.5,
+    "Park Ave": 2492.5,
+    "Prospect St": 2652.5,
 }
 LAKE_RD_V = 2802.5
 VILLAGE_S, VILLAGE_N = 1292.5, LAKE_RD_V
@@ -335,8 +365,11 @@ def _terrain(rng: np.random.Generator) -> tuple[np.ndarray, dict[str, Any]]:
     ridge = np.where(
         U < HC2_CREST,
         crest - 0.03 * (HC2_CREST - U),
-        np.where(U < HC2_CREST + 7.5, crest - 0.03 * (U - HC2_CREST),
-                 crest - 0.225 - s_e * (U - HC2_CREST - 7.5)),
+        np.where(
+            U < HC2_CREST + 7.5,
+            crest - 0.03 * (U - HC2_CREST),
+            crest - 0.225 - s_e * (U - HC2_CREST - 7.5),
+        ),
     )
     pad2 = ridge + 0.01 * np.abs(V - HC2_CB_V)  # a V-swale leads each half to its inlet
     wt = np.clip(1.0 - _box_dist(U, V, HC2_PAD) / 30.0, 0.0, 1.0)
@@ -362,21 +395,32 @@ def _terrain(rng: np.random.Generator) -> tuple[np.ndarray, dict[str, Any]]:
 
     # creek and brook valleys
     d_c, bed_c = _chainage_field(U, V, CREEK_LINE, list(CREEK_BED))
-    creek_prof = np.where(d_c < 3.0, 0.0, np.where(d_c < 8.0, 1.8 * (d_c - 3.0) / 5.0,
-                                                   1.8 + 0.05 * (d_c - 8.0)))
-    brook_end_bed = float(np.interp(_creek_chainage(BROOK_LINE[-1]), [0, _creek_len()],
-                                    list(CREEK_BED))) + 0.2
+    creek_prof = np.where(
+        d_c < 3.0, 0.0, np.where(d_c < 8.0, 1.8 * (d_c - 3.0) / 5.0, 1.8 + 0.05 * (d_c - 8.0))
+    )
+    brook_end_bed = (
+        float(np.interp(_creek_chainage(BROOK_LINE[-1]), [0, _creek_len()], list(CREEK_BED))) + 0.2
+    )
     d_b, bed_b = _chainage_field(U, V, BROOK_LINE, [LAKE_LEVEL - 0.3, brook_end_bed])
-    brook_prof = np.where(d_b < 2.5, 0.0, np.where(d_b < 6.0, 1.2 * (d_b - 2.5) / 3.5,
-                                                   1.2 + 0.06 * (d_b - 6.0)))
+    brook_prof = np.where(
+        d_b < 2.5, 0.0, np.where(d_b < 6.0, 1.2 * (d_b - 2.5) / 3.5, 1.2 + 0.06 * (d_b - 6.0))
+    )
     zb = bed_b + brook_prof
     zb[lake] = LAKE_LEVEL
     z = np.minimum(z, zb)
     z = np.minimum(z, bed_c + creek_prof)
     z[lake] = LAKE_LEVEL
-    fields = {"d_creek": d_c, "bed_creek": bed_c, "creek_prof": creek_prof,
-              "d_brook": d_b, "bed_brook": bed_b, "brook_prof": brook_prof, "lake": lake,
-              "U": U, "V": V}
+    fields = {
+        "d_creek": d_c,
+        "bed_creek": bed_c,
+        "creek_prof": creek_prof,
+        "d_brook": d_b,
+        "bed_brook": bed_b,
+        "brook_prof": brook_prof,
+        "lake": lake,
+        "U": U,
+        "V": V,
+    }
     return z, fields
 
 
@@ -409,36 +453,87 @@ def _roads() -> list[Road]:
     v_top = max(VILLAGE_EW.values())
     for name, u in VILLAGE_NS.items():
         if name == "Hill St":
-            roads.append(Road(name, [(u, KETTLE_RD_V), (u, LAKE_RD_V)],
-                              curbed=[(0.0, LAKE_RD_V - KETTLE_RD_V)], frontage=(20, 30, 60, 85)))
+            roads.append(
+                Road(
+                    name,
+                    [(u, KETTLE_RD_V), (u, LAKE_RD_V)],
+                    curbed=[(0.0, LAKE_RD_V - KETTLE_RD_V)],
+                    frontage=(20, 30, 60, 85),
+                )
+            )
         else:
-            roads.append(Road(name, [(u, VILLAGE_S), (u, LAKE_RD_V)],
-                              curbed=[(0.0, LAKE_RD_V - VILLAGE_S)]))
+            roads.append(
+                Road(name, [(u, VILLAGE_S), (u, LAKE_RD_V)], curbed=[(0.0, LAKE_RD_V - VILLAGE_S)])
+            )
     for name, v in VILLAGE_EW.items():
-        roads.append(Road(name, [(VILLAGE_W, v), (RIVER_RD_U, v)],
-                          curbed=[(0.0, RIVER_RD_U - VILLAGE_W)],
-                          frontage=(30, 60, 70, 110) if name == "South St" else None,
-                          sides=(-1,) if name == "South St" else (1, -1)))
+        roads.append(
+            Road(
+                name,
+                [(VILLAGE_W, v), (RIVER_RD_U, v)],
+                curbed=[(0.0, RIVER_RD_U - VILLAGE_W)],
+                frontage=(30, 60, 70, 110) if name == "South St" else None,
+                sides=(-1,) if name == "South St" else (1, -1),
+            )
+        )
     del v_top
     lake_w = TOWN_LINE_U
-    roads.append(Road("Lake Rd", [(lake_w, LAKE_RD_V), (RIVER_RD_U, LAKE_RD_V)],
-                      curbed=[(LAKE_CURB[0] - lake_w, LAKE_CURB[1] - lake_w),
-                              (VILLAGE_W - lake_w, RIVER_RD_U - lake_w)],
-                      frontage=(30, 75, 70, 120)))
-    roads.append(Road("River Rd", [(RIVER_RD_U, 0.0), (RIVER_RD_U, HEIGHT)],
-                      curbed=[(KETTLE_RD_V, LAKE_RD_V)], frontage=(35, 70, 80, 120), sides=(1,)))
-    roads.append(Road("Town Line Rd", [(TOWN_LINE_U, 0.0), (TOWN_LINE_U, HEIGHT)],
-                      frontage=(35, 80, 80, 120)))
-    roads.append(Road("Kettle Rd", [(TOWN_LINE_U, KETTLE_RD_V), (RIVER_RD_U, KETTLE_RD_V)],
-                      frontage=(30, 75, 70, 120)))
-    roads.append(Road("Cole Rd", [(COLE_RD_U, KETTLE_RD_V), (COLE_RD_U, RIDGE_RD_V)],
-                      frontage=(30, 70, 70, 110)))
-    roads.append(Road("Ridge Rd", [(TOWN_LINE_U, RIDGE_RD_V), (RIVER_RD_U, RIDGE_RD_V)],
-                      frontage=(35, 80, 80, 130)))
+    roads.append(
+        Road(
+            "Lake Rd",
+            [(lake_w, LAKE_RD_V), (RIVER_RD_U, LAKE_RD_V)],
+            curbed=[
+                (LAKE_CURB[0] - lake_w, LAKE_CURB[1] - lake_w),
+                (VILLAGE_W - lake_w, RIVER_RD_U - lake_w),
+            ],
+            frontage=(30, 75, 70, 120),
+        )
+    )
+    roads.append(
+        Road(
+            "River Rd",
+            [(RIVER_RD_U, 0.0), (RIVER_RD_U, HEIGHT)],
+            curbed=[(KETTLE_RD_V, LAKE_RD_V)],
+            frontage=(35, 70, 80, 120),
+            sides=(1,),
+        )
+    )
+    roads.append(
+        Road(
+            "Town Line Rd", [(TOWN_LINE_U, 0.0), (TOWN_LINE_U, HEIGHT)], frontage=(35, 80, 80, 120)
+        )
+    )
+    roads.append(
+        Road(
+            "Kettle Rd",
+            [(TOWN_LINE_U, KETTLE_RD_V), (RIVER_RD_U, KETTLE_RD_V)],
+            frontage=(30, 75, 70, 120),
+        )
+    )
+    roads.append(
+        Road(
+            "Cole Rd",
+            [(COLE_RD_U, KETTLE_RD_V), (COLE_RD_U, RIDGE_RD_V)],
+            frontage=(30, 70, 70, 110),
+        )
+    )
+    roads.append(
+        Road(
+            "Ridge Rd",
+            [(TOWN_LINE_U, RIDGE_RD_V), (RIVER_RD_U, RIDGE_RD_V)],
+            frontage=(35, 80, 80, 130),
+        )
+    )
     roads.append(Road("Stony Hill Rd", list(STONY), frontage=(30, 70, 70, 110)))
-    roads.append(Road("Hill Rd", [(HILL_U, 0.0), (HILL_U, KETTLE_RD_V)], frontage=(40, 80, 80, 120)))
-    roads.append(Road("North Rd", [(NORTH_RD_U, LAKE_RD_V), (NORTH_RD_U, RIDGE_RD_V)],
-                      frontage=(30, 60, 70, 110)))
+    roads.append(
+        Road("Hill Rd", [(HILL_U, 0.0), (HILL_U, KETTLE_RD_V)], frontage=(40, 80, 80, 120))
+    )
+    roads.append(
+        Road(
+            "North Rd",
+            [(NORTH_RD_U, LAKE_RD_V), (NORTH_RD_U, RIDGE_RD_V)],
+            frontage=(30, 60, 70, 110),
+        )
+    )
     return roads
 
 
@@ -484,7 +579,11 @@ def _split_at(line, dists):
     import shapely
 
     cuts = sorted({0.0, line.length, *[d for d in dists if 0 < d < line.length]})
-    return [shapely.ops.substring(line, a, b) for a, b in zip(cuts[:-1], cuts[1:], strict=False) if b - a > 1]
+    return [
+        shapely.ops.substring(line, a, b)
+        for a, b in zip(cuts[:-1], cuts[1:], strict=False)
+        if b - a > 1
+    ]
 
 
 def _curbed_graph(roads: list[Road]):
@@ -497,7 +596,7 @@ def _curbed_graph(roads: list[Road]):
     pts.append((LAKE_OF_U, LAKE_RD_V))
     geoms = [g for _, g in lines]
     for i, a in enumerate(geoms):
-        for b in geoms[i + 1:]:
+        for b in geoms[i + 1 :]:
             x = a.intersection(b)
             for p in getattr(x, "geoms", [x]):
                 if isinstance(p, shapely.Point):
@@ -544,9 +643,12 @@ def _place_cbs(name: str, a, b, length: float) -> list[tuple[float, float]]:
     }.get(name, [])
     ax, ay = a
     bx, by = b
-    on_seg = [p for p in forced
-              if min(ax, bx) - 0.1 <= p[0] <= max(ax, bx) + 0.1
-              and min(ay, by) + 5 < p[1] < max(ay, by) - 5]
+    on_seg = [
+        p
+        for p in forced
+        if min(ax, bx) - 0.1 <= p[0] <= max(ax, bx) + 0.1
+        and min(ay, by) + 5 < p[1] < max(ay, by) - 5
+    ]
     n = max(1, round(length / 75.0))
     out = list(on_seg)
     for k in range(n):
@@ -622,8 +724,10 @@ def _build_piped(net: Net, roads: list[Road], ground) -> tuple[list, list]:
     import shapely
 
     creek = shapely.LineString(CREEK_LINE)
-    of_order = sorted(of_nodes.items(), key=lambda kv: ({"creek": 0, "river": 1, "lake": 2}[kv[1]],
-                                                         kv[0][0], kv[0][1]))
+    of_order = sorted(
+        of_nodes.items(),
+        key=lambda kv: ({"creek": 0, "river": 1, "lake": 2}[kv[1]], kv[0][0], kv[0][1]),
+    )
     for p, system in of_order:
         if system == "creek":
             q = creek.interpolate(creek.project(shapely.Point(p)))
@@ -646,8 +750,15 @@ def _build_piped(net: Net, roads: list[Road], ground) -> tuple[list, list]:
 def _add_outfall(net: Net, end: tuple[float, float], water: tuple[str, str, str]) -> str:
     of_id = net.new_id("OF", 3)
     net.add_struct("outfall", end[0], end[1], "OF", struct_id=of_id)
-    net.outfalls.append({"outfall_id": of_id, "receiving_water": water[1], "pwl_id": water[0],
-                         "u": end[0], "v": end[1]})
+    net.outfalls.append(
+        {
+            "outfall_id": of_id,
+            "receiving_water": water[1],
+            "pwl_id": water[0],
+            "u": end[0],
+            "v": end[1],
+        }
+    )
     return of_id
 
 
@@ -673,18 +784,35 @@ def _ditch_to_water(coords, water_coords, off: float = 5.0):
 
 def _ditch_systems(net: Net) -> list[dict[str, Any]]:
     """Rural ditches, culverts, headwalls and their outfalls.  Returns the ditch lines."""
-    creek_v_cole = float(np.interp(COLE_RD_U, [p[0] for p in CREEK_LINE],
-                                   [p[1] for p in CREEK_LINE]))
+    creek_v_cole = float(
+        np.interp(COLE_RD_U, [p[0] for p in CREEK_LINE], [p[1] for p in CREEK_LINE])
+    )
     wu, eu = COLE_RD_U - 5.0, COLE_RD_U + 5.0
     lines: list[dict[str, Any]] = []
 
     def ditch(coords, frm=None, to=None, material="grass"):
-        lines.append({"coords": [tuple(map(float, c)) for c in coords], "from_id": frm,
-                      "to_id": to, "kind": "ditch", "material": material})
+        lines.append(
+            {
+                "coords": [tuple(map(float, c)) for c in coords],
+                "from_id": frm,
+                "to_id": to,
+                "kind": "ditch",
+                "material": material,
+            }
+        )
 
     def culvert(a, b, frm, to, dia, material="CMP", rise=None):
-        lines.append({"coords": [a, b], "from_id": frm, "to_id": to, "kind": "culvert",
-                      "material": material, "diameter_in": dia, "rise_in": rise})
+        lines.append(
+            {
+                "coords": [a, b],
+                "from_id": frm,
+                "to_id": to,
+                "kind": "culvert",
+                "material": material,
+                "diameter_in": dia,
+                "rise_in": rise,
+            }
+        )
 
     # 1. Cole Rd north of the brook -> Tamarack Brook
     c = _ditch_to_water([(wu, 2790.0), (wu, 2200.0)], BROOK_LINE)
@@ -723,8 +851,9 @@ def _ditch_systems(net: Net) -> list[dict[str, Any]]:
     hw = net.add_struct("headwall", p1[0], p1[1], "HW")
     ditch([p0, p1], None, hw)
     # 7. Lake Rd east of the lake (south side) -> Tamarack Brook
-    c = _ditch_to_water([(LAKE_CURB[1] + 12.5, LAKE_RD_V - 5.0), (1400.0, LAKE_RD_V - 5.0)],
-                        BROOK_LINE)
+    c = _ditch_to_water(
+        [(LAKE_CURB[1] + 12.5, LAKE_RD_V - 5.0), (1400.0, LAKE_RD_V - 5.0)], BROOK_LINE
+    )
     of = _add_outfall(net, c[-1], BROOK)
     ditch(c, None, of)
     return lines, hw
@@ -852,8 +981,9 @@ def _frontage_rects(coords, side, rng, fmin, fmax, dmin, dmax, row=7.5):
             def p(ss, oo, _x0=x0, _y0=y0, _dx=dx, _dy=dy, _nx=nx_, _ny=ny_):
                 return (_x0 + _dx * ss + _nx * oo, _y0 + _dy * ss + _ny * oo)
 
-            batch.append(shapely.Polygon([p(s, row - 1), p(s1, row - 1), p(s1, row + d),
-                                          p(s, row + d)]))
+            batch.append(
+                shapely.Polygon([p(s, row - 1), p(s1, row - 1), p(s1, row + d), p(s, row + d)])
+            )
             s = s1
         out.append(batch)
     return out
@@ -882,15 +1012,17 @@ def _parcels(roads: list[Road], rng: np.random.Generator):
 
     a, b = LAKE_AB
     lake = shapely.affinity.scale(shapely.Point(LAKE_C).buffer(1.0, 64), a, b)
-    town = shapely.union_all([
-        shapely.box(TOWN_LINE_U, 0, RIVER_W, HEIGHT),
-        shapely.box(-47.5, 0, TOWN_LINE_U, 600.0),
-        shapely.box(-130.0, 0, -47.5, 200.0),
-    ]).difference(lake.buffer(2.0))
-    row = shapely.union_all([shapely.LineString(r.coords).buffer(7.5, cap_style="flat")
-                             for r in roads])
-    row = shapely.union_all([row, *[shapely.Point(p).buffer(7.5) for r in roads
-                                    for p in r.coords]])
+    town = shapely.union_all(
+        [
+            shapely.box(TOWN_LINE_U, 0, RIVER_W, HEIGHT),
+            shapely.box(-47.5, 0, TOWN_LINE_U, 600.0),
+            shapely.box(-130.0, 0, -47.5, 200.0),
+        ]
+    ).difference(lake.buffer(2.0))
+    row = shapely.union_all(
+        [shapely.LineString(r.coords).buffer(7.5, cap_style="flat") for r in roads]
+    )
+    row = shapely.union_all([row, *[shapely.Point(p).buffer(7.5) for r in roads for p in r.coords]])
     land = town.difference(row)
     available = land
     parcels: list[tuple[Any, str]] = []
@@ -900,8 +1032,15 @@ def _parcels(roads: list[Road], rng: np.random.Generator):
         for gg in geoms:
             parcels.append((gg, zone))
 
-    specials = [(HC1_BOX, "hc1"), (HC2_BOX, "hc2"), (HC3_BOX, "hc3"), (KETTLE_LOT, "kettle"),
-                (BIG_LOT, "big"), (SEPTIC_LOT, "septic_g"), (COMMERCIAL_LOT, "commercial")]
+    specials = [
+        (HC1_BOX, "hc1"),
+        (HC2_BOX, "hc2"),
+        (HC3_BOX, "hc3"),
+        (KETTLE_LOT, "kettle"),
+        (BIG_LOT, "big"),
+        (SEPTIC_LOT, "septic_g"),
+        (COMMERCIAL_LOT, "commercial"),
+    ]
     for box, zone in specials:
         g = shapely.box(*box).intersection(available)
         available = available.difference(g)
@@ -925,8 +1064,10 @@ def _parcels(roads: list[Road], rng: np.random.Generator):
     # village blocks: two rows of lots per block
     village = shapely.box(VILLAGE_W, VILLAGE_S, VILLAGE_E, VILLAGE_N)
     blocks = available.intersection(village)
-    blist = sorted([g for g in getattr(blocks, "geoms", [blocks]) if g.area > 500],
-                   key=lambda g: (-round(g.centroid.y), round(g.centroid.x)))
+    blist = sorted(
+        [g for g in getattr(blocks, "geoms", [blocks]) if g.area > 500],
+        key=lambda g: (-round(g.centroid.y), round(g.centroid.x)),
+    )
     for blk in blist:
         x0, y0, x1, y1 = blk.bounds
         cx, cy = blk.centroid.x, blk.centroid.y
@@ -1014,20 +1155,116 @@ def _parcels(roads: list[Road], rng: np.random.Generator):
 # ======================================================================================
 # Attributes
 # ======================================================================================
-FIRST = ["James", "Mary", "Robert", "Patricia", "John", "Jennifer", "Michael", "Linda", "David",
-         "Elizabeth", "William", "Barbara", "Richard", "Susan", "Joseph", "Jessica", "Thomas",
-         "Sarah", "Charles", "Karen", "Daniel", "Nancy", "Matthew", "Lisa", "Anthony", "Margaret",
-         "Mark", "Sandra", "Donald", "Ashley", "Steven", "Kimberly", "Paul", "Emily", "Andrew",
-         "Donna", "Kevin", "Michelle", "Brian", "Carol", "George", "Amanda", "Edward", "Melissa"]
-LAST = ["VanDerveer", "Schuyler", "Mabee", "Quackenbush", "Ostrander", "Vrooman", "Lansing",
-        "Hoag", "Whipple", "Brisbin", "DeGraff", "Ten Eyck", "Wemple", "Cramer", "Hollenbeck",
-        "Fonda", "Fowler", "Sherman", "Hayner", "Gansevoort", "Bemis", "Neilson", "Searles",
-        "Mott", "Palmer", "Cooper", "Doyle", "Murphy", "Kelly", "Sullivan", "Rossi", "Russo",
-        "Kowalski", "Nowak", "Miller", "Smith", "Johnson", "Brown", "Davis", "Wilson", "Martin",
-        "Thompson", "White", "Clark", "Lewis", "Walker", "Hall", "Allen", "Young", "King"]
-AWAY = ["Saratoga Springs, NY 12866", "Clifton Park, NY 12065", "Albany, NY 12203",
-        "Mechanicville, NY 12118", "Schenectady, NY 12305", "Glens Falls, NY 12801",
-        "Naples, FL 34102", "Bennington, VT 05201", "Brooklyn, NY 11215", "Troy, NY 12180"]
+FIRST = [
+    "James",
+    "Mary",
+    "Robert",
+    "Patricia",
+    "John",
+    "Jennifer",
+    "Michael",
+    "Linda",
+    "David",
+    "Elizabeth",
+    "William",
+    "Barbara",
+    "Richard",
+    "Susan",
+    "Joseph",
+    "Jessica",
+    "Thomas",
+    "Sarah",
+    "Charles",
+    "Karen",
+    "Daniel",
+    "Nancy",
+    "Matthew",
+    "Lisa",
+    "Anthony",
+    "Margaret",
+    "Mark",
+    "Sandra",
+    "Donald",
+    "Ashley",
+    "Steven",
+    "Kimberly",
+    "Paul",
+    "Emily",
+    "Andrew",
+    "Donna",
+    "Kevin",
+    "Michelle",
+    "Brian",
+    "Carol",
+    "George",
+    "Amanda",
+    "Edward",
+    "Melissa",
+]
+LAST = [
+    "VanDerveer",
+    "Schuyler",
+    "Mabee",
+    "Quackenbush",
+    "Ostrander",
+    "Vrooman",
+    "Lansing",
+    "Hoag",
+    "Whipple",
+    "Brisbin",
+    "DeGraff",
+    "Ten Eyck",
+    "Wemple",
+    "Cramer",
+    "Hollenbeck",
+    "Fonda",
+    "Fowler",
+    "Sherman",
+    "Hayner",
+    "Gansevoort",
+    "Bemis",
+    "Neilson",
+    "Searles",
+    "Mott",
+    "Palmer",
+    "Cooper",
+    "Doyle",
+    "Murphy",
+    "Kelly",
+    "Sullivan",
+    "Rossi",
+    "Russo",
+    "Kowalski",
+    "Nowak",
+    "Miller",
+    "Smith",
+    "Johnson",
+    "Brown",
+    "Davis",
+    "Wilson",
+    "Martin",
+    "Thompson",
+    "White",
+    "Clark",
+    "Lewis",
+    "Walker",
+    "Hall",
+    "Allen",
+    "Young",
+    "King",
+]
+AWAY = [
+    "Saratoga Springs, NY 12866",
+    "Clifton Park, NY 12065",
+    "Albany, NY 12203",
+    "Mechanicville, NY 12118",
+    "Schenectady, NY 12305",
+    "Glens Falls, NY 12801",
+    "Naples, FL 34102",
+    "Bennington, VT 05201",
+    "Brooklyn, NY 11215",
+    "Troy, NY 12180",
+]
 BUSINESS = ["Holdings LLC", "Properties LLC", "Realty Corp", "Enterprises Inc", "Partners LP"]
 
 
@@ -1048,12 +1285,14 @@ def _prop_class(zone: str, acres: float, cx: float, cy: float, rng) -> str:
     if zone == "rural":
         if acres >= 10:
             return _pick(rng, ["240", "241", "322", "105"], [4, 2, 3, 1])
-        return _pick(rng, ["210", "220", "270", "311", "312", "314", "260"],
-                     [60, 4, 5, 8, 5, 12, 2])
+        return _pick(
+            rng, ["210", "220", "270", "311", "312", "314", "260"], [60, 4, 5, 8, 5, 12, 2]
+        )
     if zone == "farm":
         if acres >= 10:
-            return _pick(rng, ["105", "112", "120", "240", "241", "322", "910"],
-                         [15, 10, 20, 15, 10, 15, 10])
+            return _pick(
+                rng, ["105", "112", "120", "240", "241", "322", "910"], [15, 10, 20, 15, 10, 15, 10]
+            )
         return _pick(rng, ["314", "240", "210", "312", "322"], [30, 15, 30, 15, 10])
     return "210"
 
@@ -1062,7 +1301,9 @@ def _owner(rng, prop_class: str) -> str:
     if prop_class[0] in "47":
         return f"{rng.choice(LAST)} {rng.choice(BUSINESS)}"
     if rng.random() < 0.55:
-        return f"{rng.choice(LAST).upper()}, {rng.choice(FIRST).upper()} & {rng.choice(FIRST).upper()}"
+        return (
+            f"{rng.choice(LAST).upper()}, {rng.choice(FIRST).upper()} & {rng.choice(FIRST).upper()}"
+        )
     return f"{rng.choice(LAST).upper()}, {rng.choice(FIRST).upper()}"
 
 
@@ -1114,8 +1355,10 @@ def build_layers(*, seed: int = DEFAULT_SEED) -> DemoBuild:
     z = _burn_roads(nat, nat, roads, cb_points)
     z, ditch_prof = _burn_ditches(z, nat, ditch_lines)
     # re-open the channels under bridges and embankments
-    for d_key, bed_key, prof_key, lim in (("d_creek", "bed_creek", "creek_prof", 8.0),
-                                          ("d_brook", "bed_brook", "brook_prof", 6.0)):
+    for d_key, bed_key, prof_key, lim in (
+        ("d_creek", "bed_creek", "creek_prof", 8.0),
+        ("d_brook", "bed_brook", "brook_prof", 6.0),
+    ):
         m = fields[d_key] < lim
         z[m] = np.minimum(z, fields[bed_key] + fields[prof_key])[m]
     z[fields["lake"]] = LAKE_LEVEL
@@ -1128,8 +1371,9 @@ def build_layers(*, seed: int = DEFAULT_SEED) -> DemoBuild:
         return float(z[_rc(u, v)])
 
     # pipes from the Stony Hill Rd ditch headwall into the village corner manhole
-    corner = [s for s in net.structs if abs(s["u"] - VILLAGE_W) < 0.01
-              and abs(s["v"] - VILLAGE_S) < 0.01][0]["struct_id"]
+    corner = [
+        s for s in net.structs if abs(s["u"] - VILLAGE_W) < 0.01 and abs(s["v"] - VILLAGE_S) < 0.01
+    ][0]["struct_id"]
     edges.append((stony_hw, corner))
     fixed = {}
     for ln, prof in zip(ditch_lines, ditch_prof, strict=False):
@@ -1151,7 +1395,9 @@ def build_layers(*, seed: int = DEFAULT_SEED) -> DemoBuild:
     for s in net.structs:
         if s["kind"] in ("headwall", "outfall") and "invert_elev" not in s:
             s["invert_elev"] = round(ground(s["u"], s["v"]) - 0.3, 2)
-            s["rim_elev"] = float("nan") if s["kind"] == "outfall" else round(ground(s["u"], s["v"]) + 0.6, 2)
+            s["rim_elev"] = (
+                float("nan") if s["kind"] == "outfall" else round(ground(s["u"], s["v"]) + 0.6, 2)
+            )
 
     # conveyances: pipes of the curbed systems, then ditches and culverts
     pos = {s["struct_id"]: (s["u"], s["v"]) for s in net.structs}
@@ -1160,29 +1406,62 @@ def build_layers(*, seed: int = DEFAULT_SEED) -> DemoBuild:
     convs = []
     for a, b in edges:
         n_up = g_up[b]
-        dia = next(d for lim, d in ((3, 12.0), (8, 15.0), (15, 18.0), (30, 24.0), (60, 30.0),
-                                    (10**9, 36.0)) if n_up <= lim)
+        dia = next(
+            d
+            for lim, d in ((3, 12.0), (8, 15.0), (15, 18.0), (30, 24.0), (60, 30.0), (10**9, 36.0))
+            if n_up <= lim
+        )
         material = _pick(rng, ["RCP", "RCP", "HDPE", "CMP", "VCP"], [40, 20, 25, 8, 7])
-        convs.append({"conv_id": net.new_id("P"), "kind": "pipe", "from_id": a, "to_id": b,
-                      "us_invert": inv[a], "ds_invert": inv[b], "diameter_in": dia,
-                      "rise_in": float("nan"), "material": material, "flow_dir": None,
-                      "coords": [pos[a], pos[b]]})
+        convs.append(
+            {
+                "conv_id": net.new_id("P"),
+                "kind": "pipe",
+                "from_id": a,
+                "to_id": b,
+                "us_invert": inv[a],
+                "ds_invert": inv[b],
+                "diameter_in": dia,
+                "rise_in": float("nan"),
+                "material": material,
+                "flow_dir": None,
+                "coords": [pos[a], pos[b]],
+            }
+        )
     for ln in ditch_lines:
         if ln["kind"] == "ditch":
-            convs.append({"conv_id": net.new_id("D", 3), "kind": "ditch",
-                          "from_id": ln["from_id"], "to_id": ln["to_id"],
-                          "us_invert": float("nan"), "ds_invert": float("nan"),
-                          "diameter_in": float("nan"), "rise_in": float("nan"),
-                          "material": ln["material"], "flow_dir": None, "coords": ln["coords"]})
+            convs.append(
+                {
+                    "conv_id": net.new_id("D", 3),
+                    "kind": "ditch",
+                    "from_id": ln["from_id"],
+                    "to_id": ln["to_id"],
+                    "us_invert": float("nan"),
+                    "ds_invert": float("nan"),
+                    "diameter_in": float("nan"),
+                    "rise_in": float("nan"),
+                    "material": ln["material"],
+                    "flow_dir": None,
+                    "coords": ln["coords"],
+                }
+            )
         else:
-            convs.append({"conv_id": net.new_id("C", 3), "kind": "culvert",
-                          "from_id": ln["from_id"], "to_id": ln["to_id"],
-                          "us_invert": inv.get(ln["from_id"]) if False else
-                          net.struct(ln["from_id"])["invert_elev"],
-                          "ds_invert": net.struct(ln["to_id"])["invert_elev"],
-                          "diameter_in": ln["diameter_in"],
-                          "rise_in": ln["rise_in"] if ln["rise_in"] else float("nan"),
-                          "material": ln["material"], "flow_dir": None, "coords": ln["coords"]})
+            convs.append(
+                {
+                    "conv_id": net.new_id("C", 3),
+                    "kind": "culvert",
+                    "from_id": ln["from_id"],
+                    "to_id": ln["to_id"],
+                    "us_invert": inv.get(ln["from_id"])
+                    if False
+                    else net.struct(ln["from_id"])["invert_elev"],
+                    "ds_invert": net.struct(ln["to_id"])["invert_elev"],
+                    "diameter_in": ln["diameter_in"],
+                    "rise_in": ln["rise_in"] if ln["rise_in"] else float("nan"),
+                    "material": ln["material"],
+                    "flow_dir": None,
+                    "coords": ln["coords"],
+                }
+            )
     # some pipes lack inverts (as in real data)
     for c in convs:
         if c["kind"] == "pipe" and rng.random() < 0.07:
@@ -1206,27 +1485,45 @@ def build_layers(*, seed: int = DEFAULT_SEED) -> DemoBuild:
     for geom, zone in parcels_raw:
         rp = geom.representative_point()
         comp = ctree.query(rp, predicate="intersects")
-        rows.append({"geometry": geom, "zone": zone, "cx": rp.x, "cy": rp.y,
-                     "comp": int(comp[0]) if len(comp) else -1})
+        rows.append(
+            {
+                "geometry": geom,
+                "zone": zone,
+                "cx": rp.x,
+                "cy": rp.y,
+                "comp": int(comp[0]) if len(comp) else -1,
+            }
+        )
     pdf = pd.DataFrame(rows)
     # tax map ids: section.sub-block-lot by 500 m map tiles
     pdf["sec"] = 100 + ((pdf["cx"] + 200.0) // 500).astype(int)
     pdf["sub"] = 10 + (pdf["cy"] // 500).astype(int)
-    pdf = pdf.sort_values(["sec", "sub", "comp", "cy", "cx"],
-                          ascending=[True, True, True, False, True]).reset_index(drop=True)
+    pdf = pdf.sort_values(
+        ["sec", "sub", "comp", "cy", "cx"], ascending=[True, True, True, False, True]
+    ).reset_index(drop=True)
     pdf["block"] = pdf.groupby(["sec", "sub"])["comp"].rank(method="dense").astype(int)
     pdf["lot"] = pdf.groupby(["sec", "sub", "block"]).cumcount() + 1
-    pdf["parcel_id"] = [f"{a}.{b}-{c}-{d}" for a, b, c, d in
-                        zip(pdf["sec"], pdf["sub"], pdf["block"], pdf["lot"], strict=False)]
+    pdf["parcel_id"] = [
+        f"{a}.{b}-{c}-{d}"
+        for a, b, c, d in zip(pdf["sec"], pdf["sub"], pdf["block"], pdf["lot"], strict=False)
+    ]
     attrs = []
     for rec in pdf.itertuples():
         geom = rec.geometry
         acres = geom.area / ACRE_M2
         zone = rec.zone
         pc = _prop_class(zone, acres, rec.cx, rec.cy, rng)
-        pc = {"school": "612", "park": "590", "commercial": "452", "big": "105",
-              "hc1": "210", "hc2": "311", "hc3": "210", "kettle": "210",
-              "septic_g": "210"}.get(zone, pc)
+        pc = {
+            "school": "612",
+            "park": "590",
+            "commercial": "452",
+            "big": "105",
+            "hc1": "210",
+            "hc2": "311",
+            "hc3": "210",
+            "kettle": "210",
+            "septic_g": "210",
+        }.get(zone, pc)
         # address: nearest road, house number by chainage and side
         rp = shapely.Point(rec.cx, rec.cy)
         name, line = min(road_lines, key=lambda nl: nl[1].distance(geom))
@@ -1253,8 +1550,10 @@ def build_layers(*, seed: int = DEFAULT_SEED) -> DemoBuild:
         elif r_ < 0.82:
             owner_address = f"PO Box {int(rng.integers(1, 900))}, {TOWN}, NY {ZIP}"
         else:
-            owner_address = (f"{int(rng.integers(1, 400))} {rng.choice(['Broadway', 'Union Ave', 'Route 9', 'Maple Ave', 'State St', 'Ocean Blvd'])}, "
-                             f"{rng.choice(AWAY)}")
+            owner_address = (
+                f"{int(rng.integers(1, 400))} {rng.choice(['Broadway', 'Union Ave', 'Route 9', 'Maple Ave', 'State St', 'Ocean Blvd'])}, "
+                f"{rng.choice(AWAY)}"
+            )
         in_sewer = sewer.contains(shapely.Point(rec.cx, rec.cy))
         sewer_v = "public" if in_sewer else "septic"
         if rng.random() < 0.015:
@@ -1263,17 +1562,30 @@ def build_layers(*, seed: int = DEFAULT_SEED) -> DemoBuild:
             sewer_v = "septic"
         if zone == "school":
             sewer_v = "public"
-        attrs.append({"parcel_id": rec.parcel_id, "address": address, "owner": owner,
-                      "owner_address": owner_address, "prop_class": pc,
-                      "acres": round(acres, 3), "sewer": sewer_v, "septic_failure": None,
-                      "zone": zone, "geometry": geom})
+        attrs.append(
+            {
+                "parcel_id": rec.parcel_id,
+                "address": address,
+                "owner": owner,
+                "owner_address": owner_address,
+                "prop_class": pc,
+                "acres": round(acres, 3),
+                "sewer": sewer_v,
+                "septic_failure": None,
+                "zone": zone,
+                "geometry": geom,
+            }
+        )
     parcels = gpd.GeoDataFrame(attrs, geometry="geometry", crs=None)
 
     _landmarks(parcels)
     # ---- scenario parcels
     scen = _pick_scenarios(parcels, net, convs, z)
-    for key, code in (("g", "surface_discharge"), ("d_fail", "backup"),
-                      ("storm_conn", "storm_connection")):
+    for key, code in (
+        ("g", "surface_discharge"),
+        ("d_fail", "backup"),
+        ("storm_conn", "storm_connection"),
+    ):
         pid = scen[key]["parcel_id"]
         parcels.loc[parcels["parcel_id"] == pid, "septic_failure"] = code
     info["scenarios"] = scen
@@ -1289,14 +1601,25 @@ def build_layers(*, seed: int = DEFAULT_SEED) -> DemoBuild:
     x0, y0 = ORIGIN
 
     def gdf(records, geoms, cols):
-        frame = gpd.GeoDataFrame({c: [r.get(c) for r in records] for c in cols},
-                                 geometry=list(geoms), crs=CRS)
+        frame = gpd.GeoDataFrame(
+            {c: [r.get(c) for r in records] for c in cols}, geometry=list(geoms), crs=CRS
+        )
         return frame.set_geometry(frame.geometry.translate(x0, y0))
 
     scols = ["struct_id", "kind", "rim_elev", "invert_elev"]
     structures = gdf(net.structs, [shapely.Point(s["u"], s["v"]) for s in net.structs], scols)
-    ccols = ["conv_id", "kind", "from_id", "to_id", "us_invert", "ds_invert", "diameter_in",
-             "rise_in", "material", "flow_dir"]
+    ccols = [
+        "conv_id",
+        "kind",
+        "from_id",
+        "to_id",
+        "us_invert",
+        "ds_invert",
+        "diameter_in",
+        "rise_in",
+        "material",
+        "flow_dir",
+    ]
     conveyances = gdf(convs, [shapely.LineString(c["coords"]) for c in convs], ccols)
     statuses = {}
     of_ids = [o["outfall_id"] for o in net.outfalls]
@@ -1306,44 +1629,84 @@ def build_layers(*, seed: int = DEFAULT_SEED) -> DemoBuild:
     for o in net.outfalls:
         o["status"] = statuses.get(o["outfall_id"], "unknown")
         o["permit_id"] = "NYR20A417"
-    outfalls = gdf(net.outfalls, [shapely.Point(o["u"], o["v"]) for o in net.outfalls],
-                   ["outfall_id", "receiving_water", "pwl_id", "status", "permit_id"])
-    roads_gdf = gdf([{"name": r.name} for r in roads],
-                    [shapely.LineString(r.coords) for r in roads], ["name"])
+    outfalls = gdf(
+        net.outfalls,
+        [shapely.Point(o["u"], o["v"]) for o in net.outfalls],
+        ["outfall_id", "receiving_water", "pwl_id", "status", "permit_id"],
+    )
+    roads_gdf = gdf(
+        [{"name": r.name} for r in roads], [shapely.LineString(r.coords) for r in roads], ["name"]
+    )
     a, b = LAKE_AB
     lake_poly = shapely.affinity.scale(shapely.Point(LAKE_C).buffer(1.0, 64), a, b)
-    wb = [({"wb_id": RIVER[0], "name": RIVER[1], "kind": RIVER[2]},
-           shapely.box(RIVER_W, 0, RIVER_E, HEIGHT)),
-          ({"wb_id": CREEK[0], "name": CREEK[1], "kind": CREEK[2]},
-           shapely.LineString(CREEK_LINE)),
-          ({"wb_id": LAKE[0], "name": LAKE[1], "kind": LAKE[2]}, lake_poly),
-          ({"wb_id": BROOK[0], "name": BROOK[1], "kind": BROOK[2]},
-           shapely.LineString(BROOK_LINE))]
+    wb = [
+        (
+            {"wb_id": RIVER[0], "name": RIVER[1], "kind": RIVER[2]},
+            shapely.box(RIVER_W, 0, RIVER_E, HEIGHT),
+        ),
+        ({"wb_id": CREEK[0], "name": CREEK[1], "kind": CREEK[2]}, shapely.LineString(CREEK_LINE)),
+        ({"wb_id": LAKE[0], "name": LAKE[1], "kind": LAKE[2]}, lake_poly),
+        ({"wb_id": BROOK[0], "name": BROOK[1], "kind": BROOK[2]}, shapely.LineString(BROOK_LINE)),
+    ]
     waterbodies = gdf([w for w, _ in wb], [g for _, g in wb], ["wb_id", "name", "kind"])
     transform_local = Affine(CELL, 0, 0, 0, -CELL, HEIGHT)
     tmdl_poly = _lake_watershed(z, transform_local)
-    tmdl = gdf([{"tmdl_id": "TMDL-1101-0099-TP", "name": "Tamarack Lake Phosphorus TMDL",
-                 "pollutant": "phosphorus", "stormwater_source": True, "approved": "2008"}],
-               [tmdl_poly], ["tmdl_id", "name", "pollutant", "stormwater_source", "approved"])
-    ms4 = gdf([{"name": f"{TOWN} Urbanized Area (2020 Census)"}], [shapely.Polygon(MS4_AREA)],
-              ["name"])
+    tmdl = gdf(
+        [
+            {
+                "tmdl_id": "TMDL-1101-0099-TP",
+                "name": "Tamarack Lake Phosphorus TMDL",
+                "pollutant": "phosphorus",
+                "stormwater_source": True,
+                "approved": "2008",
+            }
+        ],
+        [tmdl_poly],
+        ["tmdl_id", "name", "pollutant", "stormwater_source", "approved"],
+    )
+    ms4 = gdf(
+        [{"name": f"{TOWN} Urbanized Area (2020 Census)"}], [shapely.Polygon(MS4_AREA)], ["name"]
+    )
     sewer_gdf = gdf([{"name": f"Village of {TOWN} Sewer District No. 1"}], [sewer], ["name"])
-    pcols = ["parcel_id", "address", "owner", "owner_address", "prop_class", "acres", "sewer",
-             "septic_failure"]
-    parcels_out = gpd.GeoDataFrame(parcels[pcols].copy(), geometry=parcels.geometry.translate(x0, y0),
-                                   crs=CRS)
-    impairments = pd.DataFrame({
-        "wb_id": [CREEK[0], CREEK[0], RIVER[0], LAKE[0]],
-        "pollutant": ["phosphorus", "silt/sediment", "PCBs", "phosphorus"],
-        "category": ["5", "5", "5", "4a"],
-        "list_year": np.array([2018, 2018, 2016, 2008], dtype="int64"),
-        "source": ["urban/storm runoff", "urban/storm runoff", "contaminated sediment",
-                   "urban/storm runoff; agriculture"],
-    })
-    layers = {"parcels": parcels_out, "structures": structures, "conveyances": conveyances,
-              "outfalls": outfalls, "roads": roads_gdf, "waterbodies": waterbodies,
-              "impairments": impairments, "tmdl_watersheds": tmdl, "ms4_area": ms4,
-              "sewer_districts": sewer_gdf}
+    pcols = [
+        "parcel_id",
+        "address",
+        "owner",
+        "owner_address",
+        "prop_class",
+        "acres",
+        "sewer",
+        "septic_failure",
+    ]
+    parcels_out = gpd.GeoDataFrame(
+        parcels[pcols].copy(), geometry=parcels.geometry.translate(x0, y0), crs=CRS
+    )
+    impairments = pd.DataFrame(
+        {
+            "wb_id": [CREEK[0], CREEK[0], RIVER[0], LAKE[0]],
+            "pollutant": ["phosphorus", "silt/sediment", "PCBs", "phosphorus"],
+            "category": ["5", "5", "5", "4a"],
+            "list_year": np.array([2018, 2018, 2016, 2008], dtype="int64"),
+            "source": [
+                "urban/storm runoff",
+                "urban/storm runoff",
+                "contaminated sediment",
+                "urban/storm runoff; agriculture",
+            ],
+        }
+    )
+    layers = {
+        "parcels": parcels_out,
+        "structures": structures,
+        "conveyances": conveyances,
+        "outfalls": outfalls,
+        "roads": roads_gdf,
+        "waterbodies": waterbodies,
+        "impairments": impairments,
+        "tmdl_watersheds": tmdl,
+        "ms4_area": ms4,
+        "sewer_districts": sewer_gdf,
+    }
     transform = Affine(CELL, 0, x0, 0, -CELL, y0 + HEIGHT)
     del ndimage
     return DemoBuild(layers=layers, dem=z, transform=transform, info=info)
@@ -1377,8 +1740,11 @@ def _lake_watershed(z: np.ndarray, transform) -> Any:
     px, py = u + dx / L * 8.0, v + dy / L * 8.0
     basins = flw.basins(xy=([px], [py]))
     mask = basins > 0
-    polys = [shapely.geometry.shape(g) for g, val in
-             features.shapes(mask.astype(np.uint8), mask=mask, transform=transform) if val == 1]
+    polys = [
+        shapely.geometry.shape(g)
+        for g, val in features.shapes(mask.astype(np.uint8), mask=mask, transform=transform)
+        if val == 1
+    ]
     poly = max(polys, key=lambda p: p.area)
     poly = shapely.Polygon(poly.exterior).simplify(CELL, preserve_topology=True)
     return poly
@@ -1387,8 +1753,9 @@ def _lake_watershed(z: np.ndarray, transform) -> Any:
 def _landmarks(parcels) -> None:
     """A church, the town highway garage and two industrial parcels (in place)."""
     cent = parcels.geometry.centroid
-    free = ~parcels["zone"].isin(["hc1", "hc2", "hc3", "kettle", "big", "septic_g",
-                                  "commercial", "school", "park"])
+    free = ~parcels["zone"].isin(
+        ["hc1", "hc2", "hc3", "kettle", "big", "septic_g", "commercial", "school", "park"]
+    )
 
     def nearest(mask, u, v):
         d = np.hypot(cent.x - u, cent.y - v).where(mask & free)
@@ -1398,11 +1765,19 @@ def _landmarks(parcels) -> None:
     parcels.loc[i, ["prop_class", "owner"]] = ["620", "St. Mary's Church"]
     i = nearest(parcels["zone"] == "rural", 2000.0, KETTLE_RD_V - 60)
     parcels.loc[i, ["prop_class", "owner"]] = ["651", f"Town of {TOWN}"]
-    south = (parcels["zone"].isin(["farm", "rural"]) & (cent.x > 2900) & (cent.x < RIVER_RD_U)
-             & (cent.y < 600) & free)
+    south = (
+        parcels["zone"].isin(["farm", "rural"])
+        & (cent.x > 2900)
+        & (cent.x < RIVER_RD_U)
+        & (cent.y < 600)
+        & free
+    )
     big = parcels[south].sort_values(["acres", "parcel_id"], ascending=[False, True]).index[:2]
-    for idx, (pc, owner) in zip(big, [("710", "Kenyon Valley Paper Co Inc"),
-                                      ("714", "Adirondack Precast LLC")], strict=False):
+    for idx, (pc, owner) in zip(
+        big,
+        [("710", "Kenyon Valley Paper Co Inc"), ("714", "Adirondack Precast LLC")],
+        strict=False,
+    ):
         parcels.loc[idx, ["prop_class", "owner"]] = [pc, owner]
         parcels.loc[idx, "owner_address"] = f"PO Box {100 + len(owner)}, {TOWN}, NY {ZIP}"
 
@@ -1423,37 +1798,74 @@ def _pick_scenarios(parcels, net: Net, convs, z) -> dict[str, dict[str, str]]:
     def put(key, row, what):
         out[key] = {"parcel_id": row["parcel_id"], "what": what}
 
-    put("a", one("big"), "6.5-acre farm field west of Cole Rd; drains east into the Cole Rd "
-        "ditch (D-series) to an outfall on the Alder Kill")
-    put("b", one("commercial"), "2.0-acre shopping plaza (452) on River Rd; drains east to "
-        "River Rd catch basins piped only to Kenyon River outfalls")
-    put("c", one("kettle"), "house lot on the floor of the kettle north of Kettle Rd: "
-        "internally drained (closed depression, no inlet)")
+    put(
+        "a",
+        one("big"),
+        "6.5-acre farm field west of Cole Rd; drains east into the Cole Rd "
+        "ditch (D-series) to an outfall on the Alder Kill",
+    )
+    put(
+        "b",
+        one("commercial"),
+        "2.0-acre shopping plaza (452) on River Rd; drains east to "
+        "River Rd catch basins piped only to Kenyon River outfalls",
+    )
+    put(
+        "c",
+        one("kettle"),
+        "house lot on the floor of the kettle north of Kettle Rd: "
+        "internally drained (closed depression, no inlet)",
+    )
     rb = by_zone("riverside_back")
     rb = rb[~rb.geometry.buffer(2.0).intersects(pipes)]
     rb = rb[(rb.geometry.centroid.y > 2700) & (rb["sewer"] == "septic")]
     rb = rb.sort_values("parcel_id")
-    put("d", rb.iloc[0], "riverside lot east of the terrace crest: drains straight to the "
-        "Kenyon River, outside the MS4; septic")
+    put(
+        "d",
+        rb.iloc[0],
+        "riverside lot east of the terrace crest: drains straight to the "
+        "Kenyon River, outside the MS4; septic",
+    )
     put("d2", rb.iloc[1], "second riverside lot draining straight to the river (septic)")
-    put("e", one("hc2"), "lot on the sharp ridge between Hill St (creek system) and River Rd "
-        "(river system): half to each")
+    put(
+        "e",
+        one("hc2"),
+        "lot on the sharp ridge between Hill St (creek system) and River Rd "
+        "(river system): half to each",
+    )
     cent = parcels.geometry.centroid
     lake_lots = parcels[(cent.y < LAKE_RD_V) & (parcels["zone"] == "rural")]
     lake_lots = lake_lots.assign(dist=np.hypot(cent.x - LAKE_OF_U - 30, cent.y - LAKE_RD_V))
     lake_lots = lake_lots.sort_values(["dist", "parcel_id"])
-    put("f", lake_lots.iloc[0], "lot south of Lake Rd in the Tamarack Lake phosphorus TMDL "
-        "watershed; drains to Lake Rd inlets piped to a lake outfall")
-    put("g", one("septic_g"), "septic lot on Hill St south of the village (outside the sewer "
+    put(
+        "f",
+        lake_lots.iloc[0],
+        "lot south of Lake Rd in the Tamarack Lake phosphorus TMDL "
+        "watershed; drains to Lake Rd inlets piped to a lake outfall",
+    )
+    put(
+        "g",
+        one("septic_g"),
+        "septic lot on Hill St south of the village (outside the sewer "
         "district) draining to a Hill St catch basin piped to an Alder Kill outfall "
-        "(tributary to the MS4); recorded failure surface_discharge")
+        "(tributary to the MS4); recorded failure surface_discharge",
+    )
     v = by_zone("village")
     v = v[(v["sewer"] == "public") & (v["prop_class"] == "210")]
-    v = v[(v.geometry.centroid.x > 2210) & (v.geometry.centroid.x < 2345) &
-          (v.geometry.centroid.y > 2090) & (v.geometry.centroid.y < 2205)]
+    v = v[
+        (v.geometry.centroid.x > 2210)
+        & (v.geometry.centroid.x < 2345)
+        & (v.geometry.centroid.y > 2090)
+        & (v.geometry.centroid.y < 2205)
+    ]
     put("h", v.sort_values("parcel_id").iloc[0], "one-family village lot on the public sewer")
-    farms = parcels[(parcels["zone"] == "farm") & (parcels["acres"] > 15)
-                    & (cent.x < 1300) & (cent.y < 1600) & (cent.y > KETTLE_RD_V)]
+    farms = parcels[
+        (parcels["zone"] == "farm")
+        & (parcels["acres"] > 15)
+        & (cent.x < 1300)
+        & (cent.y < 1600)
+        & (cent.y > KETTLE_RD_V)
+    ]
     farms = farms.sort_values(["acres", "parcel_id"], ascending=[False, True])
     row = farms.iloc[0]
     parcels.loc[parcels["parcel_id"] == row["parcel_id"], "prop_class"] = "120"
@@ -1468,8 +1880,11 @@ def _pick_scenarios(parcels, net: Net, convs, z) -> dict[str, dict[str, str]]:
     vn = by_zone("village_n")
     vn = vn[(vn["sewer"] == "septic")].sort_values("parcel_id")
     vn = vn[(vn.geometry.centroid.x > 2360) & (vn.geometry.centroid.x < 2495)]
-    put("storm_conn", vn.iloc[0], "septic lot north of the sewer district with a recorded "
-        "connection to the storm sewer")
+    put(
+        "storm_conn",
+        vn.iloc[0],
+        "septic lot north of the sewer district with a recorded connection to the storm sewer",
+    )
     return out
 
 
@@ -1484,61 +1899,85 @@ def _hand_checks(parcels, net: Net) -> dict[str, dict[str, Any]]:
         return parcels[parcels["zone"] == zone].iloc[0]["parcel_id"]
 
     return {
-        "HC1": {"parcel_id": pid("hc1"),
-                "expected": {f"inlet:{sid_at(HILL_U, HC1_CBS[1])}": 1.0},
-                "why": "The lot (85 m x 50 m, west side of Hill St) is a plane falling 4 % east "
-                       "and 1 % north, so every cell runs east or north-east into the Hill St "
-                       "curb trough between v = 1100 and 1245 m; the trough falls north and has "
-                       "no inlet between the catch basin at v = 1062.5 (upstream, south of the "
-                       "lot) and the one at v = 1252.5, which takes all of it."},
-        "HC2": {"parcel_id": pid("hc2"),
-                "expected": {f"inlet:{sid_at(HILL_U, HC2_CB_V)}": 0.5,
-                             f"inlet:{sid_at(RIVER_RD_U, HC2_CB_V)}": 0.5},
-                "why": "A sharp north-south ridge crest (u = 3330 m, a cell boundary) splits the "
-                       "80 m x 40 m lot into equal halves.  The west half falls 3 % west, the "
-                       "east half about 10 % east, and a shallow east-west V-swale (1 % side "
-                       "slopes, axis at v = 882.5 m) gathers each half into a straight path to "
-                       "the sag inlet level with the lot: Hill St (Alder Kill outfall) to the "
-                       "west, River Rd (Kenyon River outfall) to the east."},
-        "HC3": {"parcel_id": pid("hc3"),
-                "expected": {f"inlet:{sid_at(RIVER_RD_U, HC3_CB_V)}": 0.5,
-                             f"water_direct:{RIVER[0]}": 0.5},
-                "why": "The river-terrace crest (u = 3620 m, a cell boundary) bisects the "
-                       "80 m x 40 m lot.  A V-swale across the terrace (axis v = 2582.5 m) keeps "
-                       "each half on one straight path: the west half falls 2 % to the River Rd "
-                       "sag inlet at v = 2582.5, the east half falls 3.8 % straight into the "
-                       "Kenyon River with no MS4 structure in the way."},
+        "HC1": {
+            "parcel_id": pid("hc1"),
+            "expected": {f"inlet:{sid_at(HILL_U, HC1_CBS[1])}": 1.0},
+            "why": "The lot (85 m x 50 m, west side of Hill St) is a plane falling 4 % east "
+            "and 1 % north, so every cell runs east or north-east into the Hill St "
+            "curb trough between v = 1100 and 1245 m; the trough falls north and has "
+            "no inlet between the catch basin at v = 1062.5 (upstream, south of the "
+            "lot) and the one at v = 1252.5, which takes all of it.",
+        },
+        "HC2": {
+            "parcel_id": pid("hc2"),
+            "expected": {
+                f"inlet:{sid_at(HILL_U, HC2_CB_V)}": 0.5,
+                f"inlet:{sid_at(RIVER_RD_U, HC2_CB_V)}": 0.5,
+            },
+            "why": "A sharp north-south ridge crest (u = 3330 m, a cell boundary) splits the "
+            "80 m x 40 m lot into equal halves.  The west half falls 3 % west, the "
+            "east half about 10 % east, and a shallow east-west V-swale (1 % side "
+            "slopes, axis at v = 882.5 m) gathers each half into a straight path to "
+            "the sag inlet level with the lot: Hill St (Alder Kill outfall) to the "
+            "west, River Rd (Kenyon River outfall) to the east.",
+        },
+        "HC3": {
+            "parcel_id": pid("hc3"),
+            "expected": {
+                f"inlet:{sid_at(RIVER_RD_U, HC3_CB_V)}": 0.5,
+                f"water_direct:{RIVER[0]}": 0.5,
+            },
+            "why": "The river-terrace crest (u = 3620 m, a cell boundary) bisects the "
+            "80 m x 40 m lot.  A V-swale across the terrace (axis v = 2582.5 m) keeps "
+            "each half on one straight path: the west half falls 2 % to the River Rd "
+            "sag inlet at v = 2582.5, the east half falls 3.8 % straight into the "
+            "Kenyon River with no MS4 structure in the way.",
+        },
     }
 
 
 def _plant_network_defects(net: Net, convs, rng, info) -> None:
     """reversed_digitization, uphill_pipe, unsnapped_end, orphan_structure."""
-    pipes = [c for c in convs if c["kind"] == "pipe" and not math.isnan(c["us_invert"])
-             and net.struct(c["to_id"])["kind"] == "manhole"
-             and net.struct(c["from_id"])["kind"] in ("catch_basin", "manhole")]
+    pipes = [
+        c
+        for c in convs
+        if c["kind"] == "pipe"
+        and not math.isnan(c["us_invert"])
+        and net.struct(c["to_id"])["kind"] == "manhole"
+        and net.struct(c["from_id"])["kind"] in ("catch_basin", "manhole")
+    ]
     defects = []
     # reversed digitization: only the line is drawn backwards; ids and inverts are right
     c = pipes[40]
     c["coords"] = c["coords"][::-1]
-    defects.append({"code": "reversed_digitization", "layer": "conveyances", "id": c["conv_id"],
-                    "level": "network"})
+    defects.append(
+        {
+            "code": "reversed_digitization",
+            "layer": "conveyances",
+            "id": c["conv_id"],
+            "level": "network",
+        }
+    )
     # uphill pipe: digitised with the flow, from/to agree, inverts rise 0.25 m downstream
     c = pipes[120]
     c["us_invert"] = round(c["ds_invert"] - 0.25, 2)
-    defects.append({"code": "uphill_pipe", "layer": "conveyances", "id": c["conv_id"],
-                    "level": "network"})
+    defects.append(
+        {"code": "uphill_pipe", "layer": "conveyances", "id": c["conv_id"], "level": "network"}
+    )
     # unsnapped end: the downstream end stops 3 m short of its structure, no to_id
     c = pipes[200]
     c["to_id"] = None
     (xa, ya), (xb, yb) = c["coords"][0], c["coords"][-1]
     L = math.hypot(xb - xa, yb - ya)
     c["coords"] = [(xa, ya), (xb - (xb - xa) / L * 3.0, yb - (yb - ya) / L * 3.0)]
-    defects.append({"code": "unsnapped_end", "layer": "conveyances", "id": c["conv_id"],
-                    "level": "network"})
+    defects.append(
+        {"code": "unsnapped_end", "layer": "conveyances", "id": c["conv_id"], "level": "network"}
+    )
     # orphan: an abandoned catch basin on North Rd with no pipe
     sid = net.add_struct("catch_basin", NORTH_RD_U, 3102.5, "CB")
-    defects.append({"code": "orphan_structure", "layer": "structures", "id": sid,
-                    "level": "network"})
+    defects.append(
+        {"code": "orphan_structure", "layer": "structures", "id": sid, "level": "network"}
+    )
     info["network_defects"] = defects
 
 
@@ -1553,18 +1992,24 @@ def _plant_data_defects(net: Net, convs, rng, info) -> None:
             c["from_id"] = None
         if c["to_id"] == old:
             c["to_id"] = None
-    defects.append({"code": "missing_id", "layer": "structures", "id": f"structures:{idx + 1}",
-                    "level": "data"})
+    defects.append(
+        {
+            "code": "missing_id",
+            "layer": "structures",
+            "id": f"structures:{idx + 1}",
+            "level": "data",
+        }
+    )
     # duplicate id: two different pipes share a conv_id
     pipes = [i for i, c in enumerate(convs) if c["kind"] == "pipe"]
     i, j = pipes[300], pipes[301]
     convs[j]["conv_id"] = convs[i]["conv_id"]
-    defects.append({"code": "duplicate_id", "layer": "conveyances", "id": convs[i]["conv_id"],
-                    "level": "data"})
+    defects.append(
+        {"code": "duplicate_id", "layer": "conveyances", "id": convs[i]["conv_id"], "level": "data"}
+    )
     defects.append({"code": "dem_nodata", "layer": "dem", "id": "dem", "level": "data"})
     for pid in info["off_dem"]:
-        defects.append({"code": "dem_not_covering", "layer": "parcels", "id": pid,
-                        "level": "data"})
+        defects.append({"code": "dem_not_covering", "layer": "parcels", "id": pid, "level": "data"})
     info["defects"] = defects + info.pop("network_defects")
 
 
@@ -1600,9 +2045,20 @@ def build_demo(out_dir: Path | str, *, seed: int = DEFAULT_SEED) -> tuple[Path, 
             kwargs["geometry_type"] = "Unknown"
         pyogrio.write_dataframe(frame, gpkg, **kwargs)
     profile = {
-        "driver": "GTiff", "width": NCOLS, "height": NROWS, "count": 1, "dtype": "float32",
-        "crs": CRS, "transform": build.transform, "nodata": NODATA, "compress": "deflate",
-        "predictor": 3, "zlevel": 9, "tiled": True, "blockxsize": 256, "blockysize": 256,
+        "driver": "GTiff",
+        "width": NCOLS,
+        "height": NROWS,
+        "count": 1,
+        "dtype": "float32",
+        "crs": CRS,
+        "transform": build.transform,
+        "nodata": NODATA,
+        "compress": "deflate",
+        "predictor": 3,
+        "zlevel": 9,
+        "tiled": True,
+        "blockxsize": 256,
+        "blockysize": 256,
     }
     with rasterio.open(dem, "w", **profile) as dst:
         dst.write(build.dem, 1)
@@ -1616,8 +2072,45 @@ def _describe(build: DemoBuild) -> str:
     import pprint
 
     info = build.info
-    return "\n".join([
-        f"PLANTED_DEFECTS = {pprint.pformat(info['defects'], width=100)}",
-        f"SCENARIO_PARCELS = {pprint.pformat(info['scenarios'], width=100)}",
-        f"HAND_CHECKS = {pprint.pformat(info['hand_checks'], width=100)}",
-    ])
+    return "\n".join(
+        [
+            f"PLANTED_DEFECTS = {pprint.pformat(info['defects'], width=100)}",
+            f"SCENARIO_PARCELS = {pprint.pformat(info['scenarios'], width=100)}",
+            f"HAND_CHECKS = {pprint.pformat(info['hand_checks'], width=100)}",
+        ]
+    )
+
+
+_SCENARIO_LABELS = {
+    "a": "(a) >= 6-acre parcel draining via a ditch to a creek outfall",
+    "b": "(b) ~2-acre commercial parcel draining only to river outfalls",
+    "c": "(c) parcel in the closed depression (internally drained)",
+    "d": "(d) riverside parcel draining straight to the river, septic",
+    "d2": "(d) second riverside parcel draining straight to the river",
+    "e": "(e) parcel split between a creek-system inlet and a river-system inlet (ridge)",
+    "f": "(f) parcel in the lake phosphorus TMDL watershed",
+    "g": "(g) septic parcel upstream of a creek outfall (tributary to the MS4)",
+    "h": "(h) sewered village parcel",
+    "i": "(i) agricultural parcel",
+    "j": "(j) parcel partly off the DEM",
+    "d_fail": "septic failure `backup` (not tributary to the MS4)",
+    "storm_conn": "septic failure `storm_connection` (tributary to the MS4)",
+}
+
+
+def _readme_tables() -> dict[str, str]:
+    """Markdown tables of the planted defects, scenario parcels and hand checks, as pasted
+    into ``data/layers/README.md`` (rendered from the constants above)."""
+    defects = ["| code | layer | id | level |", "|---|---|---|---|"]
+    defects += [f"| `{d['code']}` | {d['layer']} | `{d['id']}` | {d['level']} |"
+                for d in PLANTED_DEFECTS]
+    scen = ["| scenario | parcel_id | what |", "|---|---|---|"]
+    scen += [f"| {label} | `{SCENARIO_PARCELS[key]['parcel_id']}` | "
+             f"{SCENARIO_PARCELS[key]['what']} |" for key, label in _SCENARIO_LABELS.items()]
+    hand = ["| check | parcel_id | expected fractions | why |", "|---|---|---|---|"]
+    for key, hc in HAND_CHECKS.items():
+        exp = ", ".join(f"`{t}` = {f}" for t, f in hc["expected"].items())
+        hand.append(f"| {key} | `{hc['parcel_id']}` | {exp} | {hc['why']} |")
+    return {"defects": "\n".join(defects), "scenarios": "\n".join(scen),
+            "hand_checks": "\n".join(hand)}
+
