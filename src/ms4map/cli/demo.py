@@ -26,8 +26,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--out.",
     )
     p.add_argument("--out", metavar="DIR", help="folder to write into (created if missing)")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED,
-                   help=f"random seed (default {DEFAULT_SEED}, the bundled files)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help=f"random seed (default {DEFAULT_SEED}, the bundled files)",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.set_defaults(func=run)
 
