@@ -24,8 +24,23 @@ def open_workspace(*args, **kwargs):  # noqa: D103 - documented in ms4map.io
 open_workspace.__doc__ = "Open a workspace; see :func:`ms4map.io.open_workspace`."
 
 _SUBMODULES = {
-    "io", "schema", "fieldmap", "validate", "network", "overland", "drainage", "pipeline",
-    "waters", "conditions", "septic", "profiles", "report", "maps", "demo", "qa", "workspace",
+    "io",
+    "schema",
+    "fieldmap",
+    "validate",
+    "network",
+    "overland",
+    "drainage",
+    "pipeline",
+    "waters",
+    "conditions",
+    "septic",
+    "profiles",
+    "report",
+    "maps",
+    "demo",
+    "qa",
+    "workspace",
 }
 
 
@@ -36,6 +51,7 @@ def __getattr__(name: str):
 
         return importlib.import_module(f"ms4map.{name}")
     raise AttributeError(f"module 'ms4map' has no attribute {name!r}")
+
 
 __all__ = [
     "__version__",

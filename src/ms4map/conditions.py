@@ -57,10 +57,26 @@ DETERMINATION_SCHEMA = "ms4map.determination"
 #: Version of the JSON document; bump the minor for added fields, the major for changes.
 DETERMINATION_VERSION = "1.0"
 
-PROJECT_TYPES = ("single_family", "agricultural", "residential", "commercial", "industrial",
-                 "institutional", "road", "other")
-DRAINAGE_COLUMNS = ("target_kind", "target_id", "fraction", "outfall_id", "receiving_water",
-                    "pwl_id", "method", "reason")
+PROJECT_TYPES = (
+    "single_family",
+    "agricultural",
+    "residential",
+    "commercial",
+    "industrial",
+    "institutional",
+    "road",
+    "other",
+)
+DRAINAGE_COLUMNS = (
+    "target_kind",
+    "target_id",
+    "fraction",
+    "outfall_id",
+    "receiving_water",
+    "pwl_id",
+    "method",
+    "reason",
+)
 TARGET_KINDS = ("inlet", "conveyance", "water_direct", "depression", "off_dem", "unknown")
 _MS4_KINDS = ("inlet", "conveyance")
 _REACH_KINDS = ("inlet", "conveyance", "water_direct")
@@ -101,8 +117,7 @@ SWPPP_POST_ITEMS = (
     "Site map/construction drawing(s) showing the location and size of each post-construction "
     "practice",
     "Hydrologic and hydraulic analysis of all structural components for the design storms",
-    "Comparison of post-development stormwater runoff conditions with pre-development "
-    "conditions",
+    "Comparison of post-development stormwater runoff conditions with pre-development conditions",
     "Dimensions, material specifications and installation details of each post-construction "
     "practice",
     "Maintenance schedule for each post-construction practice",
@@ -161,17 +176,25 @@ def _finite_acres(value: Any, name: str) -> float:
     if not math.isfinite(v):
         raise UsageError(f"{name} must be a finite number of acres, got {value!r}.")
     if v < 0:
-        raise UsageError(f"{name} = {v:g} acres is negative. Fix: give the disturbed area "
-                         "in acres (0 or more).")
+        raise UsageError(
+            f"{name} = {v:g} acres is negative. Fix: give the disturbed area in acres (0 or more)."
+        )
     if v > _MAX_ACRES:
-        raise UsageError(f"{name} = {v:g} acres is absurd (more than {_MAX_ACRES:,.0f} acres). "
-                         "Fix: give the area in acres, not square feet or square metres.")
+        raise UsageError(
+            f"{name} = {v:g} acres is absurd (more than {_MAX_ACRES:,.0f} acres). "
+            "Fix: give the area in acres, not square feet or square metres."
+        )
     return v
 
 
-def validate_inputs(*, disturbed_acres: Any, project_type: Any = None,
-                    common_plan_acres: Any = None, exemption: Any = None,
-                    site_area_acres: float | None = None) -> dict[str, Any]:
+def validate_inputs(
+    *,
+    disturbed_acres: Any,
+    project_type: Any = None,
+    common_plan_acres: Any = None,
+    exemption: Any = None,
+    site_area_acres: float | None = None,
+) -> dict[str, Any]:
     """Check the user's inputs; return them normalised.
 
     Raises
@@ -181,8 +204,9 @@ def validate_inputs(*, disturbed_acres: Any, project_type: Any = None,
         site), unknown project type or exemption code; the message lists the allowed values.
     """
     d = _finite_acres(disturbed_acres, "disturbed_acres")
-    plan = None if common_plan_acres is None else _finite_acres(common_plan_acres,
-                                                                "common_plan_acres")
+    plan = (
+        None if common_plan_acres is None else _finite_acres(common_plan_acres, "common_plan_acres")
+    )
     if site_area_acres is not None and site_area_acres > 0 and d > site_area_acres * 1.1 + 0.05:
         raise UsageError(
             f"disturbed_acres = {d:g} is larger than the site itself ({site_area_acres:.2f} "
@@ -193,18 +217,19 @@ def validate_inputs(*, disturbed_acres: Any, project_type: Any = None,
     if project_type is not None and not _blank(project_type):
         pt = str(project_type).strip().lower().replace("-", "_").replace(" ", "_")
         if pt not in PROJECT_TYPES:
-            raise UsageError(f"Unknown project type: {project_type!r}, select from "
-                             f"{list(PROJECT_TYPES)}")
+            raise UsageError(
+                f"Unknown project type: {project_type!r}, select from {list(PROJECT_TYPES)}"
+            )
     ex = None
     if exemption is not None and not _blank(exemption):
         ex = str(exemption).strip().lower()
         if ex in ("none", "no"):
             ex = None
         elif ex not in EXEMPTION_CODES:
-            raise UsageError(f"Unknown exemption code: {exemption!r}, select from "
-                             f"{list(EXEMPTION_CODES)}")
-    return {"disturbed_acres": d, "project_type": pt, "common_plan_acres": plan,
-            "exemption": ex}
+            raise UsageError(
+                f"Unknown exemption code: {exemption!r}, select from {list(EXEMPTION_CODES)}"
+            )
+    return {"disturbed_acres": d, "project_type": pt, "common_plan_acres": plan, "exemption": ex}
 
 
 def guess_project_type(prop_class: Any, profile: Profile) -> tuple[str, str]:
@@ -230,23 +255,28 @@ def guess_project_type(prop_class: Any, profile: Profile) -> tuple[str, str]:
 # Drainage rows
 # --------------------------------------------------------------------------------------
 def _as_rows(drainage: pd.DataFrame | Iterable[dict[str, Any]]) -> pd.DataFrame:
-    df = pd.DataFrame(drainage).copy() if not isinstance(drainage, pd.DataFrame) else drainage.copy()
+    df = (
+        pd.DataFrame(drainage).copy() if not isinstance(drainage, pd.DataFrame) else drainage.copy()
+    )
     for c in DRAINAGE_COLUMNS:
         if c not in df.columns:
             df[c] = None
     bad_kind = sorted({str(k) for k in df["target_kind"] if k not in TARGET_KINDS})
     if bad_kind:
-        raise DataError(f"Drainage rows have unknown target_kind {bad_kind}; select from "
-                        f"{list(TARGET_KINDS)}.")
+        raise DataError(
+            f"Drainage rows have unknown target_kind {bad_kind}; select from {list(TARGET_KINDS)}."
+        )
     df["fraction"] = pd.to_numeric(df["fraction"], errors="coerce").fillna(0.0).astype(float)
     if (df["fraction"] < -_EPS).any():
-        raise DataError("Drainage rows have negative fractions; fractions are shares of the "
-                        "site's area (0-1).")
+        raise DataError(
+            "Drainage rows have negative fractions; fractions are shares of the site's area (0-1)."
+        )
     return df
 
 
-def combine_parcel_rows(drainage: pd.DataFrame, parcel_ids: list[str],
-                        weights: dict[str, float] | None = None) -> pd.DataFrame:
+def combine_parcel_rows(
+    drainage: pd.DataFrame, parcel_ids: list[str], weights: dict[str, float] | None = None
+) -> pd.DataFrame:
     """The drainage rows of several parcels as one site, fractions weighted by area.
 
     Parameters
@@ -262,16 +292,23 @@ def combine_parcel_rows(drainage: pd.DataFrame, parcel_ids: list[str],
         weights = {str(p): 1.0 for p in parcel_ids}
     total = sum(weights.get(str(p), 0.0) for p in parcel_ids) or 1.0
     sub["fraction"] = sub["fraction"].astype(float) * sub["parcel_id"].astype(str).map(
-        lambda p: weights.get(p, 0.0) / total)
+        lambda p: weights.get(p, 0.0) / total
+    )
     keys = ["target_kind", "target_id", "outfall_id", "receiving_water", "pwl_id"]
     for k in keys:
         sub[k] = sub[k].astype(object).where(sub[k].notna(), None)
-    out = (sub.groupby(keys, dropna=False, sort=False)
-           .agg(fraction=("fraction", "sum"),
-                method=("method", lambda s: ";".join(sorted({str(x) for x in s if not _blank(x)}))),
-                reason=("reason", lambda s: " | ".join(dict.fromkeys(
-                    str(x) for x in s if not _blank(x)))))
-           .reset_index())
+    out = (
+        sub.groupby(keys, dropna=False, sort=False)
+        .agg(
+            fraction=("fraction", "sum"),
+            method=("method", lambda s: ";".join(sorted({str(x) for x in s if not _blank(x)}))),
+            reason=(
+                "reason",
+                lambda s: " | ".join(dict.fromkeys(str(x) for x in s if not _blank(x))),
+            ),
+        )
+        .reset_index()
+    )
     return out[list(DRAINAGE_COLUMNS)]
 
 
@@ -288,11 +325,17 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
     fr = {k: float(rows.loc[rows["target_kind"] == k, "fraction"].sum()) for k in TARGET_KINDS}
     paths = []
     for r in rows.to_dict("records"):
-        paths.append({k: (None if _blank(r.get(k)) else
-                          (float(r[k]) if k == "fraction" else str(r[k])))
-                      for k in DRAINAGE_COLUMNS})
-    inlets = (rows[rows["target_kind"].isin(_MS4_KINDS)]
-              .groupby("target_id", dropna=False)["fraction"].sum())
+        paths.append(
+            {
+                k: (None if _blank(r.get(k)) else (float(r[k]) if k == "fraction" else str(r[k])))
+                for k in DRAINAGE_COLUMNS
+            }
+        )
+    inlets = (
+        rows[rows["target_kind"].isin(_MS4_KINDS)]
+        .groupby("target_id", dropna=False)["fraction"]
+        .sum()
+    )
     outfalls = []
     ms4 = rows[rows["target_kind"].isin(_MS4_KINDS)].copy()
     if len(ms4):
@@ -300,13 +343,16 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
         for of, g in ms4.groupby("outfall_id", dropna=False, sort=False):
             first = g.iloc[0]
             wb = _resolve_wb(first, waters)
-            outfalls.append({
-                "outfall_id": None if _blank(of) else str(of),
-                "fraction": float(g["fraction"].sum()),
-                "receiving_water": None if _blank(first["receiving_water"]) else
-                str(first["receiving_water"]),
-                "pwl_id": wb,
-            })
+            outfalls.append(
+                {
+                    "outfall_id": None if _blank(of) else str(of),
+                    "fraction": float(g["fraction"].sum()),
+                    "receiving_water": None
+                    if _blank(first["receiving_water"])
+                    else str(first["receiving_water"]),
+                    "pwl_id": wb,
+                }
+            )
     recv: dict[tuple[str | None, str], dict[str, Any]] = {}
     for r in rows[rows["target_kind"].isin(_REACH_KINDS)].to_dict("records"):
         wb = _resolve_wb(r, waters)
@@ -315,10 +361,15 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
         if name is None and wb:
             name = waters.name_of(wb)
         key = (wb, via)
-        e = recv.setdefault(key, {"name": name, "pwl_id": wb, "via": via, "fraction": 0.0,
-                                  "outfalls": []})
+        e = recv.setdefault(
+            key, {"name": name, "pwl_id": wb, "via": via, "fraction": 0.0, "outfalls": []}
+        )
         e["fraction"] += float(r["fraction"])
-        if via == "ms4" and not _blank(r.get("outfall_id")) and str(r["outfall_id"]) not in e["outfalls"]:
+        if (
+            via == "ms4"
+            and not _blank(r.get("outfall_id"))
+            and str(r["outfall_id"]) not in e["outfalls"]
+        ):
             e["outfalls"].append(str(r["outfall_id"]))
     return {
         "fractions": fr,
@@ -326,8 +377,10 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
         "direct_fraction": fr["water_direct"],
         "internal_fraction": fr["depression"],
         "unknown_fraction": fr["off_dem"] + fr["unknown"],
-        "inlets": [{"target_id": None if _blank(k) else str(k), "fraction": float(v)}
-                   for k, v in inlets.items()],
+        "inlets": [
+            {"target_id": None if _blank(k) else str(k), "fraction": float(v)}
+            for k, v in inlets.items()
+        ],
         "outfalls": outfalls,
         "receiving_waters": list(recv.values()),
         "paths": paths,
@@ -339,9 +392,11 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------
 def _reading_text(profile: Profile) -> str:
     if profile.pollutant_reading == "law":
-        return ("the law's definition: sediment plus every pollutant identified as a cause of "
-                "impairment of the receiving water (any 303(d) listing counts)")
-    return ("the profile's narrowed list: " + ", ".join(profile.pollutants_of_concern))
+        return (
+            "the law's definition: sediment plus every pollutant identified as a cause of "
+            "impairment of the receiving water (any 303(d) listing counts)"
+        )
+    return "the profile's narrowed list: " + ", ".join(profile.pollutants_of_concern)
 
 
 def _counts(pollutant: str, profile: Profile) -> bool:
@@ -354,10 +409,14 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f}%" if x >= 0.01 or x == 0 else f"{100 * x:.1f}%"
 
 
-def condition_a_physics(rows: pd.DataFrame, *, waters: Waters, profile: Profile,
-                        tmdl_hits: pd.DataFrame | None = None,
-                        reach_hits: dict[str, set[str]] | None = None,
-                        ) -> dict[str, Any]:
+def condition_a_physics(
+    rows: pd.DataFrame,
+    *,
+    waters: Waters,
+    profile: Profile,
+    tmdl_hits: pd.DataFrame | None = None,
+    reach_hits: dict[str, set[str]] | None = None,
+) -> dict[str, Any]:
     """Whether runoff from the site discharges a pollutant of concern to a 303(d) water or a
     TMDL watershed with stormwater identified as a source.
 
@@ -392,8 +451,9 @@ def condition_a_physics(rows: pd.DataFrame, *, waters: Waters, profile: Profile,
         if wb is None:
             unresolved += float(r["fraction"])
             continue
-        e = by_wb.setdefault(wb, {"fraction": 0.0, "via": set(), "outfalls": [],
-                                  "name": r.get("receiving_water")})
+        e = by_wb.setdefault(
+            wb, {"fraction": 0.0, "via": set(), "outfalls": [], "name": r.get("receiving_water")}
+        )
         e["fraction"] += float(r["fraction"])
         e["via"].add("ms4" if r["target_kind"] in _MS4_KINDS else "direct")
         if not _blank(r.get("outfall_id")) and str(r["outfall_id"]) not in e["outfalls"]:
@@ -403,8 +463,13 @@ def condition_a_physics(rows: pd.DataFrame, *, waters: Waters, profile: Profile,
     for wb, e in by_wb.items():
         targets = [(wb, "receiving water")]
         for other in sorted((reach_hits or {}).get(wb, set()) - {wb}):
-            targets.append((other, f"listed water within {profile.tributary_reach_km:g} km "
-                                   f"downstream of {wb} (profile tributary_reach_km)"))
+            targets.append(
+                (
+                    other,
+                    f"listed water within {profile.tributary_reach_km:g} km "
+                    f"downstream of {wb} (profile tributary_reach_km)",
+                )
+            )
         wb_trig = False
         wb_pols: list[str] = []
         for target, relation in targets:
@@ -414,25 +479,39 @@ def condition_a_physics(rows: pd.DataFrame, *, waters: Waters, profile: Profile,
                 counts_pol = _counts(lst["pollutant"], profile)
                 counts = counts_cat and counts_pol
                 if cat == "5" and not counts_pol:
-                    why = (f"{lst['pollutant']} is not a pollutant of concern under "
-                           f"{_reading_text(profile)}")
+                    why = (
+                        f"{lst['pollutant']} is not a pollutant of concern under "
+                        f"{_reading_text(profile)}"
+                    )
                 elif cat == "4a":
-                    why = ("category 4a (TMDL approved): counts through its TMDL watershed, "
-                           "not the 303(d) branch")
+                    why = (
+                        "category 4a (TMDL approved): counts through its TMDL watershed, "
+                        "not the 303(d) branch"
+                    )
                 elif not counts_cat:
                     why = f"category {cat} is not a 303(d) listing (category 5)"
                 else:
                     why = "303(d) listing (category 5) of a pollutant of concern"
-                impaired.append({
-                    "pwl_id": target, "name": lst.get("name") or waters.name_of(target) or
-                    (None if _blank(e["name"]) else str(e["name"])),
-                    "pollutant": lst["pollutant"], "category": cat,
-                    "list_year": None if _blank(lst.get("list_year")) else int(lst["list_year"]),
-                    "source": None if _blank(lst.get("source")) else str(lst["source"]),
-                    "relation": relation, "fraction": e["fraction"],
-                    "via": sorted(e["via"]), "outfalls": list(e["outfalls"]),
-                    "counts_for_condition_a": bool(counts), "why": why,
-                })
+                impaired.append(
+                    {
+                        "pwl_id": target,
+                        "name": lst.get("name")
+                        or waters.name_of(target)
+                        or (None if _blank(e["name"]) else str(e["name"])),
+                        "pollutant": lst["pollutant"],
+                        "category": cat,
+                        "list_year": None
+                        if _blank(lst.get("list_year"))
+                        else int(lst["list_year"]),
+                        "source": None if _blank(lst.get("source")) else str(lst["source"]),
+                        "relation": relation,
+                        "fraction": e["fraction"],
+                        "via": sorted(e["via"]),
+                        "outfalls": list(e["outfalls"]),
+                        "counts_for_condition_a": bool(counts),
+                        "why": why,
+                    }
+                )
                 if counts:
                     wb_trig = True
                     wb_pols.append(lst["pollutant"] + ("" if target == wb else f" ({target})"))
@@ -441,12 +520,17 @@ def condition_a_physics(rows: pd.DataFrame, *, waters: Waters, profile: Profile,
             trig_fraction += e["fraction"]
             names = list(dict.fromkeys(wb_pols))
             wname = waters.name_of(wb) or (None if _blank(e["name"]) else str(e["name"])) or wb
-            path = ("through MS4 outfall(s) " + ", ".join(e["outfalls"])
-                    if "ms4" in e["via"] and e["outfalls"] else "")
+            path = (
+                "through MS4 outfall(s) " + ", ".join(e["outfalls"])
+                if "ms4" in e["via"] and e["outfalls"]
+                else ""
+            )
             if "direct" in e["via"]:
                 path = (path + " and " if path else "") + "directly (not through the MS4)"
-            reasons.append(f"{_pct(e['fraction'])} of the site drains {path} to {wname} "
-                           f"({wb}), on the 303(d) list for {', '.join(names)}.")
+            reasons.append(
+                f"{_pct(e['fraction'])} of the site drains {path} to {wname} "
+                f"({wb}), on the 303(d) list for {', '.join(names)}."
+            )
     tmdl_out: list[dict[str, Any]] = []
     if tmdl_hits is not None and len(tmdl_hits):
         for t in tmdl_hits.to_dict("records"):
@@ -456,24 +540,32 @@ def condition_a_physics(rows: pd.DataFrame, *, waters: Waters, profile: Profile,
             if not sw:
                 why = "stormwater is not identified as a source in this TMDL"
             elif not counts_pol:
-                why = (f"{t.get('pollutant')} is not a pollutant of concern under "
-                       f"{_reading_text(profile)}")
+                why = (
+                    f"{t.get('pollutant')} is not a pollutant of concern under "
+                    f"{_reading_text(profile)}"
+                )
             else:
                 why = "TMDL watershed with stormwater identified as a source"
-            tmdl_out.append({
-                "tmdl_id": None if _blank(t.get("tmdl_id")) else str(t["tmdl_id"]),
-                "name": None if _blank(t.get("name")) else str(t["name"]),
-                "pollutant": None if _blank(t.get("pollutant")) else str(t["pollutant"]),
-                "stormwater_source": sw,
-                "approved": None if _blank(t.get("approved")) else str(t["approved"]),
-                "how": t.get("how"), "counts_for_condition_a": counts, "why": why,
-            })
+            tmdl_out.append(
+                {
+                    "tmdl_id": None if _blank(t.get("tmdl_id")) else str(t["tmdl_id"]),
+                    "name": None if _blank(t.get("name")) else str(t["name"]),
+                    "pollutant": None if _blank(t.get("pollutant")) else str(t["pollutant"]),
+                    "stormwater_source": sw,
+                    "approved": None if _blank(t.get("approved")) else str(t["approved"]),
+                    "how": t.get("how"),
+                    "counts_for_condition_a": counts,
+                    "why": why,
+                }
+            )
             if counts:
                 triggered = True
-                reasons.append(f"The site {t.get('how') or 'reaches'} the "
-                               f"{t.get('name') or t.get('tmdl_id')} TMDL watershed "
-                               f"({t.get('pollutant')}), where stormwater is identified as a "
-                               "source of the impairment.")
+                reasons.append(
+                    f"The site {t.get('how') or 'reaches'} the "
+                    f"{t.get('name') or t.get('tmdl_id')} TMDL watershed "
+                    f"({t.get('pollutant')}), where stormwater is identified as a "
+                    "source of the impairment."
+                )
     unknown = float(rows.loc[rows["target_kind"].isin(_UNKNOWN_KINDS), "fraction"].sum())
     unknown += unresolved
     internal = float(rows.loc[rows["target_kind"] == "depression", "fraction"].sum())
@@ -482,8 +574,10 @@ def condition_a_physics(rows: pd.DataFrame, *, waters: Waters, profile: Profile,
         method = "listed_water" if trig_fraction > 0 else "tmdl_watershed"
     elif len(rows) == 0 or float(rows["fraction"].sum()) <= _EPS:
         value, method = None, "no_drainage"
-        reasons.append("No drainage is known for the site (no rows in the drainage table): "
-                       "Condition A cannot be decided.")
+        reasons.append(
+            "No drainage is known for the site (no rows in the drainage table): "
+            "Condition A cannot be decided."
+        )
     elif unknown > _EPS:
         value, method = None, "unknown_drainage"
         parts = []
@@ -495,32 +589,49 @@ def condition_a_physics(rows: pd.DataFrame, *, waters: Waters, profile: Profile,
             parts.append(f"{_pct(unk)} drains somewhere unmapped")
         if unresolved > _EPS:
             parts.append(f"{_pct(unresolved)} reaches a receiving water without a PWL ID")
-        reasons.append("The known part of the site reaches no 303(d) water or TMDL watershed, "
-                       "but " + " and ".join(parts) + ": Condition A is undetermined until that "
-                       "part's drainage is known.")
+        reasons.append(
+            "The known part of the site reaches no 303(d) water or TMDL watershed, "
+            "but " + " and ".join(parts) + ": Condition A is undetermined until that "
+            "part's drainage is known."
+        )
     else:
         value = False
         if internal >= 1 - _EPS:
             method = "internally_drained"
-            reasons.append("The whole site drains to closed depressions (internally drained): "
-                           "no runoff reaches a water.")
+            reasons.append(
+                "The whole site drains to closed depressions (internally drained): "
+                "no runoff reaches a water."
+            )
         else:
             method = "not_listed"
             names = [f"{waters.name_of(w) or e['name'] or w} ({w})" for w, e in by_wb.items()]
-            reasons.append("Runoff reaches " + (", ".join(names) if names else "no water")
-                           + ": no 303(d) listing of a pollutant of concern and no TMDL "
-                           "watershed with stormwater as a source.")
+            reasons.append(
+                "Runoff reaches "
+                + (", ".join(names) if names else "no water")
+                + ": no 303(d) listing of a pollutant of concern and no TMDL "
+                "watershed with stormwater as a source."
+            )
             for i in impaired:
-                reasons.append(f"{i['name'] or i['pwl_id']} ({i['pwl_id']}) is listed for "
-                               f"{i['pollutant']} (category {i['category']}), which does not "
-                               f"count: {i['why']}.")
+                reasons.append(
+                    f"{i['name'] or i['pwl_id']} ({i['pwl_id']}) is listed for "
+                    f"{i['pollutant']} (category {i['category']}), which does not "
+                    f"count: {i['why']}."
+                )
             if internal > _EPS:
                 reasons.append(f"{_pct(internal)} of the site is internally drained.")
     if value is True and unknown > _EPS:
-        reasons.append(f"({_pct(unknown)} of the site drains somewhere unknown; the known part "
-                       "already decides Condition A.)")
-    return {"value": value, "reasons": reasons, "impaired_waters": impaired,
-            "tmdl_watersheds": tmdl_out, "method": method, "unknown_fraction": unknown}
+        reasons.append(
+            f"({_pct(unknown)} of the site drains somewhere unknown; the known part "
+            "already decides Condition A.)"
+        )
+    return {
+        "value": value,
+        "reasons": reasons,
+        "impaired_waters": impaired,
+        "tmdl_watersheds": tmdl_out,
+        "method": method,
+        "unknown_fraction": unknown,
+    }
 
 
 # --------------------------------------------------------------------------------------
@@ -563,8 +674,12 @@ class Determination:
 
         lines = [
             f"Site: {d['site']['label']} ({d['inputs']['disturbed_acres']:g} acres disturbed"
-            + (f", common plan {d['inputs']['common_plan_acres']:g} acres"
-               if d["inputs"]["common_plan_acres"] is not None else "") + ")",
+            + (
+                f", common plan {d['inputs']['common_plan_acres']:g} acres"
+                if d["inputs"]["common_plan_acres"] is not None
+                else ""
+            )
+            + ")",
             f"Project type: {d['project_type']['value']} ({d['project_type']['source']})",
             f"Land development activity: {v(d['land_development_activity']['value'])}",
             f"Exemption: {d['exemption']['code'] or 'none'}"
@@ -574,14 +689,24 @@ class Determination:
             c = d["conditions"][k]
             lines.append(f"Condition {k}: {v(c['value'])}")
             lines += [f"    {r}" for r in c["reasons"]]
-        lines.append(f"SWPPP required: {v(d['swppp_required']['value'])}"
-                     + ("; with post-construction controls"
-                        if d["swppp_items"]["post_construction_required"] else ""))
+        lines.append(
+            f"SWPPP required: {v(d['swppp_required']['value'])}"
+            + (
+                "; with post-construction controls"
+                if d["swppp_items"]["post_construction_required"]
+                else ""
+            )
+        )
         rw = d["drainage"]["receiving_waters"]
         if rw:
-            lines.append("Receiving waters: " + "; ".join(
-                f"{w['name'] or '?'} ({w['pwl_id'] or 'no PWL ID'}, {w['via']}, "
-                f"{_pct(w['fraction'])})" for w in rw))
+            lines.append(
+                "Receiving waters: "
+                + "; ".join(
+                    f"{w['name'] or '?'} ({w['pwl_id'] or 'no PWL ID'}, {w['via']}, "
+                    f"{_pct(w['fraction'])})"
+                    for w in rw
+                )
+            )
         return "\n".join(lines)
 
 
@@ -606,13 +731,20 @@ def _cites(profile: Profile, *rules: str) -> list[dict[str, Any]]:
     return out
 
 
-def determine(drainage: pd.DataFrame | Iterable[dict[str, Any]], *, waters: Waters,
-              profile: str | Profile | None = None, disturbed_acres: float,
-              project_type: str | None = None, common_plan_acres: float | None = None,
-              exemption: str | None = None, site: SiteInfo | None = None,
-              tmdl_hits: pd.DataFrame | None = None,
-              reach_hits: dict[str, set[str]] | None = None,
-              provenance: dict[str, Any] | None = None) -> Determination:
+def determine(
+    drainage: pd.DataFrame | Iterable[dict[str, Any]],
+    *,
+    waters: Waters,
+    profile: str | Profile | None = None,
+    disturbed_acres: float,
+    project_type: str | None = None,
+    common_plan_acres: float | None = None,
+    exemption: str | None = None,
+    site: SiteInfo | None = None,
+    tmdl_hits: pd.DataFrame | None = None,
+    reach_hits: dict[str, set[str]] | None = None,
+    provenance: dict[str, Any] | None = None,
+) -> Determination:
     """Apply RULES.md section 3 to one site: the pure core of :func:`evaluate_site`.
 
     Parameters
@@ -639,9 +771,13 @@ def determine(drainage: pd.DataFrame | Iterable[dict[str, Any]], *, waters: Wate
     """
     prof = load_profile(profile)
     site = site or SiteInfo()
-    inp = validate_inputs(disturbed_acres=disturbed_acres, project_type=project_type,
-                          common_plan_acres=common_plan_acres, exemption=exemption,
-                          site_area_acres=site.area_acres)
+    inp = validate_inputs(
+        disturbed_acres=disturbed_acres,
+        project_type=project_type,
+        common_plan_acres=common_plan_acres,
+        exemption=exemption,
+        site_area_acres=site.area_acres,
+    )
     rows = _as_rows(drainage)
     d_ac, plan = inp["disturbed_acres"], inp["common_plan_acres"]
     eff = max(d_ac, plan or 0.0)
@@ -660,16 +796,21 @@ def determine(drainage: pd.DataFrame | Iterable[dict[str, Any]], *, waters: Wate
         lda_reasons.append(f"The activity disturbs {d_ac:g} acres (one acre or more).")
     elif plan is not None and plan >= 1.0:
         lda = True
-        lda_reasons.append(f"The activity disturbs {d_ac:g} acres, less than one acre, but is "
-                           f"part of a larger common plan of development or sale of {plan:g} "
-                           "acres (one acre or more).")
+        lda_reasons.append(
+            f"The activity disturbs {d_ac:g} acres, less than one acre, but is "
+            f"part of a larger common plan of development or sale of {plan:g} "
+            "acres (one acre or more)."
+        )
     else:
         lda = False
-        lda_reasons.append(f"The activity disturbs {d_ac:g} acres, less than one acre, and is "
-                           "not part of a common plan of development or sale of one acre or "
-                           "more." if plan is None else
-                           f"The activity disturbs {d_ac:g} acres and its common plan "
-                           f"{plan:g} acres, both less than one acre.")
+        lda_reasons.append(
+            f"The activity disturbs {d_ac:g} acres, less than one acre, and is "
+            "not part of a common plan of development or sale of one acre or "
+            "more."
+            if plan is None
+            else f"The activity disturbs {d_ac:g} acres and its common plan "
+            f"{plan:g} acres, both less than one acre."
+        )
 
     # exemption
     code = inp["exemption"]
@@ -684,43 +825,55 @@ def determine(drainage: pd.DataFrame | Iterable[dict[str, Any]], *, waters: Wate
             ex_cites.append(c.to_dict())
         limit = prof.exemptions.get(code, {}).get("max_acres")
         if c is None:
-            ex_reasons.append(f"Exemption '{code}' is not in {prof.municipality}'s law: "
-                              "review is required.")
+            ex_reasons.append(
+                f"Exemption '{code}' is not in {prof.municipality}'s law: review is required."
+            )
         elif limit is not None and eff >= float(limit):
-            ex_reasons.append(f"Exemption '{code}' covers less than {float(limit):g} acres; "
-                              f"this activity is {eff:g} acres: not exempt.")
+            ex_reasons.append(
+                f"Exemption '{code}' covers less than {float(limit):g} acres; "
+                f"this activity is {eff:g} acres: not exempt."
+            )
         else:
             exempt = True
             ex_reasons.append(f"Exempt from review as '{code}': \"{c.quote}\"")
         if code == "agricultural_activity" and pt not in ("agricultural",):
-            ex_reasons.append("Note: farming itself is exempt; construction of new structures "
-                              "at a farm (a barn) is not: use project type 'agricultural' "
-                              "without this exemption for that.")
+            ex_reasons.append(
+                "Note: farming itself is exempt; construction of new structures "
+                "at a farm (a barn) is not: use project type 'agricultural' "
+                "without this exemption for that."
+            )
 
     applies = lda and not exempt
-    why_not = ("Conditions apply only to a land development activity that is not exempt: "
-               + ("the activity is exempt from review." if exempt
-                  else "this is not a land development activity."))
+    why_not = "Conditions apply only to a land development activity that is not exempt: " + (
+        "the activity is exempt from review."
+        if exempt
+        else "this is not a land development activity."
+    )
 
     # Condition A
-    phys = condition_a_physics(rows, waters=waters, profile=prof, tmdl_hits=tmdl_hits,
-                               reach_hits=reach_hits)
+    phys = condition_a_physics(
+        rows, waters=waters, profile=prof, tmdl_hits=tmdl_hits, reach_hits=reach_hits
+    )
     if applies:
         a_val, a_reasons = phys["value"], list(phys["reasons"])
     else:
         a_val = False
         a_reasons = [why_not] + [f"(For information: {r})" for r in phys["reasons"]]
     if prof.pollutant_reading == "list":
-        a_reasons.append("Pollutant of concern read as the profile's narrowed list: "
-                         + ", ".join(prof.pollutants_of_concern) + ".")
+        a_reasons.append(
+            "Pollutant of concern read as the profile's narrowed list: "
+            + ", ".join(prof.pollutants_of_concern)
+            + "."
+        )
     # Condition B
     if not applies:
         b_val, b_reasons = False, [why_not]
     elif eff >= 5.0:
         b_val = True
-        b_reasons = [f"The activity disturbs {eff:g} acres (five or more)"
-                     + (" counting its common plan of development." if plan and plan > d_ac
-                        else ".")]
+        b_reasons = [
+            f"The activity disturbs {eff:g} acres (five or more)"
+            + (" counting its common plan of development." if plan and plan > d_ac else ".")
+        ]
     else:
         b_val, b_reasons = False, [f"The activity disturbs {eff:g} acres, less than five."]
     # Condition C
@@ -728,31 +881,52 @@ def determine(drainage: pd.DataFrame | Iterable[dict[str, Any]], *, waters: Wate
         c_val, c_reasons = False, [why_not]
     elif eff < 1.0 or eff >= 5.0:
         c_val = False
-        c_reasons = [f"The activity is {eff:g} acres, not between one and five acres"
-                     + (" (Condition B applies instead)." if eff >= 5.0 else ".")]
+        c_reasons = [
+            f"The activity is {eff:g} acres, not between one and five acres"
+            + (" (Condition B applies instead)." if eff >= 5.0 else ".")
+        ]
     elif pt == "single_family":
-        c_val, c_reasons = False, ["Construction of a single-family residence is excluded "
-                                   "from Condition C."]
+        c_val, c_reasons = (
+            False,
+            ["Construction of a single-family residence is excluded from Condition C."],
+        )
     elif pt == "agricultural":
-        c_val, c_reasons = False, ["Construction activity at an agricultural property is "
-                                   "excluded from Condition C (it is still reviewed)."]
+        c_val, c_reasons = (
+            False,
+            [
+                "Construction activity at an agricultural property is "
+                "excluded from Condition C (it is still reviewed)."
+            ],
+        )
     else:
         c_val = True
-        c_reasons = [f"The activity disturbs {eff:g} acres, between one and five, and is "
-                     f"{pt.replace('_', ' ')} construction (not single-family or agricultural)"
-                     + (" counting its common plan of development." if plan and plan > d_ac
-                        else ".")]
+        c_reasons = [
+            f"The activity disturbs {eff:g} acres, between one and five, and is "
+            f"{pt.replace('_', ' ')} construction (not single-family or agricultural)"
+            + (" counting its common plan of development." if plan and plan > d_ac else ".")
+        ]
 
     swppp = applies
-    sw_reasons = ([f"A land development activity not exempt from review needs a SWPPP "
-                   f"approved by the {prof.officer_title}."] if swppp else [why_not])
+    sw_reasons = (
+        [
+            f"A land development activity not exempt from review needs a SWPPP "
+            f"approved by the {prof.officer_title}."
+        ]
+        if swppp
+        else [why_not]
+    )
     vals = (a_val, b_val, c_val)
-    post = True if any(v is True for v in vals) else (None if any(v is None for v in vals)
-                                                      else False)
+    post = (
+        True if any(v is True for v in vals) else (None if any(v is None for v in vals) else False)
+    )
     drainage_doc = summarize_drainage(rows, waters)
-    recv_names = "; ".join(
-        f"{w['name'] or 'unnamed water'} ({w['pwl_id'] or 'no PWL ID'})"
-        for w in drainage_doc["receiving_waters"]) or "none reached"
+    recv_names = (
+        "; ".join(
+            f"{w['name'] or 'unnamed water'} ({w['pwl_id'] or 'no PWL ID'})"
+            for w in drainage_doc["receiving_waters"]
+        )
+        or "none reached"
+    )
     basic = []
     if swppp:
         for i, text in enumerate(SWPPP_BASIC_ITEMS, 1):
@@ -764,11 +938,18 @@ def determine(drainage: pd.DataFrame | Iterable[dict[str, Any]], *, waters: Wate
             basic.append(item)
     post_items = []
     if swppp and post is not False:
-        post_items = [{"n": i, "text": t, "required": post} for i, t in
-                      enumerate(SWPPP_POST_ITEMS, 2)]
+        post_items = [
+            {"n": i, "text": t, "required": post} for i, t in enumerate(SWPPP_POST_ITEMS, 2)
+        ]
 
-    rules = ["land_development_activity", "exemptions", "pollutant_of_concern", "condition_a",
-             "condition_b", "condition_c"]
+    rules = [
+        "land_development_activity",
+        "exemptions",
+        "pollutant_of_concern",
+        "condition_a",
+        "condition_b",
+        "condition_c",
+    ]
     if swppp:
         rules += ["swppp_required", "swppp_basic"]
         if post is not False:
@@ -778,21 +959,33 @@ def determine(drainage: pd.DataFrame | Iterable[dict[str, Any]], *, waters: Wate
     citations = _cites(prof, *rules) + ex_cites
 
     inputs = {
-        "site": site.label, "parcel_ids": list(site.parcel_ids), "site_kind": site.kind,
-        "disturbed_acres": d_ac, "common_plan_acres": plan, "project_type": inp["project_type"],
-        "exemption": code, "profile": prof.name,
+        "site": site.label,
+        "parcel_ids": list(site.parcel_ids),
+        "site_kind": site.kind,
+        "disturbed_acres": d_ac,
+        "common_plan_acres": plan,
+        "project_type": inp["project_type"],
+        "exemption": code,
+        "profile": prof.name,
     }
-    inputs_hash = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str)
-                                 .encode()).hexdigest()
+    inputs_hash = hashlib.sha256(
+        json.dumps(inputs, sort_keys=True, default=str).encode()
+    ).hexdigest()
     from . import __version__
 
     prov = {
-        "tool": "ms4map", "version": __version__, "schema": DETERMINATION_SCHEMA,
+        "tool": "ms4map",
+        "version": __version__,
+        "schema": DETERMINATION_SCHEMA,
         "schema_version": DETERMINATION_VERSION,
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "profile": prof.summary(), "inputs": inputs, "inputs_sha256": inputs_hash,
-        "settings": {"tributary_reach_km": prof.tributary_reach_km,
-                     "pollutant_reading": prof.pollutant_reading},
+        "profile": prof.summary(),
+        "inputs": inputs,
+        "inputs_sha256": inputs_hash,
+        "settings": {
+            "tributary_reach_km": prof.tributary_reach_km,
+            "pollutant_reading": prof.pollutant_reading,
+        },
     }
     if provenance:
         prov.update({k: v for k, v in provenance.items() if k not in ("inputs",)})
@@ -804,21 +997,33 @@ def determine(drainage: pd.DataFrame | Iterable[dict[str, Any]], *, waters: Wate
         "schema_version": DETERMINATION_VERSION,
         "municipality": prof.municipality,
         "officer_title": prof.officer_title,
-        "site": {"label": site.label, "kind": site.kind, "parcel_ids": list(site.parcel_ids),
-                 "area_acres": site.area_acres, "address": site.address,
-                 "prop_class": site.prop_class, "crs": site.crs,
-                 "bounds": (list(site.geometry.bounds) if site.geometry is not None else None)},
-        "inputs": {"disturbed_acres": d_ac, "common_plan_acres": plan,
-                   "effective_acres": eff, "project_type": inp["project_type"],
-                   "exemption": code},
+        "site": {
+            "label": site.label,
+            "kind": site.kind,
+            "parcel_ids": list(site.parcel_ids),
+            "area_acres": site.area_acres,
+            "address": site.address,
+            "prop_class": site.prop_class,
+            "crs": site.crs,
+            "bounds": (list(site.geometry.bounds) if site.geometry is not None else None),
+        },
+        "inputs": {
+            "disturbed_acres": d_ac,
+            "common_plan_acres": plan,
+            "effective_acres": eff,
+            "project_type": inp["project_type"],
+            "exemption": code,
+        },
         "project_type": {"value": pt, "source": pt_source, "reason": pt_reason},
         "land_development_activity": {"value": lda, "reasons": lda_reasons},
         "exemption": {"code": code, "exempt": exempt, "reasons": ex_reasons},
         "pollutant_of_concern": {
             "reading": prof.pollutant_reading,
-            "pollutants": (["sediment", "any listed cause of impairment of the receiving water"]
-                           if prof.pollutant_reading == "law"
-                           else list(prof.pollutants_of_concern)),
+            "pollutants": (
+                ["sediment", "any listed cause of impairment of the receiving water"]
+                if prof.pollutant_reading == "law"
+                else list(prof.pollutants_of_concern)
+            ),
             "description": _reading_text(prof),
         },
         "conditions": {
@@ -830,8 +1035,11 @@ def determine(drainage: pd.DataFrame | Iterable[dict[str, Any]], *, waters: Wate
         "drainage": drainage_doc,
         "impaired_waters": phys["impaired_waters"],
         "tmdl_watersheds": phys["tmdl_watersheds"],
-        "swppp_items": {"basic": basic, "post_construction": post_items,
-                        "post_construction_required": post if swppp else False},
+        "swppp_items": {
+            "basic": basic,
+            "post_construction": post_items,
+            "post_construction_required": post if swppp else False,
+        },
         "citations": citations,
         "provenance": prov,
     }
@@ -869,8 +1077,9 @@ def _outfall_points(result: Any, workspace: Any) -> dict[str, Any]:
     return pts
 
 
-def tmdl_hits_for(waters: Waters, *, site_geom: Any, rows: pd.DataFrame,
-                  outfall_points: dict[str, Any]) -> pd.DataFrame:
+def tmdl_hits_for(
+    waters: Waters, *, site_geom: Any, rows: pd.DataFrame, outfall_points: dict[str, Any]
+) -> pd.DataFrame:
     """TMDL watersheds the site reaches: it lies in one, or an outfall or a direct-to-water
     waterbody it drains to does. Adds a ``how`` column (words for the reasons)."""
     tm = waters.tmdl_watersheds
@@ -880,8 +1089,13 @@ def tmdl_hits_for(waters: Waters, *, site_geom: Any, rows: pd.DataFrame,
     if site_geom is not None:
         geoms.append(site_geom)
         hows.append("lies in")
-    for of in sorted({str(o) for o in rows.loc[rows["target_kind"].isin(_MS4_KINDS),
-                                               "outfall_id"] if not _blank(o)}):
+    for of in sorted(
+        {
+            str(o)
+            for o in rows.loc[rows["target_kind"].isin(_MS4_KINDS), "outfall_id"]
+            if not _blank(o)
+        }
+    ):
         if of in outfall_points:
             geoms.append(outfall_points[of])
             hows.append(f"drains through outfall {of} into")
@@ -899,20 +1113,26 @@ def tmdl_hits_for(waters: Waters, *, site_geom: Any, rows: pd.DataFrame,
     return hits
 
 
-def _resolve_site(site: Any, workspace: Any, result: Any, *, site_crs: Any = None
-                  ) -> tuple[SiteInfo, pd.DataFrame, Any]:
+def _resolve_site(
+    site: Any, workspace: Any, result: Any, *, site_crs: Any = None
+) -> tuple[SiteInfo, pd.DataFrame, Any]:
     import geopandas as gpd
     from shapely.geometry.base import BaseGeometry
 
     parcels = workspace.layers.get("parcels")
     if parcels is None or not len(parcels):
-        raise DataError("The workspace has no parcels layer; a site needs parcels to be "
-                        "located. Fix: add a 'parcels' layer to the workspace.")
+        raise DataError(
+            "The workspace has no parcels layer; a site needs parcels to be "
+            "located. Fix: add a 'parcels' layer to the workspace."
+        )
     unit = _crs_unit_m(workspace.crs)
     drainage = getattr(result, "drainage", None)
     if isinstance(site, (str, list, tuple)) and not isinstance(site, BaseGeometry):
-        ids = ([s.strip() for s in site.split(",")] if isinstance(site, str)
-               else [str(s).strip() for s in site])
+        ids = (
+            [s.strip() for s in site.split(",")]
+            if isinstance(site, str)
+            else [str(s).strip() for s in site]
+        )
         ids = [i for i in ids if i]
         if not ids:
             raise UsageError("No parcel id given for the site.")
@@ -922,39 +1142,57 @@ def _resolve_site(site: Any, workspace: Any, result: Any, *, site_crs: Any = Non
             import difflib
 
             hints = {u: difflib.get_close_matches(u, list(known), n=3) for u in unknown}
-            hint = "; ".join(f"{u!r} (did you mean {', '.join(h)}?)" if h else repr(u)
-                             for u, h in hints.items())
-            raise DataError(f"Unknown parcel id(s) in layer 'parcels': {hint}. Fix: use the "
-                            "parcel_id (SBL / print key) as in the parcels layer.")
+            hint = "; ".join(
+                f"{u!r} (did you mean {', '.join(h)}?)" if h else repr(u) for u, h in hints.items()
+            )
+            raise DataError(
+                f"Unknown parcel id(s) in layer 'parcels': {hint}. Fix: use the "
+                "parcel_id (SBL / print key) as in the parcels layer."
+            )
         sel = parcels[parcels["parcel_id"].astype(str).isin(ids)]
-        areas = dict(zip(sel["parcel_id"].astype(str), sel.geometry.area * unit * unit,
-                         strict=True))
+        areas = dict(
+            zip(sel["parcel_id"].astype(str), sel.geometry.area * unit * unit, strict=True)
+        )
         geom = sel.geometry.union_all()
         if drainage is None:
             raise DataError("The pipeline result has no drainage table.")
         rows = combine_parcel_rows(drainage, ids, areas)
         dom = sel.iloc[int(np.argmax(sel.geometry.area.to_numpy()))]
-        info = SiteInfo(label=", ".join(ids), kind="parcels", parcel_ids=ids,
-                        area_acres=float(sum(areas.values()) / ACRE_M2),
-                        prop_class=None if _blank(dom.get("prop_class")) else str(dom["prop_class"]),
-                        geometry=geom, crs=workspace.crs.to_string(),
-                        address=None if _blank(dom.get("address")) else str(dom["address"]))
+        info = SiteInfo(
+            label=", ".join(ids),
+            kind="parcels",
+            parcel_ids=ids,
+            area_acres=float(sum(areas.values()) / ACRE_M2),
+            prop_class=None if _blank(dom.get("prop_class")) else str(dom["prop_class"]),
+            geometry=geom,
+            crs=workspace.crs.to_string(),
+            address=None if _blank(dom.get("address")) else str(dom["address"]),
+        )
         return info, rows, sel
     # polygon
     if isinstance(site, (gpd.GeoDataFrame, gpd.GeoSeries)):
         if site.crs is None:
-            raise DataError("The site polygon has no CRS. Fix: set it (e.g. "
-                            "gdf.set_crs('EPSG:26918')) or pass site_crs=.")
-        geom = site.to_crs(workspace.crs).geometry.union_all() if isinstance(
-            site, gpd.GeoDataFrame) else site.to_crs(workspace.crs).union_all()
+            raise DataError(
+                "The site polygon has no CRS. Fix: set it (e.g. "
+                "gdf.set_crs('EPSG:26918')) or pass site_crs=."
+            )
+        geom = (
+            site.to_crs(workspace.crs).geometry.union_all()
+            if isinstance(site, gpd.GeoDataFrame)
+            else site.to_crs(workspace.crs).union_all()
+        )
     elif isinstance(site, BaseGeometry):
         if site_crs is None:
-            raise DataError("The site polygon has no CRS. Fix: pass site_crs= (e.g. "
-                            "'EPSG:26918'), or give a GeoSeries with its CRS.")
+            raise DataError(
+                "The site polygon has no CRS. Fix: pass site_crs= (e.g. "
+                "'EPSG:26918'), or give a GeoSeries with its CRS."
+            )
         geom = gpd.GeoSeries([site], crs=site_crs).to_crs(workspace.crs).iloc[0]
     else:
-        raise UsageError(f"site must be a parcel id, a list of parcel ids or a polygon with "
-                         f"its CRS; got {type(site).__name__}.")
+        raise UsageError(
+            f"site must be a parcel id, a list of parcel ids or a polygon with "
+            f"its CRS; got {type(site).__name__}."
+        )
     if geom is None or geom.is_empty or geom.geom_type not in ("Polygon", "MultiPolygon"):
         raise DataError(f"The site must be a polygon; got {getattr(geom, 'geom_type', geom)}.")
     if not geom.is_valid:
@@ -975,17 +1213,22 @@ def _resolve_site(site: Any, workspace: Any, result: Any, *, site_crs: Any = Non
     rows = _as_rows(_drainage.polygon_drainage(result, geom))
     inter = sel.geometry.intersection(geom).area.to_numpy()
     dom = sel.iloc[int(np.argmax(inter))]
-    info = SiteInfo(label="drawn polygon", kind="polygon",
-                    parcel_ids=[str(p) for p in sel["parcel_id"]],
-                    area_acres=float(geom.area * unit * unit / ACRE_M2),
-                    prop_class=None if _blank(dom.get("prop_class")) else str(dom["prop_class"]),
-                    geometry=geom, crs=workspace.crs.to_string(),
-                    address=None if _blank(dom.get("address")) else str(dom["address"]))
+    info = SiteInfo(
+        label="drawn polygon",
+        kind="polygon",
+        parcel_ids=[str(p) for p in sel["parcel_id"]],
+        area_acres=float(geom.area * unit * unit / ACRE_M2),
+        prop_class=None if _blank(dom.get("prop_class")) else str(dom["prop_class"]),
+        geometry=geom,
+        crs=workspace.crs.to_string(),
+        address=None if _blank(dom.get("address")) else str(dom["address"]),
+    )
     return info, rows, sel
 
 
-def _reach_hits(rows: pd.DataFrame, waters: Waters, profile: Profile, crs: Any
-                ) -> dict[str, set[str]]:
+def _reach_hits(
+    rows: pd.DataFrame, waters: Waters, profile: Profile, crs: Any
+) -> dict[str, set[str]]:
     if profile.tributary_reach_km <= 0:
         return {}
     dist = profile.tributary_reach_km * 1000.0 / _crs_unit_m(crs)
@@ -998,8 +1241,14 @@ def _reach_hits(rows: pd.DataFrame, waters: Waters, profile: Profile, crs: Any
     return out
 
 
-def _map_layers(info: SiteInfo, rows: pd.DataFrame, result: Any, workspace: Any,
-                waters: Waters, outfall_points: dict[str, Any]) -> dict[str, Any]:
+def _map_layers(
+    info: SiteInfo,
+    rows: pd.DataFrame,
+    result: Any,
+    workspace: Any,
+    waters: Waters,
+    outfall_points: dict[str, Any],
+) -> dict[str, Any]:
     """Geometries for the static map: site, inlets, traced paths, outfalls, waters."""
     layers: dict[str, Any] = {"site": info.geometry, "crs": workspace.crs}
     wdd = getattr(result, "where_does_it_drain", None)
@@ -1026,9 +1275,11 @@ def _map_layers(info: SiteInfo, rows: pd.DataFrame, result: Any, workspace: Any,
                 inlet_pts.append(nodes.loc[tid].geometry)
     layers["inlets"] = inlet_pts
     layers["paths"] = paths
-    layers["outfalls"] = [outfall_points[o] for o in
-                          dict.fromkeys(str(x) for x in ms4["outfall_id"] if not _blank(x))
-                          if o in outfall_points]
+    layers["outfalls"] = [
+        outfall_points[o]
+        for o in dict.fromkeys(str(x) for x in ms4["outfall_id"] if not _blank(x))
+        if o in outfall_points
+    ]
     wbs = []
     for r in rows[rows["target_kind"].isin(_REACH_KINDS)].to_dict("records"):
         g = waters.waterbody_geometry(_resolve_wb(r, waters))
@@ -1038,11 +1289,19 @@ def _map_layers(info: SiteInfo, rows: pd.DataFrame, result: Any, workspace: Any,
     return layers
 
 
-def evaluate_site(site: Any, *, disturbed_acres: float, project_type: str | None = None,
-                  common_plan_acres: float | None = None, exemption: str | None = None,
-                  workspace: Any, profile: str | Profile | None = "stillwater",
-                  result: Any = None, site_crs: Any = None, waters: Waters | None = None
-                  ) -> Determination:
+def evaluate_site(
+    site: Any,
+    *,
+    disturbed_acres: float,
+    project_type: str | None = None,
+    common_plan_acres: float | None = None,
+    exemption: str | None = None,
+    workspace: Any,
+    profile: str | Profile | None = "stillwater",
+    result: Any = None,
+    site_crs: Any = None,
+    waters: Waters | None = None,
+) -> Determination:
     """Condition A/B/C determination for one site of a workspace.
 
     Parameters
@@ -1080,19 +1339,31 @@ def evaluate_site(site: Any, *, disturbed_acres: float, project_type: str | None
         Unknown parcel id, polygon outside the town or without a CRS.
     """
     prof = load_profile(profile)
-    validate_inputs(disturbed_acres=disturbed_acres, project_type=project_type,
-                    common_plan_acres=common_plan_acres, exemption=exemption)
+    validate_inputs(
+        disturbed_acres=disturbed_acres,
+        project_type=project_type,
+        common_plan_acres=common_plan_acres,
+        exemption=exemption,
+    )
     if result is None:
         result = _run_pipeline(workspace)
     info, rows, _sel = _resolve_site(site, workspace, result, site_crs=site_crs)
     waters = waters or Waters.from_workspace(workspace)
     of_pts = _outfall_points(result, workspace)
     hits = tmdl_hits_for(waters, site_geom=info.geometry, rows=rows, outfall_points=of_pts)
-    det = determine(rows, waters=waters, profile=prof, disturbed_acres=disturbed_acres,
-                    project_type=project_type, common_plan_acres=common_plan_acres,
-                    exemption=exemption, site=info, tmdl_hits=hits,
-                    reach_hits=_reach_hits(rows, waters, prof, workspace.crs),
-                    provenance=workspace.provenance(profile=prof.name))
+    det = determine(
+        rows,
+        waters=waters,
+        profile=prof,
+        disturbed_acres=disturbed_acres,
+        project_type=project_type,
+        common_plan_acres=common_plan_acres,
+        exemption=exemption,
+        site=info,
+        tmdl_hits=hits,
+        reach_hits=_reach_hits(rows, waters, prof, workspace.crs),
+        provenance=workspace.provenance(profile=prof.name),
+    )
     det.map_layers = _map_layers(info, rows, result, workspace, waters, of_pts)
     return det
 
@@ -1100,10 +1371,21 @@ def evaluate_site(site: Any, *, disturbed_acres: float, project_type: str | None
 # --------------------------------------------------------------------------------------
 # Batch: "would a development here be Condition A?" for every parcel
 # --------------------------------------------------------------------------------------
-SCREENING_COLUMNS = ("parcel_id", "condition_a", "condition_a_text", "method", "reason",
-                     "receiving_waters", "listed_waters", "pollutants", "tmdls",
-                     "ms4_fraction", "direct_fraction", "internal_fraction",
-                     "unknown_fraction")
+SCREENING_COLUMNS = (
+    "parcel_id",
+    "condition_a",
+    "condition_a_text",
+    "method",
+    "reason",
+    "receiving_waters",
+    "listed_waters",
+    "pollutants",
+    "tmdls",
+    "ms4_fraction",
+    "direct_fraction",
+    "internal_fraction",
+    "unknown_fraction",
+)
 
 
 def join_unique(keys: pd.Series, values: pd.Series, *, sep: str = ";") -> pd.Series:
@@ -1114,8 +1396,11 @@ def join_unique(keys: pd.Series, values: pd.Series, *, sep: str = ";") -> pd.Ser
     dup = df["k"].duplicated(keep=False).to_numpy()
     single = df[~dup].set_index("k")["v"]
     joined: dict[Any, str] = {}
-    for k, v in zip(df["k"].to_numpy(dtype=object)[dup].tolist(),
-                    df["v"].to_numpy(dtype=object)[dup].tolist(), strict=True):
+    for k, v in zip(
+        df["k"].to_numpy(dtype=object)[dup].tolist(),
+        df["v"].to_numpy(dtype=object)[dup].tolist(),
+        strict=True,
+    ):
         joined[k] = joined[k] + sep + v if k in joined else v
     multi = pd.Series(joined, dtype=object)
     return pd.concat([single.astype(object), multi])
@@ -1136,14 +1421,21 @@ def _counting_tmdls(waters: Waters, profile: Profile) -> Any:
         return tm
     keep = tm["stormwater_source"].astype(bool).to_numpy()
     if profile.pollutant_reading == "list":
-        keep = keep & np.asarray([pollutant_in(str(p or ""), profile.pollutants_of_concern)
-                                 for p in tm["pollutant"]], dtype=bool)
+        keep = keep & np.asarray(
+            [pollutant_in(str(p or ""), profile.pollutants_of_concern) for p in tm["pollutant"]],
+            dtype=bool,
+        )
     return tm[keep]
 
 
-def screen_condition_a(drainage: pd.DataFrame, *, waters: Waters,
-                       profile: str | Profile | None = None, parcels: Any = None,
-                       outfall_points: dict[str, Any] | None = None) -> pd.DataFrame:
+def screen_condition_a(
+    drainage: pd.DataFrame,
+    *,
+    waters: Waters,
+    profile: str | Profile | None = None,
+    parcels: Any = None,
+    outfall_points: dict[str, Any] | None = None,
+) -> pd.DataFrame:
     """For every parcel: would a land development activity here be Condition A?
 
     Vectorised over the whole drainage table; the same rules as :func:`determine`
@@ -1185,7 +1477,9 @@ def screen_condition_a(drainage: pd.DataFrame, *, waters: Waters,
         sub = d[d["parcel_id"] == pid]
         why = []
         if (~sub["target_kind"].isin(TARGET_KINDS)).any():
-            why.append(f"unknown target_kind {sorted(set(sub['target_kind'].astype(str)) - set(TARGET_KINDS))}")
+            why.append(
+                f"unknown target_kind {sorted(set(sub['target_kind'].astype(str)) - set(TARGET_KINDS))}"
+            )
         if sub["fraction"].isna().any() or (sub["fraction"] < -_EPS).any():
             why.append("missing or negative fraction")
         if pid in bad_sum:
@@ -1203,10 +1497,16 @@ def screen_condition_a(drainage: pd.DataFrame, *, waters: Waters,
     if wb.isna().any() and len(waters.waterbodies) and "name" in waters.waterbodies:
         names = waters.waterbodies.dropna(subset=["name"])
         counts = names.groupby(names["name"].astype(str).str.strip().str.lower())["wb_id"].nunique()
-        uniq = names[names["name"].astype(str).str.strip().str.lower().isin(
-            counts[counts == 1].index)]
-        name_map = dict(zip(uniq["name"].astype(str).str.strip().str.lower(),
-                            uniq["wb_id"].astype(str), strict=True))
+        uniq = names[
+            names["name"].astype(str).str.strip().str.lower().isin(counts[counts == 1].index)
+        ]
+        name_map = dict(
+            zip(
+                uniq["name"].astype(str).str.strip().str.lower(),
+                uniq["wb_id"].astype(str),
+                strict=True,
+            )
+        )
         by_name = good["receiving_water"].astype(str).str.strip().str.lower().map(name_map)
         wb = wb.where(wb.notna(), by_name)
     good["wb"] = wb.astype(object).where(wb.notna(), None)
@@ -1214,8 +1514,11 @@ def screen_condition_a(drainage: pd.DataFrame, *, waters: Waters,
     ms4 = good["target_kind"].isin(_MS4_KINDS)
 
     listings = _counting_listings(waters, prof)
-    pol_by_wb = listings.groupby("wb_id")["pollutant"].agg(
-        lambda s: ", ".join(dict.fromkeys(s))).to_dict() if len(listings) else {}
+    pol_by_wb = (
+        listings.groupby("wb_id")["pollutant"].agg(lambda s: ", ".join(dict.fromkeys(s))).to_dict()
+        if len(listings)
+        else {}
+    )
     hit_list = reach & good["wb"].isin(list(pol_by_wb))
     # TMDL via outfalls and direct waters
     tm = _counting_tmdls(waters, prof)
@@ -1233,7 +1536,8 @@ def screen_condition_a(drainage: pd.DataFrame, *, waters: Waters,
                 if len(hit):
                     tmdl_waters[str(w)] = str(hit.iloc[0]["name"] or hit.iloc[0]["tmdl_id"])
     hit_tmdl = (ms4 & good["outfall_id"].astype(str).isin(list(tmdl_outfalls))) | (
-        (good["target_kind"] == "water_direct") & good["wb"].isin(list(tmdl_waters)))
+        (good["target_kind"] == "water_direct") & good["wb"].isin(list(tmdl_waters))
+    )
     unknown = good["target_kind"].isin(_UNKNOWN_KINDS) | (reach & good["wb"].isna() & ~hit_tmdl)
 
     fr = good["fraction"]
@@ -1249,26 +1553,43 @@ def screen_condition_a(drainage: pd.DataFrame, *, waters: Waters,
     via = np.where(ms4, "via outfall " + of_txt, "directly")
     wb_names: dict[str, str] = {}
     if len(waters.waterbodies) and "name" in waters.waterbodies:
-        for w_id, w_name in zip(waters.waterbodies["wb_id"], waters.waterbodies["name"],
-                                strict=True):
+        for w_id, w_name in zip(
+            waters.waterbodies["wb_id"], waters.waterbodies["name"], strict=True
+        ):
             if not _blank(w_id) and not _blank(w_name):
                 wb_names.setdefault(str(w_id), f"{w_name} ({w_id})")
     lw = good["wb"].astype(str)
     lw = lw.map(lambda w: wb_names.get(w, w))
-    rr[hit_list] = ("drains " + pd.Series(via, index=good.index)[hit_list] + " to " + lw[hit_list]
-                    + ", on the 303(d) list for " + good["wb"][hit_list].map(pol_by_wb))
+    rr[hit_list] = (
+        "drains "
+        + pd.Series(via, index=good.index)[hit_list]
+        + " to "
+        + lw[hit_list]
+        + ", on the 303(d) list for "
+        + good["wb"][hit_list].map(pol_by_wb)
+    )
     tm_names = np.where(ms4, of_txt.map(tmdl_outfalls), good["wb"].astype(str).map(tmdl_waters))
     sel = hit_tmdl & ~hit_list
-    rr[sel] = ("drains " + pd.Series(via, index=good.index)[sel] + " into the "
-               + pd.Series(tm_names, index=good.index)[sel].astype(str)
-               + " TMDL watershed (stormwater a source)")
+    rr[sel] = (
+        "drains "
+        + pd.Series(via, index=good.index)[sel]
+        + " into the "
+        + pd.Series(tm_names, index=good.index)[sel].astype(str)
+        + " TMDL watershed (stormwater a source)"
+    )
     good["_row_reason"] = rr
     good["_recv"] = good["wb"].where(reach, None)
 
     g = good.groupby("parcel_id", sort=False)
-    agg = g.agg(hit=("_hit", "sum"), hitl=("_hitl", "sum"), unk=("_unk", "sum"),
-                ms4=("_ms4", "sum"), dir=("_dir", "sum"), int_=("_int", "sum"),
-                total=("fraction", "sum"))
+    agg = g.agg(
+        hit=("_hit", "sum"),
+        hitl=("_hitl", "sum"),
+        unk=("_unk", "sum"),
+        ms4=("_ms4", "sum"),
+        dir=("_dir", "sum"),
+        int_=("_int", "sum"),
+        total=("fraction", "sum"),
+    )
     first_reason = good.dropna(subset=["_row_reason"]).groupby("parcel_id")["_row_reason"].first()
     rv = good.dropna(subset=["_recv"])
     recv = join_unique(rv["parcel_id"], rv["_recv"])
@@ -1298,8 +1619,13 @@ def screen_condition_a(drainage: pd.DataFrame, *, waters: Waters,
             pi, ti = tm.sindex.query(parcels.geometry.to_numpy(), predicate="intersects")
             if len(pi):
                 pids = parcels["parcel_id"].astype(str).to_numpy()[pi]
-                names = tm["name"].astype(object).where(tm["name"].notna(), tm["tmdl_id"]) \
-                    .astype(str).to_numpy()[ti]
+                names = (
+                    tm["name"]
+                    .astype(object)
+                    .where(tm["name"].notna(), tm["tmdl_id"])
+                    .astype(str)
+                    .to_numpy()[ti]
+                )
                 for p, n in zip(pids, names, strict=True):
                     in_tmdl.setdefault(p, n)
     out = out.reindex(all_ids)
@@ -1330,19 +1656,28 @@ def screen_condition_a(drainage: pd.DataFrame, *, waters: Waters,
         reason[i] = f"lies in the {in_tmdl[ids[i]]} TMDL watershed (stormwater a source)"
     unk_fr = out["unknown_fraction"].fillna(0).to_numpy()
     for i in np.flatnonzero(und):
-        reason[i] = (f"{_pct(unk_fr[i])} drains somewhere unknown (off the DEM or unmapped); "
-                     "the rest reaches no listed water")
+        reason[i] = (
+            f"{_pct(unk_fr[i])} drains somewhere unknown (off the DEM or unmapped); "
+            "the rest reaches no listed water"
+        )
     recv_s = out["receiving_waters"].to_numpy(dtype=object)
     for i in np.flatnonzero(no):
-        reason[i] = ("internally drained: no runoff reaches a water" if intl[i] >= 1 - _EPS
-                     else f"drains to {recv_s[i] if isinstance(recv_s[i], str) else 'no water'}"
-                     ": not 303(d)-listed for a pollutant of concern, no TMDL watershed")
+        reason[i] = (
+            "internally drained: no runoff reaches a water"
+            if intl[i] >= 1 - _EPS
+            else f"drains to {recv_s[i] if isinstance(recv_s[i], str) else 'no water'}"
+            ": not 303(d)-listed for a pollutant of concern, no TMDL watershed"
+        )
     for i in np.flatnonzero(~has_rows & ~tm_in):
-        reason[i] = ("bad drainage rows (see problems)" if bad_mask[i]
-                     else "no rows in the drainage table")
+        reason[i] = (
+            "bad drainage rows (see problems)" if bad_mask[i] else "no rows in the drainage table"
+        )
     out["condition_a"] = pd.array(val, dtype="boolean")
-    out["condition_a_text"] = np.where(val == True, "yes",  # noqa: E712
-                                       np.where(val == False, "no", "undetermined"))  # noqa: E712
+    out["condition_a_text"] = np.where(
+        val == True,
+        "yes",  # noqa: E712
+        np.where(val == False, "no", "undetermined"),
+    )  # noqa: E712
     out["method"] = method
     out["reason"] = reason
     out["tmdls"] = [in_tmdl.get(p) for p in ids]
@@ -1353,8 +1688,13 @@ def screen_condition_a(drainage: pd.DataFrame, *, waters: Waters,
     return out
 
 
-def screen_all(result: Any, *, profile: str | Profile | None = "stillwater",
-               workspace: Any = None, waters: Waters | None = None) -> Any:
+def screen_all(
+    result: Any,
+    *,
+    profile: str | Profile | None = "stillwater",
+    workspace: Any = None,
+    waters: Waters | None = None,
+) -> Any:
     """Batch screening of every parcel (layer ``screening``): a GeoDataFrame.
 
     Parameters
@@ -1373,10 +1713,16 @@ def screen_all(result: Any, *, profile: str | Profile | None = "stillwater",
         raise UsageError("screen_all needs the workspace: pass workspace=.")
     parcels = ws.layers["parcels"]
     waters = waters or Waters.from_workspace(ws)
-    tab = screen_condition_a(result.drainage, waters=waters, profile=profile, parcels=parcels,
-                             outfall_points=_outfall_points(result, ws))
-    keep = [c for c in ("parcel_id", "address", "owner", "prop_class", "acres")
-            if c in parcels.columns]
+    tab = screen_condition_a(
+        result.drainage,
+        waters=waters,
+        profile=profile,
+        parcels=parcels,
+        outfall_points=_outfall_points(result, ws),
+    )
+    keep = [
+        c for c in ("parcel_id", "address", "owner", "prop_class", "acres") if c in parcels.columns
+    ]
     base = parcels[keep + ["geometry"]].copy()
     base["parcel_id"] = base["parcel_id"].astype(str)
     merged = base.merge(tab, on="parcel_id", how="left")

@@ -58,11 +58,28 @@ __all__ = [
     "where_does_it_drain",
 ]
 
-COLUMNS = ["parcel_id", "target_kind", "target_id", "fraction", "outfall_id",
-           "receiving_water", "pwl_id", "method", "reason"]
+COLUMNS = [
+    "parcel_id",
+    "target_kind",
+    "target_id",
+    "fraction",
+    "outfall_id",
+    "receiving_water",
+    "pwl_id",
+    "method",
+    "reason",
+]
 TARGET_KINDS = ("inlet", "conveyance", "water_direct", "depression", "off_dem", "unknown")
-METHODS = ("d8_catchment", "representative_point", "shared_cell", "off_dem", "dem_nodata",
-           "no_target", "nearest_inlet", "no_dem")
+METHODS = (
+    "d8_catchment",
+    "representative_point",
+    "shared_cell",
+    "off_dem",
+    "dem_nodata",
+    "no_target",
+    "nearest_inlet",
+    "no_dem",
+)
 DEFAULT_FALLBACK_M = 100.0
 
 ProgressFn = Callable[[str], None]
@@ -99,11 +116,13 @@ def network_join(net: Any) -> NetworkJoin:
     Uses :func:`ms4map.network.assign_outfalls`, :func:`ms4map.network.edge_outfalls`
     and ``net.outfalls``.  ``None`` gives an empty join (no network).
     """
-    empty = pd.DataFrame({"outfall_id": pd.Series([], dtype=object),
-                          "other_outfalls": pd.Series([], dtype=object)})
+    empty = pd.DataFrame(
+        {"outfall_id": pd.Series([], dtype=object), "other_outfalls": pd.Series([], dtype=object)}
+    )
     if net is None:
-        outf = pd.DataFrame({"receiving_water": pd.Series([], dtype=object),
-                             "pwl_id": pd.Series([], dtype=object)})
+        outf = pd.DataFrame(
+            {"receiving_water": pd.Series([], dtype=object), "pwl_id": pd.Series([], dtype=object)}
+        )
         return NetworkJoin(empty.copy(), empty.copy(), outf, None)
     from .network import assign_outfalls, edge_outfalls
 
@@ -111,8 +130,11 @@ def network_join(net: Any) -> NetworkJoin:
     a = a[a["node_id"].notna()]
     inl = a.drop_duplicates("node_id").set_index("node_id")[["outfall_id", "other_outfalls"]]
     e = edge_outfalls(net)
-    conv = (e.drop_duplicates("conv_id").set_index("conv_id")[["outfall_id", "other_outfalls"]]
-            if len(e) else empty.copy())
+    conv = (
+        e.drop_duplicates("conv_id").set_index("conv_id")[["outfall_id", "other_outfalls"]]
+        if len(e)
+        else empty.copy()
+    )
     outf = net.outfalls[["receiving_water", "pwl_id"]].copy()
     outf.index = outf.index.astype(str)
     return NetworkJoin(inl, conv, outf, net)
@@ -145,7 +167,9 @@ def _join_rows(df: pd.DataFrame, join: NetworkJoin) -> pd.DataFrame:
             out.loc[tail, "reason"] + ", then the pipes to outfall " + outfall[tail].astype(str)
         )
         split = tail & (others != "")
-        out.loc[split, "reason"] = out.loc[split, "reason"] + " (flow splits; also " + others[split] + ")"
+        out.loc[split, "reason"] = (
+            out.loc[split, "reason"] + " (flow splits; also " + others[split] + ")"
+        )
     return out
 
 
@@ -185,8 +209,10 @@ def parcel_drainage(
     """
     say = progress or (lambda _m: None)
     if "parcel_id" not in parcels.columns:
-        raise DataError("Layer 'parcels' has no column 'parcel_id'. Fix: map it with "
-                        "--field parcels.parcel_id=COLUMN.")
+        raise DataError(
+            "Layer 'parcels' has no column 'parcel_id'. Fix: map it with "
+            "--field parcels.parcel_id=COLUMN."
+        )
     join = join if join is not None else network_join(None)
     par = parcels[["parcel_id", parcels.geometry.name]].copy()
     par["parcel_id"] = par["parcel_id"].astype(str)
@@ -205,8 +231,16 @@ def parcel_drainage(
     rows["_o"] = order.reindex(rows["parcel_id"]).to_numpy()
     rows = rows.sort_values(["_o", "fraction"], ascending=[True, False], kind="stable")
     out = rows[COLUMNS].reset_index(drop=True)
-    for c in ("parcel_id", "target_kind", "target_id", "outfall_id", "receiving_water", "pwl_id",
-              "method", "reason"):
+    for c in (
+        "parcel_id",
+        "target_kind",
+        "target_id",
+        "outfall_id",
+        "receiving_water",
+        "pwl_id",
+        "method",
+        "reason",
+    ):
         out[c] = pd.array(out[c].astype(object).where(out[c].notna(), None), dtype="str")
     out["fraction"] = out["fraction"].astype(float)
     return out
@@ -231,15 +265,24 @@ def _overlay(par: gpd.GeoDataFrame, ov: OverlandResult) -> pd.DataFrame:
     part = ok & ~inside
     if part.any():
         inter = shapely.area(shapely.intersection(geoms[part], box))
-        frac_in[part] = np.where(area[part] > 0, inter / np.where(area[part] > 0, area[part], 1), 0.0)
+        frac_in[part] = np.where(
+            area[part] > 0, inter / np.where(area[part] > 0, area[part], 1), 0.0
+        )
     frac_in = np.clip(frac_in, 0.0, 1.0)
 
     codes = np.arange(1, n + 1, dtype=np.int32)
     sel = ok & (frac_in > 0)
-    raster = features.rasterize(
-        geojson_shapes(geoms[sel], codes[sel]), out_shape=(h, w), transform=ov.transform,
-        fill=0, dtype="int32",
-    ) if sel.any() else np.zeros((h, w), np.int32)
+    raster = (
+        features.rasterize(
+            geojson_shapes(geoms[sel], codes[sel]),
+            out_shape=(h, w),
+            transform=ov.transform,
+            fill=0,
+            dtype="int32",
+        )
+        if sel.any()
+        else np.zeros((h, w), np.int32)
+    )
     flat = raster.ravel()
     m = flat > 0
     p = flat[m].astype(np.int64)
@@ -262,8 +305,9 @@ def _overlay(par: gpd.GeoDataFrame, ov: OverlandResult) -> pd.DataFrame:
         on = (r >= 0) & (r < h) & (c >= 0) & (c < w)
         lab_s = np.full(small.size, -1, dtype=np.int64)
         lab_s[on] = ov.labels[r[on], c[on]]
-        srows = pd.DataFrame({"_p": small, "label": lab_s, "fraction": 1.0,
-                              "method": "representative_point"})
+        srows = pd.DataFrame(
+            {"_p": small, "label": lab_s, "fraction": 1.0, "method": "representative_point"}
+        )
         rows = pd.concat([rows, srows[srows["label"] >= 0]], ignore_index=True)
         off_small = small[~on]
         if off_small.size:  # representative point off the grid: all of it is off the DEM
@@ -297,29 +341,53 @@ def _overlay(par: gpd.GeoDataFrame, ov: OverlandResult) -> pd.DataFrame:
     unk = tk == "unknown"
     tid[unk] = None
     small_note = meth == "representative_point"
-    reason = np.where(small_note, "smaller than a DEM cell: the cell under its representative "
-                      "point " + reason.astype(str), reason)
-    out = pd.DataFrame({
-        "parcel_id": pid[rows["_p"].to_numpy()], "target_kind": tk, "target_id": tid,
-        "fraction": rows["fraction"].to_numpy(), "method": meth, "reason": reason,
-        "receiving_water": rw, "pwl_id": pw,
-    })
-    out = out.groupby(["parcel_id", "target_kind", "target_id", "method", "reason"],
-                      dropna=False, sort=False, as_index=False).agg(
-        fraction=("fraction", "sum"), receiving_water=("receiving_water", "first"),
-        pwl_id=("pwl_id", "first"))
+    reason = np.where(
+        small_note,
+        "smaller than a DEM cell: the cell under its representative point " + reason.astype(str),
+        reason,
+    )
+    out = pd.DataFrame(
+        {
+            "parcel_id": pid[rows["_p"].to_numpy()],
+            "target_kind": tk,
+            "target_id": tid,
+            "fraction": rows["fraction"].to_numpy(),
+            "method": meth,
+            "reason": reason,
+            "receiving_water": rw,
+            "pwl_id": pw,
+        }
+    )
+    out = out.groupby(
+        ["parcel_id", "target_kind", "target_id", "method", "reason"],
+        dropna=False,
+        sort=False,
+        as_index=False,
+    ).agg(
+        fraction=("fraction", "sum"),
+        receiving_water=("receiving_water", "first"),
+        pwl_id=("pwl_id", "first"),
+    )
     # the part outside the DEM
     off = np.flatnonzero(frac_in < 1.0 - 1e-9)
     if off.size:
         miss = ok[off]
-        reasons = np.where(miss, "this part of the parcel lies outside the DEM",
-                           "the parcel has no geometry")
+        reasons = np.where(
+            miss, "this part of the parcel lies outside the DEM", "the parcel has no geometry"
+        )
         kinds = np.where(miss, "off_dem", "unknown")
-        extra = pd.DataFrame({
-            "parcel_id": pid[off], "target_kind": kinds, "target_id": None,
-            "fraction": 1.0 - frac_in[off], "method": np.where(miss, "off_dem", "no_target"),
-            "reason": reasons, "receiving_water": None, "pwl_id": None,
-        })
+        extra = pd.DataFrame(
+            {
+                "parcel_id": pid[off],
+                "target_kind": kinds,
+                "target_id": None,
+                "fraction": 1.0 - frac_in[off],
+                "method": np.where(miss, "off_dem", "no_target"),
+                "reason": reasons,
+                "receiving_water": None,
+                "pwl_id": None,
+            }
+        )
         out = pd.concat([out, extra], ignore_index=True)
     out = out[out["fraction"] > 0]
     return out
@@ -338,18 +406,27 @@ def _fallback(par: gpd.GeoDataFrame, inlets: gpd.GeoDataFrame | None, max_m: flo
     from .io import metres_to_crs_units
 
     n = len(par)
-    base = pd.DataFrame({
-        "parcel_id": par["parcel_id"].to_numpy(), "target_kind": "unknown", "target_id": None,
-        "fraction": 1.0, "method": "no_dem",
-        "reason": f"no DEM, and no inlet within {max_m:g} m",
-        "receiving_water": None, "pwl_id": None,
-    })
+    base = pd.DataFrame(
+        {
+            "parcel_id": par["parcel_id"].to_numpy(),
+            "target_kind": "unknown",
+            "target_id": None,
+            "fraction": 1.0,
+            "method": "no_dem",
+            "reason": f"no DEM, and no inlet within {max_m:g} m",
+            "receiving_water": None,
+            "pwl_id": None,
+        }
+    )
     if inlets is None or len(inlets) == 0 or n == 0 or par.crs is None:
         return base
     dist = metres_to_crs_units(par.crs, max_m)
     left = gpd.GeoDataFrame({"_p": np.arange(n)}, geometry=par.geometry.values, crs=par.crs)
-    right = gpd.GeoDataFrame({"node_id": inlets["node_id"].astype(str).to_numpy()},
-                             geometry=inlets.geometry.values, crs=inlets.crs).to_crs(par.crs)
+    right = gpd.GeoDataFrame(
+        {"node_id": inlets["node_id"].astype(str).to_numpy()},
+        geometry=inlets.geometry.values,
+        crs=inlets.crs,
+    ).to_crs(par.crs)
     j = gpd.sjoin_nearest(left, right, how="left", max_distance=dist, distance_col="_d")
     j = j[j["node_id"].notna()].drop_duplicates("_p")
     if len(j):
@@ -358,8 +435,10 @@ def _fallback(par: gpd.GeoDataFrame, inlets: gpd.GeoDataFrame | None, max_m: flo
         base.loc[idx, "target_kind"] = "inlet"
         base.loc[idx, "target_id"] = j["node_id"].to_numpy()
         base.loc[idx, "method"] = "nearest_inlet"
-        base.loc[idx, "reason"] = [f"no DEM: nearest inlet, {d / unit:.0f} m away "
-                                   f"(within {max_m:g} m)" for d in j["_d"].to_numpy()]
+        base.loc[idx, "reason"] = [
+            f"no DEM: nearest inlet, {d / unit:.0f} m away (within {max_m:g} m)"
+            for d in j["_d"].to_numpy()
+        ]
     return base
 
 
@@ -384,20 +463,36 @@ def sewersheds(ov: OverlandResult, join: NetworkJoin) -> gpd.GeoDataFrame:
     for kind, table in (("inlet", join.inlet_outfall), ("conveyance", join.conv_outfall)):
         m = tab["target_kind"] == kind
         if m.any() and len(table):
-            tab.loc[m, "outfall_id"] = table.reindex(tab.loc[m, "target_id"])["outfall_id"].to_numpy()
+            tab.loc[m, "outfall_id"] = table.reindex(tab.loc[m, "target_id"])[
+                "outfall_id"
+            ].to_numpy()
     tab = tab[tab["outfall_id"].notna() & (tab["cells"] > 0)]
-    cols = ["outfall_id", "receiving_water", "pwl_id", "inlets", "cells", "area_m2", "method",
-            "reason"]
+    cols = [
+        "outfall_id",
+        "receiving_water",
+        "pwl_id",
+        "inlets",
+        "cells",
+        "area_m2",
+        "method",
+        "reason",
+    ]
     if len(tab) == 0:
-        return gpd.GeoDataFrame({c: pd.Series([], dtype=object) for c in cols},
-                                geometry=gpd.GeoSeries([], crs=ov.crs), crs=ov.crs)
+        return gpd.GeoDataFrame(
+            {c: pd.Series([], dtype=object) for c in cols},
+            geometry=gpd.GeoSeries([], crs=ov.crs),
+            crs=ov.crs,
+        )
     outs = pd.Index(sorted(tab["outfall_id"].astype(str).unique()))
     code = np.zeros(int(ov.labels.max()) + 1, dtype=np.int32)
     oc = outs.get_indexer(tab["outfall_id"].astype(str)) + 1
     code[tab.index.to_numpy()] = oc
     raster = code[ov.labels]
-    stats = tab.assign(_oc=oc).groupby("_oc").agg(
-        inlets=("target_kind", lambda s: int((s == "inlet").sum())), cells=("cells", "sum"))
+    stats = (
+        tab.assign(_oc=oc)
+        .groupby("_oc")
+        .agg(inlets=("target_kind", lambda s: int((s == "inlet").sum())), cells=("cells", "sum"))
+    )
     table = pd.DataFrame({"outfall_id": outs}, index=pd.RangeIndex(1, len(outs) + 1))
     table["inlets"] = stats["inlets"].reindex(table.index).fillna(0).astype(int)
     table["cells"] = stats["cells"].reindex(table.index).fillna(0).astype(int)
@@ -406,7 +501,9 @@ def sewersheds(ov: OverlandResult, join: NetworkJoin) -> gpd.GeoDataFrame:
     table["receiving_water"] = rw["receiving_water"].to_numpy()
     table["pwl_id"] = rw["pwl_id"].to_numpy()
     table["method"] = "d8_catchment"
-    table["reason"] = "surface catchments of the inlets and open conveyances that drain to the outfall"
+    table["reason"] = (
+        "surface catchments of the inlets and open conveyances that drain to the outfall"
+    )
     return _polygonize(raster, table, ov.transform, ov.crs, columns=cols)
 
 
@@ -421,10 +518,13 @@ def polygon_drainage(result: Any, polygon: Any) -> pd.DataFrame:
     ``.overland``, ``.join`` and ``.inlets``).
     """
     site = gpd.GeoDataFrame({"parcel_id": ["site"]}, geometry=[polygon], crs=_result_crs(result))
-    df = parcel_drainage(site, result.overland, join=result.join,
-                         inlets=getattr(result, "inlets", None),
-                         fallback_distance_m=result.settings.get("fallback_distance_m",
-                                                                 DEFAULT_FALLBACK_M))
+    df = parcel_drainage(
+        site,
+        result.overland,
+        join=result.join,
+        inlets=getattr(result, "inlets", None),
+        fallback_distance_m=result.settings.get("fallback_distance_m", DEFAULT_FALLBACK_M),
+    )
     return df.drop(columns=["parcel_id"])
 
 
@@ -445,9 +545,16 @@ def where_does_it_drain(result: Any, point: Any) -> dict[str, Any]:
         ``outfall_ids``, ``receiving_water``, ``pwl_id``, ``method``, ``reason``.
     """
     ov = result.overland
-    out: dict[str, Any] = {"geometry": None, "surface_geometry": None, "pipe_geometry": None,
-                           "target_kind": "unknown", "target_id": None, "outfall_ids": [],
-                           "receiving_water": None, "pwl_id": None}
+    out: dict[str, Any] = {
+        "geometry": None,
+        "surface_geometry": None,
+        "pipe_geometry": None,
+        "target_kind": "unknown",
+        "target_id": None,
+        "outfall_ids": [],
+        "receiving_water": None,
+        "pwl_id": None,
+    }
     if ov is None:
         out.update(method="no_dem", reason="no DEM: the surface path is unknown")
         return out
@@ -457,8 +564,14 @@ def where_does_it_drain(result: Any, point: Any) -> dict[str, Any]:
         return out
     row = ov.targets.loc[lab]
     kind, tid = str(row["target_kind"]), str(row["target_id"])
-    out.update(surface_geometry=line, geometry=line, target_kind=kind, target_id=tid,
-               method="d8_path", reason=str(row["reason"]))
+    out.update(
+        surface_geometry=line,
+        geometry=line,
+        target_kind=kind,
+        target_id=tid,
+        method="d8_path",
+        reason=str(row["reason"]),
+    )
     if kind == "water_direct":
         out.update(receiving_water=row["name"] if isinstance(row["name"], str) else tid, pwl_id=tid)
     net = result.join.net if result.join is not None else None
@@ -481,7 +594,9 @@ def where_does_it_drain(result: Any, point: Any) -> dict[str, Any]:
     return out
 
 
-def what_drains_here(result: Any, point: Any = None, *, outfall_id: str | None = None) -> gpd.GeoDataFrame:
+def what_drains_here(
+    result: Any, point: Any = None, *, outfall_id: str | None = None
+) -> gpd.GeoDataFrame:
     """Everything that drains to a point or an outfall, surface and pipes, as one polygon.
 
     For an outfall: its sewershed.  For a point on the storm network (within one DEM
@@ -502,16 +617,36 @@ def what_drains_here(result: Any, point: Any = None, *, outfall_id: str | None =
         sw = result.sewersheds
         hit = sw[sw["outfall_id"] == str(outfall_id)]
         if not len(hit):
-            return _one(None, crs, query=f"outfall {outfall_id}", area=0.0, inlets=0,
-                        method="sewershed", reason="no inlet with a surface catchment drains to it")
+            return _one(
+                None,
+                crs,
+                query=f"outfall {outfall_id}",
+                area=0.0,
+                inlets=0,
+                method="sewershed",
+                reason="no inlet with a surface catchment drains to it",
+            )
         r = hit.iloc[0]
-        return _one(r.geometry, crs, query=f"outfall {outfall_id}", area=float(r["area_m2"]),
-                    inlets=int(r["inlets"]), method="sewershed",
-                    reason="surface catchments of the inlets and open conveyances upstream")
+        return _one(
+            r.geometry,
+            crs,
+            query=f"outfall {outfall_id}",
+            area=float(r["area_m2"]),
+            inlets=int(r["inlets"]),
+            method="sewershed",
+            reason="surface catchments of the inlets and open conveyances upstream",
+        )
     mask = upstream_mask(ov, point.x, point.y)
     if mask is None:
-        return _one(None, crs, query=point.wkt, area=0.0, inlets=0, method="off_dem",
-                    reason="the point lies outside the DEM")
+        return _one(
+            None,
+            crs,
+            query=point.wkt,
+            area=0.0,
+            inlets=0,
+            method="off_dem",
+            reason="the point lies outside the DEM",
+        )
     labels: list[int] = []
     n_inlets = 0
     net = result.join.net if result.join is not None else None
@@ -530,19 +665,28 @@ def what_drains_here(result: Any, point: Any = None, *, outfall_id: str | None =
                 if kind == "inlet":
                     n_inlets = len(sel)
             method = "d8_upstream+pipes"
-            reason = (f"surface catchments of {n_inlets} inlet(s) upstream of {nid} in the pipes, "
-                      "plus the point's own surface catchment")
+            reason = (
+                f"surface catchments of {n_inlets} inlet(s) upstream of {nid} in the pipes, "
+                "plus the point's own surface catchment"
+            )
     if labels:
         mask = mask | np.isin(ov.labels, labels)
     lab = np.where(mask, 1, 0).astype(np.int32)
     table = pd.DataFrame({"query": [point.wkt]}, index=pd.Index([1]))
     poly = _polygonize(lab, table, ov.transform, ov.crs, columns=["query"])
     geom = poly.geometry.iloc[0] if len(poly) else None
-    return _one(geom, crs, query=point.wkt, area=float(mask.sum() * ov.cell_area_m2),
-                inlets=n_inlets, method=method, reason=reason)
+    return _one(
+        geom,
+        crs,
+        query=point.wkt,
+        area=float(mask.sum() * ov.cell_area_m2),
+        inlets=n_inlets,
+        method=method,
+        reason=reason,
+    )
 
 
 def _one(geom: Any, crs: Any, **cols: Any) -> gpd.GeoDataFrame:
-    return gpd.GeoDataFrame({k if k != "area" else "area_m2": [v] for k, v in cols.items()},
-                            geometry=[geom], crs=crs)
-
+    return gpd.GeoDataFrame(
+        {k if k != "area" else "area_m2": [v] for k, v in cols.items()}, geometry=[geom], crs=crs
+    )

@@ -139,7 +139,9 @@ def _check_role(role: str, origin: str) -> None:
 
 def _add_values(fm: FieldMap, role: str, table: Any, origin: str) -> None:
     if not isinstance(table, dict):
-        raise UsageError(f"{origin}: [{role}.values] must hold tables such as [{role}.values.kind].")
+        raise UsageError(
+            f"{origin}: [{role}.values] must hold tables such as [{role}.values.kind]."
+        )
     for canon, mapping in table.items():
         if canon not in LAYERS[role].column_names or not isinstance(mapping, dict):
             raise UsageError(

@@ -217,7 +217,9 @@ def _resolve_source(spec: str, base: Path | None) -> Source:
             f"Layer '{spec}' is not a file path and no workspace PATH was given to look it up in."
         )
     if base.is_dir() and base.suffix.lower() != ".gdb":
-        matches = [f for f in base.iterdir() if f.stem == spec and f.suffix.lower() in VECTOR_SUFFIXES]
+        matches = [
+            f for f in base.iterdir() if f.stem == spec and f.suffix.lower() in VECTOR_SUFFIXES
+        ]
         if not matches:
             raise InputOpenError(
                 f"No layer '{spec}' in folder '{base}'. Available: {list_source_layers(base)}."
@@ -273,7 +275,9 @@ def read_source(source: Source) -> gpd.GeoDataFrame:
                 f"'{source.path.name}' is not a spatial file GDAL can read ({msg}). "
                 "Fix: give a GeoPackage, Shapefile (zipped or not), GeoJSON or File Geodatabase."
             ) from None
-        raise InputOpenError(f"Cannot read layer '{source.label}' from '{source.path}': {msg}") from None
+        raise InputOpenError(
+            f"Cannot read layer '{source.label}' from '{source.path}': {msg}"
+        ) from None
     if not isinstance(df, gpd.GeoDataFrame):
         df = pd.DataFrame(df)
     # text that decoded with replacement characters -> re-read as latin-1
@@ -291,7 +295,9 @@ def read_source(source: Source) -> gpd.GeoDataFrame:
 
 def _has_mojibake(df: pd.DataFrame) -> bool:
     for col in df.columns:
-        if col == "geometry" or not (df[col].dtype == object or pd.api.types.is_string_dtype(df[col])):
+        if col == "geometry" or not (
+            df[col].dtype == object or pd.api.types.is_string_dtype(df[col])
+        ):
             continue
         s = df[col].dropna().astype(str)
         if len(s) and s.str.contains("\ufffd", regex=False).any():
@@ -317,19 +323,36 @@ def load_manifest(path: str | Path) -> dict[str, Any]:
         raise InputOpenError(f"Manifest '{p}' does not exist.") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"Manifest '{p}' is not valid TOML: {exc}") from None
-    known = {"workspace", "dem", "crs", "repair_geometry", "layers", "fields", "field_map", "settings"}
+    known = {
+        "workspace",
+        "dem",
+        "crs",
+        "repair_geometry",
+        "layers",
+        "fields",
+        "field_map",
+        "settings",
+    }
     unknown = set(data) - known
     if unknown:
-        raise UsageError(f"Manifest '{p.name}': unknown key(s) {sorted(unknown)}. Allowed: {sorted(known)}.")
+        raise UsageError(
+            f"Manifest '{p.name}': unknown key(s) {sorted(unknown)}. Allowed: {sorted(known)}."
+        )
     out: dict[str, Any] = {"settings": data.get("settings", {})}
     for key in ("workspace", "dem", "field_map"):
         if key in data:
-            out[key] = str((p.parent / data[key]).resolve()) if not Path(data[key]).is_absolute() else data[key]
+            out[key] = (
+                str((p.parent / data[key]).resolve())
+                if not Path(data[key]).is_absolute()
+                else data[key]
+            )
     for key in ("crs", "repair_geometry"):
         if key in data:
             out[key] = data[key]
     if "layers" in data:
-        out["layers"] = {r: ([v] if isinstance(v, str) else list(v)) for r, v in data["layers"].items()}
+        out["layers"] = {
+            r: ([v] if isinstance(v, str) else list(v)) for r, v in data["layers"].items()
+        }
     if "fields" in data:
         out["fields"] = data["fields"]
     return out
@@ -426,7 +449,11 @@ def open_workspace(
         for role in schema.LAYERS:
             if role not in role_specs and role in available:
                 role_specs[role] = [role]
-        if base.suffix.lower() not in (".gpkg", ".gdb", ".zip") and not base.is_dir() and not role_specs:
+        if (
+            base.suffix.lower() not in (".gpkg", ".gdb", ".zip")
+            and not base.is_dir()
+            and not role_specs
+        ):
             raise UsageError(
                 f"'{base.name}' is a single layer; say which role it plays, e.g. "
                 f"--layer structures={base.stem}"
@@ -454,7 +481,8 @@ def open_workspace(
             raw.setdefault(role, []).append((src, df))
             if df.attrs.get("ms4map_encoding") == "latin1":
                 report.warning(
-                    "non_utf8_text", src.label,
+                    "non_utf8_text",
+                    src.label,
                     "Attribute text is not UTF-8; it was read as Latin-1 (Windows-1252 characters may differ).",
                     fix="Save the layer with UTF-8 text (or add a .cpg file naming its encoding).",
                 )
@@ -466,7 +494,8 @@ def open_workspace(
                 continue
             if not isinstance(df, gpd.GeoDataFrame) or df.crs is None:
                 report.error(
-                    "missing_crs", src.label,
+                    "missing_crs",
+                    src.label,
                     f"Layer '{src.label}' ({role}) has no coordinate reference system.",
                     fix="Define its CRS in your GIS (e.g. Define Projection) or save it as a "
                     "GeoPackage with a CRS; then re-run.",
@@ -490,14 +519,20 @@ def open_workspace(
             mapping_used.setdefault(role, {})[src.label] = used
             if canon is None:
                 continue
-            if isinstance(canon, gpd.GeoDataFrame) and canon.crs is not None and work_crs is not None:
+            if (
+                isinstance(canon, gpd.GeoDataFrame)
+                and canon.crs is not None
+                and work_crs is not None
+            ):
                 if not canon.crs.equals(work_crs):
                     canon = canon.to_crs(work_crs)
             frames.append(canon)
         if not frames:
             continue
         if isinstance(frames[0], gpd.GeoDataFrame):
-            merged = gpd.GeoDataFrame(pd.concat(frames, ignore_index=True), geometry="geometry", crs=work_crs)
+            merged = gpd.GeoDataFrame(
+                pd.concat(frames, ignore_index=True), geometry="geometry", crs=work_crs
+            )
         else:
             merged = pd.concat(frames, ignore_index=True)
         out_layers[role] = merged
@@ -516,7 +551,8 @@ def open_workspace(
             _dem_coverage(dem_obj, out_layers["parcels"], report)
     elif dem_path is None:
         report.warning(
-            "no_dem", "dem",
+            "no_dem",
+            "dem",
             "No DEM: overland flow cannot be traced; parcel drainage falls back to the nearest inlet.",
             fix="Pass --dem FILE or put <stem>_dem.tif beside the GeoPackage.",
         )
@@ -569,7 +605,9 @@ def _coerce_field_map(field_map: Any) -> FieldMap:
         return FieldMap.from_toml(field_map)
     if isinstance(field_map, Mapping):
         return FieldMap.from_dict(dict(field_map))
-    raise UsageError(f"field_map must be a FieldMap, a dict or a TOML path, got {type(field_map).__name__}.")
+    raise UsageError(
+        f"field_map must be a FieldMap, a dict or a TOML path, got {type(field_map).__name__}."
+    )
 
 
 # ---- CRS --------------------------------------------------------------------------------
@@ -619,7 +657,8 @@ def _choose_crs(crs: Any, dem_crs: CRS | None, raw: dict, report: QAReport) -> C
         for src, df in items:
             if isinstance(df, gpd.GeoDataFrame) and df.crs is not None and df.crs.is_geographic:
                 report.warning(
-                    "geographic_crs", src.label,
+                    "geographic_crs",
+                    src.label,
                     f"Layer '{src.label}' is in a geographic CRS ({df.crs.to_string()}); it was "
                     f"reprojected to {utm.name} ({utm.to_string()}) for distances and areas.",
                     fix="Nothing to do; pass --crs to choose another projected CRS.",
@@ -664,13 +703,17 @@ def _canonicalise(
     if is_geo:
         if not isinstance(df, gpd.GeoDataFrame) or df.geometry.name not in df.columns:
             report.error(
-                "no_geometry", label, f"Layer '{label}' ({role}) has no geometry.",
+                "no_geometry",
+                label,
+                f"Layer '{label}' ({role}) has no geometry.",
                 fix=f"Give a spatial layer of {spec.geometry}s.",
             )
             return None, used
     if len(df) == 0:
         report.error(
-            "empty_layer", label, f"Layer '{label}' ({role}) has no features.",
+            "empty_layer",
+            label,
+            f"Layer '{label}' ({role}) has no features.",
             fix="Check that the right layer was named, or leave the role out.",
         )
         return None, used
@@ -681,7 +724,8 @@ def _canonicalise(
             col = user[canon]
             if col not in df.columns:
                 report.error(
-                    "missing_column", label,
+                    "missing_column",
+                    label,
                     f"The field map says {role}.{canon} comes from column '{col}', which layer "
                     f"'{label}' does not have.",
                     column=col,
@@ -690,10 +734,12 @@ def _canonicalise(
                 continue
             if col in schema.ANSWER_COLUMNS:
                 report.warning(
-                    "answer_column_mapped", label,
+                    "answer_column_mapped",
+                    label,
                     f"Column '{col}' records someone's answer about where things drain; it is "
                     f"not used as {role}.{canon}.",
-                    column=col, fix="Map another column, or none.",
+                    column=col,
+                    fix="Map another column, or none.",
                 )
                 continue
             used[canon] = col
@@ -705,7 +751,8 @@ def _canonicalise(
     for col in spec.columns:
         if col.required and col.name not in used:
             report.error(
-                "missing_column", label,
+                "missing_column",
+                label,
                 f"Layer '{label}' ({role}) has no column for required '{col.name}'.",
                 column=col.name,
                 fix=f"Map it: --field {role}.{col.name}=YOUR_COLUMN (columns: "
@@ -714,7 +761,9 @@ def _canonicalise(
 
     out = pd.DataFrame(index=df.index)
     for canon in spec.column_names:
-        out[canon] = df[used[canon]] if canon in used else pd.Series(pd.NA, index=df.index, dtype=object)
+        out[canon] = (
+            df[used[canon]] if canon in used else pd.Series(pd.NA, index=df.index, dtype=object)
+        )
     out["src_layer"] = label
     out["src_fid"] = np.arange(1, len(df) + 1)
     mapped_sources = set(used.values())
@@ -750,7 +799,9 @@ def _normalise_values(
     def apply_user_values(canon: str) -> None:
         vm = fmap.value_map(role, canon)
         if vm:
-            out[canon] = out[canon].map(lambda v: vm.get(str(v).strip(), v) if not schema._blank(v) else v)
+            out[canon] = out[canon].map(
+                lambda v: vm.get(str(v).strip(), v) if not schema._blank(v) else v
+            )
 
     for col in schema.LAYERS[role].columns:
         apply_user_values(col.name)
@@ -766,32 +817,40 @@ def _normalise_values(
         out["kind"] = out["kind"].where(out["kind"].notna(), "other")
         if unknown and "kind" in used:
             report.info(
-                "unknown_kind_code", label,
+                "unknown_kind_code",
+                label,
                 f"Structure type codes not in the alias table were mapped to 'other': {unknown[:20]}.",
                 column=used["kind"],
-                fix="Add a value map, e.g. [structures.values.kind] CODE = \"catch_basin\".",
+                fix='Add a value map, e.g. [structures.values.kind] CODE = "catch_basin".',
                 count=int(sum(1 for v in out["kind"] if v == "other")),
             )
         for c in ("rim_elev", "invert_elev"):
             out[c] = out[c].map(schema.normalize_elevation).astype(float)
     elif role == "conveyances":
         default_kind = _kind_from_layer_name(label)
-        out["kind"] = out["kind"].map(lambda v: schema.normalize_conveyance_kind(v, default=default_kind)).astype(object)
+        out["kind"] = (
+            out["kind"]
+            .map(lambda v: schema.normalize_conveyance_kind(v, default=default_kind))
+            .astype(object)
+        )
         for c in ("us_invert", "ds_invert"):
             out[c] = out[c].map(schema.normalize_elevation).astype(float)
         sizes = out["diameter_in"].map(schema.parse_pipe_size)
         bad = [str(v) for v in out["diameter_in"] if not schema.is_parseable_pipe_size(v)]
         if bad and "diameter_in" in used:
             report.info(
-                "unparsed_pipe_size", label,
+                "unparsed_pipe_size",
+                label,
                 f"Pipe sizes not understood were left missing: {sorted(set(bad))[:10]}.",
-                column=used["diameter_in"], count=len(bad),
+                column=used["diameter_in"],
+                count=len(bad),
                 fix="Use inches, e.g. 15'' or 60''X42'' (span x rise).",
             )
         rise_given = out["rise_in"].map(lambda v: schema.parse_pipe_size(v)[0])
         out["diameter_in"] = sizes.map(lambda t: t[0]).astype(float)
         out["rise_in"] = [
-            r if r is not None and not pd.isna(r) else t[1] for r, t in zip(rise_given, sizes, strict=True)
+            r if r is not None and not pd.isna(r) else t[1]
+            for r, t in zip(rise_given, sizes, strict=True)
         ]
         out["rise_in"] = out["rise_in"].astype(float)
         out["flow_dir"] = out["flow_dir"].map(schema.normalize_flow_dir).astype(object)
@@ -801,9 +860,11 @@ def _normalise_values(
         out["status"] = out["status"].map(schema.normalize_outfall_status).astype(object)
     elif role == "parcels":
         out["sewer"] = out["sewer"].map(schema.normalize_sewer).astype(object)
-        out["prop_class"] = out["prop_class"].map(
-            lambda v: pd.NA if schema._blank(v) else str(v).strip().split(".")[0].zfill(3)
-        ).astype(object)
+        out["prop_class"] = (
+            out["prop_class"]
+            .map(lambda v: pd.NA if schema._blank(v) else str(v).strip().split(".")[0].zfill(3))
+            .astype(object)
+        )
         out["acres"] = pd.to_numeric(out["acres"], errors="coerce").astype(float)
     elif role == "impairments":
         out["category"] = _str_or_na(out["category"])
@@ -841,9 +902,11 @@ def _check_geometries(
     if missing.any():
         ids = _ids_for(gdf, missing, id_col)
         report.warning(
-            "empty_geometry", label,
+            "empty_geometry",
+            label,
             f"{int(missing.sum())} feature(s) have no geometry and were left out.",
-            feature_id=", ".join(ids[:20]), count=int(missing.sum()),
+            feature_id=", ".join(ids[:20]),
+            count=int(missing.sum()),
             fix="Digitise or delete these features.",
         )
         gdf = gdf[~missing].copy()
@@ -853,10 +916,12 @@ def _check_geometries(
     if wrong.any():
         kinds = sorted(set(types[wrong]))
         report.error(
-            "wrong_geometry_type", label,
+            "wrong_geometry_type",
+            label,
             f"Layer '{label}' is used as {role}, which needs {spec.geometry} geometries, but "
             f"{int(wrong.sum())} feature(s) are {kinds}.",
-            feature_id=", ".join(_ids_for(gdf, wrong, id_col)[:10]), count=int(wrong.sum()),
+            feature_id=", ".join(_ids_for(gdf, wrong, id_col)[:10]),
+            count=int(wrong.sum()),
             fix=f"Name a {spec.geometry} layer for {role} with --layer {role}=LAYER.",
         )
         return gdf
@@ -871,23 +936,30 @@ def _check_geometries(
                     fixed = np.array([_polygonal(g) for g in fixed], dtype=object)
                 gdf.loc[invalid, "geometry"] = fixed
                 report.warning(
-                    "repaired_geometry", label,
+                    "repaired_geometry",
+                    label,
                     f"{int(invalid.sum())} invalid geometries were repaired (make_valid).",
-                    feature_id=", ".join(ids[:20]), count=int(invalid.sum()),
+                    feature_id=", ".join(ids[:20]),
+                    count=int(invalid.sum()),
                     fix="Check the repaired shapes; fix them in your GIS to silence this.",
                 )
             else:
                 reasons = shapely.is_valid_reason(gdf.geometry.values[invalid.values])
                 for fid, reason in list(zip(ids, reasons, strict=False))[:50]:
                     report.error(
-                        "invalid_geometry", label, f"Invalid geometry: {reason}.",
+                        "invalid_geometry",
+                        label,
+                        f"Invalid geometry: {reason}.",
                         feature_id=fid,
                         fix="Repair it in your GIS, or re-run with --repair-geometry.",
                     )
                 if len(ids) > 50:
                     report.error(
-                        "invalid_geometry", label, f"... and {len(ids) - 50} more invalid geometries.",
-                        count=len(ids) - 50, fix="Re-run with --repair-geometry.",
+                        "invalid_geometry",
+                        label,
+                        f"... and {len(ids) - 50} more invalid geometries.",
+                        count=len(ids) - 50,
+                        fix="Re-run with --repair-geometry.",
                     )
     if role in ("conveyances",):
         gdf = _explode_lines(label, gdf, report)
@@ -917,7 +989,8 @@ def _explode_lines(label: str, gdf: gpd.GeoDataFrame, report: QAReport) -> gpd.G
     n_merged = int(multi.sum() - still.sum())
     if n_merged:
         report.info(
-            "multipart_merged", label,
+            "multipart_merged",
+            label,
             f"{n_merged} multi-part line(s) had touching parts and were merged into one line.",
             count=n_merged,
         )
@@ -927,15 +1000,18 @@ def _explode_lines(label: str, gdf: gpd.GeoDataFrame, report: QAReport) -> gpd.G
         k = parts.index.get_level_values(1)
         parts = parts.reset_index(level=1, drop=True)
         parts["conv_id"] = [
-            pd.NA if schema._blank(cid) else f"{cid}.{j + 1}" for cid, j in zip(parts["conv_id"], k, strict=True)
+            pd.NA if schema._blank(cid) else f"{cid}.{j + 1}"
+            for cid, j in zip(parts["conv_id"], k, strict=True)
         ]
         gdf = pd.concat([gdf[~still], parts]).sort_index(kind="stable")
         gdf = gpd.GeoDataFrame(gdf, geometry="geometry", crs=parts.crs)
         report.warning(
-            "multipart_split", label,
+            "multipart_split",
+            label,
             f"{int(still.sum())} multi-part line(s) with separate parts were split into single lines "
             "(ids get .1, .2, ...).",
-            feature_id=", ".join(ids[:20]), count=int(still.sum()),
+            feature_id=", ".join(ids[:20]),
+            count=int(still.sum()),
             fix="Check whether each part is really a separate conveyance.",
         )
     return gdf
@@ -948,7 +1024,11 @@ def _ids_for(df: pd.DataFrame, mask: pd.Series, id_col: str | None) -> list[str]
         if i >= 200:
             break
         v = row.get(id_col) if id_col else None
-        out.append(str(v) if v is not None and not schema._blank(v) else f"{row['src_layer']}:{row['src_fid']}")
+        out.append(
+            str(v)
+            if v is not None and not schema._blank(v)
+            else f"{row['src_layer']}:{row['src_fid']}"
+        )
     return out
 
 
@@ -964,17 +1044,24 @@ def _ids(layers: dict[str, Any], report: QAReport) -> None:
         if role == "parcels":
             if blank.any():
                 report.error(
-                    "missing_id", "parcels", f"{int(blank.sum())} parcel(s) have no parcel_id.",
-                    feature_id=", ".join(_ids_for(df, blank, None)[:20]), column="parcel_id",
-                    count=int(blank.sum()), fix="Give every parcel its SBL / print key.",
+                    "missing_id",
+                    "parcels",
+                    f"{int(blank.sum())} parcel(s) have no parcel_id.",
+                    feature_id=", ".join(_ids_for(df, blank, None)[:20]),
+                    column="parcel_id",
+                    count=int(blank.sum()),
+                    fix="Give every parcel its SBL / print key.",
                 )
             dup = ids.duplicated(keep=False) & ~blank
             if dup.any():
                 for pid in sorted(set(ids[dup]))[:50]:
                     n = int((ids == pid).sum())
                     report.error(
-                        "duplicate_id", "parcels", f"parcel_id '{pid}' is used by {n} parcels.",
-                        feature_id=str(pid), column="parcel_id",
+                        "duplicate_id",
+                        "parcels",
+                        f"parcel_id '{pid}' is used by {n} parcels.",
+                        feature_id=str(pid),
+                        column="parcel_id",
                         fix="Make parcel ids unique (merge the pieces into one multipolygon, "
                         "or correct the id).",
                     )
@@ -986,9 +1073,12 @@ def _ids(layers: dict[str, Any], report: QAReport) -> None:
             for layer, n in df[blank].groupby("src_layer").size().items():
                 sub = blank & (df["src_layer"] == layer)
                 report.warning(
-                    "missing_id", str(layer),
+                    "missing_id",
+                    str(layer),
                     f"{int(n)} {role} have no {col}; stable ids '<layer>:<row>' were generated.",
-                    feature_id=", ".join(gen[sub].head(20)), column=col, count=int(n),
+                    feature_id=", ".join(gen[sub].head(20)),
+                    column=col,
+                    count=int(n),
                     fix=f"Give every feature an id in '{col}' (or map the id column with --field).",
                 )
         dup = ids.duplicated(keep="first") & ~blank
@@ -996,9 +1086,12 @@ def _ids(layers: dict[str, Any], report: QAReport) -> None:
             for cid in sorted(set(ids[dup]))[:50]:
                 rows = df.index[(ids == cid).values]
                 report.warning(
-                    "duplicate_id", str(df.loc[rows[0], "src_layer"]),
+                    "duplicate_id",
+                    str(df.loc[rows[0], "src_layer"]),
                     f"{col} '{cid}' is used by {len(rows)} {role}; all but the first got generated ids.",
-                    feature_id=str(cid), column=col, count=len(rows) - 1,
+                    feature_id=str(cid),
+                    column=col,
+                    count=len(rows) - 1,
                     fix="Make the ids unique in your data.",
                 )
         new = ids.where(~blank & ~dup, gen)
@@ -1035,11 +1128,13 @@ def _ends_without_structure(layers: dict[str, Any], crs: CRS, report: QAReport) 
     if n:
         ids = [str(c) for c in conv["conv_id"].values[loose > 0][:20]]
         report.info(
-            "end_without_structure", "conveyances",
+            "end_without_structure",
+            "conveyances",
             f"{n} of {2 * len(conv)} conveyance ends touch no structure within "
             f"{TOUCH_TOLERANCE_M} m ({n / (2 * len(conv)):.1%}); the network step snaps them to "
             "structures or other conveyances, or reports them.",
-            feature_id=", ".join(ids), count=n,
+            feature_id=", ".join(ids),
+            count=n,
             fix="Check the QA layer of `ms4map trace`/`drainage` for ends it could not connect.",
         )
 
@@ -1047,7 +1142,8 @@ def _ends_without_structure(layers: dict[str, Any], crs: CRS, report: QAReport) 
 def _check_required_roles(layers: dict[str, Any], report: QAReport) -> None:
     if "structures" not in layers and "conveyances" not in layers and "parcels" not in layers:
         report.error(
-            "no_layers", "workspace",
+            "no_layers",
+            "workspace",
             "None of parcels, structures or conveyances was found.",
             fix="Name them with --layer ROLE=LAYER.",
         )
@@ -1076,7 +1172,9 @@ def _dem_crs(path: Path, report: QAReport) -> CRS | None:
         with rasterio.open(path) as src:
             if src.crs is None:
                 report.error(
-                    "missing_crs", "dem", f"DEM '{path.name}' has no CRS.",
+                    "missing_crs",
+                    "dem",
+                    f"DEM '{path.name}' has no CRS.",
                     fix="Assign its CRS (gdal_edit.py -a_srs EPSG:26918 dem.tif) and re-run.",
                 )
                 return None
@@ -1102,21 +1200,33 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
         raise InputOpenError(f"DEM '{p}' cannot be opened: {_short(exc)}") from None
     with src:
         if src.crs is None:
-            raise DataError(f"DEM '{p.name}' has no CRS. Fix: assign one (gdal_edit.py -a_srs EPSG:...).")
+            raise DataError(
+                f"DEM '{p.name}' has no CRS. Fix: assign one (gdal_edit.py -a_srs EPSG:...)."
+            )
         src_crs = CRS.from_user_input(src.crs.to_wkt())
         arr = src.read(1, masked=True).astype("float64").filled(np.nan)
         transform = src.transform
         unit = (src.units[0] if src.units and src.units[0] else None) or _vertical_unit(src_crs)
         target = CRS.from_user_input(crs) if crs is not None else src_crs
         if not src_crs.equals(target):
-            dst_t, w, h = calculate_default_transform(src_crs, target, src.width, src.height, *src.bounds)
+            dst_t, w, h = calculate_default_transform(
+                src_crs, target, src.width, src.height, *src.bounds
+            )
             out = np.full((h, w), np.nan, dtype="float64")
             reproject(
-                arr, out, src_transform=transform, src_crs=src_crs, dst_transform=dst_t,
-                dst_crs=target, src_nodata=np.nan, dst_nodata=np.nan, resampling=Resampling.bilinear,
+                arr,
+                out,
+                src_transform=transform,
+                src_crs=src_crs,
+                dst_transform=dst_t,
+                dst_crs=target,
+                src_nodata=np.nan,
+                dst_nodata=np.nan,
+                resampling=Resampling.bilinear,
             )
             report.warning(
-                "dem_reprojected", "dem",
+                "dem_reprojected",
+                "dem",
                 f"DEM '{p.name}' is in {src_crs.name}; it was warped to the working CRS {target.name} "
                 "(bilinear).",
                 fix="Provide the DEM in the working CRS to avoid resampling.",
@@ -1124,7 +1234,8 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
             arr, transform = out, dst_t
             if src_crs.is_geographic:
                 report.warning(
-                    "dem_geographic", "dem",
+                    "dem_geographic",
+                    "dem",
                     "DEM is in a geographic CRS; cell sizes in degrees were converted by warping.",
                     fix="Provide a projected DEM.",
                 )
@@ -1135,9 +1246,11 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
         interior = _interior_nodata(arr)
         if interior:
             report.warning(
-                "dem_nodata", "dem",
+                "dem_nodata",
+                "dem",
                 f"DEM has {interior} nodata cell(s) inside its extent; flow there is unknown.",
-                feature_id="dem", count=interior,
+                feature_id="dem",
+                count=interior,
                 fix="Fill the holes (e.g. gdal_fillnodata) or accept 'unknown' drainage there.",
             )
     if not np.isfinite(arr).any():
@@ -1145,7 +1258,8 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
     z_to_m = 1.0
     if unit is None:
         report.warning(
-            "vertical_units_unknown", "dem",
+            "vertical_units_unknown",
+            "dem",
             "The DEM does not say its vertical unit; metres are assumed.",
             fix="Set the band unit (gdal_edit.py -units metre dem.tif) or use a compound CRS.",
         )
@@ -1157,8 +1271,14 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
             z_to_m = 1200 / 3937
         elif "f" in low and ("oot" in low or "eet" in low or low in ("ft", "feet")):
             z_to_m = 0.3048
-    return Dem(array=arr, transform=transform, crs=CRS.from_user_input(crs) if crs else src_crs,
-               path=p, vertical_unit=unit_name, z_to_m=z_to_m)
+    return Dem(
+        array=arr,
+        transform=transform,
+        crs=CRS.from_user_input(crs) if crs else src_crs,
+        path=p,
+        vertical_unit=unit_name,
+        z_to_m=z_to_m,
+    )
 
 
 def _vertical_unit(crs: CRS) -> str | None:
@@ -1187,7 +1307,11 @@ def _dem_coverage(dem: Dem, parcels: gpd.GeoDataFrame, report: QAReport) -> None
 
     x0, y0, x1, y1 = dem.bounds
     valid = np.isfinite(dem.array).astype("uint8")
-    shapes = [g for g, v in features.shapes(valid, mask=valid.astype(bool), transform=dem.transform) if v == 1]
+    shapes = [
+        g
+        for g, v in features.shapes(valid, mask=valid.astype(bool), transform=dem.transform)
+        if v == 1
+    ]
     if not shapes:
         return
     covered = shapely.union_all([shapely.geometry.shape(s) for s in shapes])
@@ -1197,10 +1321,12 @@ def _dem_coverage(dem: Dem, parcels: gpd.GeoDataFrame, report: QAReport) -> None
     out_ids = [str(pid) for pid, ok in zip(parcels["parcel_id"], inside, strict=True) if not ok]
     if out_ids:
         report.warning(
-            "dem_not_covering", "parcels",
+            "dem_not_covering",
+            "parcels",
             f"{len(out_ids)} parcel(s) are not fully covered by the DEM; drainage of the "
             "uncovered part is reported as off_dem.",
-            feature_id=", ".join(out_ids[:50]), count=len(out_ids),
+            feature_id=", ".join(out_ids[:50]),
+            count=len(out_ids),
             fix="Use a DEM that covers every parcel (add a buffer of a few hundred metres).",
         )
 
@@ -1221,7 +1347,9 @@ def write_outputs(
     output is never left half-written.  Refuses to write over any input file.
     """
     out = Path(out_path).expanduser().resolve()
-    protected = {Path(p).resolve() for p in inputs} | {Path(p).resolve() for p in provenance.get("inputs", {})}
+    protected = {Path(p).resolve() for p in inputs} | {
+        Path(p).resolve() for p in provenance.get("inputs", {})
+    }
     if out in protected:
         raise UsageError(
             f"Refusing to write results into input file '{out.name}'. Fix: choose another --out."
@@ -1244,7 +1372,9 @@ def write_outputs(
                 frame = _gpkg_safe(frame)
                 pyogrio.write_dataframe(frame, tmp, layer=name, driver="GPKG")
             else:
-                pyogrio.write_dataframe(_gpkg_safe(pd.DataFrame(frame)), tmp, layer=name, driver="GPKG")
+                pyogrio.write_dataframe(
+                    _gpkg_safe(pd.DataFrame(frame)), tmp, layer=name, driver="GPKG"
+                )
         prov = pd.DataFrame(
             {"key": ["provenance"], "value": [json.dumps(dict(provenance), default=str, indent=1)]}
         )
@@ -1263,7 +1393,13 @@ def _gpkg_safe(df: pd.DataFrame) -> pd.DataFrame:
             continue
         s = out[c]
         if s.dtype == object:
-            out[c] = s.map(lambda v: v if v is None or isinstance(v, (str, int, float, bool)) or pd.isna(v) else str(v))
+            out[c] = s.map(
+                lambda v: (
+                    v
+                    if v is None or isinstance(v, (str, int, float, bool)) or pd.isna(v)
+                    else str(v)
+                )
+            )
     return out
 
 

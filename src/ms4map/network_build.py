@@ -151,7 +151,10 @@ def _col(df: pd.DataFrame, name: str, *, kind: str = "str") -> np.ndarray:
 def _generated_ids(df: pd.DataFrame, prefix: str) -> np.ndarray:
     if "src_layer" in df.columns and "src_fid" in df.columns:
         return np.array(
-            [f"{la}:{fid}" for la, fid in zip(df["src_layer"].astype(str), df["src_fid"], strict=False)],
+            [
+                f"{la}:{fid}"
+                for la, fid in zip(df["src_layer"].astype(str), df["src_fid"], strict=False)
+            ],
             dtype=object,
         )
     return np.array([f"{prefix}:{i + 1}" for i in range(len(df))], dtype=object)
@@ -247,9 +250,12 @@ def build_network(
         No conveyances layer, no usable conveyance, no CRS or a geographic CRS, or
         a negative tolerance.
     """
-    for name, val in (("snap_tolerance_m", snap_tolerance_m),
-                      ("water_tolerance_m", water_tolerance_m), ("id_match_m", id_match_m),
-                      ("lateral_tolerance_m", lateral_tolerance_m)):
+    for name, val in (
+        ("snap_tolerance_m", snap_tolerance_m),
+        ("water_tolerance_m", water_tolerance_m),
+        ("id_match_m", id_match_m),
+        ("lateral_tolerance_m", lateral_tolerance_m),
+    ):
         if not isinstance(val, (int, float)) or not math.isfinite(val) or val < 0:
             raise DataError(f"{name} must be a non-negative number of metres, got {val!r}.")
     crs = _check_crs(ws)
@@ -265,8 +271,9 @@ def build_network(
 
 
 class _Builder:
-    def __init__(self, ws: Any, crs: CRS, snap_m: float, water_m: float, id_m: float,
-                 lateral_m: float) -> None:
+    def __init__(
+        self, ws: Any, crs: CRS, snap_m: float, water_m: float, id_m: float, lateral_m: float
+    ) -> None:
         self.ws = ws
         self.crs = crs
         self.f = crs_unit_factor(crs)  # metres per CRS unit
@@ -290,13 +297,32 @@ class _Builder:
         }
 
     # -- QA helper --------------------------------------------------------------------
-    def warn(self, code: str, layer: str, msg: str, fid: Any = None, xy: Any = None,
-             fix: str = "", level: str = "warning", column: str | None = None) -> None:
+    def warn(
+        self,
+        code: str,
+        layer: str,
+        msg: str,
+        fid: Any = None,
+        xy: Any = None,
+        fix: str = "",
+        level: str = "warning",
+        column: str | None = None,
+    ) -> None:
         x = y = None
         if xy is not None:
             x, y = float(xy[0]), float(xy[1])
-        self.qa.add(level, code, layer, msg, feature_id=None if fid is None else str(fid),
-                    fix=fix, step=_STEP, x=x, y=y, column=column)
+        self.qa.add(
+            level,
+            code,
+            layer,
+            msg,
+            feature_id=None if fid is None else str(fid),
+            fix=fix,
+            step=_STEP,
+            x=x,
+            y=y,
+            column=column,
+        )
 
     # -- structures -------------------------------------------------------------------
     def load_structures(self) -> None:
@@ -310,10 +336,14 @@ class _Builder:
         ok = (shapely.get_type_id(geoms) == 0) & ~shapely.is_empty(geoms)
         for i in np.where(~ok)[0]:
             g = geoms[i]
-            self.warn("bad_geometry", "structures",
-                      f"Structure has {'no' if g is None or g.is_empty else g.geom_type} "
-                      "geometry (a point is needed); it is left out of the network.",
-                      ids[i], fix="Give the structure a point location.")
+            self.warn(
+                "bad_geometry",
+                "structures",
+                f"Structure has {'no' if g is None or g.is_empty else g.geom_type} "
+                "geometry (a point is needed); it is left out of the network.",
+                ids[i],
+                fix="Give the structure a point location.",
+            )
         xy = np.full((len(st), 2), np.nan)
         if ok.any():
             xy[ok] = shapely.get_coordinates(geoms[ok])[:, :2]
@@ -326,11 +356,16 @@ class _Builder:
                 while f"{v}~{k}" in seen:
                     k += 1
                 uniq[i] = f"{v}~{k}"
-                self.warn("duplicate_feature", "structures",
-                          f"Structure id '{v}' is used by more than one structure; this one "
-                          f"is called '{uniq[i]}' in the network.", v,
-                          xy[i] if ok[i] else None,
-                          fix="Give every structure a unique id.", column="struct_id")
+                self.warn(
+                    "duplicate_feature",
+                    "structures",
+                    f"Structure id '{v}' is used by more than one structure; this one "
+                    f"is called '{uniq[i]}' in the network.",
+                    v,
+                    xy[i] if ok[i] else None,
+                    fix="Give every structure a unique id.",
+                    column="struct_id",
+                )
             seen[uniq[i]] = i
         self.st_ids_in = ids
         self.st_ids = uniq
@@ -347,18 +382,25 @@ class _Builder:
             tree = cKDTree(xy[okidx])
             pairs = tree.query_pairs(self.coincident_tol, output_type="ndarray")
             if len(pairs):
-                m = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])),
-                               shape=(len(okidx), len(okidx)))
+                m = coo_matrix(
+                    (np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])),
+                    shape=(len(okidx), len(okidx)),
+                )
                 _, lab = connected_components(m, directed=False)
                 first = pd.Series(np.arange(len(okidx))).groupby(lab).transform("min").to_numpy()
                 primary[okidx] = okidx[first]
                 for i in okidx[first != np.arange(len(okidx))]:
                     p = primary[i]
-                    self.warn("duplicate_feature", "structures",
-                              f"Structure '{uniq[i]}' lies at the same coordinates as "
-                              f"'{uniq[p]}'; both are treated as one network node "
-                              f"'{uniq[p]}'.", uniq[i], xy[i],
-                              fix="Delete the duplicate structure or move it to its true place.")
+                    self.warn(
+                        "duplicate_feature",
+                        "structures",
+                        f"Structure '{uniq[i]}' lies at the same coordinates as "
+                        f"'{uniq[p]}'; both are treated as one network node "
+                        f"'{uniq[p]}'.",
+                        uniq[i],
+                        xy[i],
+                        fix="Delete the duplicate structure or move it to its true place.",
+                    )
         self.st_primary = primary
         self.is_primary = ok & (primary == np.arange(n))
         self.st_tree_idx = np.where(self.is_primary)[0]
@@ -386,8 +428,11 @@ class _Builder:
         seen: set[str] = set()
         gv = cv.geometry.values
         gv = np.asarray(shapely.force_2d(np.asarray(gv, dtype=object)), dtype=object)
-        simple = ((shapely.get_type_id(gv) == 1) & ~shapely.is_empty(gv)
-                  & (shapely.length(gv) > self.coincident_tol))
+        simple = (
+            (shapely.get_type_id(gv) == 1)
+            & ~shapely.is_empty(gv)
+            & (shapely.length(gv) > self.coincident_tol)
+        )
         dup = pd.Series(ids).duplicated(keep="first").to_numpy()
         fast = simple & ~dup
         seen.update(ids[fast])
@@ -399,34 +444,52 @@ class _Builder:
                 k = 2
                 while f"{cid}~{k}" in seen:
                     k += 1
-                self.warn("duplicate_feature", "conveyances",
-                          f"Conveyance id '{cid}' is used more than once; this one is called "
-                          f"'{cid}~{k}'.", cid, fix="Give every conveyance a unique id.",
-                          column="conv_id")
+                self.warn(
+                    "duplicate_feature",
+                    "conveyances",
+                    f"Conveyance id '{cid}' is used more than once; this one is called "
+                    f"'{cid}~{k}'.",
+                    cid,
+                    fix="Give every conveyance a unique id.",
+                    column="conv_id",
+                )
                 cid = f"{cid}~{k}"
             seen.add(cid)
             parts = _line_parts(g)
             if not parts:
                 what = "no geometry" if g is None or g.is_empty else f"a {g.geom_type}"
-                self.warn("bad_geometry", "conveyances",
-                          f"Conveyance has {what} (a line is needed); it is left out.", cid,
-                          fix="Redraw it as a line.")
+                self.warn(
+                    "bad_geometry",
+                    "conveyances",
+                    f"Conveyance has {what} (a line is needed); it is left out.",
+                    cid,
+                    fix="Redraw it as a line.",
+                )
                 continue
             if len(parts) > 1:
                 c0 = shapely.get_coordinates(parts[0])[0]
-                self.warn("multipart_line", "conveyances",
-                          f"Conveyance is a multi-part line whose {len(parts)} parts do not "
-                          f"join; each part becomes its own edge ('{cid}.1' ...).", cid, c0,
-                          fix="Merge or split the parts in the source layer.")
+                self.warn(
+                    "multipart_line",
+                    "conveyances",
+                    f"Conveyance is a multi-part line whose {len(parts)} parts do not "
+                    f"join; each part becomes its own edge ('{cid}.1' ...).",
+                    cid,
+                    c0,
+                    fix="Merge or split the parts in the source layer.",
+                )
             for k, part in enumerate(parts):
                 coords = shapely.get_coordinates(part)
                 length = float(part.length)
                 if len(coords) < 2 or length <= self.coincident_tol:
-                    self.warn("zero_length_conveyance", "conveyances",
-                              "Conveyance has zero length (one vertex, or all vertices at "
-                              "one point); it is left out of the network.",
-                              cid, coords[0] if len(coords) else None,
-                              fix="Redraw it between the structures it joins, or delete it.")
+                    self.warn(
+                        "zero_length_conveyance",
+                        "conveyances",
+                        "Conveyance has zero length (one vertex, or all vertices at "
+                        "one point); it is left out of the network.",
+                        cid,
+                        coords[0] if len(coords) else None,
+                        fix="Redraw it between the structures it joins, or delete it.",
+                    )
                     continue
                 rows.append(i)
                 geoms.append(shapely.LineString(coords[:, :2]))
@@ -468,22 +531,31 @@ class _Builder:
         # 1. from/to ids, checked against the geometry
         self.ids_rev = np.zeros(L, dtype=bool)
         self.ids_known = np.zeros(L, dtype=bool)
-        fi = np.array([self.id_index.get(v, -1) if v is not None else -1
-                       for v in self.cv_from_id])
-        ti = np.array([self.id_index.get(v, -1) if v is not None else -1
-                       for v in self.cv_to_id])
+        fi = np.array([self.id_index.get(v, -1) if v is not None else -1 for v in self.cv_from_id])
+        ti = np.array([self.id_index.get(v, -1) if v is not None else -1 for v in self.cv_to_id])
         for name, col, idx in (("from_id", self.cv_from_id, fi), ("to_id", self.cv_to_id, ti)):
             unknown = np.where((idx < 0) & np.array([v is not None for v in col]))[0]
             for j in unknown:
-                self.warn("unknown_structure_id", "conveyances",
-                          f"{name} '{col[j]}' names no structure; the geometry decides.",
-                          self.cv_ids[j], self.a[j], level="info", column=name,
-                          fix="Correct the id or add the structure.")
+                self.warn(
+                    "unknown_structure_id",
+                    "conveyances",
+                    f"{name} '{col[j]}' names no structure; the geometry decides.",
+                    self.cv_ids[j],
+                    self.a[j],
+                    level="info",
+                    column=name,
+                    fix="Correct the id or add the structure.",
+                )
         same = (fi >= 0) & (fi == ti)
         for j in np.where(same)[0]:
-            self.warn("id_geometry_mismatch", "conveyances",
-                      f"from_id and to_id both name '{self.cv_from_id[j]}'; the ids are ignored.",
-                      self.cv_ids[j], self.a[j], fix="Correct from_id/to_id.")
+            self.warn(
+                "id_geometry_mismatch",
+                "conveyances",
+                f"from_id and to_id both name '{self.cv_from_id[j]}'; the ids are ignored.",
+                self.cv_ids[j],
+                self.a[j],
+                fix="Correct from_id/to_id.",
+            )
         fi[same] = -1
         ti[same] = -1
         sxy = self.st_xy
@@ -496,14 +568,19 @@ class _Builder:
 
         dfa, dfb, dta, dtb = dist(fi, self.a), dist(fi, self.b), dist(ti, self.a), dist(ti, self.b)
         both = (fi >= 0) & (ti >= 0)
-        rev = np.where(both, dfb + dta < dfa + dtb,
-                       np.where(fi >= 0, dfb < dfa, np.where(ti >= 0, dta < dtb, False)))
+        rev = np.where(
+            both,
+            dfb + dta < dfa + dtb,
+            np.where(fi >= 0, dfb < dfa, np.where(ti >= 0, dta < dtb, False)),
+        )
         d_from = np.where(rev, dfb, dfa)
         d_to = np.where(rev, dta, dtb)
         from_end = np.where(rev, np.arange(L) + L, np.arange(L))
         to_end = np.where(rev, np.arange(L), np.arange(L) + L)
-        for idx, d, end, name, col in ((fi, d_from, from_end, "from_id", self.cv_from_id),
-                                       (ti, d_to, to_end, "to_id", self.cv_to_id)):
+        for idx, d, end, name, col in (
+            (fi, d_from, from_end, "from_id", self.cv_from_id),
+            (ti, d_to, to_end, "to_id", self.cv_to_id),
+        ):
             good = (idx >= 0) & (d <= self.id_tol)
             end_struct[end[good]] = idx[good]
             how[end[good]] = "id"
@@ -511,12 +588,16 @@ class _Builder:
             for j in far:
                 trusted = d[j] <= self.id_tol
                 self.warn(
-                    "id_geometry_mismatch", "conveyances",
+                    "id_geometry_mismatch",
+                    "conveyances",
                     f"{name} names structure '{col[j]}', which lies {d[j] * self.f:.1f} m from "
                     "the conveyance end; "
                     + ("the id is used." if trusted else "too far: the geometry decides."),
-                    self.cv_ids[j], ends[end[j]], column=name,
-                    fix="Move the line end onto the structure, or correct the id.")
+                    self.cv_ids[j],
+                    ends[end[j]],
+                    column=name,
+                    fix="Move the line end onto the structure, or correct the id.",
+                )
             self.ids_known |= good
         self.ids_rev = rev & self.ids_known
         # 2. ends to structures within tolerance (nearest)
@@ -545,9 +626,15 @@ class _Builder:
         if len(free):
             t = cKDTree(ends[free])
             pairs = t.query_pairs(self.tol, output_type="ndarray")
-            m = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1]) if len(pairs)
-                            else (np.zeros(0, int), np.zeros(0, int))),
-                           shape=(len(free), len(free)))
+            m = coo_matrix(
+                (
+                    np.ones(len(pairs)),
+                    (pairs[:, 0], pairs[:, 1])
+                    if len(pairs)
+                    else (np.zeros(0, int), np.zeros(0, int)),
+                ),
+                shape=(len(free), len(free)),
+            )
             nj, lab = connected_components(m, directed=False)
             end_node[free] = n_st + lab
             jxy = np.zeros((nj, 2))
@@ -619,8 +706,14 @@ class _Builder:
         L, n_st = self.L, self.n_st
         deg = np.bincount(self.end_node, minlength=n_st + len(self.jxy))[:n_st]
         on_line = {nd for nd, k in self.split_kind.items() if k == "structure"}
-        orphan = np.array([i for i in np.where(self.is_primary & (deg == 0))[0]
-                           if i not in on_line and self.st_kind[i] != "outfall"], dtype=int)
+        orphan = np.array(
+            [
+                i
+                for i in np.where(self.is_primary & (deg == 0))[0]
+                if i not in on_line and self.st_kind[i] != "outfall"
+            ],
+            dtype=int,
+        )
         if len(orphan) == 0:
             return
         tree = shapely.STRtree(self.cv_geom)
@@ -662,7 +755,9 @@ class _Builder:
         inv_a = np.where(self.ids_rev, di, ui)
         inv_b = np.where(self.ids_rev, ui, di)
         both = np.isfinite(inv_a) & np.isfinite(inv_b)
-        ev_inv = np.where(both & (inv_a > inv_b + thr), 1, np.where(both & (inv_b > inv_a + thr), -1, 0))
+        ev_inv = np.where(
+            both & (inv_a > inv_b + thr), 1, np.where(both & (inv_b > inv_a + thr), -1, 0)
+        )
         ev_ids = np.where(self.ids_known, np.where(self.ids_rev, -1, 1), 0)
         fd = self.cv_flow_dir
         ev_fd = np.array([1 if v == "uni" else -1 if v == "reverse" else 0 for v in fd])
@@ -705,35 +800,55 @@ class _Builder:
         # QA: conflicting evidence, reversed digitisation, uphill pipes
         layer = "conveyances"
         for j in np.where((ev_inv != 0) & (ev_ids != 0) & (ev_inv != ev_ids))[0]:
-            self.warn("orientation_conflict", layer,
-                      "The inverts say the conveyance flows from its to_id structure to its "
-                      "from_id structure; the inverts win (RULES.md section 1).",
-                      self.cv_ids[j], self._mid(j),
-                      fix="Check the invert elevations and the from/to ids.")
+            self.warn(
+                "orientation_conflict",
+                layer,
+                "The inverts say the conveyance flows from its to_id structure to its "
+                "from_id structure; the inverts win (RULES.md section 1).",
+                self.cv_ids[j],
+                self._mid(j),
+                fix="Check the invert elevations and the from/to ids.",
+            )
         for j in np.where((ev_inv != 0) & (ev_fd != 0) & (ev_inv != ev_fd))[0]:
-            self.warn("orientation_conflict", layer,
-                      "The flow-direction attribute disagrees with the inverts; the inverts win.",
-                      self.cv_ids[j], self._mid(j), fix="Check flow_dir and the inverts.")
+            self.warn(
+                "orientation_conflict",
+                layer,
+                "The flow-direction attribute disagrees with the inverts; the inverts win.",
+                self.cv_ids[j],
+                self._mid(j),
+                fix="Check flow_dir and the inverts.",
+            )
         for j in np.where((method == "inverts") & (direction == -1))[0]:
-            self.warn("reversed_digitization", layer,
-                      "The line is digitised against the flow its inverts show; the network "
-                      "uses it reversed.", self.cv_ids[j], self._mid(j), level="info",
-                      fix="Flip the line so it is drawn in the direction of flow.")
+            self.warn(
+                "reversed_digitization",
+                layer,
+                "The line is digitised against the flow its inverts show; the network "
+                "uses it reversed.",
+                self.cv_ids[j],
+                self._mid(j),
+                level="info",
+                fix="Flip the line so it is drawn in the direction of flow.",
+            )
         # uphill: the chosen direction runs from a lower to a higher structure invert,
         # or the pipe's own inverts (read along the ids) run uphill
         up_struct = (ev_sinv != 0) & (ev_sinv != direction) & ~bi
         for j in np.where(up_struct)[0]:
-            self.warn("uphill_pipe", layer,
-                      f"The conveyance flows ({self.orient_method[j]}) from a structure with "
-                      "a lower invert to one with a higher invert.",
-                      self.cv_ids[j], self._mid(j),
-                      fix="Check the structure inverts and the conveyance direction.")
+            self.warn(
+                "uphill_pipe",
+                layer,
+                f"The conveyance flows ({self.orient_method[j]}) from a structure with "
+                "a lower invert to one with a higher invert.",
+                self.cv_ids[j],
+                self._mid(j),
+                fix="Check the structure inverts and the conveyance direction.",
+            )
         self.ev_inv, self.ev_ids = ev_inv, ev_ids
 
     def _mid(self, j: int) -> np.ndarray:
         if getattr(self, "_mids", None) is None:
-            self._mids = shapely.get_coordinates(shapely.line_interpolate_point(
-                self.cv_geom, 0.5, normalized=True))[:, :2]
+            self._mids = shapely.get_coordinates(
+                shapely.line_interpolate_point(self.cv_geom, 0.5, normalized=True)
+            )[:, :2]
         return self._mids[j]
 
     # -- assemble edges ---------------------------------------------------------------
@@ -750,9 +865,23 @@ class _Builder:
         self.nodes_used = nodes_used
         j_ids = np.array([f"J{i + 1}" for i in range(len(self.jxy))], dtype=object)
         self.node_ids = np.r_[self.st_ids, j_ids]
-        rows: dict[str, list[Any]] = {k: [] for k in (
-            "conv_id", "part", "u", "v", "kind", "orient_method", "bi", "geometry",
-            "diameter_in", "us_invert", "ds_invert", "src")}
+        rows: dict[str, list[Any]] = {
+            k: []
+            for k in (
+                "conv_id",
+                "part",
+                "u",
+                "v",
+                "kind",
+                "orient_method",
+                "bi",
+                "geometry",
+                "diameter_in",
+                "us_invert",
+                "ds_invert",
+                "src",
+            )
+        }
         # vectorised: conveyances that are not split and join two different nodes
         na_all, nb_all = self.end_node[:L], self.end_node[L:]
         has_split = np.zeros(L, dtype=bool)
@@ -765,11 +894,17 @@ class _Builder:
         fgeom = self.cv_geom[fj].copy()
         fgeom[rev] = shapely.reverse(fgeom[rev])
         fast_cols = {
-            "conv_id": self.cv_ids[fj], "part": np.zeros(len(fj), dtype=int),
-            "u": np.where(rev, nb_all[fj], na_all[fj]), "v": np.where(rev, na_all[fj], nb_all[fj]),
-            "kind": self.cv_kind[fj], "orient_method": self.orient_method[fj],
-            "bi": self.bi[fj], "geometry": fgeom, "diameter_in": self.cv_diameter_in[fj],
-            "us_invert": np.where(rev, di0, ui0), "ds_invert": np.where(rev, ui0, di0),
+            "conv_id": self.cv_ids[fj],
+            "part": np.zeros(len(fj), dtype=int),
+            "u": np.where(rev, nb_all[fj], na_all[fj]),
+            "v": np.where(rev, na_all[fj], nb_all[fj]),
+            "kind": self.cv_kind[fj],
+            "orient_method": self.orient_method[fj],
+            "bi": self.bi[fj],
+            "geometry": fgeom,
+            "diameter_in": self.cv_diameter_in[fj],
+            "us_invert": np.where(rev, di0, ui0),
+            "ds_invert": np.where(rev, ui0, di0),
             "src": fj,
         }
         for j in np.where(~fast)[0]:
@@ -789,10 +924,15 @@ class _Builder:
                     continue
                 if u == v:
                     if len(seq_nodes) == 2:
-                        self.warn("self_loop", "conveyances",
-                                  "Both ends of the conveyance snap to the same node; it is "
-                                  "left out of the network.", self.cv_ids[j], self.a[j],
-                                  fix="Check the line: it may be a stub or drawn twice.")
+                        self.warn(
+                            "self_loop",
+                            "conveyances",
+                            "Both ends of the conveyance snap to the same node; it is "
+                            "left out of the network.",
+                            self.cv_ids[j],
+                            self.a[j],
+                            fix="Check the line: it may be a stub or drawn twice.",
+                        )
                     continue
                 part = g if len(seq_nodes) == 2 else shapely.ops.substring(g, t0, t1)
                 ia = ui if p == 0 else np.nan
@@ -828,11 +968,17 @@ class _Builder:
             rows["us_invert"].append(np.nan)
             rows["ds_invert"].append(np.nan)
             rows["src"].append(-1)
-            self.warn("assumed_lateral", "structures",
-                      f"No conveyance reaches the structure; it is assumed to drain through an "
-                      f"unmapped lateral to conveyance '{self.cv_ids[line]}', "
-                      f"{d * self.f:.1f} m away.", self.st_ids[node], self.st_xy[node],
-                      level="info", fix="Map the lateral that serves this structure.")
+            self.warn(
+                "assumed_lateral",
+                "structures",
+                f"No conveyance reaches the structure; it is assumed to drain through an "
+                f"unmapped lateral to conveyance '{self.cv_ids[line]}', "
+                f"{d * self.f:.1f} m away.",
+                self.st_ids[node],
+                self.st_xy[node],
+                level="info",
+                fix="Map the lateral that serves this structure.",
+            )
         cols = {}
         for k, fv in fast_cols.items():
             dt = object if k in ("conv_id", "kind", "orient_method", "geometry") else None
@@ -864,31 +1010,51 @@ class _Builder:
         self.unsnapped_outfalls: list[dict[str, Any]] = []
         if of is not None and len(of) and ntree is not None:
             oids = _fill_ids(_col(of, "outfall_id"), of, "outfalls")
-            rw, pwl, stt, permit = (_col(of, c) for c in
-                                    ("receiving_water", "pwl_id", "status", "permit_id"))
+            rw, pwl, stt, permit = (
+                _col(of, c) for c in ("receiving_water", "pwl_id", "status", "permit_id")
+            )
             for i, g in enumerate(of.geometry.values):
                 if g is None or g.is_empty or g.geom_type != "Point":
-                    self.warn("bad_geometry", "outfalls", "Outfall has no point geometry; "
-                              "it is left out.", oids[i], fix="Give the outfall a location.")
+                    self.warn(
+                        "bad_geometry",
+                        "outfalls",
+                        "Outfall has no point geometry; it is left out.",
+                        oids[i],
+                        fix="Give the outfall a location.",
+                    )
                     continue
                 xy = shapely.get_coordinates(g)[0, :2]
                 d, k = ntree.query(xy, distance_upper_bound=self.tol)
-                rec = {"outfall_id": oids[i], "receiving_water": rw[i], "pwl_id": pwl[i],
-                       "status": stt[i] if stt[i] is not None else "unknown",
-                       "permit_id": permit[i]}
+                rec = {
+                    "outfall_id": oids[i],
+                    "receiving_water": rw[i],
+                    "pwl_id": pwl[i],
+                    "status": stt[i] if stt[i] is not None else "unknown",
+                    "permit_id": permit[i],
+                }
                 if not np.isfinite(d):
-                    self.warn("unsnapped_outfall", "outfalls",
-                              "Outfall is not within the snap tolerance of any network node; "
-                              "nothing drains to it.", oids[i], xy,
-                              fix="Move the outfall onto the end of its pipe.")
+                    self.warn(
+                        "unsnapped_outfall",
+                        "outfalls",
+                        "Outfall is not within the snap tolerance of any network node; "
+                        "nothing drains to it.",
+                        oids[i],
+                        xy,
+                        fix="Move the outfall onto the end of its pipe.",
+                    )
                     rec.update(node=-1, xy=xy)
                     self.unsnapped_outfalls.append(rec)
                     continue
                 nd = int(node_idx[k])
                 if out_id[nd] is not None:
-                    self.warn("duplicate_feature", "outfalls",
-                              f"Outfall shares its network node with outfall '{out_id[nd]}'.",
-                              oids[i], xy, fix="Delete the duplicate outfall.")
+                    self.warn(
+                        "duplicate_feature",
+                        "outfalls",
+                        f"Outfall shares its network node with outfall '{out_id[nd]}'.",
+                        oids[i],
+                        xy,
+                        fix="Delete the duplicate outfall.",
+                    )
                     continue
                 out_id[nd] = oids[i]
                 out_method[nd] = "outfalls_layer"
@@ -900,7 +1066,8 @@ class _Builder:
                 out_method[i] = "outfall_structure"
         # 3. terminals
         outdeg = np.bincount(self.e_u, minlength=n_nodes) + np.bincount(
-            self.e_v[self.e_bi], minlength=n_nodes)
+            self.e_v[self.e_bi], minlength=n_nodes
+        )
         indeg = np.bincount(self.e_v, minlength=n_nodes)
         terminal = (outdeg == 0) & (indeg > 0) & (out_id == None)  # noqa: E711
         # nodes whose only way out is a two-way link back are terminals too, decided in
@@ -910,8 +1077,9 @@ class _Builder:
         self.has_water = wb is not None and len(wb) > 0
         self.water_geoms = None
         if self.has_water:
-            wg = np.array([g for g in wb.geometry.values if g is not None and not g.is_empty],
-                          dtype=object)
+            wg = np.array(
+                [g for g in wb.geometry.values if g is not None and not g.is_empty], dtype=object
+            )
             self.water_geoms = shapely.STRtree(wg) if len(wg) else None
         self.not_at_water: list[int] = []
         self._terminal_outfalls(np.where(terminal)[0], out_id, out_method)
@@ -920,12 +1088,14 @@ class _Builder:
     def _at_water(self, xy: np.ndarray) -> bool:
         if self.water_geoms is None:
             return False
-        hit = self.water_geoms.query(shapely.points(xy), predicate="dwithin",
-                                     distance=self.water_tol)
+        hit = self.water_geoms.query(
+            shapely.points(xy), predicate="dwithin", distance=self.water_tol
+        )
         return len(hit) > 0
 
-    def _terminal_outfalls(self, term: np.ndarray, out_id: np.ndarray,
-                           out_method: np.ndarray) -> None:
+    def _terminal_outfalls(
+        self, term: np.ndarray, out_id: np.ndarray, out_method: np.ndarray
+    ) -> None:
         if len(term) == 0:
             return
         if not self.has_water:
@@ -948,14 +1118,22 @@ class _Builder:
         # unsnapped ends / dangling conveyances
         split_nodes = set(self.split_kind)
         deg = np.bincount(self.end_node, minlength=n_nodes)
-        lonely = (self.end_node >= self.n_st) & (deg[self.end_node] == 1) & ~np.isin(
-            self.end_node, list(split_nodes))
+        lonely = (
+            (self.end_node >= self.n_st)
+            & (deg[self.end_node] == 1)
+            & ~np.isin(self.end_node, list(split_nodes))
+        )
         la, lb = lonely[:L], lonely[L:]
         for j in np.where(la & lb)[0]:
-            self.warn("dangling_conveyance", "conveyances",
-                      "Neither end of the conveyance touches a structure or another "
-                      "conveyance within the snap tolerance.", self.cv_ids[j], self._mid(j),
-                      fix="Snap its ends to the structures it joins, or delete it.")
+            self.warn(
+                "dangling_conveyance",
+                "conveyances",
+                "Neither end of the conveyance touches a structure or another "
+                "conveyance within the snap tolerance.",
+                self.cv_ids[j],
+                self._mid(j),
+                fix="Snap its ends to the structures it joins, or delete it.",
+            )
         for e in np.where(lonely)[0]:
             j = e % L
             if la[j] and lb[j]:
@@ -965,18 +1143,27 @@ class _Builder:
             upstream_end = (e < L) == (self.direction[j] != -1)
             if upstream_end and self.cv_kind[j] in OPEN_CONVEYANCE_KINDS and not is_out:
                 # a ditch or swale naturally begins where surface runoff gathers
-                self.warn("open_conveyance_head", "conveyances",
-                          "The open conveyance begins here without a structure (its head).",
-                          self.cv_ids[j], self.ends[e], level="info",
-                          fix="Nothing to do unless it should connect to something upstream.")
+                self.warn(
+                    "open_conveyance_head",
+                    "conveyances",
+                    "The open conveyance begins here without a structure (its head).",
+                    self.cv_ids[j],
+                    self.ends[e],
+                    level="info",
+                    fix="Nothing to do unless it should connect to something upstream.",
+                )
                 continue
-            self.warn("unsnapped_end", "conveyances",
-                      ("The downstream" if is_out else "A")
-                      + " end of the conveyance touches no structure or other conveyance "
-                      "within the snap tolerance"
-                      + (f"; it is treated as outfall '{self.out_id[node]}'." if is_out else "."),
-                      self.cv_ids[j], self.ends[e],
-                      fix="Snap the end to its structure, or add the missing structure.")
+            self.warn(
+                "unsnapped_end",
+                "conveyances",
+                ("The downstream" if is_out else "A")
+                + " end of the conveyance touches no structure or other conveyance "
+                "within the snap tolerance"
+                + (f"; it is treated as outfall '{self.out_id[node]}'." if is_out else "."),
+                self.cv_ids[j],
+                self.ends[e],
+                fix="Snap the end to its structure, or add the missing structure.",
+            )
         # orphan structures
         touched = np.zeros(n_nodes, dtype=bool)
         real = self.e_src >= 0  # assumed laterals do not count as a connection
@@ -986,30 +1173,47 @@ class _Builder:
         for i in np.where(self.st_ok)[0]:
             p = self.st_primary[i]
             if not touched[p]:
-                self.warn("orphan_structure", "structures",
-                          "No conveyance reaches this structure within the snap tolerance.",
-                          self.st_ids[i], self.st_xy[i],
-                          fix="Draw the pipe that serves it, or snap the pipe end to it.")
+                self.warn(
+                    "orphan_structure",
+                    "structures",
+                    "No conveyance reaches this structure within the snap tolerance.",
+                    self.st_ids[i],
+                    self.st_xy[i],
+                    fix="Draw the pipe that serves it, or snap the pipe end to it.",
+                )
         for node, kind in self.split_kind.items():
             if kind == "structure" and touched[node]:
-                self.warn("structure_on_conveyance", "structures",
-                          "The structure lies on the middle of a conveyance, which is split "
-                          "there.", self.node_ids[node], self.st_xy[node], level="info",
-                          fix="Split the line at the structure in the source data.")
+                self.warn(
+                    "structure_on_conveyance",
+                    "structures",
+                    "The structure lies on the middle of a conveyance, which is split there.",
+                    self.node_ids[node],
+                    self.st_xy[node],
+                    level="info",
+                    fix="Split the line at the structure in the source data.",
+                )
         # duplicate conveyances: same node pair and about the same length
-        key = pd.DataFrame({"a": np.minimum(self.e_u, self.e_v),
-                            "b": np.maximum(self.e_u, self.e_v),
-                            "len": np.round(shapely.length(np.array(self.rows["geometry"]))
-                                            / max(self.tol, 1e-9)),
-                            "cid": self.rows["conv_id"]})
+        key = pd.DataFrame(
+            {
+                "a": np.minimum(self.e_u, self.e_v),
+                "b": np.maximum(self.e_u, self.e_v),
+                "len": np.round(
+                    shapely.length(np.array(self.rows["geometry"])) / max(self.tol, 1e-9)
+                ),
+                "cid": self.rows["conv_id"],
+            }
+        )
         dup = key.duplicated(["a", "b", "len"], keep="first")
         for i in np.where(dup.to_numpy())[0]:
             g = self.rows["geometry"][i]
-            self.warn("duplicate_feature", "conveyances",
-                      "Conveyance joins the same two nodes as another of the same length "
-                      "(drawn twice?).", key["cid"].iat[i],
-                      shapely.get_coordinates(g.interpolate(0.5, normalized=True))[0],
-                      fix="Delete the duplicate line if it is not a parallel pipe.")
+            self.warn(
+                "duplicate_feature",
+                "conveyances",
+                "Conveyance joins the same two nodes as another of the same length (drawn twice?).",
+                key["cid"].iat[i],
+                shapely.get_coordinates(g.interpolate(0.5, normalized=True))[0],
+                fix="Delete the duplicate line if it is not a parallel pipe.",
+            )
 
     # -- frames ---------------------------------------------------------------------
     def frames(self) -> StormNetwork:
@@ -1056,41 +1260,73 @@ class _Builder:
         orow: list[dict[str, Any]] = []
         for nd in np.where(np.array([v is not None for v in self.out_id]))[0]:
             a = self.out_attrs.get(int(nd), {})
-            orow.append({
-                "outfall_id": str(self.out_id[nd]),
-                "node_id": str(self.node_ids[nd]),
-                "receiving_water": a.get("receiving_water"),
-                "pwl_id": a.get("pwl_id"),
-                "status": a.get("status", "unknown"),
-                "permit_id": a.get("permit_id"),
-                "method": self.out_method[nd],
-                "geometry": shapely.points(self.node_xy_of(np.array([nd]))[0]),
-            })
+            orow.append(
+                {
+                    "outfall_id": str(self.out_id[nd]),
+                    "node_id": str(self.node_ids[nd]),
+                    "receiving_water": a.get("receiving_water"),
+                    "pwl_id": a.get("pwl_id"),
+                    "status": a.get("status", "unknown"),
+                    "permit_id": a.get("permit_id"),
+                    "method": self.out_method[nd],
+                    "geometry": shapely.points(self.node_xy_of(np.array([nd]))[0]),
+                }
+            )
         for rec in self.unsnapped_outfalls:
-            orow.append({
-                "outfall_id": str(rec["outfall_id"]), "node_id": None,
-                "receiving_water": rec["receiving_water"], "pwl_id": rec["pwl_id"],
-                "status": rec["status"], "permit_id": rec["permit_id"],
-                "method": "outfalls_layer", "geometry": shapely.points(rec["xy"]),
-            })
-        cols = ["outfall_id", "node_id", "receiving_water", "pwl_id", "status", "permit_id",
-                "method"]
+            orow.append(
+                {
+                    "outfall_id": str(rec["outfall_id"]),
+                    "node_id": None,
+                    "receiving_water": rec["receiving_water"],
+                    "pwl_id": rec["pwl_id"],
+                    "status": rec["status"],
+                    "permit_id": rec["permit_id"],
+                    "method": "outfalls_layer",
+                    "geometry": shapely.points(rec["xy"]),
+                }
+            )
+        cols = [
+            "outfall_id",
+            "node_id",
+            "receiving_water",
+            "pwl_id",
+            "status",
+            "permit_id",
+            "method",
+        ]
         odf = pd.DataFrame(orow, columns=[*cols, "geometry"])
         for c in cols:
             odf[c] = pd.array(odf[c].astype(object).where(odf[c].notna(), None), dtype="str")
         outfalls = gpd.GeoDataFrame(odf, geometry="geometry", crs=self.crs).set_index("outfall_id")
-        sn = pd.DataFrame({
-            "struct_id": pd.array(self.st_ids_in.astype(str), dtype="str"),
-            "node_id": pd.array([str(self.node_ids[self.st_primary[i]]) if self.st_ok[i]
-                                 else None for i in range(n_st)], dtype="str"),
-        })
+        sn = pd.DataFrame(
+            {
+                "struct_id": pd.array(self.st_ids_in.astype(str), dtype="str"),
+                "node_id": pd.array(
+                    [
+                        str(self.node_ids[self.st_primary[i]]) if self.st_ok[i] else None
+                        for i in range(n_st)
+                    ],
+                    dtype="str",
+                ),
+            }
+        )
         remap = np.full(len(self.node_ids), -1)
         remap[used] = np.arange(len(used))
-        graph = {"u": remap[self.e_u], "v": remap[self.e_v], "n_nodes": len(used),
-                 "n_edges": len(self.e_u)}
+        graph = {
+            "u": remap[self.e_u],
+            "v": remap[self.e_v],
+            "n_nodes": len(used),
+            "n_edges": len(self.e_u),
+        }
         net = StormNetwork(
-            nodes=nodes, edges=edges, outfalls=outfalls, qa=self.qa, crs=self.crs, _graph=graph,
-            settings=self.settings, structure_nodes=sn,
+            nodes=nodes,
+            edges=edges,
+            outfalls=outfalls,
+            qa=self.qa,
+            crs=self.crs,
+            _graph=graph,
+            settings=self.settings,
+            structure_nodes=sn,
             terminals_not_at_water=[str(self.node_ids[i]) for i in self.not_at_water],
         )
         return net
@@ -1110,8 +1346,12 @@ class _Builder:
 
         _graph_qa_after_build(net, has_water=self.has_water, at_water=self._at_water)
         counts = net.orient_counts
-        net.qa.note("Edge orientation (orient_method): "
-                    + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-        net.qa.note(f"Snap tolerance {self.settings['snap_tolerance_m']} m "
-                    f"({self.tol:.3f} CRS units); {len(self.splits)} conveyance(s) split.")
+        net.qa.note(
+            "Edge orientation (orient_method): "
+            + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        )
+        net.qa.note(
+            f"Snap tolerance {self.settings['snap_tolerance_m']} m "
+            f"({self.tol:.3f} CRS units); {len(self.splits)} conveyance(s) split."
+        )
         return net

@@ -34,16 +34,16 @@ __all__ = [
 
 #: Closed list of ``method`` values of :func:`assign_outfalls` (see docs/network.md).
 ASSIGN_METHODS = (
-    "outfalls_layer",          # drains to an outfall of the outfalls layer
-    "outfall_structure",       # ... to a structure of kind outfall
-    "terminal_at_water",       # ... to a terminal node within the water tolerance of a waterbody
+    "outfalls_layer",  # drains to an outfall of the outfalls layer
+    "outfall_structure",  # ... to a structure of kind outfall
+    "terminal_at_water",  # ... to a terminal node within the water tolerance of a waterbody
     "terminal_no_water_layer",  # ... to a terminal node; no waterbody layer to check against
-    "split",                   # flow splits and reaches several outfalls (main one given)
-    "terminal_not_at_water",   # ends at a terminal node away from every waterbody: no outfall
-    "cycle",                   # ends in a loop of conveyances with no way out: no outfall
-    "assumed_lateral",         # no conveyance reaches it; nearest conveyance (lateral_tolerance_m)
-    "unconnected",             # no conveyance reaches the structure
-    "no_geometry",             # the structure has no usable location
+    "split",  # flow splits and reaches several outfalls (main one given)
+    "terminal_not_at_water",  # ends at a terminal node away from every waterbody: no outfall
+    "cycle",  # ends in a loop of conveyances with no way out: no outfall
+    "assumed_lateral",  # no conveyance reaches it; nearest conveyance (lateral_tolerance_m)
+    "unconnected",  # no conveyance reaches the structure
+    "no_geometry",  # the structure has no usable location
 )
 
 
@@ -53,19 +53,19 @@ ASSIGN_METHODS = (
 @dataclass
 class _Solved:
     node_index: pd.Index
-    u: np.ndarray          # directed arcs (bi edges appear twice), absorbing outfalls removed
+    u: np.ndarray  # directed arcs (bi edges appear twice), absorbing outfalls removed
     v: np.ndarray
-    arc_edge: np.ndarray   # arc -> row of net.edges
+    arc_edge: np.ndarray  # arc -> row of net.edges
     is_outfall: np.ndarray
     outfall_of_node: np.ndarray  # object: outfall id at the node or None
     comp: np.ndarray
     ncomp: int
-    sink: np.ndarray       # comp -> final sink comp along main exits
-    hops: np.ndarray       # comp -> conveyances along the main path
-    dist_m: np.ndarray     # comp -> metres along the main path
+    sink: np.ndarray  # comp -> final sink comp along main exits
+    hops: np.ndarray  # comp -> conveyances along the main path
+    dist_m: np.ndarray  # comp -> metres along the main path
     comp_outfall: np.ndarray  # comp -> outfall id (object) or None
-    comp_cycle: np.ndarray    # comp has a directed (not two-way) cycle
-    touched: np.ndarray       # node has an edge
+    comp_cycle: np.ndarray  # comp has a directed (not two-way) cycle
+    touched: np.ndarray  # node has an edge
     all_outfalls: dict[int, list[str]] = field(default_factory=dict)  # comp -> outfalls (splits)
     csr: Any = None
 
@@ -120,11 +120,20 @@ def _solve(net: Any) -> _Solved:
     dsi = edges["ds_invert"].to_numpy(dtype=float)[arc_edge] if len(edges) else np.zeros(0)
     elen = edges["length_m"].to_numpy(dtype=float)[arc_edge] if len(edges) else np.zeros(0)
     ex_idx = np.where(ex)[0]
-    order = np.lexsort((ex_idx, np.nan_to_num(dsi[ex_idx], nan=np.inf),
-                        -np.nan_to_num(diam[ex_idx], nan=-1.0), cu[ex_idx]))
+    order = np.lexsort(
+        (
+            ex_idx,
+            np.nan_to_num(dsi[ex_idx], nan=np.inf),
+            -np.nan_to_num(diam[ex_idx], nan=-1.0),
+            cu[ex_idx],
+        )
+    )
     ex_sorted = ex_idx[order]
-    first = np.r_[True, cu[ex_sorted][1:] != cu[ex_sorted][:-1]] if len(ex_sorted) else \
-        np.zeros(0, bool)
+    first = (
+        np.r_[True, cu[ex_sorted][1:] != cu[ex_sorted][:-1]]
+        if len(ex_sorted)
+        else np.zeros(0, bool)
+    )
     main_arc = ex_sorted[first]
     nxt = np.arange(ncomp)
     nxt[cu[main_arc]] = cv[main_arc]
@@ -144,8 +153,23 @@ def _solve(net: Any) -> _Solved:
     for nd in np.where(is_out)[0][::-1]:
         comp_outfall[comp[nd]] = of_node[nd]
     # flow splits: components with two or more distinct successor components
-    solved = _Solved(nidx, u, v, arc_edge, is_out, of_node, comp, ncomp, sink, hops, dist,
-                     comp_outfall, comp_cycle, touched, csr=csr)
+    solved = _Solved(
+        nidx,
+        u,
+        v,
+        arc_edge,
+        is_out,
+        of_node,
+        comp,
+        ncomp,
+        sink,
+        hops,
+        dist,
+        comp_outfall,
+        comp_cycle,
+        touched,
+        csr=csr,
+    )
     if ex.any():
         pairs = np.unique(np.c_[cu[ex], cv[ex]], axis=0)
         nsucc = np.bincount(pairs[:, 0], minlength=ncomp)
@@ -156,8 +180,13 @@ def _solve(net: Any) -> _Solved:
     return solved
 
 
-def _split_outfalls(pairs: np.ndarray, split_comps: np.ndarray, ncomp: int, sink: np.ndarray,
-                    comp_outfall: np.ndarray) -> dict[int, list[str]]:
+def _split_outfalls(
+    pairs: np.ndarray,
+    split_comps: np.ndarray,
+    ncomp: int,
+    sink: np.ndarray,
+    comp_outfall: np.ndarray,
+) -> dict[int, list[str]]:
     """Reachable outfalls of every component upstream of a flow split."""
     # components that reach a split: BFS upstream from a virtual source
     src = ncomp
@@ -204,8 +233,7 @@ def _split_outfalls(pairs: np.ndarray, split_comps: np.ndarray, ncomp: int, sink
     return {c: sorted(memo[c]) for c in map(int, affected) if len(memo[c]) > 1}
 
 
-def _graph_qa_after_build(net: Any, *, has_water: bool = False,
-                          at_water: Any = None) -> None:
+def _graph_qa_after_build(net: Any, *, has_water: bool = False, at_water: Any = None) -> None:
     """Resolve two-way sink loops into outfalls, then report cycles and dead subnetworks."""
     s = _solve(net)
     nodes, edges = net.nodes, net.edges
@@ -220,8 +248,13 @@ def _graph_qa_after_build(net: Any, *, has_water: bool = False,
         members = np.where(s.comp == c)[0]
         inv = nodes["invert_elev"].to_numpy(dtype=float)[members]
         rim = nodes["rim_elev"].to_numpy(dtype=float)[members]
-        key = np.lexsort((np.arange(len(members)), np.nan_to_num(rim, nan=np.inf),
-                          np.nan_to_num(inv, nan=np.inf)))
+        key = np.lexsort(
+            (
+                np.arange(len(members)),
+                np.nan_to_num(rim, nan=np.inf),
+                np.nan_to_num(inv, nan=np.inf),
+            )
+        )
         rep = int(members[key[0]])
         nid = str(s.node_index[rep])
         if has_water:
@@ -232,16 +265,27 @@ def _graph_qa_after_build(net: Any, *, has_water: bool = False,
             method = "terminal_at_water"
         else:
             method = "terminal_no_water_layer"
-        new_rows.append({"outfall_id": nid, "node_id": nid, "receiving_water": None,
-                         "pwl_id": None, "status": "unknown", "permit_id": None,
-                         "method": method, "geometry": nodes.geometry.iloc[rep]})
+        new_rows.append(
+            {
+                "outfall_id": nid,
+                "node_id": nid,
+                "receiving_water": None,
+                "pwl_id": None,
+                "status": "unknown",
+                "permit_id": None,
+                "method": method,
+                "geometry": nodes.geometry.iloc[rep],
+            }
+        )
     if new_rows:
-        add = gpd.GeoDataFrame(pd.DataFrame(new_rows), geometry="geometry",
-                               crs=net.crs).set_index("outfall_id")
+        add = gpd.GeoDataFrame(pd.DataFrame(new_rows), geometry="geometry", crs=net.crs).set_index(
+            "outfall_id"
+        )
         for col in add.columns:
             if col != "geometry":
-                add[col] = pd.array(add[col].astype(object).where(add[col].notna(), None),
-                                    dtype="str")
+                add[col] = pd.array(
+                    add[col].astype(object).where(add[col].notna(), None), dtype="str"
+                )
         net.outfalls = pd.concat([net.outfalls, add])
         net._cache.clear()
         s = _solve(net)
@@ -261,11 +305,16 @@ def _graph_qa_after_build(net: Any, *, has_water: bool = False,
             g = edges.geometry.iloc[eds[0]]
             xy = shapely.get_coordinates(g.interpolate(0.5, normalized=True))[0]
             net.qa.warning(
-                "cycle", "conveyances",
+                "cycle",
+                "conveyances",
                 f"Conveyances {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''} form a "
                 "loop of one-way flow" + ("; water in it has no way out." if trapped else "."),
-                feature_id=ids[0], step="network", x=float(xy[0]), y=float(xy[1]),
-                fix="Check the inverts/direction of the conveyances in the loop.")
+                feature_id=ids[0],
+                step="network",
+                x=float(xy[0]),
+                y=float(xy[1]),
+                fix="Check the inverts/direction of the conveyances in the loop.",
+            )
     # subnetworks (weakly connected pieces) with no outfall
     if len(edges):
         eu = s.node_index.get_indexer(edges["from_node"].astype(str))
@@ -282,11 +331,16 @@ def _graph_qa_after_build(net: Any, *, has_water: bool = False,
             ids = sorted(set(conv[np.isin(eu, members)]))
             xy = shapely.get_coordinates(nodes.geometry.iloc[members[0]])[0]
             net.qa.warning(
-                "no_outfall_subnetwork", "conveyances",
+                "no_outfall_subnetwork",
+                "conveyances",
                 f"A connected piece of {ne} conveyance(s) ({', '.join(ids[:5])}"
                 f"{' ...' if len(ids) > 5 else ''}) reaches no outfall.",
-                feature_id=ids[0], step="network", x=float(xy[0]), y=float(xy[1]),
-                fix="Connect it to the rest of the system, or add its outfall.")
+                feature_id=ids[0],
+                step="network",
+                x=float(xy[0]),
+                y=float(xy[1]),
+                fix="Connect it to the rest of the system, or add its outfall.",
+            )
 
 
 # ------------------------------------------------------------------------------------
@@ -324,8 +378,10 @@ def _node_results(net: Any) -> pd.DataFrame:
             main[i] = m
             others[i] = ";".join(o for o in allo if o != m)
             method[i] = "split"
-            reason[i] = (f"flow splits and reaches {len(allo)} outfalls; main outfall {m} "
-                         "follows the largest pipe (then the lowest invert) at each split")
+            reason[i] = (
+                f"flow splits and reaches {len(allo)} outfalls; main outfall {m} "
+                "follows the largest pipe (then the lowest invert) at each split"
+            )
             continue
         if s.is_outfall[i]:
             method[i] = ometh.get(m)
@@ -333,19 +389,24 @@ def _node_results(net: Any) -> pd.DataFrame:
             continue
         if not s.touched[i]:
             method[i] = "unconnected"
-            reason[i] = (f"no conveyance lies within the snap tolerance ({snap_m:g} m) or the "
-                         f"lateral tolerance ({lat_tol:g} m) of the structure")
+            reason[i] = (
+                f"no conveyance lies within the snap tolerance ({snap_m:g} m) or the "
+                f"lateral tolerance ({lat_tol:g} m) of the structure"
+            )
             continue
         if m is not None:
             method[i] = ometh.get(m)
-            reason[i] = (f"{int(hops[i])} conveyance(s), {dist[i]:.0f} m downstream to outfall "
-                         f"{m} ({_OUT_WHY.get(ometh.get(m), ometh.get(m))})")
+            reason[i] = (
+                f"{int(hops[i])} conveyance(s), {dist[i]:.0f} m downstream to outfall "
+                f"{m} ({_OUT_WHY.get(ometh.get(m), ometh.get(m))})"
+            )
             lat_m = lateral_of.get(node_names[i])
             if lat_m is not None:
                 method[i] = "assumed_lateral"
-                reason[i] = (f"no conveyance reaches the structure; assumed to drain through an "
-                             f"unmapped lateral to the nearest conveyance ({lat_m:.0f} m), then "
-                             + reason[i])
+                reason[i] = (
+                    f"no conveyance reaches the structure; assumed to drain through an "
+                    f"unmapped lateral to the nearest conveyance ({lat_m:.0f} m), then " + reason[i]
+                )
             continue
         term = str(s.node_index[sink_node(s, sink[i])])
         if s.comp_cycle[sink[i]]:
@@ -353,14 +414,24 @@ def _node_results(net: Any) -> pd.DataFrame:
             reason[i] = "flow ends in a loop of conveyances with no way out (see QA 'cycle')"
         elif term in not_at_water:
             method[i] = "terminal_not_at_water"
-            reason[i] = (f"flow ends at node {term}, which is not within the water tolerance "
-                         "of any waterbody")
+            reason[i] = (
+                f"flow ends at node {term}, which is not within the water tolerance "
+                "of any waterbody"
+            )
         else:
             method[i] = "terminal_not_at_water"
             reason[i] = f"flow ends at node {term}, which is not an outfall"
-    res = pd.DataFrame({"node_id": s.node_index, "outfall_id": main, "method": method,
-                        "reason": reason, "other_outfalls": others,
-                        "hops": hops, "dist_m": dist})
+    res = pd.DataFrame(
+        {
+            "node_id": s.node_index,
+            "outfall_id": main,
+            "method": method,
+            "reason": reason,
+            "other_outfalls": others,
+            "hops": hops,
+            "dist_m": dist,
+        }
+    )
     res = res.set_index("node_id")
     net._cache["node_results"] = res
     return res
@@ -419,33 +490,46 @@ def edge_outfalls(net: Any) -> pd.DataFrame:
     res = _node_results(net)
     e = net.edges
     if len(e) == 0:
-        return pd.DataFrame(columns=["conv_id", "outfall_id", "method", "reason",
-                                     "other_outfalls"])
+        return pd.DataFrame(columns=["conv_id", "outfall_id", "method", "reason", "other_outfalls"])
     down = res.reindex(e["to_node"].astype(str))
-    df = pd.DataFrame({
-        "conv_id": e["conv_id"].astype(str).to_numpy(),
-        "outfall_id": down["outfall_id"].to_numpy(),
-        "method": down["method"].to_numpy(),
-        "reason": down["reason"].to_numpy(),
-        "other_outfalls": down["other_outfalls"].to_numpy(),
-        "bi": e["bidirectional"].to_numpy(),
-        "up_out": res.reindex(e["from_node"].astype(str))["outfall_id"].to_numpy(),
-    })
+    df = pd.DataFrame(
+        {
+            "conv_id": e["conv_id"].astype(str).to_numpy(),
+            "outfall_id": down["outfall_id"].to_numpy(),
+            "method": down["method"].to_numpy(),
+            "reason": down["reason"].to_numpy(),
+            "other_outfalls": down["other_outfalls"].to_numpy(),
+            "bi": e["bidirectional"].to_numpy(),
+            "up_out": res.reindex(e["from_node"].astype(str))["outfall_id"].to_numpy(),
+        }
+    )
     rows = []
     for cid, g in df.groupby("conv_id", sort=False):
         outs: list[str] = []
         for _, r in g.iterrows():
-            for o in [r["outfall_id"], *str(r["other_outfalls"] or "").split(";"),
-                      r["up_out"] if r["bi"] else None]:
+            for o in [
+                r["outfall_id"],
+                *str(r["other_outfalls"] or "").split(";"),
+                r["up_out"] if r["bi"] else None,
+            ]:
                 if isinstance(o, str) and o and o not in outs:
                     outs.append(o)
         last = g.iloc[-1]
-        main = last["outfall_id"] if isinstance(last["outfall_id"], str) else (
-            outs[0] if outs else None)
+        main = (
+            last["outfall_id"]
+            if isinstance(last["outfall_id"], str)
+            else (outs[0] if outs else None)
+        )
         meth = last["method"] if len(outs) <= 1 else "split"
-        rows.append({"conv_id": cid, "outfall_id": main, "method": meth,
-                     "reason": last["reason"],
-                     "other_outfalls": ";".join(o for o in outs if o != main)})
+        rows.append(
+            {
+                "conv_id": cid,
+                "outfall_id": main,
+                "method": meth,
+                "reason": last["reason"],
+                "other_outfalls": ";".join(o for o in outs if o != main),
+            }
+        )
     out = pd.DataFrame(rows)
     for col in out.columns:
         out[col] = pd.array(out[col].astype(object).where(out[col].notna(), None), dtype="str")
@@ -518,8 +602,9 @@ def _resolve_start(net: Any, start: Any, by: str) -> tuple[int, list[int], str]:
     """-> (start node index, extra edge rows to include, label)."""
     s = _solve(net)
     if by not in ("auto", "struct", "node", "conv", "point"):
-        raise DataError(f"Unknown by={by!r}, select from ['auto', 'struct', 'node', 'conv', "
-                        "'point'].")
+        raise DataError(
+            f"Unknown by={by!r}, select from ['auto', 'struct', 'node', 'conv', 'point']."
+        )
     if isinstance(start, shapely.Point) or by == "point":
         if not isinstance(start, shapely.Point):
             raise DataError(f"by='point' needs a shapely Point, got {type(start).__name__}.")
@@ -604,10 +689,14 @@ def trace_downstream(net: Any, start: Any, *, by: str = "auto") -> Trace:
     geom = None
     if len(edges):
         geom = shapely.line_merge(shapely.union_all(edges.geometry.values))
-    length = float(shapely.length(edges.geometry.values).sum() * net.settings.get(
-        "crs_unit_m", 1.0)) if len(edges) else 0.0
-    return Trace(label, nodes, edges, geom, length, outs, rw, str(res["method"]),
-                 str(res["reason"]))
+    length = (
+        float(shapely.length(edges.geometry.values).sum() * net.settings.get("crs_unit_m", 1.0))
+        if len(edges)
+        else 0.0
+    )
+    return Trace(
+        label, nodes, edges, geom, length, outs, rw, str(res["method"]), str(res["reason"])
+    )
 
 
 def trace_upstream(net: Any, start: Any, *, by: str = "auto") -> Upstream:
@@ -639,8 +728,7 @@ def trace_upstream(net: Any, start: Any, *, by: str = "auto") -> Upstream:
             to = set(e["to_node"].iloc[extra].astype(str))
             first = [r for r in extra if str(e["from_node"].iat[r]) not in to] or extra[:1]
             node = int(s.node_index.get_loc(str(e["from_node"].iat[first[0]])))
-    order = breadth_first_order(s.csr.T.tocsr(), node, directed=True,
-                                return_predecessors=False)
+    order = breadth_first_order(s.csr.T.tocsr(), node, directed=True, return_predecessors=False)
     reached = np.zeros(len(s.node_index), dtype=bool)
     reached[order] = True
     arcs = reached[s.v] & reached[s.u]
@@ -651,8 +739,9 @@ def trace_upstream(net: Any, start: Any, *, by: str = "auto") -> Upstream:
 # ------------------------------------------------------------------------------------
 # sewersheds
 # ------------------------------------------------------------------------------------
-def network_sewersheds(net: Any, *, spacing_m: float = 10.0,
-                       buffer_m: float = 50.0) -> gpd.GeoDataFrame:
+def network_sewersheds(
+    net: Any, *, spacing_m: float = 10.0, buffer_m: float = 50.0
+) -> gpd.GeoDataFrame:
     """Sewershed polygons per outfall from the network alone.
 
     Points along every conveyance (each ``spacing_m`` metres) and every node carry
@@ -699,8 +788,9 @@ def network_sewersheds(net: Any, *, spacing_m: float = 10.0,
         cells = shapely.voronoi_polygons(shapely.multipoints(xy), extend_to=region, ordered=True)
         cells = np.array(cells.geoms, dtype=object)
     else:
-        cells = np.array([shapely.buffer(shapely.points(p), buffer_m / f) for p in xy],
-                         dtype=object)
+        cells = np.array(
+            [shapely.buffer(shapely.points(p), buffer_m / f) for p in xy], dtype=object
+        )
     recs = []
     for oid in sorted(set(lab)):
         part = cells[lab == oid]
@@ -711,8 +801,11 @@ def network_sewersheds(net: Any, *, spacing_m: float = 10.0,
         recs.append({"outfall_id": oid, "geometry": shapely.intersection(poly, hull)})
     diss = gpd.GeoDataFrame(pd.DataFrame(recs), geometry="geometry", crs=net.crs)
     sid = net.nodes["struct_id"].reindex(res.index)
-    counts = res[sid.notna().to_numpy() & res["outfall_id"].notna().to_numpy()].groupby(
-        "outfall_id").size()
+    counts = (
+        res[sid.notna().to_numpy() & res["outfall_id"].notna().to_numpy()]
+        .groupby("outfall_id")
+        .size()
+    )
     diss["n_structures"] = diss["outfall_id"].map(counts).fillna(0).astype(int)
     diss["method"] = "network_voronoi"
     diss["outfall_id"] = diss["outfall_id"].astype("str")

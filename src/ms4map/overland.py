@@ -149,8 +149,9 @@ class OverlandResult:
         if isinstance(flw, tuple) and flw and flw[0] == "d8":
             import pyflwdir
 
-            state["flwdir"] = pyflwdir.from_array(flw[1], ftype="d8", check_ftype=False,
-                                                  transform=state["transform"])
+            state["flwdir"] = pyflwdir.from_array(
+                flw[1], ftype="d8", check_ftype=False, transform=state["transform"]
+            )
         self.__dict__.update(state)
 
     @property
@@ -164,7 +165,8 @@ class OverlandResult:
             t = self.depression_table.set_index("label")
             lab = np.where(self.target_mask, self.labels, 0)
             self._polygons["_depressions"] = _polygonize(
-                lab, t, self.transform, self.crs, columns=["target_id", "area_m2", "max_depth_m"])
+                lab, t, self.transform, self.crs, columns=["target_id", "area_m2", "max_depth_m"]
+            )
         return self._polygons["_depressions"]
 
     def label_of(self, kind: str, target_id: str) -> int | None:
@@ -206,8 +208,16 @@ def _write_tif(path: Path, array: np.ndarray, transform: Any, crs: Any) -> None:
     h, w = arr.shape
     crs_wkt = crs.to_wkt() if hasattr(crs, "to_wkt") else None
     with rasterio.open(
-        path, "w", driver="GTiff", width=w, height=h, count=1, dtype="float64",
-        crs=crs_wkt, transform=transform, nodata=_NODATA_OUT,
+        path,
+        "w",
+        driver="GTiff",
+        width=w,
+        height=h,
+        count=1,
+        dtype="float64",
+        crs=crs_wkt,
+        transform=transform,
+        nodata=_NODATA_OUT,
     ) as ds:
         ds.write(arr, 1)
 
@@ -361,15 +371,19 @@ def route(
     z_to_m = float(dem.z_to_m or 1.0)
     valid = np.isfinite(z)
     settings = {
-        "min_depth_m": float(min_depth_m), "min_area_m2": float(min_area_m2),
-        "burn_depth_m": float(burn_depth_m), "inlet_depth_m": float(inlet_depth_m),
+        "min_depth_m": float(min_depth_m),
+        "min_area_m2": float(min_area_m2),
+        "burn_depth_m": float(burn_depth_m),
+        "inlet_depth_m": float(inlet_depth_m),
     }
     if np.nanmax(z) - np.nanmin(z) < 1e-6:
         qa.warning(
-            "dem_flat", "dem",
+            "dem_flat",
+            "dem",
             "The DEM is flat: flow directions follow only the gradient imposed on flats "
             "(towards the DEM edge and the burned MS4 features).",
-            fix="Check that the DEM is an elevation raster (not a mask or a constant).", step="overland",
+            fix="Check that the DEM is an elevation raster (not a mask or a constant).",
+            step="overland",
         )
 
     # -- 1. targets rasterized -------------------------------------------------------
@@ -380,25 +394,43 @@ def route(
     burn = np.zeros((h, w), dtype=bool)
     sink = np.zeros((h, w), dtype=bool)
 
-    def add_target(kind: str, tid: str, name: Any = None, method: str = "d8_catchment",
-                   reason: str = "") -> int:
-        targets.append({"target_kind": kind, "target_id": tid, "name": name, "method": method,
-                        "reason": reason})
+    def add_target(
+        kind: str, tid: str, name: Any = None, method: str = "d8_catchment", reason: str = ""
+    ) -> int:
+        targets.append(
+            {
+                "target_kind": kind,
+                "target_id": tid,
+                "name": name,
+                "method": method,
+                "reason": reason,
+            }
+        )
         return len(targets)
 
     if waterbodies is not None and len(waterbodies):
         wb = _clean_geoms(waterbodies)
-        labs = [add_target("water_direct", str(r.wb_id), _na(getattr(r, "name", None)),
-                           reason="reaches the waterbody overland, outside the MS4")
-                for r in wb.itertuples()]
+        labs = [
+            add_target(
+                "water_direct",
+                str(r.wb_id),
+                _na(getattr(r, "name", None)),
+                reason="reaches the waterbody overland, outside the MS4",
+            )
+            for r in wb.itertuples()
+        ]
         cells = _rasterize(wb.geometry.values, labs, (h, w), transform)
         hit = cells > 0
         seed[hit] = cells[hit]
         burn |= hit
     if conveyances is not None and len(conveyances):
         cv = _clean_geoms(conveyances)
-        labs = [add_target("conveyance", str(r.conv_id),
-                           reason="reaches an open MS4 conveyance overland") for r in cv.itertuples()]
+        labs = [
+            add_target(
+                "conveyance", str(r.conv_id), reason="reaches an open MS4 conveyance overland"
+            )
+            for r in cv.itertuples()
+        ]
         cells = _rasterize(cv.geometry.values, labs, (h, w), transform, all_touched=True)
         hit = cells > 0
         seed[hit] = cells[hit]
@@ -419,25 +451,35 @@ def route(
             prev = seed[r, c]
             if prev and targets[prev - 1]["target_kind"] == "inlet":
                 shared.append(nid)
-                add_target("inlet", nid, method="shared_cell",
-                           reason=f"shares its DEM cell with inlet {targets[prev - 1]['target_id']}, "
-                           "which takes the cell's runoff")
+                add_target(
+                    "inlet",
+                    nid,
+                    method="shared_cell",
+                    reason=f"shares its DEM cell with inlet {targets[prev - 1]['target_id']}, "
+                    "which takes the cell's runoff",
+                )
                 continue
             seed[r, c] = add_target("inlet", nid, reason="reaches the inlet overland")
             sink[r, c] = True
         if off_inlets:
             qa.warning(
-                "inlet_off_dem", "structures",
+                "inlet_off_dem",
+                "structures",
                 f"{len(off_inlets)} inlet(s) lie outside the DEM or on nodata cells; they get no "
                 "surface catchment.",
-                feature_id=", ".join(off_inlets[:50]), count=len(off_inlets),
-                fix="Use a DEM that covers the whole storm network.", step="overland",
+                feature_id=", ".join(off_inlets[:50]),
+                count=len(off_inlets),
+                fix="Use a DEM that covers the whole storm network.",
+                step="overland",
             )
         if shared:
             qa.info(
-                "inlets_share_cell", "structures",
+                "inlets_share_cell",
+                "structures",
                 f"{len(shared)} inlet(s) share a DEM cell with another inlet; the first one takes "
-                "that cell's runoff.", feature_id=", ".join(shared[:50]), count=len(shared),
+                "that cell's runoff.",
+                feature_id=", ".join(shared[:50]),
+                count=len(shared),
                 step="overland",
             )
     timings["rasterize_targets"] = time.perf_counter() - t0
@@ -452,10 +494,12 @@ def route(
     if tiny:
         filled = zb.copy()
         qa.warning(
-            "dem_too_small", "dem",
+            "dem_too_small",
+            "dem",
             f"The DEM has {h} x {w} cells: too small to route flow; every cell drains to itself "
             "(a target in it, else off the DEM).",
-            fix="Use a DEM that covers the area with a margin.", step="overland",
+            fix="Use a DEM that covers the area with a margin.",
+            step="overland",
         )
     else:
         filled = condition_dem(zb, transform, crs, workdir=workdir)
@@ -465,9 +509,15 @@ def route(
     t0 = time.perf_counter()
     say("overland: finding closed depressions")
     dep_table = _depressions(
-        z=zb, filled=filled, seed=seed, targets=targets, add_target=add_target,
-        min_depth=min_depth_m / z_to_m, min_cells=min_area_m2 / cell_area_m2,
-        z_to_m=z_to_m, cell_area_m2=cell_area_m2,
+        z=zb,
+        filled=filled,
+        seed=seed,
+        targets=targets,
+        add_target=add_target,
+        min_depth=min_depth_m / z_to_m,
+        min_cells=min_area_m2 / cell_area_m2,
+        z_to_m=z_to_m,
+        cell_area_m2=cell_area_m2,
     )
     target_mask = seed > 0
     cond = filled.copy()
@@ -500,12 +550,21 @@ def route(
             at_hole = near_nan.ravel()[free] & ~on_edge
         else:
             at_hole = np.zeros(free.size, dtype=bool)
-        lab_edge = add_target("off_dem", "dem_edge", method="d8_catchment",
-                              reason="flows off the edge of the DEM")
-        lab_hole = add_target("off_dem", "dem_nodata", method="d8_catchment",
-                              reason="flows into a nodata hole of the DEM")
-        lab_pit = add_target("unknown", "dem_pit", method="no_target",
-                             reason="flow stops in a DEM pit left after conditioning")
+        lab_edge = add_target(
+            "off_dem", "dem_edge", method="d8_catchment", reason="flows off the edge of the DEM"
+        )
+        lab_hole = add_target(
+            "off_dem",
+            "dem_nodata",
+            method="d8_catchment",
+            reason="flows into a nodata hole of the DEM",
+        )
+        lab_pit = add_target(
+            "unknown",
+            "dem_pit",
+            method="no_target",
+            reason="flow stops in a DEM pit left after conditioning",
+        )
         seed_flat = seed.ravel()
         seed_flat[free] = np.where(on_edge, lab_edge, np.where(at_hole, lab_hole, lab_pit))
     idxs = np.flatnonzero(seed)
@@ -529,11 +588,17 @@ def route(
     special = tdf["target_kind"].isin(["off_dem", "unknown"])
     tdf = tdf[~special | (tdf["cells"] > 0)]
     if off_inlets:
-        extra = pd.DataFrame({
-            "target_kind": "inlet", "target_id": off_inlets, "name": None,
-            "method": "off_dem", "reason": "the inlet lies outside the DEM", "cells": 0,
-            "area_m2": 0.0,
-        })
+        extra = pd.DataFrame(
+            {
+                "target_kind": "inlet",
+                "target_id": off_inlets,
+                "name": None,
+                "method": "off_dem",
+                "reason": "the inlet lies outside the DEM",
+                "cells": 0,
+                "area_m2": 0.0,
+            }
+        )
         extra.index = pd.RangeIndex(len(targets) + 1, len(targets) + 1 + len(extra), name="label")
         tdf = pd.concat([tdf, extra])
     nodata_cells = int((~valid).sum())
@@ -542,15 +607,31 @@ def route(
         f"{(tdf['target_kind'] == 'inlet').sum()} inlet targets, {len(dep_table)} closed depression(s)."
     )
     return OverlandResult(
-        labels=labels, targets=tdf, target_mask=target_mask, flwdir=flw, conditioned=cond,
-        transform=transform, crs=crs, cell_area_m2=cell_area_m2, depression_table=dep_table, qa=qa,
-        settings=settings, timings=timings,
+        labels=labels,
+        targets=tdf,
+        target_mask=target_mask,
+        flwdir=flw,
+        conditioned=cond,
+        transform=transform,
+        crs=crs,
+        cell_area_m2=cell_area_m2,
+        depression_table=dep_table,
+        qa=qa,
+        settings=settings,
+        timings=timings,
     )
 
 
 def _depressions(
-    *, z: np.ndarray, filled: np.ndarray, seed: np.ndarray, targets: list[dict[str, Any]],
-    add_target: Callable[..., int], min_depth: float, min_cells: float, z_to_m: float,
+    *,
+    z: np.ndarray,
+    filled: np.ndarray,
+    seed: np.ndarray,
+    targets: list[dict[str, Any]],
+    add_target: Callable[..., int],
+    min_depth: float,
+    min_cells: float,
+    z_to_m: float,
     cell_area_m2: float,
 ) -> pd.DataFrame:
     """Label filled regions; keep real depressions as targets; let single-target sags drain to it.
@@ -562,9 +643,15 @@ def _depressions(
     depth = filled - z
     filled_mask = np.isfinite(depth) & (depth > 1e-9)
     regions, n = ndimage.label(filled_mask, structure=np.ones((3, 3), bool))
-    empty = pd.DataFrame({"label": pd.Series([], dtype=np.int64), "target_id": pd.Series([], dtype=str),
-                          "cells": pd.Series([], dtype=np.int64), "area_m2": pd.Series([], dtype=float),
-                          "max_depth_m": pd.Series([], dtype=float)})
+    empty = pd.DataFrame(
+        {
+            "label": pd.Series([], dtype=np.int64),
+            "target_id": pd.Series([], dtype=str),
+            "cells": pd.Series([], dtype=np.int64),
+            "area_m2": pd.Series([], dtype=float),
+            "max_depth_m": pd.Series([], dtype=float),
+        }
+    )
     if n == 0:
         return empty
     flat_regions = regions.ravel()
@@ -601,17 +688,20 @@ def _depressions(
     for k, r in enumerate(real, start=1):
         tid = f"DEP{k}"
         ids.append(tid)
-        lab_of[r] = add_target("depression", tid,
-                               reason=f"internally drained: ends in closed depression {tid}")
+        lab_of[r] = add_target(
+            "depression", tid, reason=f"internally drained: ends in closed depression {tid}"
+        )
     take = lab_of[reg_of] > 0
     seed.ravel()[in_region[take]] = lab_of[reg_of[take]]
-    return pd.DataFrame({
-        "label": lab_of[real],
-        "target_id": ids,
-        "cells": cells[real],
-        "area_m2": cells[real] * cell_area_m2,
-        "max_depth_m": maxdepth[real] * z_to_m,
-    })
+    return pd.DataFrame(
+        {
+            "label": lab_of[real],
+            "target_id": ids,
+            "cells": cells[real],
+            "area_m2": cells[real] * cell_area_m2,
+            "max_depth_m": maxdepth[real] * z_to_m,
+        }
+    )
 
 
 # ======================================================================================
@@ -637,8 +727,13 @@ def catchment_polygons(
     t = result.targets
     sel = t if kinds is None else t[t["target_kind"].isin(kinds)]
     sel = sel[sel["cells"] > 0]
-    return _polygonize(result.labels, sel, result.transform, result.crs,
-                       columns=["target_kind", "target_id", "cells", "area_m2"])
+    return _polygonize(
+        result.labels,
+        sel,
+        result.transform,
+        result.crs,
+        columns=["target_kind", "target_id", "cells", "area_m2"],
+    )
 
 
 def _polygonize(
@@ -648,8 +743,9 @@ def _polygonize(
     from rasterio import features
 
     if len(table) == 0:
-        return gpd.GeoDataFrame(table[columns].reset_index(drop=True),
-                                geometry=gpd.GeoSeries([], crs=crs), crs=crs)
+        return gpd.GeoDataFrame(
+            table[columns].reset_index(drop=True), geometry=gpd.GeoSeries([], crs=crs), crs=crs
+        )
     keep = np.zeros(int(max(labels.max(), table.index.max())) + 1, dtype=bool)
     keep[table.index.to_numpy()] = True
     mask = keep[labels]
@@ -658,8 +754,14 @@ def _polygonize(
     cols = np.flatnonzero(mask.any(axis=0))
     r0, r1, c0, c1 = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
     sub = np.ascontiguousarray(labels[r0:r1, c0:c1].astype(np.int32))
-    sub_t = type(transform)(transform.a, 0.0, transform.c + transform.a * c0,
-                            0.0, transform.e, transform.f + transform.e * r0)
+    sub_t = type(transform)(
+        transform.a,
+        0.0,
+        transform.c + transform.a * c0,
+        0.0,
+        transform.e,
+        transform.f + transform.e * r0,
+    )
     vals, polys = [], []
     for geom, val in features.shapes(sub, mask=mask[r0:r1, c0:c1], transform=sub_t):
         vals.append(int(val))
@@ -673,7 +775,9 @@ def _polygonize(
     return gpd.GeoDataFrame(out.reset_index(drop=True), geometry=list(merged.values), crs=crs)
 
 
-def surface_path(result: OverlandResult, x: float, y: float) -> tuple[shapely.LineString | None, int]:
+def surface_path(
+    result: OverlandResult, x: float, y: float
+) -> tuple[shapely.LineString | None, int]:
     """Overland path from ``(x, y)`` down to the first target cell.
 
     Returns
@@ -748,8 +852,9 @@ def route_workspace(ws: Any, net: Any = None, **settings: Any) -> OverlandResult
     if ws.dem is None:
         raise DataError("The workspace has no DEM. Fix: pass --dem FILE (a GeoTIFF).")
     inlets, open_conv = network_targets(ws, net)
-    return route(ws.dem, inlets=inlets, conveyances=open_conv, waterbodies=ws.get("waterbodies"),
-                 **settings)
+    return route(
+        ws.dem, inlets=inlets, conveyances=open_conv, waterbodies=ws.get("waterbodies"), **settings
+    )
 
 
 def network_targets(ws: Any, net: Any = None) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
@@ -764,29 +869,37 @@ def network_targets(ws: Any, net: Any = None) -> tuple[gpd.GeoDataFrame, gpd.Geo
     if net is not None:
         nodes = net.nodes
         inl = nodes[nodes["is_inlet"].fillna(False).astype(bool)]
-        inlets = gpd.GeoDataFrame({"node_id": inl.index.astype(str)},
-                                  geometry=inl.geometry.values, crs=nodes.crs)
+        inlets = gpd.GeoDataFrame(
+            {"node_id": inl.index.astype(str)}, geometry=inl.geometry.values, crs=nodes.crs
+        )
         edges = net.edges
         op = edges[edges["is_open"].fillna(False).astype(bool)]
-        conv = gpd.GeoDataFrame({"conv_id": op["conv_id"].astype(str).values},
-                                geometry=op.geometry.values, crs=edges.crs)
+        conv = gpd.GeoDataFrame(
+            {"conv_id": op["conv_id"].astype(str).values},
+            geometry=op.geometry.values,
+            crs=edges.crs,
+        )
         return inlets, conv
     st = ws.get("structures")
     if st is not None and len(st):
         inl = st[st["kind"].isin(INLET_KINDS)]
-        inlets = gpd.GeoDataFrame({"node_id": inl["struct_id"].astype(str).values},
-                                  geometry=inl.geometry.values, crs=crs)
+        inlets = gpd.GeoDataFrame(
+            {"node_id": inl["struct_id"].astype(str).values}, geometry=inl.geometry.values, crs=crs
+        )
     else:
-        inlets = gpd.GeoDataFrame({"node_id": pd.Series([], dtype=str)},
-                                  geometry=gpd.GeoSeries([], crs=crs), crs=crs)
+        inlets = gpd.GeoDataFrame(
+            {"node_id": pd.Series([], dtype=str)}, geometry=gpd.GeoSeries([], crs=crs), crs=crs
+        )
     cv = ws.get("conveyances")
     if cv is not None and len(cv):
         op = cv[cv["kind"].isin(OPEN_CONVEYANCE_KINDS)]
-        conv = gpd.GeoDataFrame({"conv_id": op["conv_id"].astype(str).values},
-                                geometry=op.geometry.values, crs=crs)
+        conv = gpd.GeoDataFrame(
+            {"conv_id": op["conv_id"].astype(str).values}, geometry=op.geometry.values, crs=crs
+        )
     else:
-        conv = gpd.GeoDataFrame({"conv_id": pd.Series([], dtype=str)},
-                                geometry=gpd.GeoSeries([], crs=crs), crs=crs)
+        conv = gpd.GeoDataFrame(
+            {"conv_id": pd.Series([], dtype=str)}, geometry=gpd.GeoSeries([], crs=crs), crs=crs
+        )
     return inlets, conv
 
 
@@ -853,7 +966,12 @@ def geojson_shapes(geoms: Any, values: Any) -> Any:
 
 
 def _rasterize(
-    geoms: Any, values: list[int], shape: tuple[int, int], transform: Any, *, all_touched: bool = False
+    geoms: Any,
+    values: list[int],
+    shape: tuple[int, int],
+    transform: Any,
+    *,
+    all_touched: bool = False,
 ) -> np.ndarray:
     """Burn ``values`` for ``geoms`` (later geometries win); lines always touch their cells.
 
@@ -869,12 +987,18 @@ def _rasterize(
             shapes.append((g.boundary, v))
         else:
             shapes.append((g, v))
-    out = features.rasterize(shapes, out_shape=shape, transform=transform, fill=0,
-                             all_touched=True if all_touched else False, dtype="int32")
+    out = features.rasterize(
+        shapes,
+        out_shape=shape,
+        transform=transform,
+        fill=0,
+        all_touched=True if all_touched else False,
+        dtype="int32",
+    )
     lines = [(g, v) for g, v in shapes if g.geom_type not in ("Polygon", "MultiPolygon")]
     if lines and not all_touched:
-        touched = features.rasterize(lines, out_shape=shape, transform=transform, fill=0,
-                                     all_touched=True, dtype="int32")
+        touched = features.rasterize(
+            lines, out_shape=shape, transform=transform, fill=0, all_touched=True, dtype="int32"
+        )
         out = np.where(out > 0, out, touched)
     return out
-

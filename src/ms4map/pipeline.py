@@ -118,7 +118,9 @@ class PipelineResult:
         """See :func:`ms4map.drainage.where_does_it_drain`."""
         return _drainage.where_does_it_drain(self, point)
 
-    def what_drains_here(self, point: Any = None, *, outfall_id: str | None = None) -> gpd.GeoDataFrame:
+    def what_drains_here(
+        self, point: Any = None, *, outfall_id: str | None = None
+    ) -> gpd.GeoDataFrame:
         """See :func:`ms4map.drainage.what_drains_here`."""
         return _drainage.what_drains_here(self, point, outfall_id=outfall_id)
 
@@ -141,9 +143,20 @@ def workspace_key(ws: Any) -> str:
     for role in sorted(ws.layers):
         df = ws.layers[role]
         h.update(role.encode())
-        h.update(pd.util.hash_pandas_object(pd.DataFrame(df).drop(
-            columns=[c for c in df.columns if c == getattr(df, "_geometry_column_name", None)]
-        ).astype(str), index=True).to_numpy().tobytes())
+        h.update(
+            pd.util.hash_pandas_object(
+                pd.DataFrame(df)
+                .drop(
+                    columns=[
+                        c for c in df.columns if c == getattr(df, "_geometry_column_name", None)
+                    ]
+                )
+                .astype(str),
+                index=True,
+            )
+            .to_numpy()
+            .tobytes()
+        )
         if isinstance(df, gpd.GeoDataFrame):
             h.update(b"".join(g if g is not None else b"" for g in df.geometry.to_wkb()))
     if ws.dem is not None:
@@ -243,10 +256,14 @@ def run(
 
     net = step("network", _NETWORK_KEYS, _net)
     if net is None:
-        qa.warning("no_network", "conveyances",
-                   "The workspace has no conveyances: inlets come from the structures layer and "
-                   "no outfall or receiving water can be joined.", step="pipeline",
-                   fix="Add the storm pipes/ditches layer (--layer conveyances=LAYER).")
+        qa.warning(
+            "no_network",
+            "conveyances",
+            "The workspace has no conveyances: inlets come from the structures layer and "
+            "no outfall or receiving water can be joined.",
+            step="pipeline",
+            fix="Add the storm pipes/ditches layer (--layer conveyances=LAYER).",
+        )
     else:
         qa.extend(net.qa)
     join = step("join", _NETWORK_KEYS, lambda: _drainage.network_join(net))
@@ -257,16 +274,24 @@ def run(
         if ws.dem is None:
             return None
         return _overland.route(
-            ws.dem, inlets=inlets, conveyances=open_conv, waterbodies=ws.get("waterbodies"),
-            progress=say, **{k: float(opts[k]) for k in _OVERLAND_KEYS},
+            ws.dem,
+            inlets=inlets,
+            conveyances=open_conv,
+            waterbodies=ws.get("waterbodies"),
+            progress=say,
+            **{k: float(opts[k]) for k in _OVERLAND_KEYS},
         )
 
     ov = step("overland", _NETWORK_KEYS + _OVERLAND_KEYS, _ov)
     if ov is None:
-        qa.warning("no_dem", "dem",
-                   "The workspace has no DEM: parcels drain to the nearest inlet within "
-                   f"{opts['fallback_distance_m']:g} m (method nearest_inlet), else 'unknown'.",
-                   step="pipeline", fix="Pass a DEM GeoTIFF with --dem FILE.")
+        qa.warning(
+            "no_dem",
+            "dem",
+            "The workspace has no DEM: parcels drain to the nearest inlet within "
+            f"{opts['fallback_distance_m']:g} m (method nearest_inlet), else 'unknown'.",
+            step="pipeline",
+            fix="Pass a DEM GeoTIFF with --dem FILE.",
+        )
     else:
         qa.extend(ov.qa)
 
@@ -275,28 +300,46 @@ def run(
 
     def _dr() -> pd.DataFrame:
         if parcels is None or len(parcels) == 0:
-            return pd.DataFrame({c: pd.Series([], dtype=float if c == "fraction" else "str")
-                                 for c in _drainage.COLUMNS})
+            return pd.DataFrame(
+                {
+                    c: pd.Series([], dtype=float if c == "fraction" else "str")
+                    for c in _drainage.COLUMNS
+                }
+            )
         return _drainage.parcel_drainage(
-            parcels, ov, join=join, inlets=inlets,
-            fallback_distance_m=float(opts["fallback_distance_m"]), progress=say,
+            parcels,
+            ov,
+            join=join,
+            inlets=inlets,
+            fallback_distance_m=float(opts["fallback_distance_m"]),
+            progress=say,
         )
 
     all_keys = _NETWORK_KEYS + _OVERLAND_KEYS + _DRAINAGE_KEYS
     table = step("drainage", all_keys, _dr)
     if parcels is None:
-        qa.warning("no_parcels", "parcels", "The workspace has no parcels: the drainage table is empty.",
-                   step="pipeline", fix="Add the tax parcels layer (--layer parcels=LAYER).")
+        qa.warning(
+            "no_parcels",
+            "parcels",
+            "The workspace has no parcels: the drainage table is empty.",
+            step="pipeline",
+            fix="Add the tax parcels layer (--layer parcels=LAYER).",
+        )
 
     def _polys() -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
         if ov is None:
-            empty = gpd.GeoDataFrame({"target_id": pd.Series([], dtype=str)},
-                                     geometry=gpd.GeoSeries([], crs=ws.crs), crs=ws.crs)
+            empty = gpd.GeoDataFrame(
+                {"target_id": pd.Series([], dtype=str)},
+                geometry=gpd.GeoSeries([], crs=ws.crs),
+                crs=ws.crs,
+            )
             return empty, empty.rename(columns={"target_id": "outfall_id"})
         say("drainage: catchment and sewershed polygons")
         ic = ov.catchments(("inlet",))
         if len(ic) and len(join.inlet_outfall):
-            ic = ic.assign(outfall_id=join.inlet_outfall.reindex(ic["target_id"])["outfall_id"].to_numpy())
+            ic = ic.assign(
+                outfall_id=join.inlet_outfall.reindex(ic["target_id"])["outfall_id"].to_numpy()
+            )
         else:
             ic = ic.assign(outfall_id=None)
         ic = ic.rename(columns={"target_id": "node_id"})
@@ -305,9 +348,19 @@ def run(
     inlet_catchments, sheds = step("polygons", _NETWORK_KEYS + _OVERLAND_KEYS, _polys)
     _summarise(qa, table)
     return PipelineResult(
-        network=net, overland=ov, drainage=table, inlet_catchments=inlet_catchments,
-        sewersheds=sheds, qa=qa, join=join, inlets=inlets, crs=ws.crs,
-        settings=opts, timings=timings, cached=cached, workspace=ws,
+        network=net,
+        overland=ov,
+        drainage=table,
+        inlet_catchments=inlet_catchments,
+        sewersheds=sheds,
+        qa=qa,
+        join=join,
+        inlets=inlets,
+        crs=ws.crs,
+        settings=opts,
+        timings=timings,
+        cached=cached,
+        workspace=ws,
     )
 
 
@@ -333,9 +386,12 @@ def _summarise(qa: QAReport, table: pd.DataFrame) -> None:
     unk = table[table["target_kind"].isin(["unknown", "off_dem"])]
     if len(unk):
         ids = unk["parcel_id"].unique()
-        qa.warning("drainage_partly_unknown", "parcels",
-                   f"{len(ids)} parcel(s) drain partly or wholly off the DEM or to unknown places.",
-                   feature_id=", ".join(map(str, ids[:50])), count=len(ids), step="drainage",
-                   fix="Extend the DEM over the whole area and fill its nodata holes.")
-
-
+        qa.warning(
+            "drainage_partly_unknown",
+            "parcels",
+            f"{len(ids)} parcel(s) drain partly or wholly off the DEM or to unknown places.",
+            feature_id=", ".join(map(str, ids[:50])),
+            count=len(ids),
+            step="drainage",
+            fix="Extend the DEM over the whole area and fill its nodata holes.",
+        )

@@ -40,14 +40,16 @@ def _draw_map(ax: Any, det: Any) -> None:
 
     def plot(geoms: Any, **kw: Any) -> None:
         nonlocal drawn
-        geoms = [g for g in (geoms if isinstance(geoms, list) else [geoms])
-                 if g is not None and not g.is_empty]
+        geoms = [
+            g
+            for g in (geoms if isinstance(geoms, list) else [geoms])
+            if g is not None and not g.is_empty
+        ]
         if geoms:
             gpd.GeoSeries(geoms, crs=crs).plot(ax=ax, **kw)
             drawn = True
 
-    plot(layers.get("waters", []), color="#6baed6", edgecolor="#2171b5", linewidth=2.0,
-         alpha=0.8)
+    plot(layers.get("waters", []), color="#6baed6", edgecolor="#2171b5", linewidth=2.0, alpha=0.8)
     plot(layers.get("site"), facecolor="#fdae6b", edgecolor="#d94801", linewidth=1.5, alpha=0.7)
     plot(layers.get("surface_path"), color="#08519c", linewidth=1.2, linestyle="--")
     plot(layers.get("paths", []), color="#08519c", linewidth=1.5)
@@ -63,17 +65,36 @@ def _draw_map(ax: Any, det: Any) -> None:
         # frame the site and its path; keep the map readable when the path is long
         import shapely
 
-        parts = [g for g in [site, *layers.get("paths", []), *layers.get("outfalls", []),
-                             layers.get("surface_path")] if g is not None and not g.is_empty]
+        parts = [
+            g
+            for g in [
+                site,
+                *layers.get("paths", []),
+                *layers.get("outfalls", []),
+                layers.get("surface_path"),
+            ]
+            if g is not None and not g.is_empty
+        ]
         x0, y0, x1, y1 = shapely.GeometryCollection(parts).bounds
         pad = max(x1 - x0, y1 - y0) * 0.08 + 20
         ax.set_xlim(x0 - pad, x1 + pad)
         ax.set_ylim(y0 - pad, y1 + pad)
     if not drawn:
-        ax.text(0.5, 0.5, "no geometry for the map", ha="center", va="center",
-                transform=ax.transAxes, fontsize=8, color="grey")
-    ax.set_title("Site (orange), drainage path (blue), inlets (■), outfalls (▼), "
-                 "receiving waters (light blue)", fontsize=6)
+        ax.text(
+            0.5,
+            0.5,
+            "no geometry for the map",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+            fontsize=8,
+            color="grey",
+        )
+    ax.set_title(
+        "Site (orange), drainage path (blue), inlets (■), outfalls (▼), "
+        "receiving waters (light blue)",
+        fontsize=6,
+    )
 
 
 def site_map_png(det: Any, *, dpi: int = 110, size: tuple[float, float] = (4.0, 3.4)) -> bytes:
@@ -105,34 +126,49 @@ def render_html(det: Any, *, include_map: bool = True) -> str:
     rows = "".join(
         f"<tr><th>Condition {k}</th><td class='v{str(c[k]['value']).lower()}'>"
         f"{_YN[c[k]['value']]}</td><td>{'<br>'.join(_e(r) for r in c[k]['reasons'])}</td></tr>"
-        for k in ("A", "B", "C"))
+        for k in ("A", "B", "C")
+    )
     dr = d["drainage"]
-    waters = "".join(
-        f"<li>{_e(w['name'] or 'unnamed water')} ({_e(w['pwl_id'] or 'no PWL ID')}): "
-        f"{w['fraction'] * 100:.0f}% {'through the MS4' if w['via'] == 'ms4' else 'directly'}"
-        + (f", outfall(s) {_e(', '.join(w['outfalls']))}" if w.get("outfalls") else "")
-        + "</li>" for w in dr["receiving_waters"]) or "<li>none reached</li>"
+    waters = (
+        "".join(
+            f"<li>{_e(w['name'] or 'unnamed water')} ({_e(w['pwl_id'] or 'no PWL ID')}): "
+            f"{w['fraction'] * 100:.0f}% {'through the MS4' if w['via'] == 'ms4' else 'directly'}"
+            + (f", outfall(s) {_e(', '.join(w['outfalls']))}" if w.get("outfalls") else "")
+            + "</li>"
+            for w in dr["receiving_waters"]
+        )
+        or "<li>none reached</li>"
+    )
     fr = dr["fractions"]
     frac = ", ".join(f"{k.replace('_', ' ')} {v * 100:.0f}%" for k, v in fr.items() if v > 0)
     imp = "".join(
         f"<tr><td>{_e(i['name'])} ({_e(i['pwl_id'])})</td><td>{_e(i['pollutant'])}</td>"
         f"<td>{_e(i['category'])}</td><td>{_e(i['list_year'])}</td>"
         f"<td>{'counts' if i['counts_for_condition_a'] else 'does not count'}: {_e(i['why'])}</td></tr>"
-        for i in d["impaired_waters"])
+        for i in d["impaired_waters"]
+    )
     imp += "".join(
         f"<tr><td>TMDL {_e(t['name'] or t['tmdl_id'])}</td><td>{_e(t['pollutant'])}</td>"
         f"<td>TMDL</td><td>{_e(t['approved'])}</td>"
         f"<td>{'counts' if t['counts_for_condition_a'] else 'does not count'}: {_e(t['why'])}</td></tr>"
-        for t in d["tmdl_watersheds"])
+        for t in d["tmdl_watersheds"]
+    )
     items = d["swppp_items"]
-    basic = "".join(f"<li>{_e(i['text'])}" + (f": <b>{_e(i['value'])}</b>" if i.get("value") else "")
-                    + "</li>" for i in items["basic"])
+    basic = "".join(
+        f"<li>{_e(i['text'])}" + (f": <b>{_e(i['value'])}</b>" if i.get("value") else "") + "</li>"
+        for i in items["basic"]
+    )
     post = "".join(f"<li value='{i['n']}'>{_e(i['text'])}</li>" for i in items["post_construction"])
-    post_note = {True: "required", None: "required if Condition A is confirmed",
-                 False: "not required"}[items["post_construction_required"]]
+    post_note = {
+        True: "required",
+        None: "required if Condition A is confirmed",
+        False: "not required",
+    }[items["post_construction_required"]]
     cites = "".join(
         f"<li>{_e(ci['law'])}{', § ' + _e(ci['section']) if ci.get('section') else ''}: "
-        f"&ldquo;{_e(ci['quote'])}&rdquo;</li>" for ci in d["citations"])
+        f"&ldquo;{_e(ci['quote'])}&rdquo;</li>"
+        for ci in d["citations"]
+    )
     prov = d["provenance"]
     img = ""
     if include_map:
@@ -142,7 +178,7 @@ def render_html(det: Any, *, include_map: bool = True) -> str:
     inp = d["inputs"]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<title>Stormwater determination: {_e(site['label'])}</title>
+<title>Stormwater determination: {_e(site["label"])}</title>
 <style>
 @page {{ size: letter; margin: 0.5in; }}
 body {{ font-family: Helvetica, Arial, sans-serif; font-size: 9pt; margin: 0; }}
@@ -156,30 +192,30 @@ ol, ul {{ margin: 0; padding-left: 14pt; }} .small {{ font-size: 7pt; color: #55
 .cols {{ columns: 2; column-gap: 14pt; }}
 </style></head><body>
 {img}
-<h1>{_e(d['municipality'])}: stormwater review determination</h1>
-<p><b>Site:</b> {_e(site['label'])}{' (' + _e(site['address']) + ')' if site.get('address') else ''}
-{f"&middot; {site['area_acres']:.2f} acres" if site.get('area_acres') else ''}<br>
-<b>Disturbance:</b> {inp['disturbed_acres']:g} acres{f" in a common plan of {inp['common_plan_acres']:g} acres" if inp['common_plan_acres'] is not None else ''}
-&middot; <b>Project type:</b> {_e(d['project_type']['value'])} ({_e(d['project_type']['source'])})
-&middot; <b>Exemption:</b> {_e(d['exemption']['code'] or 'none')}<br>
-<b>Land development activity:</b> {_YN[d['land_development_activity']['value']]}
-&mdash; {_e(' '.join(d['land_development_activity']['reasons']))}<br>
-<b>Exempt from review:</b> {_YN[d['exemption']['exempt']]} &mdash; {_e(' '.join(d['exemption']['reasons']))}<br>
-<b>SWPPP required:</b> {_YN[d['swppp_required']['value']]};
+<h1>{_e(d["municipality"])}: stormwater review determination</h1>
+<p><b>Site:</b> {_e(site["label"])}{" (" + _e(site["address"]) + ")" if site.get("address") else ""}
+{f"&middot; {site['area_acres']:.2f} acres" if site.get("area_acres") else ""}<br>
+<b>Disturbance:</b> {inp["disturbed_acres"]:g} acres{f" in a common plan of {inp['common_plan_acres']:g} acres" if inp["common_plan_acres"] is not None else ""}
+&middot; <b>Project type:</b> {_e(d["project_type"]["value"])} ({_e(d["project_type"]["source"])})
+&middot; <b>Exemption:</b> {_e(d["exemption"]["code"] or "none")}<br>
+<b>Land development activity:</b> {_YN[d["land_development_activity"]["value"]]}
+&mdash; {_e(" ".join(d["land_development_activity"]["reasons"]))}<br>
+<b>Exempt from review:</b> {_YN[d["exemption"]["exempt"]]} &mdash; {_e(" ".join(d["exemption"]["reasons"]))}<br>
+<b>SWPPP required:</b> {_YN[d["swppp_required"]["value"]]};
 post-construction controls {post_note}.<br>
-<b>Pollutant of concern:</b> {_e(d['pollutant_of_concern']['description'])}</p>
+<b>Pollutant of concern:</b> {_e(d["pollutant_of_concern"]["description"])}</p>
 <table>{rows}</table>
 <h2>Drainage</h2>
-<p>{_e(frac) or 'no drainage known'}</p><ul>{waters}</ul>
+<p>{_e(frac) or "no drainage known"}</p><ul>{waters}</ul>
 <h2>Impaired waters and TMDL watersheds reached</h2>
-{('<table><tr><th>Water</th><th>Pollutant</th><th>Category</th><th>Year</th><th>For Condition A</th></tr>' + imp + '</table>') if imp else '<p>None.</p>'}
+{("<table><tr><th>Water</th><th>Pollutant</th><th>Category</th><th>Year</th><th>For Condition A</th></tr>" + imp + "</table>") if imp else "<p>None.</p>"}
 <h2>SWPPP items</h2>
-{('<div class="cols"><ol>' + basic + '</ol></div>') if basic else '<p>No SWPPP required.</p>'}
-{('<p><b>Post-construction (' + post_note + '):</b></p><ol>' + post + '</ol>') if post else ''}
+{('<div class="cols"><ol>' + basic + "</ol></div>") if basic else "<p>No SWPPP required.</p>"}
+{("<p><b>Post-construction (" + post_note + "):</b></p><ol>" + post + "</ol>") if post else ""}
 <h2>Citations</h2><ul class="small">{cites}</ul>
-<p class="small">Prepared for the {_e(d['officer_title'])} by ms4map {_e(prov['version'])}
-(determination schema {_e(d['schema_version'])}), profile {_e(prov['profile']['name'])},
-{_e(prov['created'])}; inputs sha256 {_e(prov['inputs_sha256'][:16])}&hellip;.
+<p class="small">Prepared for the {_e(d["officer_title"])} by ms4map {_e(prov["version"])}
+(determination schema {_e(d["schema_version"])}), profile {_e(prov["profile"]["name"])},
+{_e(prov["created"])}; inputs sha256 {_e(prov["inputs_sha256"][:16])}&hellip;.
 A screening aid: confirm on site before relying on it.</p>
 </body></html>
 """
@@ -218,25 +254,44 @@ def report_figure(det: Any) -> Any:
         _draw_map(ax_map, det)
         lines: list[tuple[str, float, str]] = []  # (text, size, weight)
 
-        def add(text: str, *, size: float = 7.5, weight: str = "normal", width: int = 60,
-                indent: str = "") -> None:
+        def add(
+            text: str,
+            *,
+            size: float = 7.5,
+            weight: str = "normal",
+            width: int = 60,
+            indent: str = "",
+        ) -> None:
             for i, ln in enumerate(_wrap(text, width)):
                 lines.append(((indent if i else "") + ln, size, weight))
 
         site = d["site"]
         inp = d["inputs"]
-        add(f"{d['municipality']}: stormwater review determination", size=11, weight="bold",
-            width=45)
+        add(
+            f"{d['municipality']}: stormwater review determination",
+            size=11,
+            weight="bold",
+            width=45,
+        )
         add(f"Site: {site['label']}" + (f" ({site['address']})" if site.get("address") else ""))
-        add(f"Disturbance {inp['disturbed_acres']:g} acres"
-            + (f", common plan {inp['common_plan_acres']:g} acres"
-               if inp["common_plan_acres"] is not None else "")
+        add(
+            f"Disturbance {inp['disturbed_acres']:g} acres"
+            + (
+                f", common plan {inp['common_plan_acres']:g} acres"
+                if inp["common_plan_acres"] is not None
+                else ""
+            )
             + f"; project type {d['project_type']['value']} ({d['project_type']['source']}); "
-            f"exemption {d['exemption']['code'] or 'none'}")
-        add(f"Land development activity: {_YN[d['land_development_activity']['value']]}. "
-            + " ".join(d["land_development_activity"]["reasons"]))
-        add(f"Exempt: {_YN[d['exemption']['exempt']]}. SWPPP required: "
-            f"{_YN[d['swppp_required']['value']]}.")
+            f"exemption {d['exemption']['code'] or 'none'}"
+        )
+        add(
+            f"Land development activity: {_YN[d['land_development_activity']['value']]}. "
+            + " ".join(d["land_development_activity"]["reasons"])
+        )
+        add(
+            f"Exempt: {_YN[d['exemption']['exempt']]}. SWPPP required: "
+            f"{_YN[d['swppp_required']['value']]}."
+        )
         add("Pollutant of concern: " + d["pollutant_of_concern"]["description"])
         top = list(lines)
         lines.clear()
@@ -247,49 +302,75 @@ def report_figure(det: Any) -> Any:
                 add("- " + r, width=115, indent="  ")
         add("Drainage", size=9, weight="bold", width=110)
         for w in d["drainage"]["receiving_waters"][:6]:
-            add(f"- {w['name'] or 'unnamed water'} ({w['pwl_id'] or 'no PWL ID'}): "
+            add(
+                f"- {w['name'] or 'unnamed water'} ({w['pwl_id'] or 'no PWL ID'}): "
                 f"{w['fraction'] * 100:.0f}% {'through the MS4' if w['via'] == 'ms4' else 'directly'}"
                 + (f", outfall(s) {', '.join(w['outfalls'])}" if w.get("outfalls") else ""),
-                width=115, indent="  ")
+                width=115,
+                indent="  ",
+            )
         fr = d["drainage"]["fractions"]
-        add("  " + ", ".join(f"{k.replace('_', ' ')} {v * 100:.0f}%" for k, v in fr.items()
-                             if v > 0), width=115)
+        add(
+            "  "
+            + ", ".join(f"{k.replace('_', ' ')} {v * 100:.0f}%" for k, v in fr.items() if v > 0),
+            width=115,
+        )
         add("Impaired waters and TMDL watersheds", size=9, weight="bold", width=110)
         for i in d["impaired_waters"][:6]:
-            add(f"- {i['name']} ({i['pwl_id']}): {i['pollutant']}, category {i['category']}"
+            add(
+                f"- {i['name']} ({i['pwl_id']}): {i['pollutant']}, category {i['category']}"
                 f"{', ' + str(i['list_year']) if i['list_year'] else ''}: "
                 f"{'counts' if i['counts_for_condition_a'] else 'does not count'} ({i['why']})",
-                width=115, indent="  ")
+                width=115,
+                indent="  ",
+            )
         for t in d["tmdl_watersheds"][:3]:
-            add(f"- TMDL {t['name'] or t['tmdl_id']} ({t['pollutant']}): "
+            add(
+                f"- TMDL {t['name'] or t['tmdl_id']} ({t['pollutant']}): "
                 f"{'counts' if t['counts_for_condition_a'] else 'does not count'} ({t['why']})",
-                width=115, indent="  ")
+                width=115,
+                indent="  ",
+            )
         if not d["impaired_waters"] and not d["tmdl_watersheds"]:
             add("  none reached", width=115)
         items = d["swppp_items"]
         add("SWPPP items", size=9, weight="bold", width=110)
         if items["basic"]:
-            add("  17 basic items (background, site map at 1 in = 100 ft or larger, soils, "
+            add(
+                "  17 basic items (background, site map at 1 in = 100 ft or larger, soils, "
                 "phasing, pollution prevention, materials, stabilisation, ESC map and details, "
                 "temporary-to-permanent practices, schedules, receiving waters, "
                 "responsibilities, flow diversions, existing runoff data, anything requested). "
-                "Receiving waters (item 13): " + str(items["basic"][12].get("value")), width=115)
+                "Receiving waters (item 13): " + str(items["basic"][12].get("value")),
+                width=115,
+            )
             if items["post_construction"]:
                 note = {True: "required", None: "required if Condition A is confirmed"}[
-                    items["post_construction_required"]]
-                add(f"  Post-construction controls ({note}): "
-                    + "; ".join(i["text"] for i in items["post_construction"]), width=115)
+                    items["post_construction_required"]
+                ]
+                add(
+                    f"  Post-construction controls ({note}): "
+                    + "; ".join(i["text"] for i in items["post_construction"]),
+                    width=115,
+                )
         else:
             add("  No SWPPP required.", width=115)
         add("Citations", size=9, weight="bold", width=110)
         for ci in d["citations"][:9]:
             q = ci["quote"] if len(ci["quote"]) < 230 else ci["quote"][:227] + "..."
-            add(f"- {ci['law']}{', § ' + ci['section'] if ci.get('section') else ''}: \"{q}\"",
-                size=6, width=150, indent="  ")
+            add(
+                f'- {ci["law"]}{", § " + ci["section"] if ci.get("section") else ""}: "{q}"',
+                size=6,
+                width=150,
+                indent="  ",
+            )
         prov = d["provenance"]
-        add(f"ms4map {prov['version']}, schema {d['schema_version']}, profile "
+        add(
+            f"ms4map {prov['version']}, schema {d['schema_version']}, profile "
             f"{prov['profile']['name']}, {prov['created']}. A screening aid: confirm on site.",
-            size=6, width=150)
+            size=6,
+            width=150,
+        )
         y = 0.965
         for text, size, weight in top:
             fig.text(0.05, y, text, fontsize=size, fontweight=weight, va="top")
@@ -297,8 +378,7 @@ def report_figure(det: Any) -> Any:
         y = min(y, 0.685) - 0.005
         for text, size, weight in lines:
             if y < 0.02:
-                fig.text(0.05, 0.01, "(continued in the JSON document)", fontsize=6,
-                         style="italic")
+                fig.text(0.05, 0.01, "(continued in the JSON document)", fontsize=6, style="italic")
                 break
             fig.text(0.05, y, text, fontsize=size, fontweight=weight, va="top")
             y -= size / 72 / 11 * 1.35

@@ -51,7 +51,7 @@ FAILURE_CONDITIONS: dict[str, str] = {
     "C": "A connection or connections to a separate stormwater sewer system.",
     "D": "Liquid level in the septic tank above the outlet invert.",
     "E": "Structural failure of any component of the individual sewage treatment system "
-         "that could lead to any of the other failure conditions as noted in this section.",
+    "that could lead to any of the other failure conditions as noted in this section.",
     "F": "Contamination of off-site groundwater.",
 }
 # Words a failure record may use (first match wins; groundwater before "ground surface").
@@ -65,11 +65,33 @@ _FAILURE_WORDS = (
 )
 
 SEPTIC_COLUMNS = (
-    "parcel_id", "address", "owner", "owner_address", "prop_class", "sewer", "septic_source",
-    "tributary", "flagged", "ms4_fraction", "direct_fraction", "outfall_id", "outfalls",
-    "receiving_water", "pwl_id", "special_condition", "listed_pollutants", "septic_pollutant",
-    "within_setback", "setback_feature", "failure_codes", "failure_conditions", "violation",
-    "priority", "priority_label", "method", "reason",
+    "parcel_id",
+    "address",
+    "owner",
+    "owner_address",
+    "prop_class",
+    "sewer",
+    "septic_source",
+    "tributary",
+    "flagged",
+    "ms4_fraction",
+    "direct_fraction",
+    "outfall_id",
+    "outfalls",
+    "receiving_water",
+    "pwl_id",
+    "special_condition",
+    "listed_pollutants",
+    "septic_pollutant",
+    "within_setback",
+    "setback_feature",
+    "failure_codes",
+    "failure_conditions",
+    "violation",
+    "priority",
+    "priority_label",
+    "method",
+    "reason",
 )
 _MS4_KINDS = ("inlet", "conveyance")
 _FT = 0.3048
@@ -105,8 +127,12 @@ def parse_failure_codes(value: Any) -> list[str]:
 
 
 def _blank(v: Any) -> bool:
-    return v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) or (
-        isinstance(v, str) and not v.strip())
+    return (
+        v is None
+        or v is pd.NA
+        or (isinstance(v, float) and np.isnan(v))
+        or (isinstance(v, str) and not v.strip())
+    )
 
 
 def _norm_sewer(v: Any) -> str:
@@ -122,10 +148,16 @@ def _crs_unit_m(crs: Any) -> float:
         return 1.0
 
 
-def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
-                      profile: str | Profile | None = None, sewer_districts: Any = None,
-                      conveyances: Any = None, outfall_points: dict[str, Any] | None = None,
-                      ) -> Any:
+def flag_septic_table(
+    parcels: Any,
+    drainage: pd.DataFrame,
+    *,
+    waters: Waters,
+    profile: str | Profile | None = None,
+    sewer_districts: Any = None,
+    conveyances: Any = None,
+    outfall_points: dict[str, Any] | None = None,
+) -> Any:
     """The rules of RULES.md section 4 over a parcels layer and its drainage table.
 
     Parameters
@@ -155,8 +187,10 @@ def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
 
     prof = load_profile(profile)
     if "parcel_id" not in parcels.columns:
-        raise DataError("Layer 'parcels' has no parcel_id column. Fix: map the parcel id "
-                        "column (--field parcels.parcel_id=SOURCE).")
+        raise DataError(
+            "Layer 'parcels' has no parcel_id column. Fix: map the parcel id "
+            "column (--field parcels.parcel_id=SOURCE)."
+        )
     p = parcels.copy()
     p["parcel_id"] = p["parcel_id"].astype(str)
     for c in ("address", "owner", "owner_address", "prop_class", "sewer", "septic_failure"):
@@ -169,8 +203,9 @@ def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
     source = np.where(sewer == "septic", "sewer_attribute", None).astype(object)
     unknown = (sewer == "unknown").to_numpy()
     pc = p["prop_class"].astype(object)
-    improved = np.array([(not _blank(v)) and not str(v).strip().startswith("3") for v in pc],
-                        dtype=bool)
+    improved = np.array(
+        [(not _blank(v)) and not str(v).strip().startswith("3") for v in pc], dtype=bool
+    )
     if sewer_districts is not None and len(sewer_districts):
         pts = p.geometry.representative_point()
         pi, _ti = sewer_districts.sindex.query(pts.to_numpy(), predicate="intersects")
@@ -179,9 +214,11 @@ def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
         inferred = unknown & improved & ~in_district
         source[inferred] = "inferred_outside_sewer_district"
     elif unknown.any():
-        problems.append(f"{int(unknown.sum())} parcel(s) have no sewer attribute and there is no "
-                        "sewer_districts layer to infer it: they are not listed. Fix: fill "
-                        "parcels.sewer or add a sewer_districts layer.")
+        problems.append(
+            f"{int(unknown.sum())} parcel(s) have no sewer attribute and there is no "
+            "sewer_districts layer to infer it: they are not listed. Fix: fill "
+            "parcels.sewer or add a sewer_districts layer."
+        )
     sep = p[pd.notna(source)].copy()
     sep["septic_source"] = source[pd.notna(source)]
     sep["sewer"] = sewer[pd.notna(source)]
@@ -195,13 +232,20 @@ def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
     d["_dir"] = (d["target_kind"] == "water_direct") * d["fraction"]
     d["_int"] = (d["target_kind"] == "depression") * d["fraction"]
     d["_unk"] = d["target_kind"].isin(("off_dem", "unknown")) * d["fraction"]
-    agg = d.groupby("parcel_id").agg(ms4=("_ms4", "sum"), dir=("_dir", "sum"),
-                                     int_=("_int", "sum"), unk=("_unk", "sum"))
+    agg = d.groupby("parcel_id").agg(
+        ms4=("_ms4", "sum"), dir=("_dir", "sum"), int_=("_int", "sum"), unk=("_unk", "sum")
+    )
     dm = d[ms4].copy()
     dm["outfall_id"] = dm["outfall_id"].astype(object).where(dm["outfall_id"].notna(), None)
-    main = (dm.sort_values("fraction", ascending=False).drop_duplicates("parcel_id")
-            .set_index("parcel_id")) if len(dm) else pd.DataFrame(
-        columns=["outfall_id", "receiving_water", "pwl_id"])
+    main = (
+        (
+            dm.sort_values("fraction", ascending=False)
+            .drop_duplicates("parcel_id")
+            .set_index("parcel_id")
+        )
+        if len(dm)
+        else pd.DataFrame(columns=["outfall_id", "receiving_water", "pwl_id"])
+    )
     dmo = dm.dropna(subset=["outfall_id"])
     outs = join_unique(dmo["parcel_id"], dmo["outfall_id"])
     direct = d[d["target_kind"] == "water_direct"]
@@ -209,8 +253,9 @@ def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
         dwb = direct["pwl_id"].astype(object).where(direct["pwl_id"].notna(), direct["target_id"])
         dname = direct["receiving_water"].astype(object)
         dname = dname.where(dname.notna(), dwb.map(lambda w: waters.name_of(w) or w))
-        direct_names = join_unique(direct["parcel_id"],
-                                   dname.astype(str) + " (" + dwb.astype(str) + ")", sep="; ")
+        direct_names = join_unique(
+            direct["parcel_id"], dname.astype(str) + " (" + dwb.astype(str) + ")", sep="; "
+        )
     else:
         direct_names = pd.Series(dtype=object)
 
@@ -242,31 +287,45 @@ def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
         why = per_parcel_why.setdefault(pid, [])
         if wb is not None and wb in listed_pols:
             pols += listed_pols[wb]
-            why.append(f"outfall {of} discharges to {waters.name_of(wb) or wb} ({wb}), 303(d)-"
-                       f"listed for {', '.join(listed_pols[wb])}")
+            why.append(
+                f"outfall {of} discharges to {waters.name_of(wb) or wb} ({wb}), 303(d)-"
+                f"listed for {', '.join(listed_pols[wb])}"
+            )
         if of is not None and str(of) in of_tmdl:
             pols += of_tmdl[str(of)]
-            why.append(f"outfall {of} discharges into a TMDL watershed "
-                       f"({', '.join(of_tmdl[str(of)])}; stormwater a source)")
+            why.append(
+                f"outfall {of} discharges into a TMDL watershed "
+                f"({', '.join(of_tmdl[str(of)])}; stormwater a source)"
+            )
     for pid, tpols in parcel_tmdl.items():
         if pid in agg.index and agg.loc[pid, "ms4"] > 0:
             per_parcel_pols.setdefault(pid, []).extend(tpols)
             per_parcel_why.setdefault(pid, []).append(
-                f"the parcel lies in a TMDL watershed ({', '.join(tpols)}; stormwater a source)")
+                f"the parcel lies in a TMDL watershed ({', '.join(tpols)}; stormwater a source)"
+            )
 
     # setback: any part of the parcel within setback_ft of water or an open conveyance
     dist = prof.setback_ft * _FT / _crs_unit_m(parcels.crs)
     feats = []
     wb = waters.waterbodies
     if "geometry" in getattr(wb, "columns", []) and len(wb):
-        feats.append(gpd.GeoDataFrame({"fid": ["water " + str(x) for x in wb["wb_id"]]},
-                                      geometry=wb.geometry.to_numpy(), crs=wb.crs))
+        feats.append(
+            gpd.GeoDataFrame(
+                {"fid": ["water " + str(x) for x in wb["wb_id"]]},
+                geometry=wb.geometry.to_numpy(),
+                crs=wb.crs,
+            )
+        )
     if conveyances is not None and len(conveyances):
         op = conveyances[conveyances["kind"].isin(("ditch", "swale", "channel"))]
         if len(op):
-            feats.append(gpd.GeoDataFrame({"fid": [f"{k} {c}" for k, c in
-                                                   zip(op["kind"], op["conv_id"], strict=True)]},
-                                          geometry=op.geometry.to_numpy(), crs=op.crs))
+            feats.append(
+                gpd.GeoDataFrame(
+                    {"fid": [f"{k} {c}" for k, c in zip(op["kind"], op["conv_id"], strict=True)]},
+                    geometry=op.geometry.to_numpy(),
+                    crs=op.crs,
+                )
+            )
     setback_feat: dict[str, str] = {}
     if feats and len(sep):
         allf = pd.concat(feats, ignore_index=True)
@@ -285,8 +344,18 @@ def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
     unk_fr = agg["unk"].reindex(ids).fillna(0.0).to_numpy()
     has_rows = agg.reindex(ids)["ms4"].notna().to_numpy()
     trib = ms4_fr > 1e-9
-    out = sep[["parcel_id", "address", "owner", "owner_address", "prop_class", "sewer",
-               "septic_source", "geometry"]].copy()
+    out = sep[
+        [
+            "parcel_id",
+            "address",
+            "owner",
+            "owner_address",
+            "prop_class",
+            "sewer",
+            "septic_source",
+            "geometry",
+        ]
+    ].copy()
     out["tributary"] = trib
     out["flagged"] = trib
     out["ms4_fraction"] = ms4_fr
@@ -321,57 +390,83 @@ def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
         within.append(wsb)
         feat_txt.append(setback_feat.get(pid))
         codes_txt.append(";".join(codes) if codes else None)
-        cond_txt.append(" ".join(FAILURE_CONDITIONS.get(c, "Recorded failure of unrecognised "
-                                                        "kind: " + str(fails[i]) + ".")
-                                 for c in codes) if codes else None)
+        cond_txt.append(
+            " ".join(
+                FAILURE_CONDITIONS.get(
+                    c, "Recorded failure of unrecognised kind: " + str(fails[i]) + "."
+                )
+                for c in codes
+            )
+            if codes
+            else None
+        )
         violation.append(viol)
-        src = ("the sewer attribute says septic" if src_arr[i] == "sewer_attribute" else "improved parcel outside every sewer district "
-               "(inferred on-site system)")
+        src = (
+            "the sewer attribute says septic"
+            if src_arr[i] == "sewer_attribute"
+            else "improved parcel outside every sewer district (inferred on-site system)"
+        )
         if trib[i]:
             s = 1 + int(spc) + int(spol) + int(wsb)
-            words = [f"On-site system ({src}); {ms4_fr[i] * 100:.0f}% of the parcel's runoff "
-                     f"enters the MS4"
-                     + (f" and leaves through outfall {of_arr[i]}"
-                        if not _blank(of_arr[i]) else "") + "."]
+            words = [
+                f"On-site system ({src}); {ms4_fr[i] * 100:.0f}% of the parcel's runoff "
+                f"enters the MS4"
+                + (f" and leaves through outfall {of_arr[i]}" if not _blank(of_arr[i]) else "")
+                + "."
+            ]
             if spc:
-                words.append("Special condition: " + "; ".join(
-                    dict.fromkeys(per_parcel_why.get(pid, []))) + ".")
+                words.append(
+                    "Special condition: "
+                    + "; ".join(dict.fromkeys(per_parcel_why.get(pid, [])))
+                    + "."
+                )
             if spol:
-                words.append("Priority raised: the listed pollutant is one septic systems "
-                             "produce.")
+                words.append("Priority raised: the listed pollutant is one septic systems produce.")
             if wsb:
-                words.append(f"Priority raised: within {prof.setback_ft:g} ft of "
-                             f"{setback_feat[pid]} (10 NYCRR Appendix 75-A separation).")
+                words.append(
+                    f"Priority raised: within {prof.setback_ft:g} ft of "
+                    f"{setback_feat[pid]} (10 NYCRR Appendix 75-A separation)."
+                )
             if viol:
-                words.append("Violation: recorded failure condition(s) "
-                             f"{', '.join(codes)} of 174-6.")
+                words.append(
+                    f"Violation: recorded failure condition(s) {', '.join(codes)} of 174-6."
+                )
                 s = 5
             m = "violation" if viol else ("special_condition" if spc else "tributary")
         else:
             s = 0
             if not has_rows[i]:
-                words = [f"On-site system ({src}), but the parcel has no rows in the drainage "
-                         "table: not flagged."]
+                words = [
+                    f"On-site system ({src}), but the parcel has no rows in the drainage "
+                    "table: not flagged."
+                ]
                 m = "no_drainage"
             elif dir_fr[i] > 1e-9:
-                words = [f"On-site system ({src}); its runoff reaches "
-                         f"{dn.get(pid, 'water')} directly without entering the MS4: not "
-                         "tributary to the MS4, not flagged."]
+                words = [
+                    f"On-site system ({src}); its runoff reaches "
+                    f"{dn.get(pid, 'water')} directly without entering the MS4: not "
+                    "tributary to the MS4, not flagged."
+                ]
                 m = "direct_to_water"
             elif int_fr[i] >= 1 - 1e-9:
-                words = [f"On-site system ({src}); the parcel is internally drained: not "
-                         "tributary to the MS4, not flagged."]
+                words = [
+                    f"On-site system ({src}); the parcel is internally drained: not "
+                    "tributary to the MS4, not flagged."
+                ]
                 m = "internally_drained"
             else:
-                words = [f"On-site system ({src}); {unk_fr[i] * 100:.0f}% of its runoff drains "
-                         "somewhere unknown and none is known to enter the MS4: not flagged."]
+                words = [
+                    f"On-site system ({src}); {unk_fr[i] * 100:.0f}% of its runoff drains "
+                    "somewhere unknown and none is known to enter the MS4: not flagged."
+                ]
                 m = "unknown_drainage"
             if codes:
-                words.append("A failure condition is recorded, but 174-6 covers areas tributary "
-                             "to the MS4 only: refer it to the county health department.")
+                words.append(
+                    "A failure condition is recorded, but 174-6 covers areas tributary "
+                    "to the MS4 only: refer it to the county health department."
+                )
         score.append(s)
-        label.append({0: "none", 1: "low", 2: "medium", 3: "high", 4: "high",
-                      5: "violation"}[s])
+        label.append({0: "none", 1: "low", 2: "medium", 3: "high", 4: "high", 5: "violation"}[s])
         method.append(m)
         reason.append(" ".join(words))
     out["special_condition"] = special
@@ -386,14 +481,20 @@ def flag_septic_table(parcels: Any, drainage: pd.DataFrame, *, waters: Waters,
     out["priority_label"] = label
     out["method"] = method
     out["reason"] = reason
-    out = gpd.GeoDataFrame(out[[*SEPTIC_COLUMNS, "geometry"]], geometry="geometry",
-                           crs=parcels.crs).reset_index(drop=True)
+    out = gpd.GeoDataFrame(
+        out[[*SEPTIC_COLUMNS, "geometry"]], geometry="geometry", crs=parcels.crs
+    ).reset_index(drop=True)
     out.attrs["problems"] = problems
     return out
 
 
-def flag_septic(result: Any, *, profile: str | Profile | None = "stillwater",
-                workspace: Any = None, waters: Waters | None = None) -> Any:
+def flag_septic(
+    result: Any,
+    *,
+    profile: str | Profile | None = "stillwater",
+    workspace: Any = None,
+    waters: Waters | None = None,
+) -> Any:
     """The ``septic`` layer for a pipeline result (see :func:`flag_septic_table`)."""
     from .conditions import _outfall_points
 
@@ -401,14 +502,20 @@ def flag_septic(result: Any, *, profile: str | Profile | None = "stillwater",
     if ws is None:
         raise DataError("flag_septic needs the workspace: pass workspace=.")
     waters = waters or Waters.from_workspace(ws)
-    return flag_septic_table(ws.layers["parcels"], result.drainage, waters=waters,
-                             profile=profile, sewer_districts=ws.layers.get("sewer_districts"),
-                             conveyances=ws.layers.get("conveyances"),
-                             outfall_points=_outfall_points(result, ws))
+    return flag_septic_table(
+        ws.layers["parcels"],
+        result.drainage,
+        waters=waters,
+        profile=profile,
+        sewer_districts=ws.layers.get("sewer_districts"),
+        conveyances=ws.layers.get("conveyances"),
+        outfall_points=_outfall_points(result, ws),
+    )
 
 
-def mailing_list(septic: pd.DataFrame, *, only_flagged: bool = True,
-                 profile: str | Profile | None = None) -> pd.DataFrame:
+def mailing_list(
+    septic: pd.DataFrame, *, only_flagged: bool = True, profile: str | Profile | None = None
+) -> pd.DataFrame:
     """Owner and mailing-address list for letters, highest priority first.
 
     Columns: ``owner, owner_address, parcel_id, address, priority_label, special_condition,
@@ -417,8 +524,19 @@ def mailing_list(septic: pd.DataFrame, *, only_flagged: bool = True,
     sorted last.
     """
     df = septic[septic["flagged"]] if only_flagged else septic
-    cols = ["owner", "owner_address", "parcel_id", "address", "priority", "priority_label",
-            "special_condition", "violation", "outfall_id", "receiving_water", "reason"]
+    cols = [
+        "owner",
+        "owner_address",
+        "parcel_id",
+        "address",
+        "priority",
+        "priority_label",
+        "special_condition",
+        "violation",
+        "outfall_id",
+        "receiving_water",
+        "reason",
+    ]
     out = pd.DataFrame(df[cols]).copy()
     out["_noaddr"] = out["owner_address"].map(_blank)
     out = out.sort_values(["_noaddr", "priority", "owner"], ascending=[True, False, True])
@@ -428,8 +546,13 @@ def mailing_list(septic: pd.DataFrame, *, only_flagged: bool = True,
     return out
 
 
-def write_mailing_list(septic: pd.DataFrame, path: str | Path, *, only_flagged: bool = True,
-                       profile: str | Profile | None = None) -> Path:
+def write_mailing_list(
+    septic: pd.DataFrame,
+    path: str | Path,
+    *,
+    only_flagged: bool = True,
+    profile: str | Profile | None = None,
+) -> Path:
     """Write :func:`mailing_list` as CSV (UTF-8); returns the path."""
     p = Path(path)
     mailing_list(septic, only_flagged=only_flagged, profile=profile).to_csv(p, index=False)

@@ -41,15 +41,27 @@ class ValidationResult:
         if ws is not None:
             lines = ["", "## Layers", "", "| role | features | source layers |", "|---|---|---|"]
             for role, df in ws.layers.items():
-                srcs = ", ".join(sorted(set(map(str, df["src_layer"])))) if "src_layer" in df else ""
+                srcs = (
+                    ", ".join(sorted(set(map(str, df["src_layer"])))) if "src_layer" in df else ""
+                )
                 lines.append(f"| {role} | {len(df)} | {srcs} |")
-            lines += ["", f"DEM: {ws.dem.path.name if ws.dem is not None and ws.dem.path else 'none'}"]
+            lines += [
+                "",
+                f"DEM: {ws.dem.path.name if ws.dem is not None and ws.dem.path else 'none'}",
+            ]
             if ws.dem is not None:
                 lines.append(
                     f"DEM grid: {ws.dem.shape[1]} x {ws.dem.shape[0]} cells of {ws.dem.cellsize:g} "
                     f"{ws.crs.axis_info[0].unit_name}, vertical unit {ws.dem.vertical_unit or 'unknown'}"
                 )
-            lines += ["", "## Field mapping used", "", "```toml", mapping_to_toml(ws.field_mapping), "```"]
+            lines += [
+                "",
+                "## Field mapping used",
+                "",
+                "```toml",
+                mapping_to_toml(ws.field_mapping),
+                "```",
+            ]
             text += "\n".join(lines) + "\n"
         return text
 

@@ -50,8 +50,20 @@ CATEGORIES = ("1", "2", "3", "4a", "4b", "4c", "5", "5alt")
 #: NYSDEC 303(d) list parts; every part of the list is an EPA category 5 listing.
 NY_LIST_PARTS = ("1", "2a", "2b", "2c", "2d", "3a", "3b", "3c")
 
-IMPAIRMENT_COLUMNS = ("wb_id", "name", "wb_type", "pollutant", "pollutant_norm", "category",
-                      "list_part", "list_year", "source", "action_id", "origin", "line")
+IMPAIRMENT_COLUMNS = (
+    "wb_id",
+    "name",
+    "wb_type",
+    "pollutant",
+    "pollutant_norm",
+    "category",
+    "list_part",
+    "list_year",
+    "source",
+    "action_id",
+    "origin",
+    "line",
+)
 
 _PWL_RE = re.compile(r"^\d{4}-\d{4}$")
 _AU_RE = re.compile(r"^(?:NY[-_ ]?)?(\d{4}-\d{4})$", re.IGNORECASE)
@@ -118,7 +130,9 @@ def pollutant_in(pollutant: str, wanted: Iterable[str]) -> bool:
         wn = str(w).strip().lower()
         members = POLLUTANT_GROUPS.get(wn)
         if members is None:
-            members = POLLUTANT_GROUPS.get(normalize_pollutant(wn), frozenset({normalize_pollutant(wn)}))
+            members = POLLUTANT_GROUPS.get(
+                normalize_pollutant(wn), frozenset({normalize_pollutant(wn)})
+            )
         if p in members or p == normalize_pollutant(wn):
             return True
     return False
@@ -150,8 +164,12 @@ def normalize_category(value: Any, *, list_part: bool = False) -> str | None:
 
 
 def _is_blank(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and np.isnan(v)) or (
-        isinstance(v, str) and not v.strip()) or v is pd.NA
+    return (
+        v is None
+        or (isinstance(v, float) and np.isnan(v))
+        or (isinstance(v, str) and not v.strip())
+        or v is pd.NA
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -161,21 +179,36 @@ _NYSDEC_COLUMNS: dict[str, tuple[str, ...]] = {
     "wb_id": ("pwl_id", "pwl", "pwlid", "waterbody_id", "wbid", "wb_id"),
     "name": ("waterbody_name", "waterbody", "water_body_name", "name"),
     "wb_type": ("type", "waterbody_type", "water_type"),
-    "pollutant": ("cause_pollutant", "cause", "pollutant", "causes_pollutants",
-                  "pollutant_cause"),
+    "pollutant": ("cause_pollutant", "cause", "pollutant", "causes_pollutants", "pollutant_cause"),
     "source": ("suspected_source", "suspected_sources", "source", "sources"),
     "list_part": ("list_part", "part", "category", "list_category"),
     "list_year": ("list_year", "year", "cycle"),
 }
 _ATTAINS_COLUMNS: dict[str, tuple[str, ...]] = {
-    "au_id": ("assessment_unit_id", "assessmentunitidentifier", "assessment_unit_identifier",
-              "au_id", "auid"),
+    "au_id": (
+        "assessment_unit_id",
+        "assessmentunitidentifier",
+        "assessment_unit_identifier",
+        "au_id",
+        "auid",
+    ),
     "name": ("assessment_unit_name", "assessmentunitname", "waterbody_name", "name"),
     "pollutant": ("parameter", "parameter_name", "parametername", "cause"),
-    "category": ("category", "epa_ir_category", "parameter_ir_category", "ir_category",
-                 "epairCategory".lower(), "parameteriRcategory".lower()),
-    "action_id": ("action_id", "associated_action_identifier", "actionidentifier",
-                  "associatedactionidentifier", "tmdl_id"),
+    "category": (
+        "category",
+        "epa_ir_category",
+        "parameter_ir_category",
+        "ir_category",
+        "epairCategory".lower(),
+        "parameteriRcategory".lower(),
+    ),
+    "action_id": (
+        "action_id",
+        "associated_action_identifier",
+        "actionidentifier",
+        "associatedactionidentifier",
+        "tmdl_id",
+    ),
     "list_year": ("cycle", "reporting_cycle", "reportingcycle", "list_year", "year"),
     "source": ("source", "sources", "suspected_source"),
 }
@@ -203,19 +236,24 @@ def _read_csv(path: str | Path) -> pd.DataFrame:
     try:
         return pd.read_csv(p, dtype=str, keep_default_na=False, encoding="utf-8-sig")
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise DataError(f"Cannot parse {str(p)!r} as CSV: {exc}. Fix: save it as a "
-                        "comma-separated UTF-8 file with one header row.") from exc
+        raise DataError(
+            f"Cannot parse {str(p)!r} as CSV: {exc}. Fix: save it as a "
+            "comma-separated UTF-8 file with one header row."
+        ) from exc
 
 
-def _finish(rows: list[dict[str, Any]], problems: list[str], *, path: Path, kind: str,
-            on_error: str) -> pd.DataFrame:
+def _finish(
+    rows: list[dict[str, Any]], problems: list[str], *, path: Path, kind: str, on_error: str
+) -> pd.DataFrame:
     if problems and on_error == "raise":
         lines = [f"{kind} {str(path)!r}: {len(problems)} bad row(s):"]
         lines += [f"  - {p}" for p in problems[:50]]
         if len(problems) > 50:
             lines.append(f"  ... and {len(problems) - 50} more")
-        lines.append("Fix the rows named above, or import with on_error='skip' to keep the "
-                     "good rows and report the bad ones.")
+        lines.append(
+            "Fix the rows named above, or import with on_error='skip' to keep the "
+            "good rows and report the bad ones."
+        )
         raise DataError("\n".join(lines))
     df = pd.DataFrame(rows, columns=list(IMPAIRMENT_COLUMNS))
     df["list_year"] = pd.array(df["list_year"], dtype="Int64")
@@ -272,6 +310,7 @@ def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
     seen: dict[tuple[str, str], int] = {}
     for i, rec in enumerate(raw.to_dict("records")):
         line = i + 2  # header is line 1
+
         def get(k: str, rec: dict[str, Any] = rec) -> str:
             return str(rec[cols[k]]).strip() if k in cols else ""
 
@@ -282,8 +321,10 @@ def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
         part = get("list_part")
         cat = normalize_category(part, list_part=_norm_header(cols["list_part"]) != "category")
         if cat is None:
-            bad.append(f"list part/category {part!r} is unknown; select from NYSDEC parts "
-                       f"{list(NY_LIST_PARTS)} or EPA categories {list(CATEGORIES)}")
+            bad.append(
+                f"list part/category {part!r} is unknown; select from NYSDEC parts "
+                f"{list(NY_LIST_PARTS)} or EPA categories {list(CATEGORIES)}"
+            )
         causes = [c.strip() for c in get("pollutant").split(";") if c.strip()]
         if not causes:
             bad.append("Cause/Pollutant is empty")
@@ -300,17 +341,28 @@ def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
         for cause in causes:
             key = (wb, normalize_pollutant(cause))
             if key in seen:
-                problems.append(f"line {line}: duplicate listing of {wb} for {cause!r} "
-                                f"(already on line {seen[key]})")
+                problems.append(
+                    f"line {line}: duplicate listing of {wb} for {cause!r} "
+                    f"(already on line {seen[key]})"
+                )
                 continue
             seen[key] = line
-            rows.append({
-                "wb_id": wb, "name": get("name") or None, "wb_type": get("wb_type") or None,
-                "pollutant": cause, "pollutant_norm": key[1], "category": cat,
-                "list_part": part.lower().replace("part", "").strip() or None,
-                "list_year": year, "source": get("source") or None, "action_id": None,
-                "origin": "nysdec_303d_csv", "line": line,
-            })
+            rows.append(
+                {
+                    "wb_id": wb,
+                    "name": get("name") or None,
+                    "wb_type": get("wb_type") or None,
+                    "pollutant": cause,
+                    "pollutant_norm": key[1],
+                    "category": cat,
+                    "list_part": part.lower().replace("part", "").strip() or None,
+                    "list_year": year,
+                    "source": get("source") or None,
+                    "action_id": None,
+                    "origin": "nysdec_303d_csv",
+                    "line": line,
+                }
+            )
     return _finish(rows, problems, path=p, kind="303(d) CSV", on_error=on_error)
 
 
@@ -344,6 +396,7 @@ def read_attains_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFra
     seen: dict[tuple[str, str], int] = {}
     for i, rec in enumerate(raw.to_dict("records")):
         line = i + 2
+
         def get(k: str, rec: dict[str, Any] = rec) -> str:
             return str(rec[cols[k]]).strip() if k in cols else ""
 
@@ -351,8 +404,10 @@ def read_attains_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFra
         m = _AU_RE.match(au)
         bad = []
         if not m:
-            bad.append(f"assessment unit id {au!r} does not hold a PWL ID NNNN-NNNN "
-                       "(accepted: NY1302-0092, NY-1302-0092, 1302-0092)")
+            bad.append(
+                f"assessment unit id {au!r} does not hold a PWL ID NNNN-NNNN "
+                "(accepted: NY1302-0092, NY-1302-0092, 1302-0092)"
+            )
         cat_txt = get("category")
         cat = normalize_category(cat_txt)
         if cat is None or cat_txt.lower().startswith("part"):
@@ -376,16 +431,27 @@ def read_attains_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFra
         wb = m.group(1)  # type: ignore[union-attr]
         key = (wb, normalize_pollutant(pol))
         if key in seen:
-            problems.append(f"line {line}: duplicate listing of {wb} for {pol!r} "
-                            f"(already on line {seen[key]})")
+            problems.append(
+                f"line {line}: duplicate listing of {wb} for {pol!r} (already on line {seen[key]})"
+            )
             continue
         seen[key] = line
-        rows.append({
-            "wb_id": wb, "name": get("name") or None, "wb_type": None, "pollutant": pol,
-            "pollutant_norm": key[1], "category": cat, "list_part": None, "list_year": year,
-            "source": get("source") or None, "action_id": action, "origin": "attains_csv",
-            "line": line,
-        })
+        rows.append(
+            {
+                "wb_id": wb,
+                "name": get("name") or None,
+                "wb_type": None,
+                "pollutant": pol,
+                "pollutant_norm": key[1],
+                "category": cat,
+                "list_part": None,
+                "list_year": year,
+                "source": get("source") or None,
+                "action_id": action,
+                "origin": "attains_csv",
+                "line": line,
+            }
+        )
     return _finish(rows, problems, path=p, kind="ATTAINS CSV", on_error=on_error)
 
 
@@ -420,21 +486,29 @@ def validate_impairments(df: pd.DataFrame, *, layer: str = "impairments") -> pd.
             continue
         seen[key] = i + 1
         year = rec.get("list_year")
-        rows.append({
-            "wb_id": wb, "name": None if _is_blank(rec.get("name")) else rec.get("name"),
-            "wb_type": None, "pollutant": pol, "pollutant_norm": key[1], "category": cat,
-            "list_part": None if _is_blank(rec.get("list_part")) else rec.get("list_part"),
-            "list_year": None if _is_blank(year) else int(float(year)),
-            "source": None if _is_blank(rec.get("source")) else str(rec.get("source")),
-            "action_id": None if _is_blank(rec.get("action_id")) else rec.get("action_id"),
-            "origin": rec.get("origin") if not _is_blank(rec.get("origin")) else layer,
-            "line": i + 1,
-        })
+        rows.append(
+            {
+                "wb_id": wb,
+                "name": None if _is_blank(rec.get("name")) else rec.get("name"),
+                "wb_type": None,
+                "pollutant": pol,
+                "pollutant_norm": key[1],
+                "category": cat,
+                "list_part": None if _is_blank(rec.get("list_part")) else rec.get("list_part"),
+                "list_year": None if _is_blank(year) else int(float(year)),
+                "source": None if _is_blank(rec.get("source")) else str(rec.get("source")),
+                "action_id": None if _is_blank(rec.get("action_id")) else rec.get("action_id"),
+                "origin": rec.get("origin") if not _is_blank(rec.get("origin")) else layer,
+                "line": i + 1,
+            }
+        )
     if problems:
-        raise DataError(f"Layer '{layer}' has {len(problems)} bad row(s):\n"
-                        + "\n".join(f"  - {p}" for p in problems[:50])
-                        + "\nFix: give wb_id as NNNN-NNNN, a pollutant, and a category "
-                        f"from {list(CATEGORIES)}.")
+        raise DataError(
+            f"Layer '{layer}' has {len(problems)} bad row(s):\n"
+            + "\n".join(f"  - {p}" for p in problems[:50])
+            + "\nFix: give wb_id as NNNN-NNNN, a pollutant, and a category "
+            f"from {list(CATEGORIES)}."
+        )
     out = pd.DataFrame(rows, columns=list(IMPAIRMENT_COLUMNS))
     out["list_year"] = pd.array(out["list_year"], dtype="Int64")
     return out
@@ -468,31 +542,48 @@ class Waters:
     _names: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_frames(cls, *, waterbodies: pd.DataFrame | None = None,
-                    impairments: pd.DataFrame | None = None, tmdl_watersheds: Any = None,
-                    crs: Any = None) -> Waters:
+    def from_frames(
+        cls,
+        *,
+        waterbodies: pd.DataFrame | None = None,
+        impairments: pd.DataFrame | None = None,
+        tmdl_watersheds: Any = None,
+        crs: Any = None,
+    ) -> Waters:
         """Build from canonical frames (any may be ``None``)."""
         import geopandas as gpd
 
-        wb = (pd.DataFrame(columns=["wb_id", "name", "kind"]) if waterbodies is None
-              else waterbodies.copy())
+        wb = (
+            pd.DataFrame(columns=["wb_id", "name", "kind"])
+            if waterbodies is None
+            else waterbodies.copy()
+        )
         if "wb_id" in wb.columns:
             wb["wb_id"] = wb["wb_id"].astype(object).where(wb["wb_id"].notna(), None)
-        imp = (pd.DataFrame(columns=list(IMPAIRMENT_COLUMNS)) if impairments is None
-               else impairments)
+        imp = pd.DataFrame(columns=list(IMPAIRMENT_COLUMNS)) if impairments is None else impairments
         if "pollutant_norm" not in imp.columns or "origin" not in imp.columns:
             imp = validate_impairments(imp)
         if tmdl_watersheds is None:
-            tm = gpd.GeoDataFrame({"tmdl_id": [], "name": [], "pollutant": [],
-                                   "stormwater_source": [], "approved": []},
-                                  geometry=[], crs=crs)
+            tm = gpd.GeoDataFrame(
+                {
+                    "tmdl_id": [],
+                    "name": [],
+                    "pollutant": [],
+                    "stormwater_source": [],
+                    "approved": [],
+                },
+                geometry=[],
+                crs=crs,
+            )
         else:
             tm = tmdl_watersheds.copy()
             for c in ("tmdl_id", "name", "pollutant", "approved"):
                 if c not in tm.columns:
                     tm[c] = None
-            tm["stormwater_source"] = [_to_bool(v) for v in tm.get(
-                "stormwater_source", pd.Series([None] * len(tm), index=tm.index))]
+            tm["stormwater_source"] = [
+                _to_bool(v)
+                for v in tm.get("stormwater_source", pd.Series([None] * len(tm), index=tm.index))
+            ]
         if crs is None:
             crs = getattr(wb, "crs", None) or getattr(tm, "crs", None)
         by_wb = {k: g for k, g in imp.groupby("wb_id", sort=False)} if len(imp) else {}
@@ -505,8 +596,9 @@ class Waters:
             for k, v in zip(imp["wb_id"], imp["name"], strict=True):
                 if not _is_blank(k) and not _is_blank(v):
                     names.setdefault(str(k), str(v))
-        return cls(waterbodies=wb, impairments=imp, tmdl_watersheds=tm, crs=crs, _by_wb=by_wb,
-                   _names=names)
+        return cls(
+            waterbodies=wb, impairments=imp, tmdl_watersheds=tm, crs=crs, _by_wb=by_wb, _names=names
+        )
 
     @classmethod
     def from_workspace(cls, ws: Any, *, impairments: pd.DataFrame | None = None) -> Waters:
@@ -515,8 +607,12 @@ class Waters:
         ``impairments`` (e.g. from :func:`read_303d_csv`) replaces the workspace's layer.
         """
         imp = impairments if impairments is not None else ws.layers.get("impairments")
-        return cls.from_frames(waterbodies=ws.layers.get("waterbodies"), impairments=imp,
-                               tmdl_watersheds=ws.layers.get("tmdl_watersheds"), crs=ws.crs)
+        return cls.from_frames(
+            waterbodies=ws.layers.get("waterbodies"),
+            impairments=imp,
+            tmdl_watersheds=ws.layers.get("tmdl_watersheds"),
+            crs=ws.crs,
+        )
 
     # ------------------------------------------------------------------ queries
     def listings(self, wb_id: Any) -> pd.DataFrame:

@@ -34,21 +34,40 @@ class _Parser(argparse.ArgumentParser):
 def add_workspace_options(parser: argparse.ArgumentParser, *, path_required: bool = True) -> None:
     """Add PATH and the options every command shares."""
     parser.add_argument(
-        "path", metavar="PATH", nargs=None if path_required else "?",
+        "path",
+        metavar="PATH",
+        nargs=None if path_required else "?",
         help="GeoPackage workspace (or File Geodatabase, folder of layers, vector file, "
         "or a TOML manifest holding these options)",
     )
     g = parser.add_argument_group("workspace options")
-    g.add_argument("--layer", action="append", default=[], metavar="ROLE=LAYER",
-                   help="which layer plays a canonical role: a layer of PATH, a file, or FILE::LAYER "
-                   "(repeatable; several layers may feed one role)")
-    g.add_argument("--field", action="append", default=[], metavar="ROLE[.SOURCE_LAYER].COLUMN=SOURCE",
-                   help="map a source column to a canonical column (repeatable)")
-    g.add_argument("--field-map", metavar="FILE", help="TOML field map (tables per role, value maps)")
-    g.add_argument("--dem", metavar="FILE", help="DEM GeoTIFF (default: <stem>_dem.tif beside PATH)")
+    g.add_argument(
+        "--layer",
+        action="append",
+        default=[],
+        metavar="ROLE=LAYER",
+        help="which layer plays a canonical role: a layer of PATH, a file, or FILE::LAYER "
+        "(repeatable; several layers may feed one role)",
+    )
+    g.add_argument(
+        "--field",
+        action="append",
+        default=[],
+        metavar="ROLE[.SOURCE_LAYER].COLUMN=SOURCE",
+        help="map a source column to a canonical column (repeatable)",
+    )
+    g.add_argument(
+        "--field-map", metavar="FILE", help="TOML field map (tables per role, value maps)"
+    )
+    g.add_argument(
+        "--dem", metavar="FILE", help="DEM GeoTIFF (default: <stem>_dem.tif beside PATH)"
+    )
     g.add_argument("--crs", metavar="CRS", help="projected working CRS, e.g. EPSG:26918")
-    g.add_argument("--repair-geometry", action="store_true",
-                   help="repair invalid geometries (reported) instead of stopping")
+    g.add_argument(
+        "--repair-geometry",
+        action="store_true",
+        help="repair invalid geometries (reported) instead of stopping",
+    )
     g.add_argument("--debug", action="store_true", help="show tracebacks")
 
 

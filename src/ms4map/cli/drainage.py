@@ -28,18 +28,48 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_workspace_options(p)
     p.add_argument("--out", metavar="FILE.gpkg", help="output GeoPackage (default: the sidecar)")
     s = p.add_argument_group("settings (metres)")
-    s.add_argument("--min-depth", type=float, default=DEFAULTS["min_depth_m"], metavar="M",
-                   help="a closed depression at least this deep is kept (default %(default)s)")
-    s.add_argument("--min-area", type=float, default=DEFAULTS["min_area_m2"], metavar="M2",
-                   help="... and at least this large, in m2 (default %(default)s)")
-    s.add_argument("--burn-depth", type=float, default=DEFAULTS["burn_depth_m"], metavar="M",
-                   help="waterbodies and open conveyances are lowered this much (default %(default)s)")
-    s.add_argument("--inlet-depth", type=float, default=DEFAULTS["inlet_depth_m"], metavar="M",
-                   help="inlet cells are lowered this much (default %(default)s)")
-    s.add_argument("--fallback-distance", type=float, default=100.0, metavar="M",
-                   help="without a DEM: nearest inlet within this distance (default %(default)s)")
-    s.add_argument("--snap-tolerance", type=float, default=None, metavar="M",
-                   help="network snap tolerance (default: the network's)")
+    s.add_argument(
+        "--min-depth",
+        type=float,
+        default=DEFAULTS["min_depth_m"],
+        metavar="M",
+        help="a closed depression at least this deep is kept (default %(default)s)",
+    )
+    s.add_argument(
+        "--min-area",
+        type=float,
+        default=DEFAULTS["min_area_m2"],
+        metavar="M2",
+        help="... and at least this large, in m2 (default %(default)s)",
+    )
+    s.add_argument(
+        "--burn-depth",
+        type=float,
+        default=DEFAULTS["burn_depth_m"],
+        metavar="M",
+        help="waterbodies and open conveyances are lowered this much (default %(default)s)",
+    )
+    s.add_argument(
+        "--inlet-depth",
+        type=float,
+        default=DEFAULTS["inlet_depth_m"],
+        metavar="M",
+        help="inlet cells are lowered this much (default %(default)s)",
+    )
+    s.add_argument(
+        "--fallback-distance",
+        type=float,
+        default=100.0,
+        metavar="M",
+        help="without a DEM: nearest inlet within this distance (default %(default)s)",
+    )
+    s.add_argument(
+        "--snap-tolerance",
+        type=float,
+        default=None,
+        metavar="M",
+        help="network snap tolerance (default: the network's)",
+    )
     p.add_argument("--cache-dir", metavar="DIR", help="keep step results here between runs")
     p.add_argument("--quiet", action="store_true", help="no progress messages")
     p.set_defaults(func=run)
@@ -47,8 +77,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "min_depth_m": args.min_depth, "min_area_m2": args.min_area,
-        "burn_depth_m": args.burn_depth, "inlet_depth_m": args.inlet_depth,
+        "min_depth_m": args.min_depth,
+        "min_area_m2": args.min_area,
+        "burn_depth_m": args.burn_depth,
+        "inlet_depth_m": args.inlet_depth,
         "fallback_distance_m": args.fallback_distance,
     }
     if args.snap_tolerance is not None:
@@ -76,10 +108,14 @@ def run(args: argparse.Namespace) -> int:
     n = d["parcel_id"].nunique()
     share = d.groupby("target_kind")["fraction"].sum() / max(n, 1)
     print(f"{n} parcels -> {path} (layers parcel_drainage, inlet_catchments, sewersheds, qa)")
-    print("  share of parcel area: " + ", ".join(
-        f"{k} {v:.1%}" for k, v in share.sort_values(ascending=False).items()))
-    print(f"  {len(res.inlet_catchments)} inlet catchments, {len(res.sewersheds)} sewersheds, "
-          f"{len(res.qa.warnings)} QA warning(s)")
+    print(
+        "  share of parcel area: "
+        + ", ".join(f"{k} {v:.1%}" for k, v in share.sort_values(ascending=False).items())
+    )
+    print(
+        f"  {len(res.inlet_catchments)} inlet catchments, {len(res.sewersheds)} sewersheds, "
+        f"{len(res.qa.warnings)} QA warning(s)"
+    )
     return 0
 
 
@@ -87,5 +123,4 @@ def write_layers(out: Path, layers: dict[str, Any], *, ws: Any, settings: dict[s
     """Write the result layers with provenance (never over an input file)."""
     from ..io import write_outputs
 
-    return write_outputs(out, layers, provenance=ws.provenance(**settings),
-                         inputs=list(ws.inputs))
+    return write_outputs(out, layers, provenance=ws.provenance(**settings), inputs=list(ws.inputs))

@@ -40,35 +40,60 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_workspace_options(p)
     site = p.add_argument_group("one site")
     site.add_argument("--site", metavar="ID[,ID...]", help="parcel id(s) of the site")
-    site.add_argument("--site-file", metavar="FILE",
-                      help="polygon of the site (GeoJSON, GeoPackage, Shapefile; with its CRS)")
+    site.add_argument(
+        "--site-file",
+        metavar="FILE",
+        help="polygon of the site (GeoJSON, GeoPackage, Shapefile; with its CRS)",
+    )
     site.add_argument("--acres", type=float, metavar="N", help="disturbed acres")
-    site.add_argument("--type", dest="project_type", metavar="TYPE",
-                      help=f"project type: {', '.join(PROJECT_TYPES)} (default: guessed from "
-                      "the parcel's property class)")
-    site.add_argument("--common-plan-acres", type=float, metavar="N",
-                      help="acreage of the larger common plan of development or sale")
-    site.add_argument("--exemption", metavar="CODE",
-                      help=f"exemption claimed: {', '.join(EXEMPTION_CODES)}")
-    site.add_argument("--json", action="store_true",
-                      help="print the JSON document alone on stdout")
-    site.add_argument("--report", metavar="FILE.html|FILE.pdf",
-                      help="also write the one-page report")
-    p.add_argument("--profile", default="stillwater", metavar="NAME|FILE",
-                   help=f"municipality profile: {', '.join(BUILTIN_PROFILES)} or a TOML file "
-                   "(default %(default)s)")
-    p.add_argument("--pollutants", metavar="P1,P2",
-                   help="narrow 'pollutant of concern' to this list (e.g. "
-                   "silt/sediment,phosphorus,nitrogen) instead of the law's definition")
-    p.add_argument("--impairments", metavar="CSV",
-                   help="303(d) listings from a CSV (NYSDEC list table or ATTAINS export) "
-                   "instead of the workspace's impairments layer")
+    site.add_argument(
+        "--type",
+        dest="project_type",
+        metavar="TYPE",
+        help=f"project type: {', '.join(PROJECT_TYPES)} (default: guessed from "
+        "the parcel's property class)",
+    )
+    site.add_argument(
+        "--common-plan-acres",
+        type=float,
+        metavar="N",
+        help="acreage of the larger common plan of development or sale",
+    )
+    site.add_argument(
+        "--exemption", metavar="CODE", help=f"exemption claimed: {', '.join(EXEMPTION_CODES)}"
+    )
+    site.add_argument("--json", action="store_true", help="print the JSON document alone on stdout")
+    site.add_argument(
+        "--report", metavar="FILE.html|FILE.pdf", help="also write the one-page report"
+    )
+    p.add_argument(
+        "--profile",
+        default="stillwater",
+        metavar="NAME|FILE",
+        help=f"municipality profile: {', '.join(BUILTIN_PROFILES)} or a TOML file "
+        "(default %(default)s)",
+    )
+    p.add_argument(
+        "--pollutants",
+        metavar="P1,P2",
+        help="narrow 'pollutant of concern' to this list (e.g. "
+        "silt/sediment,phosphorus,nitrogen) instead of the law's definition",
+    )
+    p.add_argument(
+        "--impairments",
+        metavar="CSV",
+        help="303(d) listings from a CSV (NYSDEC list table or ATTAINS export) "
+        "instead of the workspace's impairments layer",
+    )
     batch = p.add_argument_group("batch")
     batch.add_argument("--all", action="store_true", help="screen every parcel")
     batch.add_argument("--out", metavar="FILE.gpkg", help="output GeoPackage (default: sidecar)")
     batch.add_argument("--csv", metavar="FILE.csv", help="also write the screening table as CSV")
-    batch.add_argument("--letters", metavar="FILE.csv",
-                       help="also write the owner/mailing-address list of flagged septic parcels")
+    batch.add_argument(
+        "--letters",
+        metavar="FILE.csv",
+        help="also write the owner/mailing-address list of flagged septic parcels",
+    )
     p.set_defaults(func=run)
 
 
@@ -111,8 +136,10 @@ def _read_site_file(path: str) -> Any:
     if not len(gdf):
         raise DataError(f"--site-file {path!r} holds no feature.")
     if gdf.crs is None:
-        raise DataError(f"--site-file {path!r} has no CRS. Fix: save it with its CRS (GeoJSON "
-                        "is EPSG:4326 by definition; a Shapefile needs its .prj).")
+        raise DataError(
+            f"--site-file {path!r} has no CRS. Fix: save it with its CRS (GeoJSON "
+            "is EPSG:4326 by definition; a Shapefile needs its .prj)."
+        )
     return gdf
 
 
@@ -130,17 +157,29 @@ def run(args: argparse.Namespace) -> int:
     from ..conditions import evaluate_site, validate_inputs
 
     # check the user's options before the (slower) workspace and pipeline
-    validate_inputs(disturbed_acres=args.acres, project_type=args.project_type,
-                    common_plan_acres=args.common_plan_acres, exemption=args.exemption)
+    validate_inputs(
+        disturbed_acres=args.acres,
+        project_type=args.project_type,
+        common_plan_acres=args.common_plan_acres,
+        exemption=args.exemption,
+    )
     prof = _profile(args)
     site = _read_site_file(args.site_file) if args.site_file else args.site
     ws = workspace_from_args(args)
     from .. import pipeline
 
     res = pipeline.run(ws)
-    det = evaluate_site(site, disturbed_acres=args.acres, project_type=args.project_type,
-                        common_plan_acres=args.common_plan_acres, exemption=args.exemption,
-                        workspace=ws, profile=prof, result=res, waters=_waters(args, ws))
+    det = evaluate_site(
+        site,
+        disturbed_acres=args.acres,
+        project_type=args.project_type,
+        common_plan_acres=args.common_plan_acres,
+        exemption=args.exemption,
+        workspace=ws,
+        profile=prof,
+        result=res,
+        waters=_waters(args, ws),
+    )
     if args.report:
         from ..report import write_report
 
@@ -167,13 +206,17 @@ def _run_batch(args: argparse.Namespace) -> int:
     scr = screen_all(res, profile=prof, workspace=ws, waters=waters)
     sep = flag_septic(res, profile=prof, workspace=ws, waters=waters)
     out = Path(args.out) if args.out else ws.sidecar_path
-    prov = ws.provenance(profile=prof.name, pollutant_reading=prof.pollutant_reading,
-                         pollutants_of_concern=list(prof.pollutants_of_concern),
-                         tributary_reach_km=prof.tributary_reach_km,
-                         impairments=args.impairments)
+    prov = ws.provenance(
+        profile=prof.name,
+        pollutant_reading=prof.pollutant_reading,
+        pollutants_of_concern=list(prof.pollutants_of_concern),
+        tributary_reach_km=prof.tributary_reach_km,
+        impairments=args.impairments,
+    )
     problems = list(scr.attrs.get("problems", [])) + list(sep.attrs.get("problems", []))
-    path = write_outputs(out, {"screening": scr, "septic": sep}, provenance=prov,
-                         inputs=list(ws.inputs))
+    path = write_outputs(
+        out, {"screening": scr, "septic": sep}, provenance=prov, inputs=list(ws.inputs)
+    )
     if args.csv:
         scr.drop(columns="geometry").to_csv(args.csv, index=False)
     if args.letters:
@@ -181,12 +224,16 @@ def _run_batch(args: argparse.Namespace) -> int:
     counts = scr["condition_a_text"].value_counts()
     print(f"{len(scr)} parcels screened -> {path} (layers screening, septic)")
     print("  would be Condition A: " + ", ".join(f"{k} {int(v)}" for k, v in counts.items()))
-    print(f"  septic parcels: {len(sep)}, flagged {int(sep['flagged'].sum())}, special "
-          f"condition {int(sep['special_condition'].sum())}, violations "
-          f"{int(sep['violation'].sum())}")
+    print(
+        f"  septic parcels: {len(sep)}, flagged {int(sep['flagged'].sum())}, special "
+        f"condition {int(sep['special_condition'].sum())}, violations "
+        f"{int(sep['violation'].sum())}"
+    )
     for prob in problems:
         print(f"ms4map: warning: {prob}", file=sys.stderr)
     if problems:
-        print(f"  {len(problems)} problem(s) reported; the other parcels were screened",
-              file=sys.stderr)
+        print(
+            f"  {len(problems)} problem(s) reported; the other parcels were screened",
+            file=sys.stderr,
+        )
     return 0

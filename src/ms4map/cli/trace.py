@@ -8,8 +8,15 @@ from pathlib import Path
 
 from . import add_workspace_options, workspace_from_args
 
-CSV_COLUMNS = ["struct_id", "outfall_id", "outfall_x", "outfall_y", "method", "reason",
-               "other_outfalls"]
+CSV_COLUMNS = [
+    "struct_id",
+    "outfall_id",
+    "outfall_x",
+    "outfall_y",
+    "method",
+    "reason",
+    "other_outfalls",
+]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,20 +33,39 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_workspace_options(p)
     what = p.add_argument_group("what to trace (one or more)")
     what.add_argument("--all", action="store_true", help="outfall of every structure (needs --out)")
-    what.add_argument("--from", dest="from_id", metavar="ID",
-                      help="print the downstream path from a structure or conveyance id")
-    what.add_argument("--upstream-of", metavar="ID",
-                      help="print everything upstream of an outfall, structure or conveyance")
-    p.add_argument("--snap-tolerance", type=float, default=DEFAULT_SNAP_M, metavar="METRES",
-                   help=f"snap tolerance in metres (default {DEFAULT_SNAP_M}, i.e. 5 ft)")
-    p.add_argument("--lateral-tolerance", type=float, default=DEFAULT_LATERAL_M,
-                   metavar="METRES",
-                   help="link structures no conveyance reaches to the nearest conveyance within "
-                   f"this distance (default {DEFAULT_LATERAL_M}; 0 = off)")
+    what.add_argument(
+        "--from",
+        dest="from_id",
+        metavar="ID",
+        help="print the downstream path from a structure or conveyance id",
+    )
+    what.add_argument(
+        "--upstream-of",
+        metavar="ID",
+        help="print everything upstream of an outfall, structure or conveyance",
+    )
+    p.add_argument(
+        "--snap-tolerance",
+        type=float,
+        default=DEFAULT_SNAP_M,
+        metavar="METRES",
+        help=f"snap tolerance in metres (default {DEFAULT_SNAP_M}, i.e. 5 ft)",
+    )
+    p.add_argument(
+        "--lateral-tolerance",
+        type=float,
+        default=DEFAULT_LATERAL_M,
+        metavar="METRES",
+        help="link structures no conveyance reaches to the nearest conveyance within "
+        f"this distance (default {DEFAULT_LATERAL_M}; 0 = off)",
+    )
     p.add_argument("--out", metavar="FILE.csv", help="CSV for --all")
-    p.add_argument("--qa", metavar="FILE",
-                   help="also write the network QA report (.md, .json, .csv, or .gpkg with a "
-                   "point layer and a table)")
+    p.add_argument(
+        "--qa",
+        metavar="FILE",
+        help="also write the network QA report (.md, .json, .csv, or .gpkg with a "
+        "point layer and a table)",
+    )
     p.set_defaults(func=run)
 
 
@@ -48,13 +74,15 @@ def run(args: argparse.Namespace) -> int:
     from ..network import build_network
 
     if not (args.all or args.from_id or args.upstream_of):
-        raise UsageError("Say what to trace: --all (with --out FILE.csv), --from ID or "
-                         "--upstream-of ID.")
+        raise UsageError(
+            "Say what to trace: --all (with --out FILE.csv), --from ID or --upstream-of ID."
+        )
     if args.all and not args.out:
         raise UsageError("--all writes a CSV: give --out FILE.csv.")
     ws = workspace_from_args(args)
-    net = build_network(ws, snap_tolerance_m=args.snap_tolerance,
-                        lateral_tolerance_m=args.lateral_tolerance)
+    net = build_network(
+        ws, snap_tolerance_m=args.snap_tolerance, lateral_tolerance_m=args.lateral_tolerance
+    )
     if args.qa:
         _write_qa(net, Path(args.qa))
     if args.all:
@@ -62,8 +90,11 @@ def run(args: argparse.Namespace) -> int:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(args.out, index=False)
         counts = table["method"].value_counts()
-        print(f"{len(table)} structures -> {args.out}; "
-              + ", ".join(f"{k} {v}" for k, v in counts.items()), file=sys.stderr)
+        print(
+            f"{len(table)} structures -> {args.out}; "
+            + ", ".join(f"{k} {v}" for k, v in counts.items()),
+            file=sys.stderr,
+        )
     if args.from_id:
         _print_downstream(net, args.from_id)
     if args.upstream_of:
@@ -114,7 +145,8 @@ def _write_qa(net, path: Path) -> None:
         import geopandas as gpd
 
         gpd.GeoDataFrame(tab, geometry=[None] * len(tab), crs=net.crs).to_file(
-            path, layer="network_qa_table", driver="GPKG")
+            path, layer="network_qa_table", driver="GPKG"
+        )
     else:
         path.write_text(net.qa.to_markdown(title="ms4map network QA report"), encoding="utf-8")
 
@@ -125,13 +157,16 @@ def _print_downstream(net, start: str) -> None:
     t = trace_downstream(net, start)
     print(f"Downstream of {t.start}: {t.method}")
     print(f"  {t.reason}")
-    print(f"  outfall(s): {', '.join(t.outfall_ids) or 'none'}"
-          + (f"; receiving water(s): {', '.join(t.receiving_waters)}" if t.receiving_waters
-             else ""))
+    print(
+        f"  outfall(s): {', '.join(t.outfall_ids) or 'none'}"
+        + (f"; receiving water(s): {', '.join(t.receiving_waters)}" if t.receiving_waters else "")
+    )
     print(f"  {len(t.edges)} conveyance part(s), {t.length_m:.1f} m")
     for _, e in t.edges.iterrows():
-        print(f"  {e['from_node']} -> {e['to_node']}  via {e['conv_id']}"
-              f" ({e['kind']}, {e['length_m']:.1f} m, {e['orient_method']})")
+        print(
+            f"  {e['from_node']} -> {e['to_node']}  via {e['conv_id']}"
+            f" ({e['kind']}, {e['length_m']:.1f} m, {e['orient_method']})"
+        )
 
 
 def _print_upstream(net, start: str) -> None:

@@ -29,6 +29,8 @@ def run(args: argparse.Namespace) -> int:
     print(text)
     if args.report:
         out = Path(args.report)
-        out.write_text(result.to_json() if out.suffix.lower() == ".json" else result.to_markdown(),
-                       encoding="utf-8")
+        out.write_text(
+            result.to_json() if out.suffix.lower() == ".json" else result.to_markdown(),
+            encoding="utf-8",
+        )
     return result.exit_code

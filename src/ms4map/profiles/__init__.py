@@ -73,10 +73,24 @@ REQUIRED_CITATIONS = (
 )
 
 _READINGS = ("law", "list")
-_TOP_REQUIRED = ("name", "municipality", "law", "officer_title", "screening", "septic",
-                 "enforcement", "citations", "exemptions")
-_SCREENING_REQUIRED = ("pollutant_reading", "pollutants_of_concern", "tributary_reach_km",
-                       "single_family_classes", "agricultural_classes")
+_TOP_REQUIRED = (
+    "name",
+    "municipality",
+    "law",
+    "officer_title",
+    "screening",
+    "septic",
+    "enforcement",
+    "citations",
+    "exemptions",
+)
+_SCREENING_REQUIRED = (
+    "pollutant_reading",
+    "pollutants_of_concern",
+    "tributary_reach_km",
+    "single_family_classes",
+    "agricultural_classes",
+)
 _SEPTIC_REQUIRED = ("septic_pollutants", "setback_ft")
 _ENFORCEMENT_REQUIRED = ("remedy_period", "appeal_days", "penalty_period", "penalties")
 
@@ -106,8 +120,7 @@ class Citation:
     file: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rule": self.rule, "law": self.law, "section": self.section,
-                "quote": self.quote}
+        return {"rule": self.rule, "law": self.law, "section": self.section, "quote": self.quote}
 
     def text(self) -> str:
         """One line for a letter: law, section (if printed), quote."""
@@ -150,8 +163,13 @@ class Profile:
         e = self.exemptions.get(code)
         if not e:
             return None
-        return Citation(rule=f"exemption:{code}", law=e["law"], quote=e["quote"],
-                        section=e.get("section"), file=e.get("file"))
+        return Citation(
+            rule=f"exemption:{code}",
+            law=e["law"],
+            quote=e["quote"],
+            section=e.get("section"),
+            file=e.get("file"),
+        )
 
     def matches_class(self, prop_class: Any, patterns: tuple[str, ...]) -> bool:
         """Whether a 3-digit property class matches one of ``patterns`` (``1*`` globs)."""
@@ -165,11 +183,16 @@ class Profile:
     def with_pollutants(self, pollutants: list[str] | tuple[str, ...]) -> Profile:
         """A copy that reads "pollutant of concern" as the given list only."""
         if not pollutants:
-            raise UsageError("with_pollutants() needs at least one pollutant; "
-                             "use the profile as is for the law's own definition.")
-        return replace(self, pollutant_reading="list",
-                       pollutants_of_concern=tuple(str(p) for p in pollutants),
-                       name=f"{self.name}+narrowed")
+            raise UsageError(
+                "with_pollutants() needs at least one pollutant; "
+                "use the profile as is for the law's own definition."
+            )
+        return replace(
+            self,
+            pollutant_reading="list",
+            pollutants_of_concern=tuple(str(p) for p in pollutants),
+            name=f"{self.name}+narrowed",
+        )
 
     def summary(self) -> dict[str, Any]:
         """The settings that shape a determination, for provenance."""
@@ -236,8 +259,10 @@ def load_profile(profile: str | Path | Profile | None = None) -> Profile:
         with open(path, "rb") as fh:
             raw = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
-        raise DataError(f"Profile {str(path)!r} is not valid TOML: {exc}. Fix the syntax "
-                        "(compare with the bundled stillwater.toml).") from exc
+        raise DataError(
+            f"Profile {str(path)!r} is not valid TOML: {exc}. Fix the syntax "
+            "(compare with the bundled stillwater.toml)."
+        ) from exc
     except OSError as exc:
         raise InputOpenError(f"Cannot read profile {str(path)!r}: {exc}") from exc
     return _build(raw, source=str(path))
@@ -275,18 +300,24 @@ def _build(raw: dict[str, Any], *, source: str) -> Profile:
         problems.append("screening.pollutants_of_concern must be a list of pollutant names")
         pocs = []
     if reading == "list" and not pocs:
-        problems.append("screening.pollutant_reading = 'list' needs a non-empty "
-                        "screening.pollutants_of_concern, e.g. [\"silt/sediment\", \"phosphorus\"]")
+        problems.append(
+            "screening.pollutant_reading = 'list' needs a non-empty "
+            'screening.pollutants_of_concern, e.g. ["silt/sediment", "phosphorus"]'
+        )
     reach = scr.get("tributary_reach_km", 0.0)
     if not isinstance(reach, (int, float)) or isinstance(reach, bool) or reach < 0:
-        problems.append(f"screening.tributary_reach_km = {reach!r}: give a number >= 0 "
-                        "(0 = only the receiving segment)")
+        problems.append(
+            f"screening.tributary_reach_km = {reach!r}: give a number >= 0 "
+            "(0 = only the receiving segment)"
+        )
         reach = 0.0
     for key in ("single_family_classes", "agricultural_classes"):
         v = scr.get(key, [])
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            problems.append(f"screening.{key} must be a list of 3-digit class codes or globs "
-                            "as strings, e.g. [\"210\", \"215\"]")
+            problems.append(
+                f"screening.{key} must be a list of 3-digit class codes or globs "
+                'as strings, e.g. ["210", "215"]'
+            )
     setback = sep.get("setback_ft", 100.0)
     if not isinstance(setback, (int, float)) or isinstance(setback, bool) or setback < 0:
         problems.append(f"septic.setback_ft = {setback!r}: give a distance in feet >= 0")
@@ -294,8 +325,10 @@ def _build(raw: dict[str, Any], *, source: str) -> Profile:
     pens = enf.get("penalties", [])
     if "penalties" in enf:
         if not isinstance(pens, list) or not pens:
-            problems.append("enforcement.penalties must be a non-empty list of "
-                            "{ offence = 1, min_usd = 0, max_usd = 350 } tables")
+            problems.append(
+                "enforcement.penalties must be a non-empty list of "
+                "{ offence = 1, min_usd = 0, max_usd = 350 } tables"
+            )
         else:
             for i, p in enumerate(pens, 1):
                 if not isinstance(p, dict) or not {"offence", "max_usd"} <= set(p):
@@ -319,12 +352,19 @@ def _build(raw: dict[str, Any], *, source: str) -> Profile:
                     problems.append(f"missing field 'citations.{rule}[{i}].{key}'")
             sec = e.get("section")
             if sec is not None and not isinstance(sec, str):
-                problems.append(f"citations.{rule}[{i}].section must be a string such as "
-                                "\"174-6\" (or left out when the text prints no section)")
-            out.append(Citation(rule=rule, law=str(e.get("law", "")),
-                                quote=str(e.get("quote", "")),
-                                section=sec if isinstance(sec, str) else None,
-                                file=e.get("file")))
+                problems.append(
+                    f"citations.{rule}[{i}].section must be a string such as "
+                    '"174-6" (or left out when the text prints no section)'
+                )
+            out.append(
+                Citation(
+                    rule=rule,
+                    law=str(e.get("law", "")),
+                    quote=str(e.get("quote", "")),
+                    section=sec if isinstance(sec, str) else None,
+                    file=e.get("file"),
+                )
+            )
         citations[rule] = tuple(out)
     if "citations" in raw:
         for rule in REQUIRED_CITATIONS:
@@ -338,16 +378,20 @@ def _build(raw: dict[str, Any], *, source: str) -> Profile:
             exemptions = {}
         for code, e in exemptions.items():
             if code not in EXEMPTION_CODES:
-                problems.append(f"exemptions.{code}: unknown exemption code; select from "
-                                f"{list(EXEMPTION_CODES)}")
+                problems.append(
+                    f"exemptions.{code}: unknown exemption code; select from "
+                    f"{list(EXEMPTION_CODES)}"
+                )
             elif not isinstance(e, dict) or not e.get("law") or not e.get("quote"):
                 problems.append(f"exemptions.{code} needs 'law' and 'quote'")
 
     if problems:
         lines = [f"Profile {source!r} has {len(problems)} problem(s):"]
         lines += [f"  - {p}" for p in problems]
-        lines.append("Fix: add or correct these fields (compare with the bundled "
-                     "src/ms4map/profiles/stillwater.toml).")
+        lines.append(
+            "Fix: add or correct these fields (compare with the bundled "
+            "src/ms4map/profiles/stillwater.toml)."
+        )
         raise DataError("\n".join(lines))
 
     return Profile(
