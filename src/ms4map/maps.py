@@ -49,6 +49,7 @@ __all__ = [
     "build_layers",
     "build_search_index",
     "candidate_sources",
+    "clip_to_view",
     "display_geojson",
     "feature_path",
     "flow_arrows",
@@ -652,6 +653,24 @@ def in_view(frame: gpd.GeoDataFrame, bbox: tuple[float, float, float, float]) ->
     return frame.iloc[np.sort(idx)]
 
 
+def clip_to_view(
+    frame: gpd.GeoDataFrame, bbox: tuple[float, float, float, float]
+) -> gpd.GeoDataFrame:
+    """Cut lines and polygons that reach beyond ``bbox`` to it (a sewershed or a river
+    crossing the view is sent as the part in view, not whole); empty results dropped."""
+    geoms = frame.geometry.to_numpy()
+    b = shapely.bounds(geoms)
+    out = (b[:, 0] < bbox[0]) | (b[:, 1] < bbox[1]) | (b[:, 2] > bbox[2]) | (b[:, 3] > bbox[3])
+    if not out.any():
+        return frame
+    geoms = geoms.copy()
+    geoms[out] = shapely.clip_by_rect(geoms[out], *bbox)
+    keep = ~shapely.is_empty(geoms)
+    clipped = frame.copy()
+    clipped[clipped.geometry.name] = geoms
+    return clipped[keep]
+
+
 def display_geojson(
     frame: gpd.GeoDataFrame,
     *,
@@ -789,6 +808,8 @@ def render_layers(
                     f"{layer.label}: {len(sub):,} in view, the first {layer.max_features:,} drawn; zoom in."
                 )
             sub = sub.iloc[: layer.max_features]
+        if layer.geom != "point" and len(sub):
+            sub = clip_to_view(sub, bbox)
         if stats is not None:
             stats.features[key] = len(sub)
         fg = folium.FeatureGroup(name=layer.label, show=True)

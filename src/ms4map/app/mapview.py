@@ -17,7 +17,7 @@ from .. import maps
 from . import state
 from .static import asset_base_url
 
-__all__ = ["MapOutput", "default_view", "map_controls", "show_map"]
+__all__ = ["MapOutput", "default_view", "map_controls", "pending_click", "show_map"]
 
 
 @dataclass
@@ -64,6 +64,23 @@ def map_controls(key: str, *, layers: dict[str, Any], default_hidden: tuple[str,
         key=f"{key}_layers",
     )
     return {"basemap": basemap, "hillshade": hill, "visible": visible}
+
+
+def pending_click(key: str) -> tuple[float, float, int] | None:
+    """A click the browser reported since the last run, as ``(lat, lng, zoom)``.
+
+    Reading it *before* drawing lets a page answer the click in the same run
+    (select the feature, draw its path) instead of rerunning once more.
+    """
+    out = st.session_state.get(key)
+    lc = (out or {}).get("last_clicked") if isinstance(out, dict) else None
+    if not lc or lc == st.session_state.get(f"{key}_last_click"):
+        return None
+    st.session_state[f"{key}_last_click"] = lc
+    try:
+        return float(lc["lat"]), float(lc["lng"]), int(out.get("zoom") or 16)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def show_map(
@@ -146,6 +163,7 @@ def show_map(
     click = None
     lc = (out or {}).get("last_clicked")
     if lc and lc != st.session_state.get(f"{key}_last_click"):
+        # a click not yet consumed by pending_click (first run after a reload)
         st.session_state[f"{key}_last_click"] = lc
         try:
             click = (float(lc["lat"]), float(lc["lng"]))

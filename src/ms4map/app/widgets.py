@@ -42,7 +42,9 @@ def search_box(
     return lyr, fid
 
 
-def feature_details(ws: Any, result: Any, layer: str, fid: str) -> maps.PathResult | None:
+def feature_details(
+    ws: Any, result: Any, layer: str, fid: str, *, path: maps.PathResult | None = None
+) -> maps.PathResult | None:
     """Attributes of the selected feature and its downstream path, as text."""
     attrs = maps.feature_attributes(ws, layer, fid, result=result)
     st.subheader(
@@ -56,7 +58,8 @@ def feature_details(ws: Any, result: Any, layer: str, fid: str) -> maps.PathResu
             use_container_width=True,
         )
     if layer in ("parcels", "structures", "conveyances", "outfalls"):
-        path = maps.feature_path(ws, result, layer, fid)
+        if path is None:
+            path = maps.feature_path(ws, result, layer, fid)
         show_path(path)
         return path
     return None

@@ -49,12 +49,21 @@ def render() -> None:
 def _map_fragment(ws, result, layers, controls) -> None:
     from ... import maps
 
+    click = mapview.pending_click("map_main")
+    if click is not None:  # answered in this run: no second rerun
+        found = maps.identify(
+            layers, click[0], click[1], zoom=click[2], visible=controls["visible"]
+        )
+        if found is not None:
+            st.session_state["map_selected"] = found
     sel = st.session_state.get("map_selected")
-    focus = maps.feature_geometry(ws, *sel, result=result) if sel else None
+    geom = maps.feature_geometry(ws, *sel, result=result) if sel else None
+    searched = st.session_state.get("map_search_last")  # the map jumps to searches only
+    focus = maps.feature_geometry(ws, *searched, result=result) if searched else None
     highlights = {}
     path = maps.feature_path(ws, result, *sel) if sel else None
-    if focus is not None:
-        highlights["selection"] = _series(focus, ws.crs)
+    if geom is not None:
+        highlights["selection"] = _series(geom, ws.crs)
     if path is not None and len(path.geometry):
         highlights["path"] = path.geometry
     out = mapview.show_map(
@@ -67,13 +76,13 @@ def _map_fragment(ws, result, layers, controls) -> None:
         hillshade=controls["hillshade"],
         focus=focus,
     )
-    if out.click is not None:
+    if out.click is not None:  # a click pending_click could not see (first run)
         found = maps.identify(layers, *out.click, zoom=out.view.zoom, visible=controls["visible"])
         if found is not None and found != sel:
             st.session_state["map_selected"] = found
             st.rerun(scope="fragment")
     if sel:
-        widgets.feature_details(ws, result, *sel)
+        widgets.feature_details(ws, result, *sel, path=path)
     else:
         st.caption(
             "Click a feature on the map, or search in the sidebar, to see its attributes "
