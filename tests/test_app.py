@@ -1,8 +1,9 @@
 """AppTest for every page: opens without an exception, key widgets, a screening answer.
 
-The pages run on the synthetic test town (``test_app_town``) through
-``MS4MAP_WORKSPACE``; the workspace and pipeline are cached by the app
-(``st.cache_resource``) so only the first page pays for the analysis.
+The pages run on the bundled demo town (Alder Falls, ``data/layers/demo.gpkg``), the
+workspace the app opens when none is given; the workspace and the pipeline are cached
+by the app (``st.cache_resource``) so only the first page pays for the analysis.
+Scenario parcels are those of ``ms4map.demo.SCENARIO_PARCELS``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_app_town import write_town
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
@@ -20,17 +20,26 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 TIMEOUT = 120
 
 
-@pytest.fixture(scope="module")
-def town(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_town(tmp_path_factory.mktemp("apptown"))
+PLAZA = "107.12-2-11"  # scenario (b): 2-acre commercial plaza draining to Kenyon River outfalls
+TMDL_LOT = "102.15-2-9"  # scenario (f): in the Tamarack Lake phosphorus TMDL watershed
+FAILED_SEPTIC = "106.12-2-14"  # scenario (g): septic failure upstream of an Alder Kill outfall
 
 
 @pytest.fixture()
-def app_env(town: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     data = tmp_path / "data"
-    monkeypatch.setenv("MS4MAP_WORKSPACE", str(town))
+    monkeypatch.delenv("MS4MAP_WORKSPACE", raising=False)  # the demo
     monkeypatch.setenv("MS4MAP_DATA_DIR", str(data))
     return data
+
+
+@pytest.fixture(scope="module")
+def demo_result():
+    import ms4map
+    from ms4map import io, pipeline
+
+    ws = ms4map.open_workspace(io.demo_path())
+    return ws, pipeline.run(ws)
 
 
 def page(name: str) -> AppTest:
@@ -97,67 +106,98 @@ def test_whole_app_opens_on_the_map_page(app_env: Path) -> None:
 def test_map_search_selects_a_parcel_and_shows_its_path(app_env: Path) -> None:
     at = page("map").run()
     assert not at.exception, [e.value for e in at.exception]
-    at.text_input(key="map_search_query").set_value("P10-00").run()
+    at.text_input(key="map_search_query").set_value(PLAZA).run()
     assert not at.exception, [e.value for e in at.exception]
     text = _texts(at)
-    assert "parcel p10-00" in " ".join(s.value for s in at.subheader).lower()
+    assert f"parcel {PLAZA}" in " ".join(s.value for s in at.subheader).lower()
     assert "Downstream path" in text
-    assert "Test Creek" in text
+    assert "Kenyon River" in text
 
 
-def test_screening_of_a_parcel_is_condition_a(app_env: Path) -> None:
+def test_screening_of_the_plaza_is_condition_a_and_c(app_env: Path) -> None:
     at = page("screening").run()
-    at.text_input(key="screen_parcel_ids").set_value("P05-02").run()
-    at.number_input(key="screen_acres").set_value(0.3)
-    at.number_input(key="screen_plan").set_value(2.0)  # part of a 2-acre common plan
-    at.selectbox(key="screen_type").set_value("commercial")
-    at.button[-1].click()  # the form's submit button
+    at.text_input(key="screen_parcel_ids").set_value(PLAZA).run()
+    at.number_input(key="screen_acres").set_value(2.0)
+    at.button[-1].click()  # the form's submit button; project type guessed (452: commercial)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Condition A"] == "YES"
-    assert metrics["Condition C"] == "YES"  # 2-acre plan, commercial
+    assert metrics["Condition A"] == "YES"  # Kenyon River, 303(d) for PCBs
     assert metrics["Condition B"] == "no"
-    assert "Test Creek" in _texts(at)
-    assert at.get("download_button"), "no download buttons after a screening"
+    assert metrics["Condition C"] == "YES"  # 2 acres, commercial
+    assert metrics["SWPPP required"] == "YES"
+    assert "Kenyon River" in _texts(at)
+    labels = {b.label for b in at.get("download_button")}
+    assert "Download JSON" in labels
 
 
-def test_screening_of_a_typed_polygon(app_env: Path) -> None:
+def test_screening_in_the_tmdl_watershed_is_condition_a(app_env: Path) -> None:
     at = page("screening").run()
-    at.radio(key="screen_mode").set_value("polygon").run()
-    # corners of a lot square around parcel P08-01 (lat, lon)
+    at.text_input(key="screen_parcel_ids").set_value(TMDL_LOT).run()
+    at.number_input(key="screen_acres").set_value(0.5)
+    at.number_input(key="screen_plan").set_value(3.0)
+    at.selectbox(key="screen_type").set_value("residential")
+    at.button[-1].click()
+    at.run()
+    assert not at.error, [e.value for e in at.error]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Condition A"] == "YES"
+    assert "TMDL" in _texts(at) or "Tamarack" in _texts(at)
+
+
+def test_screening_of_a_typed_polygon(app_env: Path, demo_result) -> None:
+    ws, _ = demo_result
+    parcels = ws.layers["parcels"]
+    plaza = parcels[parcels["parcel_id"] == PLAZA].geometry.iloc[0]
+    c = plaza.representative_point()
     import geopandas as gpd
     from shapely.geometry import box
 
-    g = gpd.GeoSeries([box(600325, 4760045, 600355, 4760075)], crs="EPSG:26918").to_crs(4326)
-    xs, ys = g.iloc[0].exterior.coords.xy
+    square = box(c.x - 20, c.y - 20, c.x + 20, c.y + 20)  # 0.4 acres inside the plaza
+    g = gpd.GeoSeries([square], crs=ws.crs).to_crs(4326).iloc[0]
+    xs, ys = g.exterior.coords.xy
     text = "\n".join(f"{y:.7f}, {x:.7f}" for x, y in list(zip(xs, ys, strict=True))[:-1])
+    at = page("screening").run()
+    at.radio(key="screen_mode").set_value("polygon").run()
     at.text_area(key="screen_vertices").set_value(text).run()
-    at.number_input(key="screen_acres").set_value(0.2)
+    at.number_input(key="screen_acres").set_value(0.3)
+    at.number_input(key="screen_plan").set_value(1.5)
+    at.selectbox(key="screen_type").set_value("commercial")
     at.button[-1].click()
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Condition A"] in ("YES", "no")  # a determination was made
-    assert metrics["Condition B"] == "no"
+    assert metrics["Condition A"] == "YES"
+    assert metrics["Condition C"] == "YES"
 
 
-def test_investigation_lists_candidate_sources(app_env: Path) -> None:
+def test_investigation_lists_candidate_sources(app_env: Path, demo_result) -> None:
+    ws, result = demo_result
+    d = result.drainage
+    outfall = d[d["parcel_id"] == FAILED_SEPTIC].sort_values("fraction")["outfall_id"].iloc[-1]
     at = page("investigation").run()
-    assert at.selectbox(key="inv_outfall").value == "OF-1"
+    assert not at.exception, [e.value for e in at.exception]
+    at.selectbox(key="inv_outfall").set_value(outfall).run()
+    assert not at.exception, [e.value for e in at.exception]
     df = at.dataframe[0].value
-    assert len(df) > 0
-    assert set(df["reason"].str.contains("septic|commercial").tolist()) == {True}
+    row = df[df["parcel_id"] == FAILED_SEPTIC]
+    assert len(row) == 1
+    assert int(row["priority"].iloc[0]) == 1  # a recorded septic failure comes first
+    assert "septic failure" in row["reason"].iloc[0]
+    assert df["priority"].is_monotonic_increasing
+    assert at.get("download_button")
 
 
 def test_inventory_counts_and_pdf(app_env: Path) -> None:
     at = page("inventory").run()
     df = at.dataframe[0].value
-    assert df["outfall_id"].tolist() == ["OF-1"]
-    assert int(df["structures_upstream"].iloc[0]) >= 6
-    assert int(df["parcels_upstream"].iloc[0]) > 0
+    assert len(df) == 24 and df["outfall_id"].is_unique
+    assert set(df["receiving_water"]) >= {"Alder Kill", "Kenyon River"}
+    assert df["pwl_id"].notna().all()
+    assert int(df["structures_upstream"].sum()) > 500
+    assert int(df["parcels_upstream"].sum()) > 100
     at.button(key="inventory_make_pdf").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["inventory_pdf"][:4] == b"%PDF"

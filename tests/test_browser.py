@@ -1,9 +1,10 @@
 """End-to-end in a real browser: Debian's chromium driven by Playwright, no internet.
 
 Every request that is not to localhost is blocked, so the map must draw from
-the locally served Leaflet.  The test starts the app, checks that Leaflet
-vector features are drawn, searches a parcel, runs a screening, sees the
-Condition A answer and saves a screenshot in ``tests/artifacts/``.
+the locally served Leaflet.  The test starts the app on the bundled demo town,
+checks that Leaflet vector features are drawn, searches a parcel (the River Rd
+shopping plaza, demo scenario b), runs a screening, sees the Condition A answer
+and saves a screenshot in ``tests/artifacts/``.
 
 It runs in CI (``.ci/run`` installs chromium); elsewhere it skips only when
 ``/usr/bin/chromium`` is absent.
@@ -19,12 +20,12 @@ import time
 from pathlib import Path
 
 import pytest
-from test_app_town import write_town
 
 pytestmark = pytest.mark.browser
 
 CHROMIUM = "/usr/bin/chromium"
 REPO = Path(__file__).resolve().parents[1]
+PLAZA = "107.12-2-11"  # demo scenario (b): 2-acre commercial plaza, Kenyon River outfalls
 ARTIFACTS = REPO / "tests" / "artifacts"
 
 
@@ -65,10 +66,10 @@ def _wait_http(url: str, timeout: float = 90) -> None:
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory: pytest.TempPathFactory):
     _need_chromium()
-    town = write_town(tmp_path_factory.mktemp("browsertown"))
     data = tmp_path_factory.mktemp("appdata")
     port = _free_port()
     env = dict(os.environ, MS4MAP_DATA_DIR=str(data))
+    env.pop("MS4MAP_WORKSPACE", None)  # no workspace: the demo
     cmd = [
         sys.executable,
         "-m",
@@ -87,8 +88,6 @@ def app_url(tmp_path_factory: pytest.TempPathFactory):
         "false",
         "--server.fileWatcherType",
         "none",
-        "--",
-        str(town),
     ]
     log = open(data / "streamlit.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -150,6 +149,7 @@ def test_app_end_to_end_offline(app_url: str) -> None:
             page.goto(app_url)
             try:
                 frame = _map_frame(page)
+                page.wait_for_timeout(2000)
             finally:
                 page.screenshot(path=str(ARTIFACTS / "browser_map.png"), full_page=True)
             n_paths = frame.locator("path.leaflet-interactive").count()
@@ -158,26 +158,21 @@ def test_app_end_to_end_offline(app_url: str) -> None:
             search = page.get_by_role(
                 "textbox", name="Search: address, parcel id, structure id or outfall id"
             )
-            search.fill("P10-00")
+            search.fill(PLAZA)
             search.press("Enter")
             page.get_by_text("Downstream path").wait_for(timeout=60_000)
-            page.locator('[data-testid="stMarkdown"]').filter(has_text="Test Creek").first.wait_for(
-                timeout=30_000
-            )
+            page.locator('[data-testid="stMarkdown"]').filter(
+                has_text="Kenyon River"
+            ).first.wait_for(timeout=30_000)
             # screening
             page.get_by_role("link", name="Site screening").click()
             ids = page.get_by_role("textbox", name="Parcel ids of the site (comma separated)")
             ids.wait_for(timeout=60_000)
-            ids.fill("P05-02")
+            ids.fill(PLAZA)
             ids.press("Enter")
             page.wait_for_timeout(1500)
             acres = page.get_by_role("spinbutton", name="Disturbed acres")
-            acres.fill("0.3")
-            plan = page.get_by_role(
-                "spinbutton",
-                name="Common plan of development acres (0 = not part of a larger plan)",
-            )
-            plan.fill("2")
+            acres.fill("2")
             page.get_by_role("button", name="Screen the site").click()
             page.get_by_text("Determination").wait_for(timeout=90_000)
             metric = page.locator('[data-testid="stMetric"]').filter(has_text="Condition A")

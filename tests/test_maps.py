@@ -69,7 +69,7 @@ def test_render_limits_to_the_view(ws: Workspace, layers: dict) -> None:
 
 def test_parcels_wait_for_zoom_when_many_are_in_view(ws: Workspace) -> None:
     lyr = maps.build_layers(ws)
-    lyr["parcels"].max_features = 40  # 72 parcels > 40 // 4
+    lyr["parcels"].max_features = 40  # 72 parcels > 40 // 2
     v = whole_view(ws)
     v.zoom = 12
     stats = maps.RenderStats()

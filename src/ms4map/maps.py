@@ -205,8 +205,8 @@ class MapLayer:
         ``category -> colour``; categories not listed use ``"other"`` or grey.
     geom : {"polygon", "line", "point"}
     min_zoom : int
-        Below this zoom the layer is drawn only when at most ``max_features``
-        features are in view.
+        Below this zoom the layer is drawn only when at most half of
+        ``max_features`` features are in view (a small town shows all its parcels).
     max_features : int
         Most features drawn per render; beyond that the render notes it.
     fill_opacity : float
@@ -795,7 +795,7 @@ def render_layers(
     for key in keys:
         layer = layers[key]
         sub = in_view(layer.frame, bbox)
-        if view.zoom < layer.min_zoom and len(sub) > layer.max_features // 4:
+        if view.zoom < layer.min_zoom and len(sub) > layer.max_features // 2:
             if stats is not None:
                 stats.notes.append(
                     f"{layer.label}: {len(sub):,} in view; zoom in (to level {layer.min_zoom}) to draw them."
