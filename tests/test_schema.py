@@ -72,3 +72,26 @@ def test_zipped_shapefile_and_layer_kind_hint(tmp_path: Path) -> None:
     ws = ms4map.open_workspace(None, layers={"conveyances": [str(z)]})
     assert list(ws.conveyances["conv_id"]) == ["D1"]
     assert list(ws.conveyances["kind"]) == ["ditch"]  # from the layer name
+
+
+def test_nyc_outfall_schema_maps_without_a_field_map(tmp_path: Path) -> None:
+    from shapely.geometry import Point
+
+    g = gpd.GeoDataFrame(
+        {
+            "spdes_permit_number": ["NY0026158", "NY0026131"],
+            "cso_identification_number": ["NY0026158-011", "NY0026131-011"],
+            "outfall_number": ["11", "11"],  # not unique across permits
+            "receiving_waterbody_name": ["Newtown Creek", "Hudson River"],
+        },
+        geometry=[Point(-73.94, 40.73), Point(-74.0, 40.8)],
+        crs="EPSG:4326",
+    )
+    g.to_file(tmp_path / "CSOs.geojson")
+    ws = ms4map.open_workspace(tmp_path / "CSOs.geojson", layers={"outfalls": ["CSOs"]})
+    o = ws.outfalls
+    assert list(o["outfall_id"]) == ["NY0026158-011", "NY0026131-011"]
+    assert list(o["receiving_water"]) == ["Newtown Creek", "Hudson River"]
+    assert list(o["permit_id"]) == ["NY0026158", "NY0026131"]
+    assert set(o["status"]) == {"unknown"}
+    assert list(o["outfall_number"]) == ["11", "11"]  # unmapped columns carried along

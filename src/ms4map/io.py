@@ -1140,12 +1140,13 @@ def _ends_without_structure(layers: dict[str, Any], crs: CRS, report: QAReport) 
 
 
 def _check_required_roles(layers: dict[str, Any], report: QAReport) -> None:
-    if "structures" not in layers and "conveyances" not in layers and "parcels" not in layers:
-        report.error(
-            "no_layers",
-            "workspace",
-            "None of parcels, structures or conveyances was found.",
-            fix="Name them with --layer ROLE=LAYER.",
+    # A workspace may hold any subset of layers (an outfall inventory alone is fine); the
+    # steps that need a layer say so themselves.  Here we only say what is missing.
+    missing = [r for r in ("parcels", "structures", "conveyances") if r not in layers]
+    if missing and layers:
+        report.note(
+            "Layers not in this workspace: " + ", ".join(missing)
+            + " (steps that need them will say so)."
         )
 
 

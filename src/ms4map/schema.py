@@ -300,8 +300,8 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "outfalls": {
         "outfall_id": (
             "outfall_id",
+            "cso_identification_number",  # unique across permits; outfall_number is not
             "outfall_number",
-            "cso_identification_number",
             "OUTFALL_ID",
             "OUTFALLID",
         ),
