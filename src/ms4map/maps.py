@@ -886,8 +886,14 @@ def highlight_group(
     name: str = "Selection",
     colours: dict[str, str] | None = None,
     decimals: int = 6,
+    view: MapView | None = None,
+    max_features: int = 5000,
 ) -> Any:
-    """A FeatureGroup that draws highlighted geometries (selection, path, upstream)."""
+    """A FeatureGroup that draws highlighted geometries (selection, path, upstream).
+
+    With ``view``, only what is in view is sent (clipped, simplified at half a
+    pixel, at most ``max_features`` per item), like the layers themselves.
+    """
     import folium
 
     fg = folium.FeatureGroup(name=name)
@@ -896,6 +902,17 @@ def highlight_group(
         if geoms is None or not len(geoms):
             continue
         frame = geoms if isinstance(geoms, gpd.GeoDataFrame) else gpd.GeoDataFrame(geometry=geoms)
+        tol = 0.0
+        if view is not None and frame.crs is not None and not frame.crs.is_geographic:
+            bbox = view.bbox(frame.crs)
+            frame = in_view(frame.reset_index(drop=True), bbox)
+            if len(frame) > max_features:
+                frame = frame.iloc[:max_features]
+            if len(frame):
+                frame = clip_to_view(frame, bbox)
+            tol = max(0.5, 0.5 * view.metres_per_pixel()) / _crs_unit_m(frame.crs)
+            if not len(frame):
+                continue
         colour = colours.get(label, HIGHLIGHT_COLOUR if label != "path" else PATH_COLOUR)
         kinds = set(frame.geometry.geom_type)
         style = {
@@ -912,7 +929,8 @@ def highlight_group(
             ).add_to(fg)
         else:
             folium.GeoJson(
-                display_geojson(frame, decimals=decimals), style_function=_const_style(style)
+                display_geojson(frame, tolerance=tol, decimals=decimals),
+                style_function=_const_style(style),
             ).add_to(fg)
     return fg
 

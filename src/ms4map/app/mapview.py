@@ -95,6 +95,7 @@ def show_map(
     focus: Any = None,
     height: int = 560,
     legend: bool = True,
+    focus_zoom: tuple[int, int] = (16, 19),
 ) -> MapOutput:
     """Draw the map and return the view and any new click.
 
@@ -108,7 +109,9 @@ def show_map(
     highlights : dict, optional
         ``label -> GeoSeries`` drawn on top (selection, path, upstream ...).
     focus : shapely geometry, optional
-        Jump the map to this geometry (working CRS).
+        Jump the map to this geometry (working CRS) when it changes.
+    focus_zoom : (int, int)
+        Zoom range of that jump (a point: street level; an area: fit it).
     """
     from streamlit_folium import st_folium
 
@@ -118,7 +121,7 @@ def show_map(
     center = zoom = None
     if focus is not None and not focus.is_empty:
         fview = maps.MapView.from_bounds(tuple(focus.buffer(60).bounds), ws.crs)
-        fview.zoom = min(max(fview.zoom, 16), 19)
+        fview.zoom = min(max(fview.zoom, focus_zoom[0]), focus_zoom[1])
         center, zoom = list(fview.center), fview.zoom
         if st.session_state.get(f"{key}_focus") != (center, zoom):
             st.session_state[f"{key}_focus"] = (center, zoom)
@@ -137,7 +140,7 @@ def show_map(
     stats = maps.RenderStats()
     groups = maps.render_layers(layers, view, visible=visible, crs=ws.crs, stats=stats)
     if highlights:
-        groups.append(maps.highlight_group(highlights))
+        groups.append(maps.highlight_group(highlights, view=view))
     cols = st.columns([4, 1]) if legend else [st.container()]
     with cols[0]:
         out = st_folium(

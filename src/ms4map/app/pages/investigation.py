@@ -48,6 +48,14 @@ def render() -> None:
     if len(area.parcels):
         highlights["contributing parcels"] = area.parcels.geometry
     focus_geom = maps.feature_geometry(ws, "outfalls", oid)
+    extent = [focus_geom] if focus_geom is not None else []
+    extent += list(area.sewershed) + list(area.parcels.geometry)
+    if area.edges is not None:
+        extent += list(area.edges.geometry)
+    if extent:
+        from shapely import box, union_all
+
+        focus_geom = box(*union_all([g for g in extent if g is not None]).bounds)
     mapview.show_map(
         "inv_map",
         ws,
@@ -66,6 +74,7 @@ def render() -> None:
         ],
         highlights=highlights,
         focus=focus_geom,
+        focus_zoom=(12, 18),
         height=480,
     )
     septic = state.septic_layer(ws, result)

@@ -51,6 +51,7 @@ def render() -> None:
     if chosen:
         keep &= _col(df, "receiving_water").astype(str).isin(chosen)
     sel = flagged[keep.to_numpy()]
+    filtered = bool(only_special or setback or chosen)
     table = df[keep]
     st.subheader(f"Flagged parcels ({len(table)})")
     layers = state.map_layers(ws, result, parcel_colour="septic", septic=flagged)
@@ -63,7 +64,8 @@ def render() -> None:
             for k in ("parcels", "waterbodies", "impaired_waters", "conveyances", "outfalls")
             if k in layers
         ],
-        highlights={"selection": sel.geometry} if len(sel) else None,
+        # parcels are coloured by their septic flag; outline only a filtered subset
+        highlights={"selection": sel.geometry} if len(sel) and filtered else None,
         height=460,
     )
     st.dataframe(table, hide_index=True, use_container_width=True)
