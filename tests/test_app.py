@@ -260,3 +260,28 @@ def test_layer_without_crs_is_refused_with_a_message(app_env: Path, tmp_path: Pa
     assert not at.exception, [e.value for e in at.exception]
     text = (" ".join(e.value for e in at.error) + _texts(at)).lower()
     assert "crs" in text
+
+
+def test_upload_validate_and_use_a_layer(app_env: Path) -> None:
+    import geopandas as gpd
+    from shapely.geometry import box
+
+    frame = gpd.GeoDataFrame(
+        {"PRINT_KEY": ["1.-1-1", "1.-1-2"], "SEWER": ["septic", "public"]},
+        geometry=[box(600000, 4760000, 600040, 4760040), box(600040, 4760000, 600080, 4760040)],
+        crs="EPSG:26918",
+    ).to_crs(4326)
+    payload = _zip({"town/lots.geojson": frame.to_json().encode()})
+    at = page("data").run()
+    at.file_uploader(key="data_upload").upload("lots.zip", payload, "application/zip").run()
+    at.selectbox(key="data_role_0").set_value("parcels").run()
+    at.selectbox(key="data_field_0_parcel_id").set_value("PRINT_KEY").run()
+    at.button(key="data_validate").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert any("Opened" in s.value for s in at.success)
+    at.button(key="data_use").click().run()
+    chosen = at.session_state["ms4map_workspace"]
+    assert chosen["layers"] == {"parcels": [chosen["layers"]["parcels"][0]]}
+    assert chosen["field_map"] == {"parcels": {"parcel_id": "PRINT_KEY"}}
+    assert str(app_env) in chosen["layers"]["parcels"][0]  # stored in the app's data folder

@@ -103,14 +103,14 @@ def run(args: argparse.Namespace) -> int:
         if not p.exists():
             raise InputOpenError(f"Workspace '{p}' does not exist. Fix: check the path.")
         path = str(p.resolve())
-    try:
-        import streamlit  # noqa: F401
-        import streamlit_folium  # noqa: F401
-    except ImportError as exc:
+    import importlib.util
+
+    missing = [m for m in ("streamlit", "streamlit_folium") if importlib.util.find_spec(m) is None]
+    if missing:
         raise InputOpenError(
-            f"The app needs Streamlit and streamlit-folium ({exc.name} is missing). "
+            f"The app needs Streamlit and streamlit-folium ({', '.join(missing)} missing). "
             "Fix: pip install 'ms4map[app]'."
-        ) from None
+        )
     cmd = app_command(path, port=args.port, address=args.address, headless=args.headless)
     print(f"ms4map app: http://{args.address}:{args.port}  (Ctrl+C stops it)", file=sys.stderr)
     try:

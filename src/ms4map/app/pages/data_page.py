@@ -46,12 +46,15 @@ def render() -> None:
 
     cand = st.session_state.get("data_candidate")
     if cand:
+        st.success(st.session_state.get("data_candidate_msg", "Opened."))
         st.button(
             f"Use '{cand['label']}' on every page",
             on_click=_use_candidate,
             key="data_use",
             type="primary",
         )
+        with st.expander("Validation report of these data", expanded=True):
+            st.markdown(st.session_state.get("data_candidate_report", ""))
 
     st.header("Open a workspace from disk")
     path = st.text_input(
@@ -151,21 +154,26 @@ def _try_open(src: dict[str, Any]) -> None:
     try:
         ws = open_workspace(src["path"], **kwargs)
     except Exception as exc:  # noqa: BLE001
-        st.session_state.pop("data_candidate", None)
+        for k in ("data_candidate", "data_candidate_msg", "data_candidate_report"):
+            st.session_state.pop(k, None)
         st.error(f"Cannot use these data: {exc}")
         report = getattr(exc, "report", None)
         if report is not None and hasattr(report, "to_markdown"):
             st.markdown(report.to_markdown(title="Validation report"))
         return
     st.session_state["data_candidate"] = src
-    st.success(
-        f"Opened: {', '.join(f'{k} ({len(v):,})' for k, v in ws.layers.items())}. "
-        "Read the report, then use the workspace."
+    st.session_state["data_candidate_msg"] = (
+        f"Opened '{src['label']}': "
+        f"{', '.join(f'{k} ({len(v):,})' for k, v in ws.layers.items())}. "
+        "Read the validation report, then use these data."
     )
-    st.markdown(ws.qa.to_markdown(title="Validation report"))
+    st.session_state["data_candidate_report"] = ws.qa.to_markdown(title="Validation report")
+    st.rerun()
 
 
 def _use_candidate() -> None:
+    st.session_state.pop("data_candidate_msg", None)
+    st.session_state.pop("data_candidate_report", None)
     cand = st.session_state.pop("data_candidate", None)
     if cand:
         st.session_state["ms4map_workspace"] = cand
