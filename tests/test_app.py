@@ -129,7 +129,7 @@ def test_screening_of_the_plaza_is_condition_a_and_c(app_env: Path) -> None:
     assert metrics["SWPPP required"] == "YES"
     assert "Kenyon River" in _texts(at)
     labels = {b.label for b in at.get("download_button")}
-    assert "Download JSON" in labels
+    assert {"Download JSON", "Download report (HTML)", "Download report (PDF)"} <= labels
 
 
 def test_screening_in_the_tmdl_watershed_is_condition_a(app_env: Path) -> None:
