@@ -73,82 +73,114 @@ BROOK = ("1101-0101", "Tamarack Brook", "stream")
 # DEFAULT_SEED gives (tests/test_demo.py checks them against a fresh build; after a
 # change to the generator, regenerate this block with ``_describe(build_layers())``).
 # <constants>
-PLANTED_DEFECTS: list[dict[str, str]] = [{'code': 'missing_id', 'id': 'structures:302', 'layer': 'structures', 'level': 'data'},
- {'code': 'duplicate_id', 'id': 'P-0301', 'layer': 'conveyances', 'level': 'data'},
- {'code': 'dem_nodata', 'id': 'dem', 'layer': 'dem', 'level': 'data'},
- {'code': 'dem_not_covering', 'id': '100.10-1-1', 'layer': 'parcels', 'level': 'data'},
- {'code': 'dem_not_covering', 'id': '100.10-1-10', 'layer': 'parcels', 'level': 'data'},
- {'code': 'dem_not_covering', 'id': '100.10-1-11', 'layer': 'parcels', 'level': 'data'},
- {'code': 'dem_not_covering', 'id': '100.10-1-12', 'layer': 'parcels', 'level': 'data'},
- {'code': 'dem_not_covering', 'id': '100.10-1-2', 'layer': 'parcels', 'level': 'data'},
- {'code': 'dem_not_covering', 'id': '100.10-1-3', 'layer': 'parcels', 'level': 'data'},
- {'code': 'dem_not_covering', 'id': '100.10-1-4', 'layer': 'parcels', 'level': 'data'},
- {'code': 'dem_not_covering', 'id': '100.10-1-5', 'layer': 'parcels', 'level': 'data'},
- {'code': 'dem_not_covering', 'id': '100.10-1-6', 'layer': 'parcels', 'level': 'data'},
- {'code': 'dem_not_covering', 'id': '100.10-1-7', 'layer': 'parcels', 'level': 'data'},
- {'code': 'dem_not_covering', 'id': '100.10-1-8', 'layer': 'parcels', 'level': 'data'},
- {'code': 'dem_not_covering', 'id': '100.10-1-9', 'layer': 'parcels', 'level': 'data'},
- {'code': 'dem_not_covering', 'id': '100.11-1-1', 'layer': 'parcels', 'level': 'data'},
- {'code': 'dem_not_covering', 'id': '100.11-1-2', 'layer': 'parcels', 'level': 'data'},
- {'code': 'dem_not_covering', 'id': '105.10-1-1', 'layer': 'parcels', 'level': 'data'},
- {'code': 'reversed_digitization', 'id': 'P-0116', 'layer': 'conveyances', 'level': 'network'},
- {'code': 'uphill_pipe', 'id': 'P-0351', 'layer': 'conveyances', 'level': 'network'},
- {'code': 'unsnapped_end', 'id': 'P-0569', 'layer': 'conveyances', 'level': 'network'},
- {'code': 'orphan_structure', 'id': 'CB-0527', 'layer': 'structures', 'level': 'network'}]
-SCENARIO_PARCELS: dict[str, dict[str, str]] = {'a': {'parcel_id': '103.14-2-9',
-       'what': '6.5-acre farm field west of Cole Rd; drains east into the Cole Rd ditch (D-series) '
-               'to an outfall on the Alder Kill'},
- 'b': {'parcel_id': '107.12-2-11',
-       'what': '2.0-acre shopping plaza (452) on River Rd; drains east to River Rd catch basins '
-               'piped only to Kenyon River outfalls'},
- 'c': {'parcel_id': '102.11-3-3',
-       'what': 'house lot on the floor of the kettle north of Kettle Rd: internally drained '
-               '(closed depression, no inlet)'},
- 'd': {'parcel_id': '107.15-1-10',
-       'what': 'riverside lot east of the terrace crest: drains straight to the Kenyon River, '
-               'outside the MS4; septic'},
- 'd2': {'parcel_id': '107.15-1-2',
-        'what': 'second riverside lot draining straight to the river (septic)'},
- 'd_fail': {'parcel_id': '107.15-1-4',
-            'what': 'riverside septic lot with a recorded sewage backup'},
- 'e': {'parcel_id': '107.11-3-4',
-       'what': 'lot on the sharp ridge between Hill St (creek system) and River Rd (river system): '
-               'half to each'},
- 'f': {'parcel_id': '102.15-2-9',
-       'what': 'lot south of Lake Rd in the Tamarack Lake phosphorus TMDL watershed; drains to '
-               'Lake Rd inlets piped to a lake outfall'},
- 'g': {'parcel_id': '106.12-2-14',
-       'what': 'septic lot on Hill St south of the village (outside the sewer district) draining '
-               'to a Hill St catch basin piped to an Alder Kill outfall (tributary to the MS4); '
-               'recorded failure surface_discharge'},
- 'h': {'parcel_id': '104.14-10-1', 'what': 'one-family village lot on the public sewer'},
- 'i': {'parcel_id': '102.12-1-2', 'what': 'field-crop farm (120)'},
- 'j': {'parcel_id': '100.10-1-1', 'what': 'lot west of Town Line Rd, about half off the DEM'},
- 'storm_conn': {'parcel_id': '105.14-12-10',
-                'what': 'septic lot north of the sewer district with a recorded connection to the '
-                        'storm sewer'}}
-HAND_CHECKS: dict[str, dict[str, Any]] = {'HC1': {'expected': {'inlet:CB-0170': 1.0},
-         'parcel_id': '106.12-2-15',
-         'why': 'The lot (85 m x 50 m, west side of Hill St) is a plane falling 4 % east and 1 % '
-                'north, so every cell runs east or north-east into the Hill St curb trough between '
-                'v = 1100 and 1245 m; the trough falls north and has no inlet between the catch '
-                'basin at v = 1062.5 (upstream, south of the lot) and the one at v = 1252.5, which '
-                'takes all of it.'},
- 'HC2': {'expected': {'inlet:CB-0167': 0.5, 'inlet:CB-0501': 0.5},
-         'parcel_id': '107.11-3-4',
-         'why': 'A sharp north-south ridge crest (u = 3330 m, a cell boundary) splits the 80 m x '
-                '40 m lot into equal halves.  The west half falls 3 % west, the east half about 10 '
-                '% east, and a shallow east-west V-swale (1 % side slopes, axis at v = 882.5 m) '
-                'gathers each half into a straight path to the sag inlet level with the lot: Hill '
-                'St (Alder Kill outfall) to the west, River Rd (Kenyon River outfall) to the '
-                'east.'},
- 'HC3': {'expected': {'inlet:CB-0524': 0.5, 'water_direct:1101-0012': 0.5},
-         'parcel_id': '107.15-1-17',
-         'why': 'The river-terrace crest (u = 3620 m, a cell boundary) bisects the 80 m x 40 m '
-                'lot.  A V-swale across the terrace (axis v = 2582.5 m) keeps each half on one '
-                'straight path: the west half falls 2 % to the River Rd sag inlet at v = 2582.5, '
-                'the east half falls 3.8 % straight into the Kenyon River with no MS4 structure in '
-                'the way.'}}
+PLANTED_DEFECTS: list[dict[str, str]] = [
+    {"code": "missing_id", "id": "structures:302", "layer": "structures", "level": "data"},
+    {"code": "duplicate_id", "id": "P-0301", "layer": "conveyances", "level": "data"},
+    {"code": "dem_nodata", "id": "dem", "layer": "dem", "level": "data"},
+    {"code": "dem_not_covering", "id": "100.10-1-1", "layer": "parcels", "level": "data"},
+    {"code": "dem_not_covering", "id": "100.10-1-10", "layer": "parcels", "level": "data"},
+    {"code": "dem_not_covering", "id": "100.10-1-11", "layer": "parcels", "level": "data"},
+    {"code": "dem_not_covering", "id": "100.10-1-12", "layer": "parcels", "level": "data"},
+    {"code": "dem_not_covering", "id": "100.10-1-2", "layer": "parcels", "level": "data"},
+    {"code": "dem_not_covering", "id": "100.10-1-3", "layer": "parcels", "level": "data"},
+    {"code": "dem_not_covering", "id": "100.10-1-4", "layer": "parcels", "level": "data"},
+    {"code": "dem_not_covering", "id": "100.10-1-5", "layer": "parcels", "level": "data"},
+    {"code": "dem_not_covering", "id": "100.10-1-6", "layer": "parcels", "level": "data"},
+    {"code": "dem_not_covering", "id": "100.10-1-7", "layer": "parcels", "level": "data"},
+    {"code": "dem_not_covering", "id": "100.10-1-8", "layer": "parcels", "level": "data"},
+    {"code": "dem_not_covering", "id": "100.10-1-9", "layer": "parcels", "level": "data"},
+    {"code": "dem_not_covering", "id": "100.11-1-1", "layer": "parcels", "level": "data"},
+    {"code": "dem_not_covering", "id": "100.11-1-2", "layer": "parcels", "level": "data"},
+    {"code": "dem_not_covering", "id": "105.10-1-1", "layer": "parcels", "level": "data"},
+    {"code": "reversed_digitization", "id": "P-0116", "layer": "conveyances", "level": "network"},
+    {"code": "uphill_pipe", "id": "P-0351", "layer": "conveyances", "level": "network"},
+    {"code": "unsnapped_end", "id": "P-0569", "layer": "conveyances", "level": "network"},
+    {"code": "orphan_structure", "id": "CB-0527", "layer": "structures", "level": "network"},
+]
+SCENARIO_PARCELS: dict[str, dict[str, str]] = {
+    "a": {
+        "parcel_id": "103.14-2-9",
+        "what": "6.5-acre farm field west of Cole Rd; drains east into the Cole Rd ditch (D-series) "
+        "to an outfall on the Alder Kill",
+    },
+    "b": {
+        "parcel_id": "107.12-2-11",
+        "what": "2.0-acre shopping plaza (452) on River Rd; drains east to River Rd catch basins "
+        "piped only to Kenyon River outfalls",
+    },
+    "c": {
+        "parcel_id": "102.11-3-3",
+        "what": "house lot on the floor of the kettle north of Kettle Rd: internally drained "
+        "(closed depression, no inlet)",
+    },
+    "d": {
+        "parcel_id": "107.15-1-10",
+        "what": "riverside lot east of the terrace crest: drains straight to the Kenyon River, "
+        "outside the MS4; septic",
+    },
+    "d2": {
+        "parcel_id": "107.15-1-2",
+        "what": "second riverside lot draining straight to the river (septic)",
+    },
+    "d_fail": {
+        "parcel_id": "107.15-1-4",
+        "what": "riverside septic lot with a recorded sewage backup",
+    },
+    "e": {
+        "parcel_id": "107.11-3-4",
+        "what": "lot on the sharp ridge between Hill St (creek system) and River Rd (river system): "
+        "half to each",
+    },
+    "f": {
+        "parcel_id": "102.15-2-9",
+        "what": "lot south of Lake Rd in the Tamarack Lake phosphorus TMDL watershed; drains to "
+        "Lake Rd inlets piped to a lake outfall",
+    },
+    "g": {
+        "parcel_id": "106.12-2-14",
+        "what": "septic lot on Hill St south of the village (outside the sewer district) draining "
+        "to a Hill St catch basin piped to an Alder Kill outfall (tributary to the MS4); "
+        "recorded failure surface_discharge",
+    },
+    "h": {"parcel_id": "104.14-10-1", "what": "one-family village lot on the public sewer"},
+    "i": {"parcel_id": "102.12-1-2", "what": "field-crop farm (120)"},
+    "j": {"parcel_id": "100.10-1-1", "what": "lot west of Town Line Rd, about half off the DEM"},
+    "storm_conn": {
+        "parcel_id": "105.14-12-10",
+        "what": "septic lot north of the sewer district with a recorded connection to the "
+        "storm sewer",
+    },
+}
+HAND_CHECKS: dict[str, dict[str, Any]] = {
+    "HC1": {
+        "expected": {"inlet:CB-0170": 1.0},
+        "parcel_id": "106.12-2-15",
+        "why": "The lot (85 m x 50 m, west side of Hill St) is a plane falling 4 % east and 1 % "
+        "north, so every cell runs east or north-east into the Hill St curb trough between "
+        "v = 1100 and 1245 m; the trough falls north and has no inlet between the catch "
+        "basin at v = 1062.5 (upstream, south of the lot) and the one at v = 1252.5, which "
+        "takes all of it.",
+    },
+    "HC2": {
+        "expected": {"inlet:CB-0167": 0.5, "inlet:CB-0501": 0.5},
+        "parcel_id": "107.11-3-4",
+        "why": "A sharp north-south ridge crest (u = 3330 m, a cell boundary) splits the 80 m x "
+        "40 m lot into equal halves.  The west half falls 3 % west, the east half about 10 "
+        "% east, and a shallow east-west V-swale (1 % side slopes, axis at v = 882.5 m) "
+        "gathers each half into a straight path to the sag inlet level with the lot: Hill "
+        "St (Alder Kill outfall) to the west, River Rd (Kenyon River outfall) to the "
+        "east.",
+    },
+    "HC3": {
+        "expected": {"inlet:CB-0524": 0.5, "water_direct:1101-0012": 0.5},
+        "parcel_id": "107.15-1-17",
+        "why": "The river-terrace crest (u = 3620 m, a cell boundary) bisects the 80 m x 40 m "
+        "lot.  A V-swale across the terrace (axis v = 2582.5 m) keeps each half on one "
+        "straight path: the west half falls 2 % to the River Rd sag inlet at v = 2582.5, "
+        "the east half falls 3.8 % straight into the Kenyon River with no MS4 structure in "
+        "the way.",
+    },
+}
 # </constants>
 
 # ======================================================================================
@@ -2102,15 +2134,20 @@ def _readme_tables() -> dict[str, str]:
     """Markdown tables of the planted defects, scenario parcels and hand checks, as pasted
     into ``data/layers/README.md`` (rendered from the constants above)."""
     defects = ["| code | layer | id | level |", "|---|---|---|---|"]
-    defects += [f"| `{d['code']}` | {d['layer']} | `{d['id']}` | {d['level']} |"
-                for d in PLANTED_DEFECTS]
+    defects += [
+        f"| `{d['code']}` | {d['layer']} | `{d['id']}` | {d['level']} |" for d in PLANTED_DEFECTS
+    ]
     scen = ["| scenario | parcel_id | what |", "|---|---|---|"]
-    scen += [f"| {label} | `{SCENARIO_PARCELS[key]['parcel_id']}` | "
-             f"{SCENARIO_PARCELS[key]['what']} |" for key, label in _SCENARIO_LABELS.items()]
+    scen += [
+        f"| {label} | `{SCENARIO_PARCELS[key]['parcel_id']}` | {SCENARIO_PARCELS[key]['what']} |"
+        for key, label in _SCENARIO_LABELS.items()
+    ]
     hand = ["| check | parcel_id | expected fractions | why |", "|---|---|---|---|"]
     for key, hc in HAND_CHECKS.items():
         exp = ", ".join(f"`{t}` = {f}" for t, f in hc["expected"].items())
         hand.append(f"| {key} | `{hc['parcel_id']}` | {exp} | {hc['why']} |")
-    return {"defects": "\n".join(defects), "scenarios": "\n".join(scen),
-            "hand_checks": "\n".join(hand)}
-
+    return {
+        "defects": "\n".join(defects),
+        "scenarios": "\n".join(scen),
+        "hand_checks": "\n".join(hand),
+    }

@@ -1145,7 +1145,8 @@ def _check_required_roles(layers: dict[str, Any], report: QAReport) -> None:
     missing = [r for r in ("parcels", "structures", "conveyances") if r not in layers]
     if missing and layers:
         report.note(
-            "Layers not in this workspace: " + ", ".join(missing)
+            "Layers not in this workspace: "
+            + ", ".join(missing)
             + " (steps that need them will say so)."
         )
 
