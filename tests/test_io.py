@@ -332,3 +332,24 @@ def test_inputopen_for_bad_option(town: Path) -> None:
         ms4map.open_workspace(town, layers={"structures": ["nope"]})
     assert main(["validate", str(town), "--layer", "bogus=storm_pipes"]) == 4
     assert main(["validate", str(town), "--field", "nonsense"]) == 4
+
+
+def test_output_guard_protects_inputs_and_their_sidecars(town: Path, tmp_path: Path) -> None:
+    ws = _open(town)
+    with pytest.raises(UsageError, match="Refusing to write into input file"):
+        io.check_output_path(town, protected=ws.inputs)
+    with pytest.raises(UsageError, match="Refusing"):
+        io.check_output_path(town.with_name("town_dem.tif"), protected=ws.inputs)
+    with pytest.raises(UsageError, match="must end in .csv"):
+        io.check_output_path(tmp_path / "x.gpkg", suffixes=(".csv",))
+    out = io.write_text_output(tmp_path / "new" / "dir" / "a.csv", "a\n1\n", protected=ws.inputs)
+    assert out.read_text() == "a\n1\n"
+
+
+def test_provenance_kept_per_layer_across_runs(town: Path, tmp_path: Path) -> None:
+    ws = _open(town)
+    out = tmp_path / "out.gpkg"
+    io.write_outputs(out, {"a": ws.structures}, provenance=ws.provenance(step="first"))
+    io.write_outputs(out, {"b": ws.conveyances}, provenance=ws.provenance(step="second"))
+    assert io.read_provenance(out, "a")["settings"]["step"] == "first"
+    assert io.read_provenance(out, "b")["settings"]["step"] == "second"

@@ -1336,6 +1336,94 @@ def _dem_coverage(dem: Dem, parcels: gpd.GeoDataFrame, report: QAReport) -> None
 # ======================================================================================
 # Writing outputs
 # ======================================================================================
+def check_output_path(
+    path: str | Path,
+    *,
+    protected: Iterable[str | Path] = (),
+    suffixes: Iterable[str] | None = None,
+    option: str = "--out",
+) -> Path:
+    """Resolve an output path, refusing the user's input files; create its folder.
+
+    Parameters
+    ----------
+    path : str or Path
+        Where the user asked for output.
+    protected : iterable of paths
+        Input files (a workspace's ``inputs``): never written.  A shapefile's
+        sidecar files (``.dbf``, ``.shx``, ``.prj``, ...) are protected with it.
+    suffixes : iterable of str, optional
+        Allowed suffixes, e.g. ``(".csv",)``.
+    option : str
+        The option name, for messages.
+
+    Raises
+    ------
+    UsageError
+        The path is an input file, has the wrong suffix, or its folder cannot be made.
+    """
+    out = Path(path).expanduser().resolve()
+    guarded: set[Path] = set()
+    for p in protected:
+        q = Path(p).expanduser().resolve()
+        guarded.add(q)
+        if q.suffix.lower() in (".shp", ".tif", ".tiff", ".gpkg"):
+            guarded |= {
+                q.with_suffix(ext)
+                for ext in (
+                    ".shp",
+                    ".shx",
+                    ".dbf",
+                    ".prj",
+                    ".cpg",
+                    ".qmd",
+                    ".tfw",
+                    ".aux.xml",
+                    ".ovr",
+                )
+            }
+            guarded |= {q.with_name(q.name + ext) for ext in ("-wal", "-shm", ".aux.xml", ".ovr")}
+    if out in guarded or any(out.is_relative_to(g) for g in guarded if g.is_dir()):
+        raise UsageError(
+            f"Refusing to write into input file '{out.name}' ({option}); ms4map never "
+            "modifies your data. Fix: choose another output path."
+        )
+    if suffixes is not None:
+        allowed = tuple(s.lower() for s in suffixes)
+        if out.suffix.lower() not in allowed:
+            raise UsageError(f"{option} '{out.name}' must end in {' or '.join(allowed)}.")
+    if out.exists() and out.is_dir():
+        raise UsageError(f"{option} '{out}' is a folder; give a file name.")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"{option}: cannot create folder '{out.parent}': {exc.strerror}."
+        ) from None
+    return out
+
+
+def write_text_output(
+    path: str | Path,
+    text: str,
+    *,
+    protected: Iterable[str | Path] = (),
+    option: str = "--out",
+    suffixes: Iterable[str] | None = None,
+) -> Path:
+    """Write a text output (CSV, Markdown, JSON) atomically after :func:`check_output_path`."""
+    out = check_output_path(path, protected=protected, suffixes=suffixes, option=option)
+    fd, tmp_name = tempfile.mkstemp(suffix=out.suffix, dir=out.parent, prefix=".ms4map-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp_name, out)
+    finally:
+        if os.path.exists(tmp_name):
+            os.unlink(tmp_name)
+    return out
+
+
 def write_outputs(
     out_path: str | Path,
     layers: Mapping[str, pd.DataFrame],
@@ -1343,31 +1431,29 @@ def write_outputs(
     provenance: Mapping[str, Any],
     inputs: Iterable[str | Path] = (),
 ) -> Path:
-    """Write result layers and a ``provenance`` table to a GeoPackage.
+    """Write result layers and their provenance to a GeoPackage.
 
     The file is written to a temporary name and moved into place, so an existing
     output is never left half-written.  Refuses to write over any input file.
+    Layers of an earlier run that this one does not replace are kept, and so is
+    their provenance: the ``provenance`` table has one row per layer (``layer``,
+    ``created``, ``value`` = the JSON record of the run that wrote it).
     """
-    out = Path(out_path).expanduser().resolve()
-    protected = {Path(p).resolve() for p in inputs} | {
-        Path(p).resolve() for p in provenance.get("inputs", {})
-    }
-    if out in protected:
-        raise UsageError(
-            f"Refusing to write results into input file '{out.name}'. Fix: choose another --out."
-        )
-    if out.suffix.lower() != ".gpkg":
-        raise UsageError(f"--out '{out.name}' must end in .gpkg.")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    protected = list(inputs) + list(provenance.get("inputs", {}))
+    out = check_output_path(out_path, protected=protected, suffixes=(".gpkg",))
     fd, tmp_name = tempfile.mkstemp(suffix=".gpkg", dir=out.parent, prefix=".ms4map-")
     os.close(fd)
     tmp = Path(tmp_name)
     tmp.unlink()
+    record = json.dumps(dict(provenance), default=str, indent=1)
+    created = str(provenance.get("created", ""))
     try:
-        if out.exists():  # keep layers of an earlier run that this one does not replace
+        rows: dict[str, tuple[str, str]] = {}
+        if out.exists():  # keep layers (and their provenance) that this run does not replace
             import shutil
 
             shutil.copyfile(out, tmp)
+            rows = {k: v for k, v in _provenance_rows(out).items() if k not in layers}
         for name, df in layers.items():
             frame = df
             if isinstance(frame, gpd.GeoDataFrame):
@@ -1377,8 +1463,13 @@ def write_outputs(
                 pyogrio.write_dataframe(
                     _gpkg_safe(pd.DataFrame(frame)), tmp, layer=name, driver="GPKG"
                 )
+            rows[name] = (created, record)
         prov = pd.DataFrame(
-            {"key": ["provenance"], "value": [json.dumps(dict(provenance), default=str, indent=1)]}
+            {
+                "layer": list(rows),
+                "created": [v[0] for v in rows.values()],
+                "value": [v[1] for v in rows.values()],
+            }
         )
         pyogrio.write_dataframe(prov, tmp, layer="provenance", driver="GPKG")
         os.replace(tmp, out)
@@ -1386,6 +1477,22 @@ def write_outputs(
         if tmp.exists():
             tmp.unlink()
     return out
+
+
+def _provenance_rows(path: Path) -> dict[str, tuple[str, str]]:
+    try:
+        with sqlite3.connect(path) as con:
+            cols = [r[1] for r in con.execute("PRAGMA table_info(provenance)")]
+            if "layer" not in cols:
+                return {}
+            return {
+                str(layer): (str(created), str(value))
+                for layer, created, value in con.execute(
+                    "SELECT layer, created, value FROM provenance"
+                )
+            }
+    except sqlite3.Error:
+        return {}
 
 
 def _gpkg_safe(df: pd.DataFrame) -> pd.DataFrame:
@@ -1405,8 +1512,13 @@ def _gpkg_safe(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def read_provenance(path: str | Path) -> dict[str, Any]:
-    """Read the provenance record of an ms4map output GeoPackage."""
-    with sqlite3.connect(Path(path)) as con:
-        row = con.execute("SELECT value FROM provenance LIMIT 1").fetchone()
-    return json.loads(row[0]) if row else {}
+def read_provenance(path: str | Path, layer: str | None = None) -> dict[str, Any]:
+    """The provenance record of one output layer (default: the most recently written)."""
+    rows = _provenance_rows(Path(path))
+    if not rows:
+        return {}
+    if layer is None:
+        layer = max(rows, key=lambda k: rows[k][0])
+    if layer not in rows:
+        raise DataError(f"No provenance for layer '{layer}' in '{Path(path).name}'.")
+    return json.loads(rows[layer][1])
