@@ -11,17 +11,9 @@ from .errors import (  # noqa: E402
     UsageError,
     ValidationError,
 )
+from .io import open_workspace  # noqa: E402
 from .qa import Finding, QAReport  # noqa: E402
 from .workspace import Dem, Workspace  # noqa: E402
-
-
-def open_workspace(*args, **kwargs):  # noqa: D103 - documented in ms4map.io
-    from .io import open_workspace as _open
-
-    return _open(*args, **kwargs)
-
-
-open_workspace.__doc__ = "Open a workspace; see :func:`ms4map.io.open_workspace`."
 
 _SUBMODULES = {
     "io",

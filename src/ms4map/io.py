@@ -47,6 +47,8 @@ __all__ = [
 ]
 
 VECTOR_SUFFIXES = (".gpkg", ".shp", ".geojson", ".json", ".zip", ".fgb", ".gml", ".kml", ".gdb")
+#: Non-spatial tables accepted for table roles (``impairments``).
+TABLE_SUFFIXES = (".csv", ".xlsx", ".dbf")
 MAX_ZIP_MEMBERS = 10_000
 MAX_ZIP_UNPACKED = 1 << 30  # 1 GiB
 
@@ -206,7 +208,9 @@ def _resolve_source(spec: str, base: Path | None) -> Source:
         file_part, layer = spec.rsplit("::", 1)
         fp = _resolve_file(file_part, base)
         return Source(fp, layer, layer)
-    looks_like_file = any(spec.lower().endswith(s) for s in VECTOR_SUFFIXES) or "/" in spec
+    looks_like_file = (
+        any(spec.lower().endswith(s) for s in VECTOR_SUFFIXES + TABLE_SUFFIXES) or "/" in spec
+    )
     if looks_like_file:
         fp = _resolve_file(spec, base)
         if fp.is_dir() and fp.suffix.lower() != ".gdb":
@@ -487,12 +491,16 @@ def open_workspace(
                     fix="Save the layer with UTF-8 text (or add a .cpg file naming its encoding).",
                 )
 
+    _check_field_map_layers(fmap, raw)
+
     # ---- CRS ------------------------------------------------------------------------------
     for role, items in raw.items():
         for src, df in items:
             if schema.LAYERS[role].geometry is None:
                 continue
-            if not isinstance(df, gpd.GeoDataFrame) or df.crs is None:
+            if not isinstance(df, gpd.GeoDataFrame):
+                continue  # reported as no_geometry by _canonicalise
+            if df.crs is None:
                 report.error(
                     "missing_crs",
                     src.label,
@@ -547,6 +555,7 @@ def open_workspace(
     if dem_path is not None and work_crs is not None and not report.has_errors:
         dem_obj = read_dem(dem_path, crs=work_crs, report=report)
         inputs[str(dem_path.resolve())] = ""
+        _dem_overlap(dem_obj, out_layers, report)
         if dem_obj is not None and "parcels" in out_layers:
             _dem_coverage(dem_obj, out_layers["parcels"], report)
     elif dem_path is None:
@@ -594,6 +603,20 @@ def _single_error(code: str, layer: str, message: str, fix: str) -> QAReport:
     r = QAReport()
     r.error(code, layer, message, fix=fix)
     return r
+
+
+def _check_field_map_layers(fmap: FieldMap, raw: dict[str, list]) -> None:
+    """A per-layer field-map table must name a source layer that feeds its role."""
+    for role, layer in fmap.columns:
+        if layer is None:
+            continue
+        labels = [src.label for src, _df in raw.get(role, [])]
+        if layer not in labels:
+            raise UsageError(
+                f"The field map has a table [{role}.{layer}], but no source layer '{layer}' "
+                f"feeds '{role}' (source layers of {role}: {labels or 'none'}). "
+                f"Fix: correct the layer name, or use [{role}] for every source layer."
+            )
 
 
 def _coerce_field_map(field_map: Any) -> FieldMap:
@@ -1302,6 +1325,30 @@ def _interior_nodata(arr: np.ndarray) -> int:
     border = set(np.unique(np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]]))) - {0}
     inner = ~np.isin(lab, list(border)) & nan
     return int(inner.sum())
+
+
+def _dem_overlap(dem: Dem, layers: dict[str, Any], report: QAReport) -> None:
+    """A DEM that lies somewhere else entirely is an error, not 100% off-DEM results."""
+    frames = [df for df in layers.values() if isinstance(df, gpd.GeoDataFrame) and len(df)]
+    if not frames:
+        return
+    b = np.array([f.total_bounds for f in frames])
+    data = shapely.box(b[:, 0].min(), b[:, 1].min(), b[:, 2].max(), b[:, 3].max())
+    grid = shapely.box(*dem.bounds)
+    if not data.intersects(grid):
+        name = dem.path.name if dem.path else "DEM"
+        report.error(
+            "dem_no_overlap",
+            "dem",
+            f"DEM '{name}' does not overlap the layers at all (DEM extent "
+            f"{_fmt_bounds(dem.bounds)}, layers {_fmt_bounds(data.bounds)} in {dem.crs.name}).",
+            feature_id="dem",
+            fix="Give the DEM of this area with --dem, or check the layers' CRS.",
+        )
+
+
+def _fmt_bounds(b: Any) -> str:
+    return "(" + ", ".join(f"{v:,.0f}" for v in b) + ")"
 
 
 def _dem_coverage(dem: Dem, parcels: gpd.GeoDataFrame, report: QAReport) -> None:

@@ -17,7 +17,7 @@ from .qa import QAReport
 __all__ = ["Dem", "Workspace", "file_sha256"]
 
 
-@dataclass
+@dataclass(repr=False)
 class Dem:
     """A DEM as an array plus its georeferencing (rasterio stays in :mod:`ms4map.io`).
 
@@ -44,6 +44,13 @@ class Dem:
     vertical_unit: str | None = None
     z_to_m: float = 1.0
 
+    def __repr__(self) -> str:
+        name = self.path.name if self.path else "array"
+        return (
+            f"<Dem {name}: {self.array.shape[1]}x{self.array.shape[0]} cells of "
+            f"{self.cellsize:g}, vertical unit {self.vertical_unit or 'unknown'}>"
+        )
+
     @property
     def shape(self) -> tuple[int, int]:
         return self.array.shape  # type: ignore[return-value]
@@ -61,7 +68,7 @@ class Dem:
         return (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
 
 
-@dataclass
+@dataclass(repr=False)
 class Workspace:
     """Canonical layers in one projected working CRS, plus the DEM and the QA so far.
 
@@ -98,6 +105,13 @@ class Workspace:
     field_mapping: dict[str, Any] = field(default_factory=dict)
     inputs: dict[str, str] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        name = self.path.name if self.path else "in-memory"
+        layers = ", ".join(f"{r}={len(df)}" for r, df in self.layers.items())
+        dem = f"{self.dem.shape[1]}x{self.dem.shape[0]} DEM" if self.dem is not None else "no DEM"
+        crs = self.crs.to_string() if hasattr(self.crs, "to_string") else str(self.crs)
+        return f"<Workspace {name}: {layers}; {dem}; {crs}; {len(self.qa.warnings)} warning(s)>"
 
     def get(self, role: str) -> Any:
         """The layer for ``role``, or ``None`` when the workspace has none."""

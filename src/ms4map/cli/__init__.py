@@ -14,12 +14,19 @@ import importlib
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..errors import EXIT_USAGE, Ms4mapError
 
-__all__ = ["main", "add_workspace_options", "workspace_from_args", "workspace_kwargs"]
+__all__ = [
+    "main",
+    "add_workspace_options",
+    "input_paths",
+    "workspace_from_args",
+    "workspace_kwargs",
+]
 
 COMMANDS = ("validate", "trace", "drainage", "screen", "app", "demo")
 
@@ -91,6 +98,34 @@ def workspace_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "crs": args.crs,
         "repair_geometry": bool(args.repair_geometry),
     }
+
+
+def input_paths(args: argparse.Namespace) -> list[Path]:
+    """Every user file the options name (workspace, DEM, layer files, field map, manifest).
+
+    Outputs are checked against these before anything is computed, so a mistyped
+    ``--out`` can never overwrite the user's data.
+    """
+    found: list[Path] = []
+    cands = [
+        getattr(args, "path", None),
+        getattr(args, "dem", None),
+        getattr(args, "field_map", None),
+    ]
+    for text in getattr(args, "layer", None) or []:
+        layer = text.split("=", 1)[-1]
+        cands.append(layer.split("::", 1)[0])
+    base = Path(args.path).expanduser() if getattr(args, "path", None) else None
+    if base is not None:
+        cands.append(base.with_name(f"{base.stem}_dem.tif"))
+    for c in cands:
+        if not c:
+            continue
+        p = Path(c).expanduser()
+        for q in (p, (base.parent / p) if base is not None and not p.is_absolute() else p):
+            if q.exists():
+                found.append(q.resolve())
+    return found
 
 
 def workspace_from_args(args: argparse.Namespace):  # -> Workspace

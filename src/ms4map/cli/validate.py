@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from . import add_workspace_options, workspace_kwargs
+from . import add_workspace_options, input_paths, workspace_kwargs
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,15 +22,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..io import check_output_path, write_text_output
     from ..validate import validate
 
+    protected = input_paths(args)
+    if args.report:  # check before the work, so a bad path fails fast
+        check_output_path(
+            args.report, protected=protected, suffixes=(".md", ".json"), option="--report"
+        )
     result = validate(args.path, **workspace_kwargs(args))
     text = result.to_json() if args.json else result.to_markdown()
     print(text)
     if args.report:
         out = Path(args.report)
-        out.write_text(
+        write_text_output(
+            out,
             result.to_json() if out.suffix.lower() == ".json" else result.to_markdown(),
-            encoding="utf-8",
+            protected=protected,
+            option="--report",
         )
     return result.exit_code
