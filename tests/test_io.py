@@ -353,3 +353,30 @@ def test_provenance_kept_per_layer_across_runs(town: Path, tmp_path: Path) -> No
     io.write_outputs(out, {"b": ws.conveyances}, provenance=ws.provenance(step="second"))
     assert io.read_provenance(out, "a")["settings"]["step"] == "first"
     assert io.read_provenance(out, "b")["settings"]["step"] == "second"
+
+
+def test_dem_elsewhere_is_an_error(town: Path, tmp_path: Path) -> None:
+    far = tmp_path / "far_dem.tif"
+    with rasterio.open(
+        far, "w", driver="GTiff", width=10, height=10, count=1, dtype="float32", crs=UTM18,
+        transform=from_origin(X0 + 50_000, Y0, 5, 5),
+    ) as dst:
+        dst.write(np.ones((10, 10), "float32"), 1)
+    with pytest.raises(ValidationError, match="does not overlap"):
+        _open(town, dem=far)
+
+
+def test_field_map_table_for_unknown_source_layer(town: Path) -> None:
+    with pytest.raises(UsageError, match=r"\[structures.storm_structs\]"):
+        _open(town, field_map={"structures": {"storm_structs": {"struct_id": "Structure_"}}})
+
+
+def test_validate_report_never_overwrites_inputs(town: Path, tmp_path: Path, capsys) -> None:
+    before = _tree_hash(tmp_path)
+    args = ["validate", str(town), "--layer", "structures=storm_structures"]
+    assert main([*args, "--report", str(town)]) == 4
+    assert main([*args, "--report", str(town.with_name("town_dem.tif"))]) == 4
+    assert _tree_hash(tmp_path) == before
+    assert "Refusing to write" in capsys.readouterr().err
+    assert main([*args, "--report", str(tmp_path / "qa" / "report.json")]) == 1
+    assert '"summary"' in (tmp_path / "qa" / "report.json").read_text()
