@@ -134,3 +134,44 @@ def test_screen_profile_file_missing_field(town_gpkg, tmp_path, capsys):
     assert main(["screen", str(town_gpkg), "--site", "P020_040", "--acres", "0.1",
                  "--profile", str(p)]) == 2
     assert "septic.setback_ft" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--csv", "--letters"])
+def test_screen_all_refuses_to_overwrite_input(town_gpkg, tmp_path, capsys, option):
+    import hashlib
+
+    before = hashlib.sha256(town_gpkg.read_bytes()).hexdigest()
+    out = tmp_path / "never.gpkg"
+    code = main(["screen", str(town_gpkg), "--all", "--out", str(out), option, str(town_gpkg)])
+    assert code == 4
+    assert "Refusing to write into input file" in capsys.readouterr().err
+    assert hashlib.sha256(town_gpkg.read_bytes()).hexdigest() == before
+    assert not out.exists()  # checked before anything was written
+
+
+def test_screen_all_refuses_input_csv_and_same_outputs(town_gpkg, tmp_path, capsys):
+    from pathlib import Path
+
+    imp = tmp_path / "list.csv"
+    imp.write_bytes((Path(__file__).parent / "data" / "waters_303d_bad.csv").read_bytes())
+    assert main(["screen", str(town_gpkg), "--all", "--out", str(tmp_path / "o.gpkg"),
+                 "--impairments", str(imp), "--csv", str(imp)]) == 4
+    assert "Refusing" in capsys.readouterr().err
+    same = tmp_path / "same.csv"
+    assert main(["screen", str(town_gpkg), "--all", "--out", str(tmp_path / "o.gpkg"),
+                 "--csv", str(same), "--letters", str(same)]) == 4
+    assert "same file" in capsys.readouterr().err
+    assert not (tmp_path / "o.gpkg").exists()
+
+
+def test_screen_report_refuses_input_and_creates_folder(town_gpkg, tmp_path, capsys):
+    dem = town_gpkg.parent / "town_dem.tif"
+    before = dem.read_bytes()
+    code = main(["screen", str(town_gpkg), "--site", "P020_040", "--acres", "0.3",
+                 "--report", str(dem.with_suffix(".tif.aux.xml"))])
+    assert code == 4 and dem.read_bytes() == before
+    rep = tmp_path / "new" / "deeper" / "r.html"
+    code = main(["screen", str(town_gpkg), "--site", "P020_040", "--acres", "0.3",
+                 "--report", str(rep)])
+    assert code == 0, capsys.readouterr().err
+    assert rep.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")

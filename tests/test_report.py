@@ -49,3 +49,13 @@ def test_html_file_and_bad_suffix(det, tmp_path):
     assert "Condition" in write_report(det, tmp_path / "s.html").read_text(encoding="utf-8")
     with pytest.raises(UsageError, match="html"):
         write_report(det, tmp_path / "s.docx")
+
+
+def test_report_never_replaces_an_input(det, tmp_path):
+    inp = tmp_path / "site.pdf"
+    inp.write_bytes(b"mine")
+    with pytest.raises(UsageError, match="Refusing"):
+        write_report(det, inp, protected=[inp])
+    assert inp.read_bytes() == b"mine"
+    p = write_report(det, tmp_path / "a" / "b" / "r.pdf")  # missing folders are created
+    assert p.read_bytes().startswith(b"%PDF")

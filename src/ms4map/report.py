@@ -21,7 +21,10 @@ from typing import Any
 
 from .errors import UsageError
 
-__all__ = ["render_html", "site_map_png", "write_pdf", "write_report"]
+__all__ = ["REPORT_SUFFIXES", "render_html", "site_map_png", "write_pdf", "write_report"]
+
+#: Report formats, by file suffix.
+REPORT_SUFFIXES = (".html", ".htm", ".pdf")
 
 _YN = {True: "Yes", False: "No", None: "Undetermined"}
 
@@ -225,18 +228,32 @@ def _wrap(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width=width, break_long_words=False) or [""]
 
 
-def write_pdf(det: Any, path: str | Path) -> Path:
-    """A one-page letter-size PDF (matplotlib PDF backend); returns the path."""
+def write_pdf(det: Any, path: str | Path, *, protected: Any = ()) -> Path:
+    """A one-page letter-size PDF (matplotlib PDF backend); returns the path.
+
+    The path is checked first (never one of ``protected``; folder created), then the
+    page is written to a temporary file and moved into place.
+    """
+    import os
+    import tempfile
+
     import matplotlib.pyplot as plt
     from matplotlib.backends.backend_pdf import PdfPages
 
-    p = Path(path)
+    from .io import check_output_path
+
+    p = check_output_path(path, protected=protected, suffixes=(".pdf",), option="--report")
     fig = report_figure(det)
+    fd, tmp = tempfile.mkstemp(suffix=".pdf", dir=p.parent, prefix=".ms4map-")
+    os.close(fd)
     try:
-        with PdfPages(p) as pdf:
+        with PdfPages(tmp) as pdf:
             pdf.savefig(fig)
+        os.replace(tmp, p)
     finally:
         plt.close(fig)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
     return p
 
 
@@ -388,13 +405,30 @@ def report_figure(det: Any) -> Any:
     return fig
 
 
-def write_report(det: Any, path: str | Path) -> Path:
-    """Write the report as HTML (``.html``/``.htm``) or PDF (``.pdf``) by suffix."""
+def write_report(det: Any, path: str | Path, *, protected: Any = ()) -> Path:
+    """Write the report as HTML (``.html``/``.htm``) or PDF (``.pdf``) by suffix.
+
+    Parameters
+    ----------
+    det : Determination
+    path : str or Path
+        Output file; a missing folder is created.
+    protected : iterable of paths
+        Input files (e.g. the workspace's ``inputs``) the report must never replace.
+
+    Raises
+    ------
+    UsageError
+        Unknown suffix, or ``path`` is one of ``protected`` (or a sidecar of one).
+    """
+    from .io import write_text_output
+
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix in (".html", ".htm"):
-        p.write_text(render_html(det), encoding="utf-8")
-        return p
+        return write_text_output(
+            p, render_html(det), protected=protected, option="--report", suffixes=(suffix,)
+        )
     if suffix == ".pdf":
-        return write_pdf(det, p)
+        return write_pdf(det, p, protected=protected)
     raise UsageError(f"Unknown report format {suffix!r}: select from ['.html', '.pdf']")

@@ -552,8 +552,16 @@ def write_mailing_list(
     *,
     only_flagged: bool = True,
     profile: str | Profile | None = None,
+    protected: Any = (),
 ) -> Path:
-    """Write :func:`mailing_list` as CSV (UTF-8); returns the path."""
-    p = Path(path)
-    mailing_list(septic, only_flagged=only_flagged, profile=profile).to_csv(p, index=False)
-    return p
+    """Write :func:`mailing_list` as CSV (UTF-8); returns the path.
+
+    ``protected`` (input files, e.g. a workspace's ``inputs``) are never written over:
+    such a path raises :class:`~ms4map.errors.UsageError`; a missing folder is created.
+    """
+    from .io import write_text_output
+
+    text = mailing_list(septic, only_flagged=only_flagged, profile=profile).to_csv(index=False)
+    return write_text_output(
+        path, text, protected=protected, option="--letters", suffixes=(".csv",)
+    )

@@ -143,6 +143,44 @@ def _read_site_file(path: str) -> Any:
     return gdf
 
 
+def _protected(args: argparse.Namespace, ws: Any) -> list[str]:
+    """Files no output may replace: the workspace's inputs and the user's other inputs."""
+    paths = [str(p) for p in ws.inputs]
+    paths += [p for p in (getattr(args, "site_file", None), args.impairments) if p]
+    if isinstance(args.profile, str) and Path(args.profile).suffix.lower() == ".toml":
+        paths.append(args.profile)
+    return paths
+
+
+def _check_batch_outputs(args: argparse.Namespace, ws: Any, out: Path) -> None:
+    """Check every output path of ``--all`` before the run writes anything.
+
+    Raises
+    ------
+    UsageError
+        An output is an input file (or its sidecar), has the wrong suffix, or two
+        outputs are the same file.
+    """
+    from ..io import check_output_path
+
+    prot = _protected(args, ws)
+    seen: dict[Path, str] = {}
+    for option, path, suffixes in (
+        ("--out", out, (".gpkg",)),
+        ("--csv", args.csv, (".csv",)),
+        ("--letters", args.letters, (".csv",)),
+    ):
+        if not path:
+            continue
+        resolved = check_output_path(path, protected=prot, suffixes=suffixes, option=option)
+        if resolved in seen:
+            raise UsageError(
+                f"{option} and {seen[resolved]} are the same file '{resolved.name}'. "
+                "Fix: give each output its own path."
+            )
+        seen[resolved] = option
+
+
 def run(args: argparse.Namespace) -> int:
     if args.all:
         if args.site or args.site_file:
@@ -166,6 +204,16 @@ def run(args: argparse.Namespace) -> int:
     prof = _profile(args)
     site = _read_site_file(args.site_file) if args.site_file else args.site
     ws = workspace_from_args(args)
+    if args.report:  # refuse an input file (and create the folder) before the slow part
+        from ..io import check_output_path
+        from ..report import REPORT_SUFFIXES
+
+        check_output_path(
+            args.report,
+            protected=_protected(args, ws),
+            suffixes=REPORT_SUFFIXES,
+            option="--report",
+        )
     from .. import pipeline
 
     res = pipeline.run(ws)
@@ -183,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         from ..report import write_report
 
-        path = write_report(det, args.report)
+        path = write_report(det, args.report, protected=_protected(args, ws))
         if not args.json:
             print(f"report: {path}")
     if args.json:
@@ -196,16 +244,17 @@ def run(args: argparse.Namespace) -> int:
 def _run_batch(args: argparse.Namespace) -> int:
     from .. import pipeline
     from ..conditions import screen_all
-    from ..io import write_outputs
+    from ..io import write_outputs, write_text_output
     from ..septic import flag_septic, write_mailing_list
 
     prof = _profile(args)
     ws = workspace_from_args(args)
+    out = Path(args.out) if args.out else ws.sidecar_path
+    _check_batch_outputs(args, ws, out)  # every output, before anything is written
     res = pipeline.run(ws)
     waters = _waters(args, ws)
     scr = screen_all(res, profile=prof, workspace=ws, waters=waters)
     sep = flag_septic(res, profile=prof, workspace=ws, waters=waters)
-    out = Path(args.out) if args.out else ws.sidecar_path
     prov = ws.provenance(
         profile=prof.name,
         pollutant_reading=prof.pollutant_reading,
@@ -218,9 +267,15 @@ def _run_batch(args: argparse.Namespace) -> int:
         out, {"screening": scr, "septic": sep}, provenance=prov, inputs=list(ws.inputs)
     )
     if args.csv:
-        scr.drop(columns="geometry").to_csv(args.csv, index=False)
+        write_text_output(
+            args.csv,
+            scr.drop(columns="geometry").to_csv(index=False),
+            protected=_protected(args, ws),
+            option="--csv",
+            suffixes=(".csv",),
+        )
     if args.letters:
-        write_mailing_list(sep, args.letters, profile=prof)
+        write_mailing_list(sep, args.letters, profile=prof, protected=_protected(args, ws))
     counts = scr["condition_a_text"].value_counts()
     print(f"{len(scr)} parcels screened -> {path} (layers screening, septic)")
     print("  would be Condition A: " + ", ".join(f"{k} {int(v)}" for k, v in counts.items()))
