@@ -175,3 +175,20 @@ def test_screen_report_refuses_input_and_creates_folder(town_gpkg, tmp_path, cap
                  "--report", str(rep)])
     assert code == 0, capsys.readouterr().err
     assert rep.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_site_file_not_spatial_or_without_crs(town_gpkg, tmp_path, capsys):
+    table = tmp_path / "table.csv"
+    table.write_text("parcel_id,acres\nP020_040,1\n", encoding="utf-8")
+    assert main(["screen", str(town_gpkg), "--site-file", str(table), "--acres", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "not a spatial file" in err and "Traceback" not in err
+    shp = tmp_path / "site.shp"
+    gpd.GeoSeries([shapely.box(500040, 4699860, 500100, 4699900)], crs=CRS18).to_file(shp)
+    shp.with_suffix(".prj").unlink()
+    assert main(["screen", str(town_gpkg), "--site-file", str(shp), "--acres", "1"]) == 2
+    assert "polygon file without a CRS" in capsys.readouterr().err
+    pts = tmp_path / "pts.geojson"
+    gpd.GeoSeries([shapely.Point(500040, 4699860)], crs=CRS18).to_crs(4326).to_file(pts)
+    assert main(["screen", str(town_gpkg), "--site-file", str(pts), "--acres", "1"]) == 2
+    assert "must be a polygon" in capsys.readouterr().err

@@ -133,13 +133,33 @@ def _read_site_file(path: str) -> Any:
         gdf = gpd.read_file(p)
     except Exception as exc:  # noqa: BLE001 - any reader failure is a cannot-open error
         raise InputOpenError(f"Cannot read --site-file {path!r}: {exc}") from exc
+    fix = (
+        "Fix: give the site polygon as GeoJSON, GeoPackage or Shapefile (with its .prj), "
+        "or name its parcels with --site ID[,ID...]."
+    )
+    if not isinstance(gdf, gpd.GeoDataFrame) or gdf.geometry.name not in gdf.columns:
+        raise DataError(
+            f"--site-file {path!r} is not a spatial file: it has no geometry (and no CRS). "
+            + fix
+        )
     if not len(gdf):
         raise DataError(f"--site-file {path!r} holds no feature.")
+    geoms = gdf.geometry[gdf.geometry.notna() & ~gdf.geometry.is_empty]
+    if not len(geoms):
+        raise DataError(f"--site-file {path!r} has no geometry in any feature. " + fix)
+    kinds = sorted(set(geoms.geom_type) - {"Polygon", "MultiPolygon"})
+    if kinds:
+        raise DataError(
+            f"--site-file {path!r} holds {', '.join(kinds)} geometry; the site must be "
+            "a polygon. Fix: draw the site's outline as a polygon."
+        )
     if gdf.crs is None:
         raise DataError(
-            f"--site-file {path!r} has no CRS. Fix: save it with its CRS (GeoJSON "
-            "is EPSG:4326 by definition; a Shapefile needs its .prj)."
+            f"--site-file {path!r} is a polygon file without a CRS, so it cannot be placed "
+            "on the town's map. Fix: save it with its CRS (GeoJSON is EPSG:4326 by "
+            "definition; a Shapefile needs its .prj)."
         )
+    gdf.attrs["source_name"] = p.name
     return gdf
 
 
