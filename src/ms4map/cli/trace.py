@@ -59,12 +59,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="link structures no conveyance reaches to the nearest conveyance within "
         f"this distance (default {DEFAULT_LATERAL_M}; 0 = off)",
     )
-    p.add_argument("--out", metavar="FILE.csv", help="CSV for --all")
+    p.add_argument(
+        "--out",
+        metavar="FILE.csv",
+        help="table of --all: FILE.csv (plus FILE.csv.provenance.json) or FILE.gpkg "
+        "(layer structure_outfalls); never one of the input files",
+    )
     p.add_argument(
         "--qa",
         metavar="FILE",
         help="also write the network QA report (.md, .json, .csv, or .gpkg with a "
-        "point layer and a table)",
+        "point layer and a table); never one of the input files",
     )
     p.set_defaults(func=run)
 
@@ -78,28 +83,115 @@ def run(args: argparse.Namespace) -> int:
             "Say what to trace: --all (with --out FILE.csv), --from ID or --upstream-of ID."
         )
     if args.all and not args.out:
-        raise UsageError("--all writes a CSV: give --out FILE.csv.")
+        raise UsageError("--all writes a table: give --out FILE.csv (or FILE.gpkg).")
+    if args.out and not args.all:
+        raise UsageError("--out is the table of --all; add --all or leave out --out.")
     ws = workspace_from_args(args)
-    net = build_network(
-        ws, snap_tolerance_m=args.snap_tolerance, lateral_tolerance_m=args.lateral_tolerance
-    )
-    if args.qa:
-        _write_qa(net, Path(args.qa))
+    prot = _protected(args, ws)
+    outputs = _check_outputs(args, prot)  # every output path, before anything is written
+    settings = {
+        "snap_tolerance_m": args.snap_tolerance,
+        "lateral_tolerance_m": args.lateral_tolerance,
+    }
+    net = build_network(ws, **settings)
+    prov = ws.provenance(command="trace", **settings)
     if args.all:
         table = outfall_table(net, ws)
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        table.to_csv(args.out, index=False)
+        out = _write_table(table, net, outputs, prov, prot)
         counts = table["method"].value_counts()
         print(
-            f"{len(table)} structures -> {args.out}; "
+            f"{len(table)} structures -> {out}; "
             + ", ".join(f"{k} {v}" for k, v in counts.items()),
             file=sys.stderr,
         )
+    if args.qa:
+        _write_qa(net, outputs, prov, prot)
     if args.from_id:
         _print_downstream(net, args.from_id)
     if args.upstream_of:
         _print_upstream(net, args.upstream_of)
     return 0
+
+
+def provenance_path(out: str | Path) -> Path:
+    """The JSON provenance sidecar of a CSV output: ``<out>.provenance.json``."""
+    out = Path(out)
+    return out.with_name(out.name + ".provenance.json")
+
+
+def _protected(args: argparse.Namespace, ws) -> list[str]:
+    """Files no output may replace: every file the options name and the workspace read."""
+    from . import input_paths
+
+    return [str(p) for p in ws.inputs] + [str(p) for p in input_paths(args)]
+
+
+def _check_outputs(args: argparse.Namespace, prot: list[str]) -> dict[str, Path]:
+    """Resolve and check every output path (never an input, never twice) before writing.
+
+    Returns ``{"out": ..., "out_prov": ..., "qa": ..., "qa_prov": ...}`` for the
+    outputs asked for.
+    """
+    from ..errors import UsageError
+    from ..io import check_output_path
+
+    want: list[tuple[str, str, str | Path, tuple[str, ...]]] = []
+    if args.all:
+        want.append(("out", "--out", args.out, (".csv", ".gpkg")))
+        if Path(args.out).suffix.lower() == ".csv":
+            want.append(("out_prov", "--out", provenance_path(args.out), (".json",)))
+    if args.qa:
+        want.append(("qa", "--qa", args.qa, QA_SUFFIXES))
+        if Path(args.qa).suffix.lower() == ".csv":
+            want.append(("qa_prov", "--qa", provenance_path(args.qa), (".json",)))
+    seen: dict[Path, str] = {}
+    got: dict[str, Path] = {}
+    for key, option, path, suffixes in want:
+        resolved = check_output_path(path, protected=prot, suffixes=suffixes, option=option)
+        if resolved in seen:
+            raise UsageError(
+                f"{option} and {seen[resolved]} would write the same file "
+                f"'{resolved.name}'. Fix: give each output its own path."
+            )
+        seen[resolved] = option
+        got[key] = resolved
+    return got
+
+
+def _write_csv(df, path: Path, prov_path: Path, prov: dict, *, option: str, prot) -> None:
+    """A CSV plus its JSON provenance sidecar (plain CSV: no comment lines)."""
+    import json
+
+    from ..io import write_text_output
+
+    write_text_output(
+        path, df.to_csv(index=False), protected=prot, option=option, suffixes=(".csv",)
+    )
+    write_text_output(
+        prov_path,
+        json.dumps({**prov, "output": path.name}, indent=1, default=str) + "\n",
+        protected=prot,
+        option=option,
+        suffixes=(".json",),
+    )
+
+
+def _write_table(table, net, outputs: dict[str, Path], prov: dict, prot: list[str]) -> Path:
+    out = outputs["out"]
+    if out.suffix.lower() == ".csv":
+        _write_csv(table, out, outputs["out_prov"], prov, option="--out", prot=prot)
+        return out
+    import geopandas as gpd
+
+    from ..io import write_outputs
+
+    # a real GeoPackage layer: the table on the structures' points (working CRS)
+    sn = net.structure_nodes
+    geom = net.nodes.geometry.reindex(sn["node_id"].astype(object).where(sn["node_id"].notna()))
+    layer = gpd.GeoDataFrame(
+        table.reset_index(drop=True), geometry=geom.to_numpy(), crs=net.crs
+    )
+    return write_outputs(out, {"structure_outfalls": layer}, provenance=prov, inputs=prot)
 
 
 def outfall_table(net, ws):  # -> pandas.DataFrame
@@ -131,24 +223,43 @@ def _same_crs(a, b) -> bool:
     return CRS.from_user_input(a) == CRS.from_user_input(b)
 
 
-def _write_qa(net, path: Path) -> None:
+QA_SUFFIXES = (".md", ".json", ".csv", ".gpkg")
+
+
+def _write_qa(net, outputs: dict[str, Path], prov: dict, prot: list[str]) -> None:
+    from ..io import write_outputs, write_text_output
+
+    path = outputs["qa"]
     suffix = path.suffix.lower()
-    path.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".json":
-        path.write_text(net.qa.to_json(), encoding="utf-8")
+        text = net.qa.to_json(extra={"provenance": prov})
+        write_text_output(path, text, protected=prot, option="--qa", suffixes=(".json",))
     elif suffix == ".csv":
-        net.qa.to_frame().to_csv(path, index=False)
+        _write_csv(net.qa.to_frame(), path, outputs["qa_prov"], prov, option="--qa", prot=prot)
     elif suffix == ".gpkg":
-        pts = net.qa.to_geodataframe(net.crs)
-        pts.to_file(path, layer="network_qa", driver="GPKG")
-        tab = net.qa.to_frame()
         import geopandas as gpd
 
-        gpd.GeoDataFrame(tab, geometry=[None] * len(tab), crs=net.crs).to_file(
-            path, layer="network_qa_table", driver="GPKG"
+        pts = net.qa.to_geodataframe(net.crs)
+        tab = net.qa.to_frame()
+        write_outputs(
+            path,
+            {
+                "network_qa": pts,
+                "network_qa_table": gpd.GeoDataFrame(
+                    tab, geometry=[None] * len(tab), crs=net.crs
+                ),
+            },
+            provenance=prov,
+            inputs=prot,
         )
     else:
-        path.write_text(net.qa.to_markdown(title="ms4map network QA report"), encoding="utf-8")
+        text = net.qa.to_markdown(title="ms4map network QA report")
+        text += (
+            f"\n\nms4map {prov.get('version', '')}, {prov.get('created', '')}; inputs: "
+            + ", ".join(f"{Path(p).name} (sha256 {h[:12]})" for p, h in prov["inputs"].items())
+            + "\n"
+        )
+        write_text_output(path, text, protected=prot, option="--qa", suffixes=(".md",))
 
 
 def _print_downstream(net, start: str) -> None:
