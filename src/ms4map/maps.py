@@ -1520,8 +1520,7 @@ def png_bytes(rgba: np.ndarray) -> bytes:
 
 
 # -- outfall investigation and inventory -------------------------------------------------
-#: NY RPS property-class families that make a parcel a candidate illicit-discharge source.
-CANDIDATE_CLASSES = {"4": "commercial property class", "7": "industrial property class"}
+# candidate sources, sampling plans and notices live in ms4map.idde
 
 
 @dataclass
@@ -1600,75 +1599,14 @@ def outfall_area(ws: Any, result: Any, outfall_id: str) -> OutfallArea:
 
 
 def candidate_sources(area: OutfallArea, *, septic: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Parcels upstream of an outfall that could be an illicit-discharge source.
+    """Candidate illicit-discharge sources of an outfall area.
 
-    A parcel is a candidate when it has an on-site septic system, a recorded
-    septic failure, a commercial (4xx) or industrial (7xx) property class, or a
-    septic flag (special condition / violation).  Ordered by priority.
-
-    Returns
-    -------
-    DataFrame
-        ``parcel_id, address, owner, owner_address, prop_class, sewer, fraction,
-        priority, reason`` (priority 1 = look first).
+    Moved to :mod:`ms4map.idde`: this is :func:`ms4map.idde.candidates_for_area`
+    (see :func:`ms4map.idde.candidate_sources` for the rules and columns).
     """
-    cols = [
-        "parcel_id",
-        "address",
-        "owner",
-        "owner_address",
-        "prop_class",
-        "sewer",
-        "fraction",
-        "priority",
-        "reason",
-    ]
-    p = area.parcels
-    if p is None or not len(p):
-        return pd.DataFrame(columns=cols)
-    flags: dict[str, str] = {}
-    if septic is not None and len(septic) and "parcel_id" in septic.columns:
-        for r in septic.to_dict("records"):
-            if _truthy(r.get("violation")):
-                flags[str(r["parcel_id"])] = "septic violation flagged"
-            elif _truthy(r.get("special_condition")):
-                flags[str(r["parcel_id"])] = "septic special condition flagged"
-    rows = []
-    for r in p.drop(columns=p.geometry.name).to_dict("records"):
-        pid = str(r.get("parcel_id"))
-        why, prio = [], 9
-        fail = r.get("septic_failure")
-        if not _isna(fail) and str(fail).strip():
-            why.append(f"recorded septic failure ({fail})")
-            prio = min(prio, 1)
-        if pid in flags:
-            why.append(flags[pid])
-            prio = min(prio, 2)
-        pc = "" if _isna(r.get("prop_class")) else str(r.get("prop_class"))
-        if pc[:1] in CANDIDATE_CLASSES:
-            why.append(f"{CANDIDATE_CLASSES[pc[:1]]} {pc}")
-            prio = min(prio, 3 if pc[:1] == "7" else 4)
-        if str(r.get("sewer")) == "septic":
-            why.append("on-site septic system")
-            prio = min(prio, 5)
-        if why:
-            rows.append(
-                {
-                    "parcel_id": pid,
-                    "address": r.get("address"),
-                    "owner": r.get("owner"),
-                    "owner_address": r.get("owner_address"),
-                    "prop_class": pc or None,
-                    "sewer": r.get("sewer"),
-                    "fraction": round(float(r.get("fraction") or 0.0), 3),
-                    "priority": prio,
-                    "reason": "; ".join(why),
-                }
-            )
-    out = pd.DataFrame(rows, columns=cols)
-    return out.sort_values(
-        ["priority", "fraction", "parcel_id"], ascending=[True, False, True], kind="stable"
-    ).reset_index(drop=True)
+    from .idde import candidates_for_area
+
+    return candidates_for_area(area, septic=septic)
 
 
 def outfall_inventory(ws: Any, result: Any) -> pd.DataFrame:

@@ -90,3 +90,52 @@ def render() -> None:
         mime="text/csv",
         key="inv_dl_csv",
     )
+    _notice_drafter(ws, result, cand)
+
+
+def _notice_drafter(ws, result, cand) -> None:
+    """Draft a notice of violation for one candidate parcel (logic in ms4map.idde)."""
+    from ... import idde
+    from ...profiles import BUILTIN_PROFILES
+
+    if not len(cand):
+        return
+    with st.expander("Draft notice of violation"):
+        pids = cand["parcel_id"].astype(str).tolist()
+        pid = st.selectbox("Parcel", pids, key="inv_nov_parcel")
+        row = cand[cand["parcel_id"].astype(str) == pid].iloc[0]
+        codes = list(idde.VIOLATIONS)
+        violation = st.selectbox(
+            "Violation",
+            codes,
+            index=codes.index(idde.suggest_violation(row)),
+            format_func=lambda c: idde.VIOLATIONS[c]["label"],
+            key="inv_nov_violation",
+        )
+        profile = st.selectbox("Municipality profile", BUILTIN_PROFILES, key="inv_nov_profile")
+        deadline = st.date_input(
+            "Remedy deadline (blank = from the profile's remedy period, or left to fill in)",
+            value=None,
+            key="inv_nov_deadline",
+        )
+        try:
+            notice = idde.notice_of_violation(
+                pid,
+                violation=violation,
+                result=result,
+                workspace=ws,
+                profile=profile,
+                deadline=deadline,
+            )
+        except Exception as exc:  # noqa: BLE001 - shown to the officer
+            st.error(f"The notice could not be drafted: {exc}")
+            return
+        for w in notice.warnings:
+            st.warning(w)
+        st.download_button(
+            "Download notice (HTML, print to PDF)",
+            notice.to_html(),
+            file_name=f"notice_{pid}_{violation}.html",
+            mime="text/html",
+            key="inv_nov_download",
+        )
