@@ -114,6 +114,9 @@ class StormNetwork:
     structure_nodes: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: Terminal nodes that are not outfalls (water layer present, not at water).
     terminals_not_at_water: list[str] = field(default_factory=list)
+    #: conv_id -> the evidence the inverts overruled (``"ids"`` or ``"flow_dir"``), for
+    #: every ``orientation_conflict`` finding; reasons name it where flow dead-ends.
+    orientation_conflicts: dict[str, str] = field(default_factory=dict)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
     #: Integer edge endpoints (rows of ``nodes``), kept to skip id look-ups.
     _graph: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -203,6 +206,38 @@ def _line_parts(geom: Any) -> list[Any]:
             out.extend(_line_parts(g))
         return out
     return []
+
+
+def junction_outfall_ids(
+    nodes: list[int], e_u: np.ndarray, e_v: np.ndarray, conv: np.ndarray, *, taken: set[str]
+) -> dict[int, str]:
+    """Outfall ids a user can look up for terminal junctions (not ``J<n>``).
+
+    ``end:<conv_id>`` where one conveyance ends there, ``junction:<a>+<b>`` where
+    several meet; ``~2``, ``~3`` ... keep them unique.
+    """
+    out: dict[int, str] = {}
+    if not nodes:
+        return out
+    want = np.asarray(nodes)
+    inc: dict[int, list[str]] = {}
+    for side in (e_v, e_u):
+        for k in np.where(np.isin(side, want))[0]:
+            inc.setdefault(int(side[k]), []).append(str(conv[k]))
+    used = set(taken)
+    for nd in nodes:
+        names = sorted(dict.fromkeys(inc.get(nd, [])))
+        base = (
+            f"end:{names[0]}"
+            if len(names) == 1
+            else "junction:" + "+".join(names[:3]) + ("+..." if len(names) > 3 else "")
+        )
+        name, k = base, 2
+        while name in used:
+            name, k = f"{base}~{k}", k + 1
+        used.add(name)
+        out[nd] = name
+    return out
 
 
 # ------------------------------------------------------------------------------------
@@ -843,6 +878,11 @@ class _Builder:
                 fix="Check the structure inverts and the conveyance direction.",
             )
         self.ev_inv, self.ev_ids = ev_inv, ev_ids
+        self.conflicts: dict[str, str] = {}
+        for j in np.where((ev_inv != 0) & (ev_fd != 0) & (ev_inv != ev_fd))[0]:
+            self.conflicts[str(self.cv_ids[j])] = "flow_dir"
+        for j in np.where((ev_inv != 0) & (ev_ids != 0) & (ev_inv != ev_ids))[0]:
+            self.conflicts[str(self.cv_ids[j])] = "ids"
 
     def _mid(self, j: int) -> np.ndarray:
         if getattr(self, "_mids", None) is None:
@@ -1159,7 +1199,15 @@ class _Builder:
                 ("The downstream" if is_out else "A")
                 + " end of the conveyance touches no structure or other conveyance "
                 "within the snap tolerance"
-                + (f"; it is treated as outfall '{self.out_id[node]}'." if is_out else "."),
+                + (
+                    (
+                        f"; it is treated as outfall '{self.out_id[node]}'."
+                        if node < self.n_st
+                        else "; the end itself is treated as an outfall (a terminal)."
+                    )
+                    if is_out
+                    else "."
+                ),
                 self.cv_ids[j],
                 self.ends[e],
                 fix="Snap the end to its structure, or add the missing structure.",
@@ -1258,11 +1306,19 @@ class _Builder:
             crs=self.crs,
         )
         orow: list[dict[str, Any]] = []
-        for nd in np.where(np.array([v is not None for v in self.out_id]))[0]:
+        out_nodes = np.where(np.array([v is not None for v in self.out_id]))[0]
+        jnames = junction_outfall_ids(
+            [int(nd) for nd in out_nodes if nd >= n_st and self.out_id[nd] == self.node_ids[nd]],
+            self.e_u,
+            self.e_v,
+            np.asarray(r["conv_id"], dtype=object),
+            taken={str(v) for v in self.out_id if v is not None},
+        )
+        for nd in out_nodes:
             a = self.out_attrs.get(int(nd), {})
             orow.append(
                 {
-                    "outfall_id": str(self.out_id[nd]),
+                    "outfall_id": jnames.get(int(nd), str(self.out_id[nd])),
                     "node_id": str(self.node_ids[nd]),
                     "receiving_water": a.get("receiving_water"),
                     "pwl_id": a.get("pwl_id"),
@@ -1328,6 +1384,7 @@ class _Builder:
             settings=self.settings,
             structure_nodes=sn,
             terminals_not_at_water=[str(self.node_ids[i]) for i in self.not_at_water],
+            orientation_conflicts=dict(self.conflicts),
         )
         return net
 

@@ -26,6 +26,7 @@ __all__ = [
     "Trace",
     "Upstream",
     "assign_outfalls",
+    "describe_nodes",
     "edge_outfalls",
     "network_sewersheds",
     "trace_downstream",
@@ -66,6 +67,9 @@ class _Solved:
     comp_outfall: np.ndarray  # comp -> outfall id (object) or None
     comp_cycle: np.ndarray  # comp has a directed (not two-way) cycle
     touched: np.ndarray  # node has an edge
+    #: comp -> OR of the rules that chose the main exit at every split on its main path
+    #: (:data:`_SPLIT_RULES` bits); 0 when the main path does not split.
+    split_bits: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     all_outfalls: dict[int, list[str]] = field(default_factory=dict)  # comp -> outfalls (splits)
     csr: Any = None
 
@@ -116,6 +120,8 @@ def _solve(net: Any) -> _Solved:
     # component exits; main exit per component = largest pipe, then lowest invert
     cu, cv = comp[u], comp[v]
     ex = cu != cv
+    # a conveyance split into parts counts once: on its last part in flow order
+    weight = _last_part(edges).astype(np.int64)[arc_edge]
     diam = edges["diameter_in"].to_numpy(dtype=float)[arc_edge] if len(edges) else np.zeros(0)
     dsi = edges["ds_invert"].to_numpy(dtype=float)[arc_edge] if len(edges) else np.zeros(0)
     elen = edges["length_m"].to_numpy(dtype=float)[arc_edge] if len(edges) else np.zeros(0)
@@ -138,13 +144,21 @@ def _solve(net: Any) -> _Solved:
     nxt = np.arange(ncomp)
     nxt[cu[main_arc]] = cv[main_arc]
     hops = np.zeros(ncomp, dtype=np.int64)
-    hops[cu[main_arc]] = 1
+    hops[cu[main_arc]] = weight[main_arc]
     dist = np.zeros(ncomp)
     dist[cu[main_arc]] = elen[main_arc]
+    bits = np.zeros(ncomp, dtype=np.int64)
+    pairs = np.unique(np.c_[cu[ex], cv[ex]], axis=0) if ex.any() else np.zeros((0, 2), int)
+    nsucc = np.bincount(pairs[:, 0], minlength=ncomp) if len(pairs) else np.zeros(ncomp, int)
+    split_comps = np.where(nsucc >= 2)[0]
+    if len(split_comps):
+        bits[split_comps] = _split_rule_bits(split_comps, ex_sorted, cu, cv, diam, dsi)
     for _ in range(64):  # pointer jumping: depth doubles each round
         nn = nxt[nxt]
-        hops = hops + np.where(nxt != np.arange(ncomp), hops[nxt], 0)
-        dist = dist + np.where(nxt != np.arange(ncomp), dist[nxt], 0.0)
+        moving = nxt != np.arange(ncomp)
+        hops = hops + np.where(moving, hops[nxt], 0)
+        dist = dist + np.where(moving, dist[nxt], 0.0)
+        bits = bits | np.where(moving, bits[nxt], 0)
         if np.array_equal(nn, nxt):
             break
         nxt = nn
@@ -168,16 +182,69 @@ def _solve(net: Any) -> _Solved:
         comp_outfall,
         comp_cycle,
         touched,
+        split_bits=bits,
         csr=csr,
     )
-    if ex.any():
-        pairs = np.unique(np.c_[cu[ex], cv[ex]], axis=0)
-        nsucc = np.bincount(pairs[:, 0], minlength=ncomp)
-        split_comps = np.where(nsucc >= 2)[0]
-        if len(split_comps):
-            solved.all_outfalls = _split_outfalls(pairs, split_comps, ncomp, sink, comp_outfall)
+    if len(split_comps):
+        solved.all_outfalls = _split_outfalls(pairs, split_comps, ncomp, sink, comp_outfall)
     net._cache["solved"] = solved
     return solved
+
+
+#: Rules that choose the main exit where flow splits (bit, words for the reason).
+_SPLIT_RULES = (
+    (1, "the largest pipe"),
+    (2, "the lowest downstream invert (the pipe sizes do not decide)"),
+    (4, "the conveyance listed first in the input (no pipe size or invert tells the "
+        "branches apart)"),
+)
+
+
+def _last_part(edges: pd.DataFrame) -> np.ndarray:
+    """True for each edge that is the last part (in flow order) of its conveyance."""
+    last = np.ones(len(edges), dtype=bool)
+    if len(edges) == 0:
+        return last
+    conv = edges["conv_id"].astype(str).to_numpy()
+    dup = np.where(pd.Series(conv).duplicated(keep=False).to_numpy())[0]
+    if len(dup):
+        fn = edges["from_node"].astype(str).to_numpy()
+        tn = edges["to_node"].astype(str).to_numpy()
+        starts = set(zip(conv[dup], fn[dup], strict=True))
+        last[dup] = [(conv[i], tn[i]) not in starts for i in dup]
+    return last
+
+
+def _split_rule_bits(
+    split_comps: np.ndarray,
+    ex_sorted: np.ndarray,
+    cu: np.ndarray,
+    cv: np.ndarray,
+    diam: np.ndarray,
+    dsi: np.ndarray,
+) -> np.ndarray:
+    """Which rule chose the main exit of each split component (a :data:`_SPLIT_RULES` bit).
+
+    The main exit is the first of ``ex_sorted`` (largest pipe, then lowest downstream
+    invert, then input order); it is compared with the best exit to another component.
+    """
+    keys = cu[ex_sorted]
+    out = np.zeros(len(split_comps), dtype=np.int64)
+    d = np.nan_to_num(diam, nan=-1.0)
+    inv = np.nan_to_num(dsi, nan=np.inf)
+    for k, c in enumerate(split_comps):
+        lo, hi = np.searchsorted(keys, c, "left"), np.searchsorted(keys, c, "right")
+        arcs = ex_sorted[lo:hi]
+        main = arcs[0]
+        rival = arcs[cv[arcs] != cv[main]]
+        r = rival[0] if len(rival) else main
+        if d[main] > d[r]:
+            out[k] = 1
+        elif inv[main] < inv[r]:
+            out[k] = 2
+        else:
+            out[k] = 4
+    return out
 
 
 def _split_outfalls(
@@ -265,9 +332,19 @@ def _graph_qa_after_build(net: Any, *, has_water: bool = False, at_water: Any = 
             method = "terminal_at_water"
         else:
             method = "terminal_no_water_layer"
+        oid = nid
+        if pd.isna(nodes["struct_id"].iat[rep]):  # a junction: an id a user can look up
+            from .network_build import junction_outfall_ids
+
+            eu = s.node_index.get_indexer(edges["from_node"].astype(str))
+            ev = s.node_index.get_indexer(edges["to_node"].astype(str))
+            taken = set(net.outfalls.index.astype(str)) | {r["outfall_id"] for r in new_rows}
+            oid = junction_outfall_ids(
+                [rep], eu, ev, edges["conv_id"].astype(str).to_numpy(), taken=taken
+            )[rep]
         new_rows.append(
             {
-                "outfall_id": nid,
+                "outfall_id": oid,
                 "node_id": nid,
                 "receiving_water": None,
                 "pwl_id": None,
@@ -368,6 +445,37 @@ def _node_results(net: Any) -> pd.DataFrame:
     node_names = s.node_index.to_numpy()
     snap_m = net.settings.get("snap_tolerance_m", 0.0)
     lat_tol = net.settings.get("lateral_tolerance_m", 0.0)
+    conflicts = getattr(net, "orientation_conflicts", {}) or {}
+    first_node = _first_node_of_comp(s)
+    # words for the nodes users see in reasons: junctions by place and conveyances
+    no_out = (main == None) & s.touched & ~s.comp_cycle[sink]  # noqa: E711
+    dead_end = {int(first_node[c]) for c in np.unique(sink[no_out])}
+    named = {str(node_names[i]) for i in dead_end} | {
+        str(v) for v in outf["node_id"].dropna()
+    }
+    label = describe_nodes(net, sorted(named))
+    out_node = dict(zip(outf.index.astype(str), outf["node_id"], strict=False))
+    comp_size = np.bincount(s.comp, minlength=s.ncomp)
+    in_order = np.argsort(s.v, kind="stable")
+    v_sorted = s.v[in_order]
+    conv_of_edge = net.edges["conv_id"].astype(str).to_numpy()
+    water_m = net.settings.get("water_tolerance_m", 0.0)
+    dead_why: dict[int, str] = {}
+    for t in dead_end:
+        members = np.where(s.comp == s.comp[t])[0] if comp_size[s.comp[t]] > 1 else [t]
+        hit: list[str] = []
+        for nd in members:
+            lo, hi = np.searchsorted(v_sorted, nd), np.searchsorted(v_sorted, nd, "right")
+            for a in in_order[lo:hi]:
+                cid = conv_of_edge[s.arc_edge[a]]
+                if cid in conflicts and cid not in hit:
+                    hit.append(cid)
+        dead_why[t] = _dead_end_reason(
+            label.get(str(node_names[t]), str(node_names[t])),
+            at_water_checked=str(node_names[t]) in not_at_water,
+            water_m=water_m,
+            conflicts=[(c, conflicts[c]) for c in hit],
+        )
     for i in range(n):
         c = s.comp[i]
         allo = s.all_outfalls.get(int(c))
@@ -378,10 +486,7 @@ def _node_results(net: Any) -> pd.DataFrame:
             main[i] = m
             others[i] = ";".join(o for o in allo if o != m)
             method[i] = "split"
-            reason[i] = (
-                f"flow splits and reaches {len(allo)} outfalls; main outfall {m} "
-                "follows the largest pipe (then the lowest invert) at each split"
-            )
+            reason[i] = _split_reason(len(allo), m, int(s.split_bits[c]))
             continue
         if s.is_outfall[i]:
             method[i] = ometh.get(m)
@@ -396,9 +501,8 @@ def _node_results(net: Any) -> pd.DataFrame:
             continue
         if m is not None:
             method[i] = ometh.get(m)
-            reason[i] = (
-                f"{int(hops[i])} conveyance(s), {dist[i]:.0f} m downstream to outfall "
-                f"{m} ({_OUT_WHY.get(ometh.get(m), ometh.get(m))})"
+            reason[i] = reached_reason(
+                int(hops[i]), float(dist[i]), m, ometh.get(m), label.get(str(out_node.get(m)))
             )
             lat_m = lateral_of.get(node_names[i])
             if lat_m is not None:
@@ -408,19 +512,13 @@ def _node_results(net: Any) -> pd.DataFrame:
                     f"unmapped lateral to the nearest conveyance ({lat_m:.0f} m), then " + reason[i]
                 )
             continue
-        term = str(s.node_index[sink_node(s, sink[i])])
+        t = int(first_node[sink[i]])
         if s.comp_cycle[sink[i]]:
             method[i] = "cycle"
             reason[i] = "flow ends in a loop of conveyances with no way out (see QA 'cycle')"
-        elif term in not_at_water:
-            method[i] = "terminal_not_at_water"
-            reason[i] = (
-                f"flow ends at node {term}, which is not within the water tolerance "
-                "of any waterbody"
-            )
         else:
             method[i] = "terminal_not_at_water"
-            reason[i] = f"flow ends at node {term}, which is not an outfall"
+            reason[i] = dead_why[t]
     res = pd.DataFrame(
         {
             "node_id": s.node_index,
@@ -440,6 +538,120 @@ def _node_results(net: Any) -> pd.DataFrame:
 def sink_node(s: _Solved, c: int) -> int:
     """A node of component ``c``."""
     return int(np.argmax(s.comp == c))
+
+
+def _first_node_of_comp(s: _Solved) -> np.ndarray:
+    """comp -> its first node (lowest row), for every component at once."""
+    first = np.zeros(s.ncomp, dtype=np.int64)
+    idx = np.arange(len(s.comp))
+    first[s.comp[::-1]] = idx[::-1]
+    return first
+
+
+def _split_reason(n_out: int, main: str, bits: int) -> str:
+    rules = [text for bit, text in _SPLIT_RULES if bits & bit]
+    how = " or ".join(rules) if rules else "the largest pipe (then the lowest invert)"
+    return (
+        f"flow splits and reaches {n_out} outfalls; main outfall {main}: at each split "
+        f"on the way the main branch is {how}"
+    )
+
+
+def reached_reason(
+    n_conv: int, metres: float, outfall: str, method: str | None, where: str | None = None
+) -> str:
+    """Reason text for flow that reaches ``outfall`` (shared by the table and traces)."""
+    why = _OUT_WHY.get(method or "", method)
+    if where and where != outfall:
+        why = f"{why}: {where}"
+    return f"{n_conv} conveyance(s), {metres:.0f} m downstream to outfall {outfall} ({why})"
+
+
+_CONFLICT_WORDS = {"ids": "from/to ids", "flow_dir": "flow-direction attribute"}
+
+
+def _dead_end_reason(
+    where: str, *, at_water_checked: bool, water_m: float, conflicts: list[tuple[str, str]]
+) -> str:
+    """Why flow stops at a terminal that is not an outfall (naming the cause if known)."""
+    tail = "is not an outfall"
+    if at_water_checked:
+        tail += f" and lies more than {water_m:g} m (the water tolerance) from every waterbody"
+    if where.startswith("the downstream end of "):
+        tail += (
+            "; the end touches no structure or other conveyance within the snap "
+            "tolerance (QA unsnapped_end)"
+        )
+    if conflicts:
+        causes = "; ".join(
+            f"{c}'s inverts contradict its {_CONFLICT_WORDS.get(k, k)} (orientation_conflict)"
+            for c, k in conflicts
+        )
+        names = ", ".join(c for c, _ in conflicts)
+        return (
+            f"the network ends at {where} because {causes}: the inverts win, so {names} "
+            f"flows into {where}, which has no other way out and {tail}"
+        )
+    return f"flow ends at {where}, which {tail}"
+
+
+def _fmt_xy(x: float, y: float) -> str:
+    return f"({x:.1f}, {y:.1f})"
+
+
+def _conv_words(cid: str) -> str:
+    return f"the assumed lateral of {cid[8:]}" if cid.startswith("lateral:") else cid
+
+
+def describe_nodes(net: Any, node_ids: list[str]) -> dict[str, str]:
+    """Words a user can look up for network nodes.
+
+    A structure is its ``struct_id``; a junction (``J<n>``, made where conveyance
+    ends meet without a structure) is described by the conveyances that meet
+    there and its coordinates in the working CRS, e.g. ``the downstream end of
+    D-004 at (605049.5, 4765652.5)``.
+    """
+    nodes = net.nodes
+    out: dict[str, str] = {}
+    junc: list[str] = []
+    for nid in node_ids:
+        nid = str(nid)
+        if nid in nodes.index and pd.isna(nodes.at[nid, "struct_id"]):
+            junc.append(nid)
+        else:
+            out[nid] = nid
+    if not junc:
+        return out
+    e = net.edges
+    fn = e["from_node"].astype(str).to_numpy()
+    tn = e["to_node"].astype(str).to_numpy()
+    conv = e["conv_id"].astype(str).to_numpy()
+    flows_in: dict[str, list[str]] = {}
+    flows_out: dict[str, list[str]] = {}
+    for rows, side, book in ((np.isin(tn, junc), tn, flows_in), (np.isin(fn, junc), fn, flows_out)):
+        for r in np.where(rows)[0]:
+            book.setdefault(side[r], []).append(conv[r])
+    xy = shapely.get_coordinates(nodes.geometry.loc[junc].values)
+    for k, nid in enumerate(junc):
+        at = _fmt_xy(*xy[k])
+        ins = list(dict.fromkeys(flows_in.get(nid, [])))
+        outs = list(dict.fromkeys(flows_out.get(nid, [])))
+        through = [c for c in ins if c in outs]
+        others = [c for c in dict.fromkeys(ins + outs) if c not in through]
+        if through:
+            text = f"a point on {_conv_words(through[0])} at {at}"
+            if others:
+                text += f" where {', '.join(map(_conv_words, others))} meet(s) it"
+        elif len(others) == 1:
+            end = "downstream end" if ins else "upstream end"
+            text = f"the {end} of {_conv_words(others[0])} at {at}"
+        elif others:
+            names = list(map(_conv_words, others))
+            text = f"the junction of {', '.join(names[:-1])} and {names[-1]} at {at}"
+        else:
+            text = f"a junction at {at}"
+        out[nid] = text
+    return out
 
 
 _OUT_WHY = {
@@ -657,25 +869,37 @@ def trace_downstream(net: Any, start: Any, *, by: str = "auto") -> Trace:
     """
     s = _solve(net)
     node, extra, label = _resolve_start(net, start, by)
+    e = net.edges
     order = breadth_first_order(s.csr, node, directed=True, return_predecessors=False)
-    reached = np.zeros(len(s.node_index), dtype=bool)
-    reached[order] = True
-    arcs = reached[s.u]
-    erows = np.unique(np.r_[s.arc_edge[arcs], np.array(extra, dtype=int)]).astype(int)
-    # in flow order: by the BFS rank of each edge's upstream node
+    is_point = isinstance(start, shapely.Point) and bool(extra)
+    # the start conveyance's own parts come first, in flow order; then the flow below
+    chain = _flow_chain(e, extra)
+    head: list[int] = []
+    if chain and not is_point:
+        fn = s.node_index.get_indexer(e["from_node"].iloc[chain].astype(str))
+        head = [int(x) for x in fn if x >= 0]
+    node_order = list(dict.fromkeys([*head, *map(int, order)]))
     rank = np.full(len(s.node_index), len(order))
     rank[order] = np.arange(len(order))
-    fu = s.node_index.get_indexer(net.edges["from_node"].iloc[erows].astype(str))
-    erows = erows[np.argsort(np.where(fu >= 0, rank[fu], -1), kind="stable")]
-    edges = net.edges.iloc[erows]
-    if isinstance(start, shapely.Point) and extra:
+    reached = np.zeros(len(s.node_index), dtype=bool)
+    reached[order] = True
+    arcs = np.where(reached[s.u])[0]
+    # below the start: each edge by the BFS rank of its upstream node (stable: input order)
+    arcs = arcs[np.argsort(rank[s.u[arcs]], kind="stable")]
+    erows = list(dict.fromkeys([*chain, *map(int, s.arc_edge[arcs])]))
+    edges = e.iloc[erows]
+    if is_point:
         # only the part of the start conveyance below the point
         k = extra[0]
-        g = net.edges.geometry.iat[k]
+        g = e.geometry.iat[k]
         t = g.project(start)
         edges = edges.copy()
-        edges.loc[edges.index[erows == k], "geometry"] = shapely.ops.substring(g, t, g.length)
-    nodes = net.nodes.iloc[np.sort(order)]
+        part = shapely.ops.substring(g, t, g.length)
+        edges.iloc[0, edges.columns.get_loc("geometry")] = part
+        edges.iloc[0, edges.columns.get_loc("length_m")] = part.length * net.settings.get(
+            "crs_unit_m", 1.0
+        )
+    nodes = net.nodes.iloc[node_order]
     res = _node_results(net).iloc[node]
     outs = [o for o in s.outfall_of_node[order] if o is not None]
     main = res["outfall_id"]
@@ -694,9 +918,46 @@ def trace_downstream(net: Any, start: Any, *, by: str = "auto") -> Trace:
         if len(edges)
         else 0.0
     )
-    return Trace(
-        label, nodes, edges, geom, length, outs, rw, str(res["method"]), str(res["reason"])
-    )
+    method, reason = str(res["method"]), str(res["reason"])
+    if method in OUTFALL_REACHED and isinstance(main, str) and len(edges):
+        # the reason counts what this trace shows (a conveyance start adds itself)
+        n_conv = int(edges["conv_id"].nunique())
+        where = describe_nodes(net, [str(net.outfalls.at[main, "node_id"])])
+        text = reached_reason(
+            n_conv, length, main, str(net.outfalls.at[main, "method"]), next(iter(where.values()))
+        )
+        if method == "assumed_lateral":
+            head_txt, _, _ = reason.partition(", then ")
+            text = f"{head_txt}, then {text}"
+        reason = text
+    return Trace(label, nodes, edges, geom, length, outs, rw, method, reason)
+
+
+#: Assignment methods under which flow reaches one outfall along one path.
+OUTFALL_REACHED = (
+    "outfalls_layer",
+    "outfall_structure",
+    "terminal_at_water",
+    "terminal_no_water_layer",
+    "assumed_lateral",
+)
+
+
+def _flow_chain(e: pd.DataFrame, rows: list[int]) -> list[int]:
+    """The parts ``rows`` of one conveyance in flow order (upstream part first)."""
+    if len(rows) <= 1:
+        return [int(r) for r in rows]
+    fn = e["from_node"].iloc[rows].astype(str).tolist()
+    tn = e["to_node"].iloc[rows].astype(str).tolist()
+    by_from = dict(zip(fn, rows, strict=True))
+    heads = [r for r, f in zip(rows, fn, strict=True) if f not in set(tn)] or [rows[0]]
+    chain: list[int] = []
+    r: Any = heads[0]
+    while r is not None and r not in chain:
+        chain.append(int(r))
+        r = by_from.get(tn[rows.index(r)])
+    chain += [int(x) for x in rows if x not in chain]
+    return chain
 
 
 def trace_upstream(net: Any, start: Any, *, by: str = "auto") -> Upstream:

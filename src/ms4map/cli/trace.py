@@ -263,7 +263,7 @@ def _write_qa(net, outputs: dict[str, Path], prov: dict, prot: list[str]) -> Non
 
 
 def _print_downstream(net, start: str) -> None:
-    from ..network import trace_downstream
+    from ..network import describe_nodes, trace_downstream
 
     t = trace_downstream(net, start)
     print(f"Downstream of {t.start}: {t.method}")
@@ -272,10 +272,15 @@ def _print_downstream(net, start: str) -> None:
         f"  outfall(s): {', '.join(t.outfall_ids) or 'none'}"
         + (f"; receiving water(s): {', '.join(t.receiving_waters)}" if t.receiving_waters else "")
     )
-    print(f"  {len(t.edges)} conveyance part(s), {t.length_m:.1f} m")
+    n_conv = int(t.edges["conv_id"].nunique()) if len(t.edges) else 0
+    parts = f" in {len(t.edges)} parts" if len(t.edges) != n_conv else ""
+    branches = " on all branches" if len(t.outfall_ids) > 1 else ""
+    print(f"  {n_conv} conveyance(s){parts}{branches}, {t.length_m:.0f} m, in flow order:")
+    ids = set(t.edges["from_node"].astype(str)) | set(t.edges["to_node"].astype(str))
+    words = describe_nodes(net, sorted(ids))
     for _, e in t.edges.iterrows():
         print(
-            f"  {e['from_node']} -> {e['to_node']}  via {e['conv_id']}"
+            f"  {words[str(e['from_node'])]} -> {words[str(e['to_node'])]}  via {e['conv_id']}"
             f" ({e['kind']}, {e['length_m']:.1f} m, {e['orient_method']})"
         )
 
