@@ -168,3 +168,28 @@ def test_cli_trace_prints_no_internal_junction_ids(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "I -> the downstream end of Q at (120.0, 40.0)" in out
     assert not JUNCTION_ID.search(out)
+
+
+@pytest.mark.parametrize(
+    ("small", "big", "rule", "main"),
+    [
+        ({"diameter_in": 12}, {"diameter_in": 30}, "the largest pipe", "O2"),
+        ({"ds_invert": 1.0, "us_invert": 9.0}, {"ds_invert": 2.0, "us_invert": 9.0},
+         "the lowest downstream invert", "O1"),
+        ({}, {}, "the conveyance listed first in the input", "O1"),
+        ({}, {"diameter_in": 18}, "the only branch with a pipe size", "O2"),
+    ],
+)
+def test_split_reason_names_the_rule_that_chose_the_main_outfall(small, big, rule, main):
+    ws = _ws(
+        [("A", "inlet", 0, 0), ("S", "manhole", 100, 0), ("O1", "outfall", 200, 50),
+         ("O2", "outfall", 200, -50)],
+        [{"conv_id": "in", "coords": [(0, 0), (100, 0)]},
+         {"conv_id": "b1", "coords": [(100, 0), (200, 50)], **small},
+         {"conv_id": "b2", "coords": [(100, 0), (200, -50)], **big}],
+    )
+    t = assign_outfalls(build_network(ws)).set_index("struct_id")
+    assert t.loc["A", "method"] == "split" and t.loc["A", "outfall_id"] == main
+    assert rule in t.loc["A", "reason"]
+    if rule != "the largest pipe":
+        assert "largest pipe" not in t.loc["A", "reason"]

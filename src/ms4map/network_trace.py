@@ -194,6 +194,7 @@ def _solve(net: Any) -> _Solved:
 #: Rules that choose the main exit where flow splits (bit, words for the reason).
 _SPLIT_RULES = (
     (1, "the largest pipe"),
+    (8, "the only branch with a pipe size (the others have none)"),
     (2, "the lowest downstream invert (the pipe sizes do not decide)"),
     (4, "the conveyance listed first in the input (no pipe size or invert tells the "
         "branches apart)"),
@@ -226,7 +227,8 @@ def _split_rule_bits(
     """Which rule chose the main exit of each split component (a :data:`_SPLIT_RULES` bit).
 
     The main exit is the first of ``ex_sorted`` (largest pipe, then lowest downstream
-    invert, then input order); it is compared with the best exit to another component.
+    invert, then input order); it is compared with the best exit to another component,
+    so the reason names the rule that actually told them apart.
     """
     keys = cu[ex_sorted]
     out = np.zeros(len(split_comps), dtype=np.int64)
@@ -239,7 +241,7 @@ def _split_rule_bits(
         rival = arcs[cv[arcs] != cv[main]]
         r = rival[0] if len(rival) else main
         if d[main] > d[r]:
-            out[k] = 1
+            out[k] = 1 if d[r] >= 0 else 8
         elif inv[main] < inv[r]:
             out[k] = 2
         else:
