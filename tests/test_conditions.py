@@ -300,3 +300,24 @@ def test_batch_parcel_in_tmdl(waters):
     tab = screen_condition_a(d, waters=waters, parcels=parcels).set_index("parcel_id")
     assert tab.loc["T1", "condition_a"] == True  # noqa: E712
     assert tab.loc["T1", "method"] == "site_in_tmdl"
+
+
+def test_narrowed_list_still_counts_sediment():
+    import geopandas as gpd
+    from shapely.geometry import LineString
+
+    from ms4map.waters import Waters
+
+    wb = gpd.GeoDataFrame({"wb_id": ["1302-0009"], "name": ["Silty Brook"]},
+                          geometry=[LineString([(0, 0), (0, 10)])], crs="EPSG:26918")
+    imp = pd.DataFrame({"wb_id": ["1302-0009"], "pollutant": ["Silt/Sediment"],
+                        "category": ["5"], "list_year": [2018], "source": ["Erosion"]})
+    w = Waters.from_frames(waterbodies=wb, impairments=imp, crs=wb.crs)
+    rows = [row("inlet", "CB9", 1, "OF-9", water="Silty Brook", pwl="1302-0009")]
+    kw = dict(waters=w, disturbed_acres=2, project_type="commercial")
+    only_p = load_profile("stillwater").with_pollutants(["phosphorus"])
+    det = determine(rows, profile=only_p, **kw)
+    assert det.conditions["A"]["value"] is True
+    assert "silt/sediment" in det["pollutant_of_concern"]["pollutants"]
+    opt_out = load_profile("stillwater").with_pollutants(["phosphorus"], include_sediment=False)
+    assert determine(rows, profile=opt_out, **kw).conditions["A"]["value"] is False

@@ -192,3 +192,21 @@ def test_site_file_not_spatial_or_without_crs(town_gpkg, tmp_path, capsys):
     gpd.GeoSeries([shapely.Point(500040, 4699860)], crs=CRS18).to_crs(4326).to_file(pts)
     assert main(["screen", str(town_gpkg), "--site-file", str(pts), "--acres", "1"]) == 2
     assert "must be a polygon" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", ["xyz", "phosphorus,xyz"])
+def test_screen_unknown_pollutant_is_usage_error(town_gpkg, capsys, bad):
+    assert main(["screen", str(town_gpkg), "--site", "P020_040", "--acres", "0.1",
+                 "--pollutants", bad]) == 4
+    err = capsys.readouterr().err
+    assert "Unknown pollutant" in err and "'xyz'" in err and "phosphorus" in err
+
+
+def test_screen_pollutant_misspelling_read_as_phosphorus(town_gpkg, capsys):
+    # the town's Mill Creek is listed for Phosphorus: "phosphorous" must still count
+    code = main(["screen", str(town_gpkg), "--site", "P020_040", "--acres", "0.1",
+                 "--common-plan-acres", "2", "--type", "commercial",
+                 "--pollutants", "phosphorous", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["conditions"]["A"]["value"] is True
+    assert doc["pollutant_of_concern"]["pollutants"] == ["silt/sediment", "phosphorus"]

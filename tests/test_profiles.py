@@ -123,3 +123,35 @@ def test_invalid_toml(tmp_path):
     p.write_text("name = \n", encoding="utf-8")
     with pytest.raises(DataError, match="not valid TOML"):
         load_profile(p)
+
+
+def test_with_pollutants_validates_names_and_keeps_sediment():
+    from ms4map.errors import UsageError
+
+    prof = load_profile("stillwater")
+    # a misspelling is read as the pollutant it names; sediment is always in the list
+    assert prof.with_pollutants(["phosphorous"]).pollutants_of_concern == (
+        "silt/sediment", "phosphorus")
+    assert prof.with_pollutants(["TSS", "nutrients"]).pollutants_of_concern == (
+        "silt/sediment", "nutrients")
+    assert prof.with_pollutants(["nutrients"], include_sediment=False).pollutants_of_concern == (
+        "nutrients",)
+    with pytest.raises(UsageError, match="'xyz'.*nutrients.*phosphorus"):
+        prof.with_pollutants(["phosphorus", "xyz"])
+
+
+def test_town_file_unknown_pollutant_and_sediment_opt_out(tmp_path):
+    bad = _write_variant(tmp_path, lambda t: t.replace(
+        'pollutant_reading = "law"\npollutants_of_concern = []',
+        'pollutant_reading = "list"\npollutants_of_concern = ["phosphorus", "xyz"]'))
+    with pytest.raises(DataError, match="screening.pollutants_of_concern.*'xyz'"):
+        load_profile(bad)
+    off = _write_variant(tmp_path, lambda t: t.replace(
+        'pollutant_reading = "law"\npollutants_of_concern = []',
+        'pollutant_reading = "list"\npollutants_of_concern = ["nutrients"]').replace(
+        "narrowed_includes_sediment = true", "narrowed_includes_sediment = false"))
+    assert load_profile(off).pollutants_of_concern == ("nutrients",)
+    on = _write_variant(tmp_path, lambda t: t.replace(
+        'pollutant_reading = "law"\npollutants_of_concern = []',
+        'pollutant_reading = "list"\npollutants_of_concern = ["nutrients"]'))
+    assert load_profile(on).pollutants_of_concern == ("silt/sediment", "nutrients")

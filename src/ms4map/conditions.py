@@ -396,7 +396,10 @@ def _reading_text(profile: Profile) -> str:
             "the law's definition: sediment plus every pollutant identified as a cause of "
             "impairment of the receiving water (any 303(d) listing counts)"
         )
-    return "the profile's narrowed list: " + ", ".join(profile.pollutants_of_concern)
+    text = "the profile's narrowed list: " + ", ".join(profile.pollutants_of_concern)
+    if getattr(profile, "include_sediment", True):
+        text += " (sediment always counts: the law's definition starts with it)"
+    return text
 
 
 def _counts(pollutant: str, profile: Profile) -> bool:
@@ -1673,11 +1676,9 @@ def screen_condition_a(
             "bad drainage rows (see problems)" if bad_mask[i] else "no rows in the drainage table"
         )
     out["condition_a"] = pd.array(val, dtype="boolean")
-    out["condition_a_text"] = np.where(
-        val == True,
-        "yes",  # noqa: E712
-        np.where(val == False, "no", "undetermined"),
-    )  # noqa: E712
+    is_true = np.array([v is True for v in val], dtype=bool)
+    is_false = np.array([v is False for v in val], dtype=bool)
+    out["condition_a_text"] = np.where(is_true, "yes", np.where(is_false, "no", "undetermined"))
     out["method"] = method
     out["reason"] = reason
     out["tmdls"] = [in_tmdl.get(p) for p in ids]

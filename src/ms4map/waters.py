@@ -29,14 +29,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import DataError, InputOpenError
+from .errors import DataError, InputOpenError, UsageError
 
 __all__ = [
     "CATEGORIES",
     "IMPAIRMENT_COLUMNS",
     "NY_LIST_PARTS",
+    "KNOWN_POLLUTANTS",
     "POLLUTANT_GROUPS",
     "Waters",
+    "canonical_pollutants",
     "normalize_category",
     "normalize_pollutant",
     "pollutant_in",
@@ -97,6 +99,48 @@ POLLUTANT_GROUPS: dict[str, frozenset[str]] = {
     "nutrients": frozenset({"phosphorus", "nitrogen", "ammonia", "nutrients"}),
     "pathogens": frozenset({"pathogens"}),
 }
+
+
+#: Pollutant names a profile list or ``--pollutants`` may use (plus the group names).
+KNOWN_POLLUTANTS: tuple[str, ...] = tuple(c for c, _ in _POLLUTANT_PATTERNS)
+
+
+def canonical_pollutants(names: Iterable[Any], *, where: str = "--pollutants") -> tuple[str, ...]:
+    """Validate a list of pollutants of concern; return canonical names and groups.
+
+    Each entry is a group (``sediment``, ``silt/sediment``, ``nutrients``,
+    ``pathogens``) or a name :func:`normalize_pollutant` recognises (so
+    ``"Total Phosphorus"`` or the misspelling ``"phosphorous"`` become ``phosphorus``).
+
+    Raises
+    ------
+    UsageError
+        An empty or unknown name; the message lists the known names and groups.
+
+    Examples
+    --------
+    >>> canonical_pollutants(["Phosphorous", "TSS", "nutrients"])
+    ('phosphorus', 'silt/sediment', 'nutrients')
+    """
+    out: list[str] = []
+    bad: list[str] = []
+    for raw in names:
+        text = "" if raw is None else " ".join(str(raw).strip().lower().split())
+        if text in POLLUTANT_GROUPS:
+            canon = text
+        else:
+            canon = normalize_pollutant(text)
+            if canon not in KNOWN_POLLUTANTS:
+                bad.append(repr(raw))
+                continue
+        if canon not in out:
+            out.append(canon)
+    if bad:
+        raise UsageError(
+            f"Unknown pollutant(s) in {where}: {', '.join(bad)}. Select from the groups "
+            f"{sorted(POLLUTANT_GROUPS)} or the names {list(KNOWN_POLLUTANTS)}."
+        )
+    return tuple(out)
 
 
 def normalize_pollutant(value: Any) -> str:

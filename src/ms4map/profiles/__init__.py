@@ -153,6 +153,9 @@ class Profile:
     exemptions: dict[str, dict[str, Any]]
     source: str
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    #: A narrowed list always counts sediment (the law's definition starts with it)
+    #: unless the profile sets ``screening.narrowed_includes_sediment = false``.
+    include_sediment: bool = True
 
     # ---------------------------------------------------------------- helpers
     def cite(self, rule: str) -> list[Citation]:
@@ -180,17 +183,42 @@ class Profile:
             return False
         return any(fnmatch.fnmatchcase(text, p) for p in patterns)
 
-    def with_pollutants(self, pollutants: list[str] | tuple[str, ...]) -> Profile:
-        """A copy that reads "pollutant of concern" as the given list only."""
+    def with_pollutants(
+        self,
+        pollutants: list[str] | tuple[str, ...],
+        *,
+        include_sediment: bool | None = None,
+    ) -> Profile:
+        """A copy that reads "pollutant of concern" as the given list only.
+
+        Parameters
+        ----------
+        pollutants : list of str
+            Names or groups (see :func:`ms4map.waters.canonical_pollutants`).
+        include_sediment : bool, optional
+            Add ``silt/sediment`` when the list lacks it (default: the profile's
+            ``include_sediment``, true unless the profile says otherwise): the law's
+            definition of pollutant of concern always includes sediment.
+
+        Raises
+        ------
+        UsageError
+            An empty list or an unknown pollutant name (the message lists the known ones).
+        """
+        from ..waters import canonical_pollutants
+
         if not pollutants:
             raise UsageError(
                 "with_pollutants() needs at least one pollutant; "
                 "use the profile as is for the law's own definition."
             )
+        inc = self.include_sediment if include_sediment is None else bool(include_sediment)
+        pocs = _with_sediment(canonical_pollutants(pollutants), inc)
         return replace(
             self,
             pollutant_reading="list",
-            pollutants_of_concern=tuple(str(p) for p in pollutants),
+            pollutants_of_concern=pocs,
+            include_sediment=inc,
             name=f"{self.name}+narrowed",
         )
 
@@ -202,12 +230,23 @@ class Profile:
             "municipality": self.municipality,
             "pollutant_reading": self.pollutant_reading,
             "pollutants_of_concern": list(self.pollutants_of_concern),
+            "narrowed_includes_sediment": self.include_sediment,
             "tributary_reach_km": self.tributary_reach_km,
             "single_family_classes": list(self.single_family_classes),
             "agricultural_classes": list(self.agricultural_classes),
             "septic_pollutants": list(self.septic_pollutants),
             "setback_ft": self.setback_ft,
         }
+
+
+def _with_sediment(pocs: tuple[str, ...], include: bool) -> tuple[str, ...]:
+    """Put ``silt/sediment`` first in a narrowed list unless it is there or excluded."""
+    from ..waters import POLLUTANT_GROUPS
+
+    sed = POLLUTANT_GROUPS["silt/sediment"]
+    if not include or any(p in ("sediment", "silt/sediment") or p in sed for p in pocs):
+        return pocs
+    return ("silt/sediment", *pocs)
 
 
 def builtin_profile_path(name: str) -> Path:
@@ -299,6 +338,22 @@ def _build(raw: dict[str, Any], *, source: str) -> Profile:
     if not isinstance(pocs, list) or not all(isinstance(p, str) for p in pocs):
         problems.append("screening.pollutants_of_concern must be a list of pollutant names")
         pocs = []
+    else:
+        from ..waters import canonical_pollutants
+
+        try:
+            pocs = list(canonical_pollutants(pocs, where="screening.pollutants_of_concern"))
+        except UsageError as exc:
+            problems.append(str(exc))
+            pocs = []
+    inc_sed = scr.get("narrowed_includes_sediment", True)
+    if not isinstance(inc_sed, bool):
+        problems.append(
+            f"screening.narrowed_includes_sediment = {inc_sed!r}: give true or false"
+        )
+        inc_sed = True
+    if pocs:
+        pocs = list(_with_sediment(tuple(pocs), inc_sed))
     if reading == "list" and not pocs:
         problems.append(
             "screening.pollutant_reading = 'list' needs a non-empty "
@@ -412,4 +467,5 @@ def _build(raw: dict[str, Any], *, source: str) -> Profile:
         exemptions={k: dict(v) for k, v in exemptions.items()},
         source=source,
         raw=raw,
+        include_sediment=inc_sed,
     )
