@@ -1373,6 +1373,7 @@ class _Builder:
             "v": remap[self.e_v],
             "n_nodes": len(used),
             "n_edges": len(self.e_u),
+            "src": self.e_src,
         }
         net = StormNetwork(
             nodes=nodes,

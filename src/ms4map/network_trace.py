@@ -121,7 +121,7 @@ def _solve(net: Any) -> _Solved:
     cu, cv = comp[u], comp[v]
     ex = cu != cv
     # a conveyance split into parts counts once: on its last part in flow order
-    weight = _last_part(edges).astype(np.int64)[arc_edge]
+    weight = _last_part(edges, gr.get("src")).astype(np.int64)[arc_edge]
     diam = edges["diameter_in"].to_numpy(dtype=float)[arc_edge] if len(edges) else np.zeros(0)
     dsi = edges["ds_invert"].to_numpy(dtype=float)[arc_edge] if len(edges) else np.zeros(0)
     elen = edges["length_m"].to_numpy(dtype=float)[arc_edge] if len(edges) else np.zeros(0)
@@ -158,7 +158,8 @@ def _solve(net: Any) -> _Solved:
         moving = nxt != np.arange(ncomp)
         hops = hops + np.where(moving, hops[nxt], 0)
         dist = dist + np.where(moving, dist[nxt], 0.0)
-        bits = bits | np.where(moving, bits[nxt], 0)
+        if len(split_comps):
+            bits = bits | np.where(moving, bits[nxt], 0)
         if np.array_equal(nn, nxt):
             break
         nxt = nn
@@ -201,13 +202,25 @@ _SPLIT_RULES = (
 )
 
 
-def _last_part(edges: pd.DataFrame) -> np.ndarray:
-    """True for each edge that is the last part (in flow order) of its conveyance."""
+def _last_part(edges: pd.DataFrame, src: np.ndarray | None = None) -> np.ndarray:
+    """True for each edge that is the last part (in flow order) of its conveyance.
+
+    ``src`` (source conveyance row per edge, -1 for laterals, kept by the builder)
+    finds the split conveyances without comparing strings.
+    """
     last = np.ones(len(edges), dtype=bool)
     if len(edges) == 0:
         return last
-    conv = edges["conv_id"].astype(str).to_numpy()
-    dup = np.where(pd.Series(conv).duplicated(keep=False).to_numpy())[0]
+    if src is not None and len(src) == len(edges):
+        ok = src >= 0
+        counts = np.bincount(src[ok]) if ok.any() else np.zeros(1, int)
+        multi = np.zeros(len(edges), dtype=bool)
+        multi[ok] = counts[src[ok]] > 1
+        dup = np.where(multi)[0]
+        conv = edges["conv_id"].to_numpy(dtype=object)
+    else:
+        conv = edges["conv_id"].astype(str).to_numpy()
+        dup = np.where(pd.Series(conv).duplicated(keep=False).to_numpy())[0]
     if len(dup):
         fn = edges["from_node"].astype(str).to_numpy()
         tn = edges["to_node"].astype(str).to_numpy()
