@@ -227,6 +227,26 @@ def test_project_type_guess(waters):
     assert det2["project_type"]["source"] == "user" and det2.conditions["C"]["value"] is True
 
 
+@pytest.mark.parametrize("kind,classes,expected", [
+    ("parcels", ["210", "215", "210"], "single_family"),   # every parcel one-family: guessed
+    ("parcels", ["112", "241"], "agricultural"),
+    ("parcels", ["210"] * 9 + ["484"], "other"),             # mixed classes
+    ("polygon", ["210"] * 10, "other"),                      # a drawn polygon over houses
+    ("polygon", ["484", "484"], "commercial"),               # non-excluding type is harmless
+    ("parcels", ["210", None], "other"),
+])
+def test_project_type_guess_is_conservative(waters, kind, classes, expected):
+    rows = [row("inlet", "CB2", 1, "OF-H", **HUDSON)]
+    det = determine(rows, waters=waters, disturbed_acres=2,
+                    site=SiteInfo(kind=kind, prop_class=classes[0], prop_classes=classes))
+    assert det["project_type"]["value"] == expected
+    c = det.conditions["C"]
+    assert c["value"] is (expected not in ("single_family", "agricultural"))
+    if not c["value"]:  # the guess that removed Condition C is said, with how to confirm
+        assert any("was guessed" in r and "--type" in r for r in c["reasons"])
+    assert "--type" in det.summary()
+
+
 @pytest.mark.parametrize("kwargs,match", [
     (dict(disturbed_acres=-1), "negative"),
     (dict(disturbed_acres=1e7), "absurd"),

@@ -59,6 +59,7 @@ def test_screen_site_text_and_report(town_gpkg, tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0 and "Condition A: yes" in out and "Condition C: no" in out
     assert "single_family (guessed from property class)" in out  # class 210
+    assert "confirm it with --type TYPE" in out and "was guessed" in out
     assert rep.read_bytes().startswith(b"%PDF")
 
 
@@ -70,6 +71,12 @@ def test_screen_polygon_file(town_gpkg, tmp_path, capsys):
                  "--common-plan-acres", "3", "--type", "residential", "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 0 and doc["site"]["kind"] == "polygon"
+    assert doc["conditions"]["C"]["value"] is True
+    # without --type a polygon over one-family lots is not guessed single_family
+    code = main(["screen", str(town_gpkg), "--site-file", str(site), "--acres", "0.5",
+                 "--common-plan-acres", "3", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["site"]["parcel_ids"]) > 1 and doc["project_type"]["value"] == "other"
     assert doc["conditions"]["C"]["value"] is True
 
 

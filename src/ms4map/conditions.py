@@ -48,6 +48,8 @@ __all__ = [
     "determine",
     "evaluate_site",
     "guess_project_type",
+    "guess_site_project_type",
+    "EXCLUDING_TYPES",
     "screen_all",
     "screen_condition_a",
     "validate_inputs",
@@ -142,7 +144,10 @@ class SiteInfo:
     area_acres : float or None
         Site area (for the absurd-acreage check).
     prop_class : str or None
-        NY property class of the (dominant) parcel, for the project-type guess.
+        NY property class of the (dominant) parcel.
+    prop_classes : list of str or None
+        Property class of every parcel of the site (for the project-type guess, which
+        guesses an excluding type only when every parcel has such a class).
     geometry : shapely geometry or None
         The site in the working CRS (TMDL containment, map).
     crs : str or None
@@ -156,6 +161,7 @@ class SiteInfo:
     geometry: Any = None
     crs: str | None = None
     address: str | None = None
+    prop_classes: list[str | None] | None = None
 
 
 def _blank(v: Any) -> bool:
@@ -249,6 +255,41 @@ def guess_project_type(prop_class: Any, profile: Profile) -> tuple[str, str]:
     if first in table:
         return table[first], f"property class {pc} ({first}xx) suggests {table[first]}"
     return "other", f"property class {pc} suggests no specific project type: 'other'"
+
+
+#: Project types that exclude Condition C (a guess must not assume them lightly).
+EXCLUDING_TYPES = ("single_family", "agricultural")
+
+
+def guess_site_project_type(site: SiteInfo, profile: Profile) -> tuple[str, str]:
+    """Conservative project-type guess for a whole site.
+
+    ``single_family`` or ``agricultural`` (which exclude Condition C) is guessed only
+    when the site is made of parcels that *all* have such a class; a drawn polygon or
+    parcels of mixed classes get ``other`` (unless all parcels suggest the same
+    non-excluding type).  Returns ``(project_type, reason)``.
+    """
+    classes = site.prop_classes if site.prop_classes is not None else [site.prop_class]
+    classes = classes or [None]
+    guesses = [guess_project_type(pc, profile) for pc in classes]
+    types = {g[0] for g in guesses}
+    shown = ", ".join(sorted({"none" if _blank(c) else str(c) for c in classes}))
+    n = len(classes)
+    if len(types) > 1:
+        return "other", (
+            f"the site's {n} parcels have mixed property classes ({shown}): "
+            "project type 'other' assumed"
+        )
+    pt = next(iter(types))
+    if site.kind == "polygon" and pt in EXCLUDING_TYPES:
+        return "other", (
+            f"the site is a polygon over {n} parcel(s) of class {shown}; a drawn site may "
+            f"be a new project, so {pt.replace('_', '-')} (which excludes Condition C) is "
+            "not assumed: project type 'other'"
+        )
+    if n == 1:
+        return pt, guesses[0][1]
+    return pt, f"all {n} parcels of the site have class {shown}: {guesses[0][1]}"
 
 
 # --------------------------------------------------------------------------------------
@@ -683,7 +724,12 @@ class Determination:
                 else ""
             )
             + ")",
-            f"Project type: {d['project_type']['value']} ({d['project_type']['source']})",
+            f"Project type: {d['project_type']['value']} ({d['project_type']['source']})"
+            + (
+                "; confirm it with --type TYPE"
+                if d["project_type"]["source"] != "user"
+                else ""
+            ),
             f"Land development activity: {v(d['land_development_activity']['value'])}",
             f"Exemption: {d['exemption']['code'] or 'none'}"
             + (" (exempt from review)" if d["exemption"]["exempt"] else ""),
@@ -787,7 +833,7 @@ def determine(
 
     # project type
     if inp["project_type"] is None:
-        pt, pt_reason = guess_project_type(site.prop_class, prof)
+        pt, pt_reason = guess_site_project_type(site, prof)
         pt_source = "guessed from property class"
     else:
         pt, pt_reason, pt_source = inp["project_type"], "given by the user", "user"
@@ -888,19 +934,20 @@ def determine(
             f"The activity is {eff:g} acres, not between one and five acres"
             + (" (Condition B applies instead)." if eff >= 5.0 else ".")
         ]
-    elif pt == "single_family":
-        c_val, c_reasons = (
-            False,
-            ["Construction of a single-family residence is excluded from Condition C."],
-        )
-    elif pt == "agricultural":
-        c_val, c_reasons = (
-            False,
-            [
-                "Construction activity at an agricultural property is "
-                "excluded from Condition C (it is still reviewed)."
-            ],
-        )
+    elif pt in EXCLUDING_TYPES:
+        c_val = False
+        c_reasons = [
+            "Construction of a single-family residence is excluded from Condition C."
+            if pt == "single_family"
+            else "Construction activity at an agricultural property is "
+            "excluded from Condition C (it is still reviewed)."
+        ]
+        if pt_source != "user":
+            c_reasons.append(
+                f"The project type '{pt}' was guessed, not given ({pt_reason}); this guess "
+                "is what removes Condition C. Confirm the project type (ms4map screen "
+                "--type TYPE): for any other type Condition C applies."
+            )
     else:
         c_val = True
         c_reasons = [
@@ -1116,6 +1163,12 @@ def tmdl_hits_for(
     return hits
 
 
+def _classes(sel: pd.DataFrame) -> list[str | None]:
+    if "prop_class" not in sel.columns:
+        return [None] * len(sel)
+    return [None if _blank(v) else str(v) for v in sel["prop_class"]]
+
+
 def _resolve_site(
     site: Any, workspace: Any, result: Any, *, site_crs: Any = None
 ) -> tuple[SiteInfo, pd.DataFrame, Any]:
@@ -1170,6 +1223,7 @@ def _resolve_site(
             geometry=geom,
             crs=workspace.crs.to_string(),
             address=None if _blank(dom.get("address")) else str(dom["address"]),
+            prop_classes=_classes(sel),
         )
         return info, rows, sel
     # polygon
@@ -1225,6 +1279,7 @@ def _resolve_site(
         geometry=geom,
         crs=workspace.crs.to_string(),
         address=None if _blank(dom.get("address")) else str(dom["address"]),
+        prop_classes=_classes(sel),
     )
     return info, rows, sel
 
