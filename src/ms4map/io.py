@@ -1464,6 +1464,9 @@ def write_text_output(
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp_name, 0o666 & ~umask)  # mkstemp makes 0600; outputs are ordinary files
         os.replace(tmp_name, out)
     finally:
         if os.path.exists(tmp_name):
