@@ -341,3 +341,49 @@ def test_narrowed_list_still_counts_sediment():
     assert "silt/sediment" in det["pollutant_of_concern"]["pollutants"]
     opt_out = load_profile("stillwater").with_pollutants(["phosphorus"], include_sediment=False)
     assert determine(rows, profile=opt_out, **kw).conditions["A"]["value"] is False
+
+
+def test_tmdl_name_with_tmdl_is_not_doubled():
+    import geopandas as gpd
+
+    from ms4map.conditions import tmdl_watershed_label
+    from ms4map.waters import Waters
+
+    assert tmdl_watershed_label("Tamarack Lake Phosphorus TMDL") == (
+        "Tamarack Lake Phosphorus TMDL watershed")
+    assert tmdl_watershed_label("Round Lake phosphorus") == "Round Lake phosphorus TMDL watershed"
+    w = town_waters()
+    tm = w.tmdl_watersheds.copy()
+    tm["name"] = ["Tamarack Lake Phosphorus TMDL"]
+    w2 = Waters.from_frames(waterbodies=w.waterbodies, impairments=w.impairments,
+                            tmdl_watersheds=gpd.GeoDataFrame(tm, crs=w.crs), crs=w.crs)
+    rows = [row("inlet", "CBL", 1, "OF-L", **LAKE)]
+    hits = tmdl_hits_for(w2, site_geom=None, rows=pd.DataFrame(rows),
+                         outfall_points=OUTFALL_POINTS)
+    det = determine(rows, waters=w2, disturbed_acres=2, project_type="commercial",
+                    tmdl_hits=hits)
+    text = " ".join(det.conditions["A"]["reasons"])
+    assert "Tamarack Lake Phosphorus TMDL watershed" in text and "TMDL TMDL" not in text
+    scr = screen_condition_a(pd.DataFrame([{**r, "parcel_id": "P9"} for r in rows]), waters=w2,
+                             profile=load_profile("stillwater"), outfall_points=OUTFALL_POINTS)
+    assert "TMDL TMDL" not in scr["reason"].iloc[0] and "TMDL watershed" in scr["reason"].iloc[0]
+
+
+def test_common_plan_wording_names_both_acreages(waters):
+    det = determine([row("inlet", "CB3", 1, "OF-C", **CLEAR)], waters=waters,
+                    disturbed_acres=0.7, common_plan_acres=3, project_type="commercial")
+    b = det.conditions["B"]["reasons"][0]
+    assert "disturbs 0.7 acres within a 3-acre common plan" in b and "larger, 3 acres" in b
+    assert "disturbs 3 acres" not in b
+    assert "0.7 acres within a 3-acre" in det.conditions["C"]["reasons"][0]
+
+
+def test_all_off_dem_says_drainage_unknown(waters):
+    det = determine([row("off_dem", None, 1.0)], waters=waters, disturbed_acres=2,
+                    project_type="commercial")
+    a = det.conditions["A"]
+    assert a["value"] is None and "known part" not in " ".join(a["reasons"])
+    assert "drainage is unknown" in a["reasons"][0] and "100% lies off the DEM" in a["reasons"][0]
+    part = determine([row("off_dem", None, 0.4), row("inlet", "CB3", 0.6, "OF-C", **CLEAR)],
+                     waters=waters, disturbed_acres=2, project_type="commercial")
+    assert "known part" in part.conditions["A"]["reasons"][0]

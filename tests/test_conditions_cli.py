@@ -71,6 +71,7 @@ def test_screen_polygon_file(town_gpkg, tmp_path, capsys):
                  "--common-plan-acres", "3", "--type", "residential", "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 0 and doc["site"]["kind"] == "polygon"
+    assert doc["site"]["label"] == "polygon from site.geojson"
     assert doc["conditions"]["C"]["value"] is True
     # without --type a polygon over one-family lots is not guessed single_family
     code = main(["screen", str(town_gpkg), "--site-file", str(site), "--acres", "0.5",

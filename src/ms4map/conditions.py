@@ -24,6 +24,7 @@ import datetime as _dt
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -137,7 +138,8 @@ class SiteInfo:
     Attributes
     ----------
     label : str
-        How the determination names the site (parcel ids or "drawn polygon").
+        How the determination names the site (parcel ids, "drawn polygon", or
+        "polygon from FILE" for a polygon read from a file).
     kind : {"parcels", "polygon", "rows"}
     parcel_ids : list of str
         Parcels of the site (those the polygon overlaps, for a polygon).
@@ -449,6 +451,17 @@ def _counts(pollutant: str, profile: Profile) -> bool:
     return pollutant_in(pollutant, profile.pollutants_of_concern)
 
 
+def tmdl_watershed_label(name: Any) -> str:
+    """``"Round Lake phosphorus"`` -> ``"Round Lake phosphorus TMDL watershed"``; a name
+    that already says TMDL is not doubled (``"Tamarack Lake Phosphorus TMDL watershed"``).
+    """
+    text = "" if _blank(name) else str(name).strip()
+    low = text.lower()
+    if "watershed" in low:
+        return text
+    return f"{text} watershed" if re.search(r"\btmdl\b", low) else f"{text} TMDL watershed"
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.0f}%" if x >= 0.01 or x == 0 else f"{100 * x:.1f}%"
 
@@ -606,7 +619,7 @@ def condition_a_physics(
                 triggered = True
                 reasons.append(
                     f"The site {t.get('how') or 'reaches'} the "
-                    f"{t.get('name') or t.get('tmdl_id')} TMDL watershed "
+                    f"{tmdl_watershed_label(t.get('name') or t.get('tmdl_id'))} "
                     f"({t.get('pollutant')}), where stormwater is identified as a "
                     "source of the impairment."
                 )
@@ -633,11 +646,18 @@ def condition_a_physics(
             parts.append(f"{_pct(unk)} drains somewhere unmapped")
         if unresolved > _EPS:
             parts.append(f"{_pct(unresolved)} reaches a receiving water without a PWL ID")
-        reasons.append(
-            "The known part of the site reaches no 303(d) water or TMDL watershed, "
-            "but " + " and ".join(parts) + ": Condition A is undetermined until that "
-            "part's drainage is known."
-        )
+        if unknown >= float(rows["fraction"].sum()) - _EPS:
+            reasons.append(
+                "The site's drainage is unknown ("
+                + " and ".join(parts)
+                + "): Condition A is undetermined until it is known."
+            )
+        else:
+            reasons.append(
+                "The known part of the site reaches no 303(d) water or TMDL watershed, "
+                "but " + " and ".join(parts) + ": Condition A is undetermined until that "
+                "part's drainage is known."
+            )
     else:
         value = False
         if internal >= 1 - _EPS:
@@ -914,24 +934,28 @@ def determine(
             + ", ".join(prof.pollutants_of_concern)
             + "."
         )
+    # Conditions B and C look at the larger of the disturbance and the common plan
+    size = (
+        f"The site disturbs {d_ac:g} acres within a {plan:g}-acre common plan of "
+        f"development or sale; Conditions B and C look at the larger, {eff:g} acres"
+        if plan is not None and plan > d_ac
+        else f"The activity disturbs {eff:g} acres"
+    )
     # Condition B
     if not applies:
         b_val, b_reasons = False, [why_not]
     elif eff >= 5.0:
         b_val = True
-        b_reasons = [
-            f"The activity disturbs {eff:g} acres (five or more)"
-            + (" counting its common plan of development." if plan and plan > d_ac else ".")
-        ]
+        b_reasons = [f"{size} (five or more)."]
     else:
-        b_val, b_reasons = False, [f"The activity disturbs {eff:g} acres, less than five."]
+        b_val, b_reasons = False, [f"{size}, less than five."]
     # Condition C
     if not applies:
         c_val, c_reasons = False, [why_not]
     elif eff < 1.0 or eff >= 5.0:
         c_val = False
         c_reasons = [
-            f"The activity is {eff:g} acres, not between one and five acres"
+            f"{size}, not between one and five acres"
             + (" (Condition B applies instead)." if eff >= 5.0 else ".")
         ]
     elif pt in EXCLUDING_TYPES:
@@ -951,9 +975,8 @@ def determine(
     else:
         c_val = True
         c_reasons = [
-            f"The activity disturbs {eff:g} acres, between one and five, and is "
-            f"{pt.replace('_', ' ')} construction (not single-family or agricultural)"
-            + (" counting its common plan of development." if plan and plan > d_ac else ".")
+            f"{size}, between one and five, and is {pt.replace('_', ' ')} construction "
+            "(not single-family or agricultural)."
         ]
 
     swppp = applies
@@ -1227,6 +1250,10 @@ def _resolve_site(
         )
         return info, rows, sel
     # polygon
+    label = "drawn polygon"
+    src = getattr(site, "attrs", {}).get("source_name") if hasattr(site, "attrs") else None
+    if src:
+        label = f"polygon from {src}"
     if isinstance(site, (gpd.GeoDataFrame, gpd.GeoSeries)):
         if site.crs is None:
             raise DataError(
@@ -1271,7 +1298,7 @@ def _resolve_site(
     inter = sel.geometry.intersection(geom).area.to_numpy()
     dom = sel.iloc[int(np.argmax(inter))]
     info = SiteInfo(
-        label="drawn polygon",
+        label=label,
         kind="polygon",
         parcel_ids=[str(p) for p in sel["parcel_id"]],
         area_acres=float(geom.area * unit * unit / ACRE_M2),
@@ -1632,8 +1659,8 @@ def screen_condition_a(
         "drains "
         + pd.Series(via, index=good.index)[sel]
         + " into the "
-        + pd.Series(tm_names, index=good.index)[sel].astype(str)
-        + " TMDL watershed (stormwater a source)"
+        + pd.Series(tm_names, index=good.index)[sel].astype(str).map(tmdl_watershed_label)
+        + " (stormwater a source)"
     )
     good["_row_reason"] = rr
     good["_recv"] = good["wb"].where(reach, None)
@@ -1711,7 +1738,7 @@ def screen_condition_a(
     method[bad_mask & ~tm_in] = "bad_drainage_rows"
     reason = out["reason"].to_numpy(dtype=object).copy()
     for i in np.flatnonzero(tm_in & ~hitl):
-        reason[i] = f"lies in the {in_tmdl[ids[i]]} TMDL watershed (stormwater a source)"
+        reason[i] = f"lies in the {tmdl_watershed_label(in_tmdl[ids[i]])} (stormwater a source)"
     unk_fr = out["unknown_fraction"].fillna(0).to_numpy()
     for i in np.flatnonzero(und):
         reason[i] = (
