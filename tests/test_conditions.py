@@ -387,3 +387,10 @@ def test_all_off_dem_says_drainage_unknown(waters):
     part = determine([row("off_dem", None, 0.4), row("inlet", "CB3", 0.6, "OF-C", **CLEAR)],
                      waters=waters, disturbed_acres=2, project_type="commercial")
     assert "known part" in part.conditions["A"]["reasons"][0]
+
+
+def test_determination_repr_is_short(waters):
+    det = determine([row("inlet", "CB1", 1, "OF-M", **MILL)], waters=waters, disturbed_acres=2,
+                    project_type="commercial", site=SiteInfo(label="P1"))
+    text = repr(det)
+    assert text == "<Determination site='P1' acres=2.0 A=yes B=no C=yes SWPPP=yes>"

@@ -714,6 +714,23 @@ class Determination:
     def __getitem__(self, key: str) -> Any:
         return self.doc[key]
 
+    def __repr__(self) -> str:
+        d = self.doc
+        c = d.get("conditions", {})
+
+        def v(k: str) -> str:
+            return {True: "yes", False: "no", None: "undetermined"}.get(
+                c.get(k, {}).get("value"), "?"
+            )
+
+        site = d.get("site", {}).get("label", "?")
+        inp = d.get("inputs", {})
+        sw = {True: "yes", False: "no"}.get(d.get("swppp_required", {}).get("value"), "?")
+        return (
+            f"<Determination site={site!r} acres={inp.get('effective_acres', '?')} "
+            f"A={v('A')} B={v('B')} C={v('C')} SWPPP={sw}>"
+        )
+
     @property
     def conditions(self) -> dict[str, dict[str, Any]]:
         return self.doc["conditions"]
