@@ -27,6 +27,7 @@ _SUBMODULES = {
     "waters",
     "conditions",
     "septic",
+    "idde",
     "profiles",
     "report",
     "maps",
