@@ -1,0 +1,96 @@
+"""Raster exchange with whitebox-workflows and the DEM-edge boundary condition."""
+
+from __future__ import annotations
+
+import geopandas as gpd
+import numpy as np
+import shapely
+from affine import Affine
+from test_overland_fixtures import CRS18, TR, dem, town_dem, xy
+
+from ms4map import overland
+
+
+def _inlets(**cells: tuple[int, int]) -> gpd.GeoDataFrame:
+    return gpd.GeoDataFrame(
+        {"node_id": list(cells)},
+        geometry=[shapely.Point(xy(*v)) for v in cells.values()],
+        crs=CRS18,
+    )
+
+
+def _east_plane(h: int = 30, w: int = 40) -> np.ndarray:
+    """Plane falling to the east: the steepest in-grid drop of a top-row cell is along
+    the edge (east, 0.05 per 2 m) rather than into the DEM (south-east, per 2.8 m)."""
+    _, c = np.mgrid[0:h, 0:w]
+    return 100.0 - 0.05 * c.astype(float)
+
+
+def test_saga_grid_round_trip_keeps_values_orientation_and_nodata(tmp_path):
+    z = np.arange(12, dtype=float).reshape(3, 4) * 1.123456789
+    z[1, 2] = np.nan
+    path = tmp_path / "z.sdat"
+    overland._write_sgrd(path, z, TR, CRS18)
+    back, nodata = overland._read_sgrd(path)
+    assert back.shape == (3, 4) and back[0, 0] == z[0, 0] and back[2, 3] == z[2, 3]
+    assert back[1, 2] == nodata
+    # whitebox reads the same grid (top row first, georeferenced at the cell centres)
+    wbe = overland._wbe()
+    r = wbe.read_raster(str(path), file_mode="m")
+    assert r.get_value(0, 1) == z[0, 1] and r.get_value(2, 0) == z[2, 0]
+    assert abs(r.metadata().north - TR.f) < 1e-6 and abs(r.metadata().west - TR.c) < 1e-6
+    # and what whitebox writes (bottom row first) comes back in the right order
+    wbe.write_raster(r, str(tmp_path / "w.sdat"))
+    w, nd = overland._read_sgrd(tmp_path / "w.sdat")
+    assert np.array_equal(np.where(w == nd, np.nan, w), z, equal_nan=True)
+    assert w.flags.c_contiguous
+    with overland._Whitebox(tmp_path / "wb") as wb:  # a lazily read grid is its own file
+        lazy, nd = wb.fetch(wb.wbe.read_raster(str(path)), "lazy")
+        assert np.array_equal(np.where(lazy == nd, np.nan, lazy), z, equal_nan=True)
+
+
+def test_non_square_cells_go_through_geotiff_and_still_fill():
+    z = town_dem(30, 30)
+    z[5, 5] = np.nan
+    tr = Affine(2.0, 0, 500000.0, 0, -3.0, 4700000.0)
+    filled = overland.condition_dem(z, tr, CRS18)
+    ok = np.isfinite(z)
+    assert np.isnan(filled[5, 5]) and np.isfinite(filled[ok]).all()
+    assert (filled[ok] >= z[ok] - 1e-9).all()
+    assert filled[20, 20] > z[20, 20]  # the bowl is filled
+
+
+def test_pinned_update_gives_the_same_routing_as_sending_the_whole_dem(monkeypatch):
+    z = town_dem()
+    inl = _inlets(I1=(30, 60), I2=(60, 60), I3=(5, 5))
+    a = overland.route(dem(z), inlets=inl)
+    monkeypatch.setattr(overland, "_PIN_MAX_SHARE", 0.0)  # force the upload of the whole DEM
+    b = overland.route(dem(z), inlets=inl)
+    assert np.array_equal(a.labels, b.labels)
+    assert np.array_equal(a.conditioned, b.conditioned, equal_nan=True)
+    # pointers agree wherever they matter (target cells are labelled by their target)
+    free = ~a.target_mask
+    assert np.array_equal(a.flwdir.to_array("d8")[free], b.flwdir.to_array("d8")[free])
+    assert (a.targets["target_kind"] == "depression").sum() == 1  # the bowl
+
+
+def test_edge_cell_running_along_the_edge_is_an_outlet():
+    z = _east_plane()
+    raw = overland.d8_pointer(z, TR, CRS18, edge_outlets=False)
+    cut = overland.d8_pointer(z, TR, CRS18)
+    assert raw[0, 10] == 1  # the library sends the top-row cell east, along the edge
+    assert cut[0, 10] == 0  # ms4map: it has reached the edge
+    assert (cut[1:-1, 1:-1] == raw[1:-1, 1:-1]).all()  # interior untouched
+    # an inlet on the top edge: edge cells west of it no longer run into it, the
+    # interior cell next to it still drops into it
+    res = overland.route(dem(z), inlets=_inlets(I1=(0, 30)))
+    i1, edge = res.label_of("inlet", "I1"), res.label_of("off_dem", "dem_edge")
+    assert res.labels[0, 10] == edge and res.labels[0, 29] == edge
+    assert res.labels[1, 29] == i1
+
+
+def test_edge_cell_pointing_into_the_dem_keeps_its_pointer():
+    z = _east_plane().T.copy()  # falls to the south now: top-row cells drain inwards
+    raw = overland.d8_pointer(z, TR, CRS18, edge_outlets=False)
+    cut = overland.d8_pointer(z, TR, CRS18)
+    assert raw[0, 10] == 4 and cut[0, 10] == 4
