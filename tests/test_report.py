@@ -59,3 +59,37 @@ def test_report_never_replaces_an_input(det, tmp_path):
     assert inp.read_bytes() == b"mine"
     p = write_report(det, tmp_path / "a" / "b" / "r.pdf")  # missing folders are created
     assert p.read_bytes().startswith(b"%PDF")
+
+
+def _all_text(fig):
+    out = [t.get_text() for t in fig.texts]
+    for ax in fig.axes:
+        out += [t.get_text() for t in ax.texts]
+    return "\n".join(out)
+
+
+def test_report_sign_block_ids_workspace_scale_and_north(det):
+    import matplotlib.pyplot as plt
+
+    from ms4map.report import report_figure
+
+    det.doc["workspace"] = {"name": "demo.gpkg", "path": "/x/demo.gpkg"}
+    det.map_layers["outfall_ids"] = ["OF-M"]
+    det.map_layers["site_label"] = "P1"
+    html = render_html(det, include_map=False)
+    for needle in ("Reviewed by", "Signature", "Stormwater Management Officer",
+                   "Workspace: demo.gpkg", "Inlets: CB1 (30%), CB3 (70%)", "OF-M (30%)"):
+        assert needle in html, needle
+    fig = report_figure(det)
+    try:
+        text = _all_text(fig)
+        for needle in ("Reviewed by:", "Title:", "Date:", "Signature:",
+                       "Stormwater Management Officer", "Workspace: demo.gpkg",
+                       "Inlets: CB1 (30%), CB3 (70%)", "Outfalls: OF-M (30%)"):
+            assert needle in text, needle
+        map_text = "\n".join(t.get_text() for t in fig.axes[0].texts)
+        assert "N" in map_text.split("\n")  # north arrow
+        assert " ft (" in map_text  # scale bar
+        assert "P1" in map_text and "OF-M" in map_text  # site and outfall labels
+    finally:
+        plt.close(fig)

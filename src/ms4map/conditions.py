@@ -27,6 +27,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -58,7 +59,7 @@ __all__ = [
 
 DETERMINATION_SCHEMA = "ms4map.determination"
 #: Version of the JSON document; bump the minor for added fields, the major for changes.
-DETERMINATION_VERSION = "1.0"
+DETERMINATION_VERSION = "1.1"
 
 PROJECT_TYPES = (
     "single_family",
@@ -1087,6 +1088,7 @@ def determine(
         "schema_version": DETERMINATION_VERSION,
         "municipality": prof.municipality,
         "officer_title": prof.officer_title,
+        "workspace": None,
         "site": {
             "label": site.label,
             "kind": site.kind,
@@ -1360,7 +1362,7 @@ def _map_layers(
         except Exception:  # noqa: BLE001 - the map is a courtesy; a failed path is omitted
             layers["surface_path"] = None
     net = getattr(result, "network", None)
-    inlet_pts, paths = [], []
+    inlet_pts, paths, inlet_ids = [], [], []
     ms4 = rows[rows["target_kind"].isin(_MS4_KINDS)]
     for tid in dict.fromkeys(str(t) for t in ms4["target_id"] if not _blank(t)):
         if net is not None:
@@ -1375,13 +1377,18 @@ def _map_layers(
             nodes = getattr(net, "nodes", None)
             if nodes is not None and tid in nodes.index:
                 inlet_pts.append(nodes.loc[tid].geometry)
+                inlet_ids.append(tid)
     layers["inlets"] = inlet_pts
+    layers["inlet_ids"] = inlet_ids
     layers["paths"] = paths
-    layers["outfalls"] = [
-        outfall_points[o]
+    of_ids = [
+        o
         for o in dict.fromkeys(str(x) for x in ms4["outfall_id"] if not _blank(x))
         if o in outfall_points
     ]
+    layers["outfalls"] = [outfall_points[o] for o in of_ids]
+    layers["outfall_ids"] = of_ids
+    layers["site_label"] = info.label
     wbs = []
     for r in rows[rows["target_kind"].isin(_REACH_KINDS)].to_dict("records"):
         g = waters.waterbody_geometry(_resolve_wb(r, waters))
@@ -1467,6 +1474,11 @@ def evaluate_site(
         provenance=workspace.provenance(profile=prof.name),
     )
     det.map_layers = _map_layers(info, rows, result, workspace, waters, of_pts)
+    wpath = getattr(workspace, "path", None)
+    det.doc["workspace"] = {
+        "name": Path(wpath).name if wpath else "in-memory workspace",
+        "path": str(wpath) if wpath else None,
+    }
     return det
 
 

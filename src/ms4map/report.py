@@ -80,8 +80,24 @@ def _draw_map(ax: Any, det: Any) -> None:
         ]
         x0, y0, x1, y1 = shapely.GeometryCollection(parts).bounds
         pad = max(x1 - x0, y1 - y0) * 0.08 + 20
-        ax.set_xlim(x0 - pad, x1 + pad)
-        ax.set_ylim(y0 - pad, y1 + pad)
+        x0, y0, x1, y1 = x0 - pad, y0 - pad, x1 + pad, y1 + pad
+        # fill the axes box (equal scale in x and y): widen the short side
+        pos = ax.get_position(original=True)
+        fw, fh = ax.figure.get_size_inches()
+        box_ratio = (pos.height * fh) / (pos.width * fw)
+        w, h = x1 - x0, y1 - y0
+        if h / w < box_ratio:
+            extra = (w * box_ratio - h) / 2
+            y0, y1 = y0 - extra, y1 + extra
+        else:
+            extra = (h / box_ratio - w) / 2
+            x0, x1 = x0 - extra, x1 + extra
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(y0, y1)
+    if drawn:
+        _label_features(ax, layers)
+        _scale_bar(ax, crs)
+        _north_arrow(ax)
     if not drawn:
         ax.text(
             0.5,
@@ -97,6 +113,118 @@ def _draw_map(ax: Any, det: Any) -> None:
         "Site (orange), drainage path (blue), inlets (■), outfalls (▼), "
         "receiving waters (light blue)",
         fontsize=6,
+    )
+
+
+def _label_features(ax: Any, layers: dict[str, Any]) -> None:
+    """Site label at the site, outfall ids beside the outfall markers (inside the frame)."""
+    x0, x1 = ax.get_xlim()
+    y0, y1 = ax.get_ylim()
+
+    def inside(pt: Any) -> bool:
+        return x0 <= pt.x <= x1 and y0 <= pt.y <= y1
+
+    box = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.75}
+    site = layers.get("site")
+    if site is not None and not site.is_empty:
+        pt = site.representative_point()
+        ax.annotate(
+            _short(str(layers.get("site_label") or "site"), 30),
+            (pt.x, pt.y),
+            fontsize=6,
+            fontweight="bold",
+            color="#7f2704",
+            ha="center",
+            va="center",
+            bbox=box,
+        )
+    for pt, oid in zip(layers.get("outfalls", []), layers.get("outfall_ids", []), strict=False):
+        if pt is not None and inside(pt):
+            ax.annotate(
+                str(oid),
+                (pt.x, pt.y),
+                xytext=(4, -8),
+                textcoords="offset points",
+                fontsize=5.5,
+                color="#cb181d",
+                bbox=box,
+            )
+    for pt, iid in zip(layers.get("inlets", []), layers.get("inlet_ids", []), strict=False):
+        if pt is not None and inside(pt):
+            ax.annotate(
+                str(iid),
+                (pt.x, pt.y),
+                xytext=(4, 3),
+                textcoords="offset points",
+                fontsize=5,
+                color="black",
+                bbox=box,
+            )
+
+
+def _short(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _unit_m(crs: Any) -> float:
+    """Metres per CRS unit (1 when unknown)."""
+    try:
+        from pyproj import CRS
+
+        return float(CRS.from_user_input(crs).axis_info[0].unit_conversion_factor)
+    except Exception:  # noqa: BLE001 - a missing/odd CRS only affects the scale bar label
+        return 1.0
+
+
+def _nice(x: float) -> float:
+    """The largest 1/2/5 x 10^k not above ``x``."""
+    import math
+
+    if x <= 0:
+        return 0.0
+    e = 10 ** math.floor(math.log10(x))
+    return max(m * e for m in (1, 2, 5) if m * e <= x)
+
+
+def _scale_bar(ax: Any, crs: Any) -> None:
+    """A scale bar (about a quarter of the frame) in feet, with metres in brackets."""
+    x0, x1 = ax.get_xlim()
+    y0, y1 = ax.get_ylim()
+    m_per_unit = _unit_m(crs)
+    width_ft = (x1 - x0) * m_per_unit / 0.3048
+    ft = _nice(width_ft / 4)
+    if ft <= 0:
+        return
+    length = ft * 0.3048 / m_per_unit
+    bx, by = x0 + (x1 - x0) * 0.05, y0 + (y1 - y0) * 0.05
+    ax.plot([bx, bx + length], [by, by], color="black", linewidth=2.5, solid_capstyle="butt")
+    ax.plot([bx, bx + length / 2], [by, by], color="white", linewidth=1.2, solid_capstyle="butt")
+    ax.text(
+        bx + length / 2,
+        by + (y1 - y0) * 0.02,
+        f"{ft:,.0f} ft ({ft * 0.3048:,.0f} m)",
+        ha="center",
+        va="bottom",
+        fontsize=5.5,
+        bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.75},
+    )
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+
+
+def _north_arrow(ax: Any) -> None:
+    """North arrow, top right (the map is drawn in a projected CRS, north up)."""
+    ax.annotate(
+        "N",
+        xy=(0.94, 0.95),
+        xytext=(0.94, 0.82),
+        xycoords="axes fraction",
+        textcoords="axes fraction",
+        ha="center",
+        va="center",
+        fontsize=7,
+        fontweight="bold",
+        arrowprops={"facecolor": "black", "width": 2.5, "headwidth": 7, "headlength": 6},
     )
 
 
@@ -116,6 +244,51 @@ def site_map_png(det: Any, *, dpi: int = 110, size: tuple[float, float] = (4.0, 
     finally:
         plt.close(fig)
     return buf.getvalue()
+
+
+def _workspace_name(d: dict[str, Any]) -> str:
+    ws = d.get("workspace") or {}
+    if ws.get("name"):
+        return str(ws["name"])
+    inputs = (d.get("provenance") or {}).get("workspace_inputs") or {}
+    names = [Path(p).name for p in inputs]
+    return names[0] if names else "not recorded"
+
+
+def _id_list(items: list[dict[str, Any]], key: str, limit: int = 12) -> str:
+    parts = [f"{i[key]} ({i['fraction'] * 100:.0f}%)" for i in items[:limit]]
+    if len(items) > limit:
+        parts.append(f"and {len(items) - limit} more")
+    return ", ".join(parts)
+
+
+def _drainage_lines(d: dict[str, Any]) -> list[str]:
+    """Inlet and outfall ids with the share of the site that reaches each."""
+    dr = d["drainage"]
+    out = []
+    if dr.get("inlets"):
+        out.append("Inlets: " + _id_list(dr["inlets"], "target_id"))
+    if dr.get("outfalls"):
+        ofs = dr["outfalls"][:12]
+        out.append(
+            "Outfalls: "
+            + ", ".join(
+                f"{o['outfall_id']} ({o['fraction'] * 100:.0f}%)"
+                + (
+                    f" to {o.get('receiving_water') or 'unnamed water'}"
+                    f" ({o.get('pwl_id') or 'no PWL ID'})"
+                )
+                for o in ofs
+            )
+            + (f", and {len(dr['outfalls']) - 12} more" if len(dr["outfalls"]) > 12 else "")
+        )
+    return out
+
+
+def _tmdl_name(t: dict[str, Any]) -> str:
+    from .conditions import tmdl_watershed_label
+
+    return tmdl_watershed_label(t.get("name") or t.get("tmdl_id"))
 
 
 def _e(x: Any) -> str:
@@ -151,7 +324,7 @@ def render_html(det: Any, *, include_map: bool = True) -> str:
         for i in d["impaired_waters"]
     )
     imp += "".join(
-        f"<tr><td>TMDL {_e(t['name'] or t['tmdl_id'])}</td><td>{_e(t['pollutant'])}</td>"
+        f"<tr><td>{_e(_tmdl_name(t))}</td><td>{_e(t['pollutant'])}</td>"
         f"<td>TMDL</td><td>{_e(t['approved'])}</td>"
         f"<td>{'counts' if t['counts_for_condition_a'] else 'does not count'}: {_e(t['why'])}</td></tr>"
         for t in d["tmdl_watersheds"]
@@ -193,9 +366,13 @@ table {{ border-collapse: collapse; width: 100%; }} td, th {{ border: 1px solid 
 .map {{ float: right; width: 3.4in; margin: 0 0 4pt 8pt; border: 1px solid #ccc; }}
 ol, ul {{ margin: 0; padding-left: 14pt; }} .small {{ font-size: 7pt; color: #555; }}
 .cols {{ columns: 2; column-gap: 14pt; }}
+.sign {{ margin-top: 10pt; page-break-inside: avoid; }}
+.sign td {{ height: 22pt; width: 32%; }} .sign th {{ width: 12%; }}
 </style></head><body>
 {img}
 <h1>{_e(d["municipality"])}: stormwater review determination</h1>
+<p class="small">Workspace: {_e(_workspace_name(d))} &middot; profile {_e(prov["profile"]["name"])}
+&middot; {_e(str(prov["created"])[:10])}</p>
 <p><b>Site:</b> {_e(site["label"])}{" (" + _e(site["address"]) + ")" if site.get("address") else ""}
 {f"&middot; {site['area_acres']:.2f} acres" if site.get("area_acres") else ""}<br>
 <b>Disturbance:</b> {inp["disturbed_acres"]:g} acres{f" in a common plan of {inp['common_plan_acres']:g} acres" if inp["common_plan_acres"] is not None else ""}
@@ -209,13 +386,17 @@ post-construction controls {post_note}.<br>
 <b>Pollutant of concern:</b> {_e(d["pollutant_of_concern"]["description"])}</p>
 <table>{rows}</table>
 <h2>Drainage</h2>
-<p>{_e(frac) or "no drainage known"}</p><ul>{waters}</ul>
+<p>{_e(frac) or "no drainage known"}{"".join("<br>" + _e(x) for x in _drainage_lines(d))}</p>
+<ul>{waters}</ul>
 <h2>Impaired waters and TMDL watersheds reached</h2>
 {("<table><tr><th>Water</th><th>Pollutant</th><th>Category</th><th>Year</th><th>For Condition A</th></tr>" + imp + "</table>") if imp else "<p>None.</p>"}
 <h2>SWPPP items</h2>
 {('<div class="cols"><ol>' + basic + "</ol></div>") if basic else "<p>No SWPPP required.</p>"}
 {("<p><b>Post-construction (" + post_note + "):</b></p><ol>" + post + "</ol>") if post else ""}
 <h2>Citations</h2><ul class="small">{cites}</ul>
+<table class="sign"><tr><th>Reviewed by</th><td></td><th>Title</th>
+<td>{_e(d["officer_title"])}</td></tr>
+<tr><th>Date</th><td></td><th>Signature</th><td></td></tr></table>
 <p class="small">Prepared for the {_e(d["officer_title"])} by ms4map {_e(prov["version"])}
 (determination schema {_e(d["schema_version"])}), profile {_e(prov["profile"]["name"])},
 {_e(prov["created"])}; inputs sha256 {_e(prov["inputs_sha256"][:16])}&hellip;.
@@ -257,6 +438,54 @@ def write_pdf(det: Any, path: str | Path, *, protected: Any = ()) -> Path:
     return p
 
 
+#: Top of the signature block on the PDF page (figure fraction).
+_SIGN_TOP = 0.105
+
+
+def _signature_block(fig: Any, officer_title: str) -> None:
+    """Reviewed by / title / date / signature, with lines to write on."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Rectangle
+
+    x0, x1, y0, y1 = 0.05, 0.95, 0.02, _SIGN_TOP
+    fig.patches.append(
+        Rectangle(
+            (x0, y0),
+            x1 - x0,
+            y1 - y0,
+            transform=fig.transFigure,
+            fill=False,
+            edgecolor="#555555",
+            linewidth=0.8,
+        )
+    )
+    fig.text(x0 + 0.01, y1 - 0.008, "Review", fontsize=8, fontweight="bold", va="top")
+    rows = [
+        (("Reviewed by:", None), ("Title:", officer_title)),
+        (("Date:", None), ("Signature:", None)),
+    ]
+    for r, ((la, va), (lb, vb)) in enumerate(rows):
+        y = y1 - 0.045 - r * 0.033
+        for lx, label, value, end in (
+            (x0 + 0.01, la, va, 0.48),
+            (0.51, lb, vb, x1 - 0.01),
+        ):
+            fig.text(lx, y, label, fontsize=7.5, va="bottom")
+            start = lx + 0.085
+            if value:
+                fig.text(start, y + 0.002, value, fontsize=7.5, va="bottom")
+            else:
+                fig.add_artist(
+                    Line2D(
+                        [start, end],
+                        [y, y],
+                        transform=fig.transFigure,
+                        color="black",
+                        linewidth=0.6,
+                    )
+                )
+
+
 def report_figure(det: Any) -> Any:
     """The one-page report as a letter-size matplotlib figure (the caller closes it)."""
     import matplotlib
@@ -267,7 +496,7 @@ def report_figure(det: Any) -> Any:
     d = _doc(det)
     fig = plt.figure(figsize=(8.5, 11))
     try:
-        ax_map = fig.add_axes((0.55, 0.70, 0.40, 0.25))
+        ax_map = fig.add_axes((0.52, 0.685, 0.43, 0.245))
         _draw_map(ax_map, det)
         lines: list[tuple[str, float, str]] = []  # (text, size, weight)
 
@@ -286,9 +515,15 @@ def report_figure(det: Any) -> Any:
         inp = d["inputs"]
         add(
             f"{d['municipality']}: stormwater review determination",
-            size=11,
+            size=12,
             weight="bold",
-            width=45,
+            width=90,
+        )
+        prov = d["provenance"]
+        add(
+            f"Workspace: {_workspace_name(d)} · profile {prov['profile']['name']} · "
+            f"{str(prov['created'])[:10]}",
+            size=7,
         )
         add(f"Site: {site['label']}" + (f" ({site['address']})" if site.get("address") else ""))
         add(
@@ -314,44 +549,51 @@ def report_figure(det: Any) -> Any:
         lines.clear()
         for k in ("A", "B", "C"):
             c = d["conditions"][k]
-            add(f"Condition {k}: {_YN[c['value']]}", size=9, weight="bold", width=110)
+            add(f"Condition {k}: {_YN[c['value']]}", size=9, weight="bold", width=120)
             for r in c["reasons"][:4]:
-                add("- " + r, width=115, indent="  ")
-        add("Drainage", size=9, weight="bold", width=110)
+                add("- " + r, width=125, indent="  ")
+        add("Drainage", size=9, weight="bold", width=120)
         for w in d["drainage"]["receiving_waters"][:6]:
             add(
                 f"- {w['name'] or 'unnamed water'} ({w['pwl_id'] or 'no PWL ID'}): "
                 f"{w['fraction'] * 100:.0f}% {'through the MS4' if w['via'] == 'ms4' else 'directly'}"
                 + (f", outfall(s) {', '.join(w['outfalls'])}" if w.get("outfalls") else ""),
-                width=115,
+                width=125,
                 indent="  ",
             )
         fr = d["drainage"]["fractions"]
         add(
             "  "
-            + ", ".join(f"{k.replace('_', ' ')} {v * 100:.0f}%" for k, v in fr.items() if v > 0),
-            width=115,
+            + (
+                ", ".join(
+                    f"{k.replace('_', ' ')} {v * 100:.0f}%" for k, v in fr.items() if v > 0
+                )
+                or "no drainage known"
+            ),
+            width=125,
         )
-        add("Impaired waters and TMDL watersheds", size=9, weight="bold", width=110)
+        for ln in _drainage_lines(d):
+            add("  " + ln, width=125, indent="    ")
+        add("Impaired waters and TMDL watersheds", size=9, weight="bold", width=120)
         for i in d["impaired_waters"][:6]:
             add(
                 f"- {i['name']} ({i['pwl_id']}): {i['pollutant']}, category {i['category']}"
                 f"{', ' + str(i['list_year']) if i['list_year'] else ''}: "
                 f"{'counts' if i['counts_for_condition_a'] else 'does not count'} ({i['why']})",
-                width=115,
+                width=125,
                 indent="  ",
             )
         for t in d["tmdl_watersheds"][:3]:
             add(
-                f"- TMDL {t['name'] or t['tmdl_id']} ({t['pollutant']}): "
+                f"- {_tmdl_name(t)} ({t['pollutant']}): "
                 f"{'counts' if t['counts_for_condition_a'] else 'does not count'} ({t['why']})",
-                width=115,
+                width=125,
                 indent="  ",
             )
         if not d["impaired_waters"] and not d["tmdl_watersheds"]:
-            add("  none reached", width=115)
+            add("  none reached", width=125)
         items = d["swppp_items"]
-        add("SWPPP items", size=9, weight="bold", width=110)
+        add("SWPPP items", size=9, weight="bold", width=120)
         if items["basic"]:
             add(
                 "  17 basic items (background, site map at 1 in = 100 ft or larger, soils, "
@@ -359,7 +601,7 @@ def report_figure(det: Any) -> Any:
                 "temporary-to-permanent practices, schedules, receiving waters, "
                 "responsibilities, flow diversions, existing runoff data, anything requested). "
                 "Receiving waters (item 13): " + str(items["basic"][12].get("value")),
-                width=115,
+                width=125,
             )
             if items["post_construction"]:
                 note = {True: "required", None: "required if Condition A is confirmed"}[
@@ -368,37 +610,45 @@ def report_figure(det: Any) -> Any:
                 add(
                     f"  Post-construction controls ({note}): "
                     + "; ".join(i["text"] for i in items["post_construction"]),
-                    width=115,
+                    width=125,
                 )
         else:
-            add("  No SWPPP required.", width=115)
-        add("Citations", size=9, weight="bold", width=110)
+            add("  No SWPPP required.", width=125)
+        add("Citations", size=9, weight="bold", width=120)
         for ci in d["citations"][:9]:
             q = ci["quote"] if len(ci["quote"]) < 230 else ci["quote"][:227] + "..."
             add(
                 f'- {ci["law"]}{", § " + ci["section"] if ci.get("section") else ""}: "{q}"',
                 size=6,
-                width=150,
+                width=165,
                 indent="  ",
             )
-        prov = d["provenance"]
         add(
             f"ms4map {prov['version']}, schema {d['schema_version']}, profile "
             f"{prov['profile']['name']}, {prov['created']}. A screening aid: confirm on site.",
             size=6,
-            width=150,
+            width=165,
         )
         y = 0.965
         for text, size, weight in top:
             fig.text(0.05, y, text, fontsize=size, fontweight=weight, va="top")
             y -= size / 72 / 11 * 1.35
         y = min(y, 0.685) - 0.005
+        floor = _SIGN_TOP + 0.014
         for text, size, weight in lines:
-            if y < 0.02:
-                fig.text(0.05, 0.01, "(continued in the JSON document)", fontsize=6, style="italic")
+            if y - size / 72 / 11 < floor:
+                fig.text(
+                    0.05,
+                    _SIGN_TOP + 0.003,
+                    "(continued in the JSON document)",
+                    fontsize=6,
+                    style="italic",
+                    va="bottom",
+                )
                 break
             fig.text(0.05, y, text, fontsize=size, fontweight=weight, va="top")
             y -= size / 72 / 11 * 1.35
+        _signature_block(fig, d["officer_title"])
     except Exception:
         plt.close(fig)
         raise
