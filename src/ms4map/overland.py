@@ -228,12 +228,16 @@ def _wbe() -> Any:
     return wbw.WbEnvironment()
 
 
-def _nodata_filled(array: np.ndarray) -> np.ndarray:
-    """float64 C-contiguous copy-if-needed of ``array`` with NaN replaced by the exchange nodata."""
+def _nodata_filled(array: np.ndarray, *, all_valid: bool = False) -> np.ndarray:
+    """float64 C-contiguous copy-if-needed of ``array`` with NaN replaced by the exchange nodata.
+
+    ``all_valid=True`` (the caller knows there is no NaN) skips the check.
+    """
     arr = np.asarray(array, dtype="float64")
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        arr = np.where(bad, _NODATA_OUT, arr)
+    if not all_valid:
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            arr = np.where(bad, _NODATA_OUT, arr)
     return np.ascontiguousarray(arr)
 
 
@@ -259,12 +263,14 @@ def _write_tif(path: Path, array: np.ndarray, transform: Any, crs: Any) -> None:
         ds.write(arr, 1)
 
 
-def _write_sgrd(path: Path, array: np.ndarray, transform: Any, crs: Any) -> None:
+def _write_sgrd(
+    path: Path, array: np.ndarray, transform: Any, crs: Any, *, all_valid: bool = False
+) -> None:
     """Raw float64 SAGA grid (``path`` is the ``.sdat``; header ``.sgrd``, CRS ``.prj``).
 
     Rows are written top to bottom (``TOPTOBOTTOM = TRUE``), straight from the array.
     """
-    arr = _nodata_filled(array)
+    arr = _nodata_filled(array, all_valid=all_valid)
     h, w = arr.shape
     cell = abs(transform.a)
     xmin = transform.c + cell / 2.0  # SAGA positions are cell centres
@@ -353,12 +359,14 @@ class _Whitebox:
         self._n += 1
         return self.dir / f"ov_{self._n}_{name}{suffix}"
 
-    def send(self, array: np.ndarray, transform: Any, crs: Any, name: str) -> Any:
+    def send(
+        self, array: np.ndarray, transform: Any, crs: Any, name: str, *, all_valid: bool = False
+    ) -> Any:
         """Hand a float grid to whitebox (read lazily by the next tool call)."""
         square = abs(abs(transform.a) - abs(transform.e)) <= 1e-9 * abs(transform.a)
         if square:
             path = self._path(name, ".sdat")
-            _write_sgrd(path, array, transform, crs)
+            _write_sgrd(path, array, transform, crs, all_valid=all_valid)
         else:  # SAGA grids have one cell size
             path = self._path(name, ".tif")
             _write_tif(path, array, transform, crs)
@@ -393,10 +401,17 @@ class _Whitebox:
     @staticmethod
     def set_cells(raster: Any, idx: np.ndarray, values: np.ndarray, width: int) -> None:
         """Set cells (linear indices on a grid ``width`` wide) through a pinned view."""
+        import collections
+        import itertools
+
         rows, cols = np.divmod(idx, width)
-        with raster.pin() as view:
-            for r, c, v in zip(rows.tolist(), cols.tolist(), values.tolist(), strict=True):
-                view[r, c] = v
+        keys = zip(rows.tolist(), cols.tolist(), strict=True)
+        with raster.pin() as view:  # 0.2 s to open and close on 36M cells
+            # view[row, col] = value for each cell, without a Python-level loop body
+            # (0.16 instead of 0.28 microseconds per cell)
+            setter = view.__setitem__
+            pairs = zip(keys, values.tolist(), strict=True)
+            collections.deque(itertools.starmap(setter, pairs), maxlen=0)
 
     def forget(self, raster: Any) -> None:
         """Drop a raster from whitebox's memory."""
@@ -427,11 +442,17 @@ def _as_float(arr: np.ndarray, nodata: float | None) -> np.ndarray:
     return out
 
 
-def _as_pointer(raw: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """whitebox's ESRI pointer (int16, nodata -32768) -> pyflwdir uint8 D8 (247 nodata)."""
-    # pointer values are 0 (no lower neighbour) and 1, 2, 4, ... 128; clip maps nodata to 0
-    d8 = np.clip(raw, 0, 128).astype(np.uint8)
-    d8[~valid] = _PYFLWDIR_NODATA
+def _as_pointer(raw: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
+    """whitebox's ESRI pointer (int16, nodata -32768) -> pyflwdir uint8 D8 (247 nodata).
+
+    ``valid=None``: the grid has no nodata cell.
+    """
+    # pointer values are 0 (no lower neighbour) and 1, 2, 4, ... 128; the cast keeps
+    # them and wraps nodata (-32768 = 0x8000) to 0; anything else > 128 becomes 0 too
+    d8 = raw.astype(np.uint8)
+    np.putmask(d8, d8 > 128, 0)
+    if valid is not None:
+        d8[~valid] = _PYFLWDIR_NODATA
     return d8
 
 
@@ -628,6 +649,7 @@ def route(
     cell_area_m2 = abs(transform.a * transform.e) * unit_m**2
     z_to_m = float(dem.z_to_m or 1.0)
     valid = np.isfinite(z)
+    all_valid = bool(valid.all())
     settings = {
         "min_depth_m": float(min_depth_m),
         "min_area_m2": float(min_area_m2),
@@ -764,12 +786,16 @@ def route(
                 step="overland",
             )
         else:
-            burned_r = wb.send(zb, transform, crs, "burned")
+            burned_r = wb.send(zb, transform, crs, "burned", all_valid=all_valid)
+            t1 = time.perf_counter()
             filled_r = wb.fill(burned_r)
+            timings["condition.fill"] = time.perf_counter() - t1
             wb.forget(burned_r)
-            arr, nodata = wb.fetch(filled_r, "filled")
-            filled = np.ascontiguousarray(_as_float(arr, nodata))
-            filled[~valid] = np.nan
+            arr, _ = wb.fetch(filled_r, "filled")
+            # the fill keeps nodata exactly where the input had it
+            filled = np.ascontiguousarray(arr, dtype="float64")
+            if not all_valid:
+                filled[~valid] = np.nan
             del arr
         timings["condition"] = time.perf_counter() - t0
 
@@ -811,11 +837,16 @@ def route(
             else:
                 wb.forget(filled_r)
                 cond_r = wb.send(cond, transform, crs, "conditioned")
+            timings["d8.update"] = time.perf_counter() - t0
+            t1 = time.perf_counter()
             raw = wb.d8(cond_r)
-            d8 = _as_pointer(raw, valid)
+            timings["d8.pointer"] = time.perf_counter() - t1
+            d8 = _as_pointer(raw, None if all_valid else valid)
             del raw
             _edge_outlets(d8)
+            t1 = time.perf_counter()
             flw = pyflwdir.from_array(d8, ftype="d8", check_ftype=False, transform=transform)
+            timings["d8.graph"] = time.perf_counter() - t1
         timings["d8"] = time.perf_counter() - t0
     finally:
         if wb is not None:
