@@ -13,9 +13,9 @@ The libraries (see ``docs/hydrology.md`` for the measurements behind the choice)
 - **whitebox-workflows** (``WbEnvironment().hydrology``) fills depressions with a
   gradient on flats (priority flood, Garbrecht-Martz) and computes the
   steepest-descent D8 pointer on the conditioned DEM.  It is called once per step
-  (never per inlet: each call costs about 0.2 s) and exchanges rasters as
-  uncompressed GeoTIFFs in a temporary folder (its ``from_numpy``/``to_numpy`` are
-  ten times slower).
+  (never per inlet: each call costs about 0.2 s), in one session: grids go in and
+  out as raw SAGA grids in a temporary folder (its ``from_numpy``/``to_numpy`` are
+  ten times slower), and the filled grid stays in whitebox for the D8 call.
 - **pyflwdir** holds that D8 pointer as an in-memory flow graph and answers
   "which target does each cell reach first" (``FlwdirRaster.basins`` with the
   target cells as outlets), accumulation, downstream paths and upstream areas.
@@ -32,7 +32,9 @@ How the mapped drainage is burned in (all on a copy; the user's DEM is never cha
    hollow) drains entirely to that target;
 5. target cells are put back to their burned elevation, so they are sinks: the D8
    pointer is taken on this conditioned DEM and each cell is labelled by the first
-   target cell on its downstream path.
+   target cell on its downstream path;
+6. boundary condition: flow that reaches the DEM edge leaves the DEM, so an edge cell
+   whose library pointer runs along the edge (to another edge cell) is an outlet.
 """
 
 from __future__ import annotations
@@ -786,12 +788,16 @@ def route(
                 step="overland",
             )
         else:
+            t1 = time.perf_counter()
             burned_r = wb.send(zb, transform, crs, "burned", all_valid=all_valid)
+            timings["condition.send"] = time.perf_counter() - t1
             t1 = time.perf_counter()
             filled_r = wb.fill(burned_r)
             timings["condition.fill"] = time.perf_counter() - t1
             wb.forget(burned_r)
+            t1 = time.perf_counter()
             arr, _ = wb.fetch(filled_r, "filled")
+            timings["condition.fetch"] = time.perf_counter() - t1
             # the fill keeps nodata exactly where the input had it
             filled = np.ascontiguousarray(arr, dtype="float64")
             if not all_valid:
