@@ -79,3 +79,15 @@ def test_sewersheds_do_not_overlap(res):
     assert sw["outfall_id"].is_unique and len(sw) > 10
     for (a, ga), (b, gb) in itertools.combinations(zip(sw["outfall_id"], sw.geometry, strict=True), 2):
         assert ga.intersection(gb).area < 1e-3, (a, b)
+
+
+def test_what_drains_to_an_outfall(res):
+    from ms4map.drainage import what_drains_here
+    from ms4map.errors import DataError
+
+    shed = what_drains_here(res, outfall_id="OF-009")
+    assert shed["inlets"].iloc[0] > 10 and shed["area_m2"].iloc[0] > 100_000
+    # positional outfall id works too; an unknown id is an error, not "nothing drains here"
+    assert what_drains_here(res, "OF-009")["area_m2"].iloc[0] == shed["area_m2"].iloc[0]
+    with pytest.raises(DataError, match="Unknown outfall 'OF-999'"):
+        what_drains_here(res, outfall_id="OF-999")

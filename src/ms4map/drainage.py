@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from .errors import DataError
+from .errors import DataError, UsageError
 from .overland import (
     OverlandResult,
     _polygonize,
@@ -594,6 +594,13 @@ def where_does_it_drain(result: Any, point: Any) -> dict[str, Any]:
     return out
 
 
+def _known_outfalls(result: Any) -> set[str] | None:
+    net = getattr(result, "network", None)
+    if net is None or getattr(net, "outfalls", None) is None:
+        return None
+    return {str(i) for i in net.outfalls.index}
+
+
 def what_drains_here(
     result: Any, point: Any = None, *, outfall_id: str | None = None
 ) -> gpd.GeoDataFrame:
@@ -613,7 +620,17 @@ def what_drains_here(
     crs = _result_crs(result)
     if ov is None:
         raise DataError("No DEM in the workspace: surface catchments are unknown. Fix: pass --dem.")
+    if outfall_id is None and isinstance(point, str):
+        outfall_id, point = point, None  # what_drains_here(result, "OF-009")
+    if outfall_id is None and point is None:
+        raise UsageError("what_drains_here needs a point or outfall_id=.")
     if outfall_id is not None:
+        known = _known_outfalls(result)
+        if known is not None and str(outfall_id) not in known:
+            raise DataError(
+                f"Unknown outfall '{outfall_id}'. Known outfalls: {sorted(known)[:30]}"
+                + (" ..." if len(known) > 30 else "")
+            )
         sw = result.sewersheds
         hit = sw[sw["outfall_id"] == str(outfall_id)]
         if not len(hit):
