@@ -71,6 +71,9 @@ class _Solved:
     #: (:data:`_SPLIT_RULES` bits); 0 when the main path does not split.
     split_bits: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     all_outfalls: dict[int, list[str]] = field(default_factory=dict)  # comp -> outfalls (splits)
+    #: comp upstream of a split -> (the first sink components without an outfall that
+    #: a branch below it ends in: terminals not at water, trapping loops; more of them?)
+    dead_ends: dict[int, tuple[list[int], bool]] = field(default_factory=dict)
     csr: Any = None
 
 
@@ -117,7 +120,8 @@ def _solve(net: Any) -> _Solved:
         in_cycle = np.zeros(n, dtype=bool)
     comp_cycle = np.zeros(ncomp, dtype=bool)
     comp_cycle[comp[in_cycle]] = True
-    # component exits; main exit per component = largest pipe, then lowest invert
+    # component exits; main exit per component = among the exits that reach an outfall
+    # (when any does): largest pipe, then lowest downstream invert, then input order
     cu, cv = comp[u], comp[v]
     ex = cu != cv
     # a conveyance split into parts counts once: on its last part in flow order
@@ -126,14 +130,29 @@ def _solve(net: Any) -> _Solved:
     dsi = edges["ds_invert"].to_numpy(dtype=float)[arc_edge] if len(edges) else np.zeros(0)
     elen = edges["length_m"].to_numpy(dtype=float)[arc_edge] if len(edges) else np.zeros(0)
     ex_idx = np.where(ex)[0]
-    order = np.lexsort(
-        (
-            ex_idx,
-            np.nan_to_num(dsi[ex_idx], nan=np.inf),
-            -np.nan_to_num(diam[ex_idx], nan=-1.0),
-            cu[ex_idx],
-        )
+    # flow splits: components with two or more distinct successor components
+    pairs = np.unique(np.c_[cu[ex], cv[ex]], axis=0) if ex.any() else np.zeros((0, 2), int)
+    nsucc = np.bincount(pairs[:, 0], minlength=ncomp) if len(pairs) else np.zeros(ncomp, int)
+    split_comps = np.where(nsucc >= 2)[0]
+    comp_outfall = np.full(ncomp, None, dtype=object)
+    for nd in np.where(is_out)[0][::-1]:
+        comp_outfall[comp[nd]] = of_node[nd]
+    # where flow splits, the main exit is chosen among the branches that reach an
+    # outfall (one upstream BFS on the component graph), so a preferred branch
+    # that dead-ends never hides an outfall another branch reaches
+    reach = (
+        _reaches_outfall(pairs, comp[is_out], ncomp)
+        if len(split_comps)
+        else np.ones(ncomp, dtype=bool)
     )
+    keys = [
+        ex_idx,
+        np.nan_to_num(dsi[ex_idx], nan=np.inf),
+        -np.nan_to_num(diam[ex_idx], nan=-1.0),
+    ]
+    if len(split_comps):
+        keys.append(~reach[cv[ex_idx]])
+    order = np.lexsort((*keys, cu[ex_idx]))
     ex_sorted = ex_idx[order]
     first = (
         np.r_[True, cu[ex_sorted][1:] != cu[ex_sorted][:-1]]
@@ -148,11 +167,8 @@ def _solve(net: Any) -> _Solved:
     dist = np.zeros(ncomp)
     dist[cu[main_arc]] = elen[main_arc]
     bits = np.zeros(ncomp, dtype=np.int64)
-    pairs = np.unique(np.c_[cu[ex], cv[ex]], axis=0) if ex.any() else np.zeros((0, 2), int)
-    nsucc = np.bincount(pairs[:, 0], minlength=ncomp) if len(pairs) else np.zeros(ncomp, int)
-    split_comps = np.where(nsucc >= 2)[0]
     if len(split_comps):
-        bits[split_comps] = _split_rule_bits(split_comps, ex_sorted, cu, cv, diam, dsi)
+        bits[split_comps] = _split_rule_bits(split_comps, ex_sorted, cu, cv, diam, dsi, reach)
     for _ in range(64):  # pointer jumping: depth doubles each round
         nn = nxt[nxt]
         moving = nxt != np.arange(ncomp)
@@ -164,10 +180,6 @@ def _solve(net: Any) -> _Solved:
             break
         nxt = nn
     sink = nxt
-    comp_outfall = np.full(ncomp, None, dtype=object)
-    for nd in np.where(is_out)[0][::-1]:
-        comp_outfall[comp[nd]] = of_node[nd]
-    # flow splits: components with two or more distinct successor components
     solved = _Solved(
         nidx,
         u,
@@ -187,13 +199,16 @@ def _solve(net: Any) -> _Solved:
         csr=csr,
     )
     if len(split_comps):
-        solved.all_outfalls = _split_outfalls(pairs, split_comps, ncomp, sink, comp_outfall)
+        solved.all_outfalls, solved.dead_ends = _split_outfalls(
+            pairs, split_comps, ncomp, sink, comp_outfall, _first_node_of_comp(solved)
+        )
     net._cache["solved"] = solved
     return solved
 
 
 #: Rules that choose the main exit where flow splits (bit, words for the reason).
 _SPLIT_RULES = (
+    (16, "the only branch that reaches an outfall (the others dead-end)"),
     (1, "the largest pipe"),
     (8, "the only branch with a pipe size (the others have none)"),
     (2, "the lowest downstream invert (the pipe sizes do not decide)"),
@@ -229,6 +244,22 @@ def _last_part(edges: pd.DataFrame, src: np.ndarray | None = None) -> np.ndarray
     return last
 
 
+def _reaches_outfall(pairs: np.ndarray, out_comps: np.ndarray, ncomp: int) -> np.ndarray:
+    """comp -> True when some path from it reaches an outfall component.
+
+    One breadth-first search upstream from a virtual source linked to every outfall
+    component, on the component graph ``pairs`` (linear in its size).
+    """
+    src = ncomp
+    rows = np.r_[pairs[:, 1], np.full(len(out_comps), src)]
+    cols = np.r_[pairs[:, 0], out_comps]
+    rev = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(ncomp + 1, ncomp + 1))
+    order = breadth_first_order(rev, src, directed=True, return_predecessors=False)
+    reach = np.zeros(ncomp + 1, dtype=bool)
+    reach[order] = True
+    return reach[:ncomp]
+
+
 def _split_rule_bits(
     split_comps: np.ndarray,
     ex_sorted: np.ndarray,
@@ -236,30 +267,41 @@ def _split_rule_bits(
     cv: np.ndarray,
     diam: np.ndarray,
     dsi: np.ndarray,
+    reach: np.ndarray,
 ) -> np.ndarray:
     """Which rule chose the main exit of each split component (a :data:`_SPLIT_RULES` bit).
 
-    The main exit is the first of ``ex_sorted`` (largest pipe, then lowest downstream
-    invert, then input order); it is compared with the best exit to another component,
-    so the reason names the rule that actually told them apart.
+    The main exit is the first of ``ex_sorted`` (branches that reach an outfall, then
+    largest pipe, lowest downstream invert, input order); it is compared with the best
+    exit to another component, so the reason names the rule that actually told them
+    apart.
     """
-    keys = cu[ex_sorted]
-    out = np.zeros(len(split_comps), dtype=np.int64)
+    keys = cu[ex_sorted].astype(np.int64)
+    sc = np.asarray(split_comps, dtype=np.int64)
+    lo = np.searchsorted(keys, sc, "left")
+    main = ex_sorted[lo]
+    # the rival: the first exit of the group (in ex_sorted order) to another component
+    in_split = np.zeros(int(keys.max()) + 1 if len(keys) else 1, dtype=bool)
+    in_split[sc] = True
+    pos = np.where(in_split[keys])[0]
+    grp = np.searchsorted(sc, keys[pos])
+    other = cv[ex_sorted[pos]] != cv[main[grp]]
+    first_other = np.full(len(sc), -1, dtype=np.int64)
+    g_o, at = np.unique(grp[other], return_index=True)  # first occurrence per group
+    first_other[g_o] = pos[other][at]
+    r = np.where(first_other >= 0, ex_sorted[np.maximum(first_other, 0)], main)
     d = np.nan_to_num(diam, nan=-1.0)
     inv = np.nan_to_num(dsi, nan=np.inf)
-    for k, c in enumerate(split_comps):
-        lo, hi = np.searchsorted(keys, c, "left"), np.searchsorted(keys, c, "right")
-        arcs = ex_sorted[lo:hi]
-        main = arcs[0]
-        rival = arcs[cv[arcs] != cv[main]]
-        r = rival[0] if len(rival) else main
-        if d[main] > d[r]:
-            out[k] = 1 if d[r] >= 0 else 8
-        elif inv[main] < inv[r]:
-            out[k] = 2
-        else:
-            out[k] = 4
+    out = np.full(len(sc), 4, dtype=np.int64)
+    out[inv[main] < inv[r]] = 2
+    bigger = d[main] > d[r]
+    out[bigger] = np.where(d[r][bigger] >= 0, 1, 8)
+    out[reach[cv[main]] & ~reach[cv[r]]] = 16
     return out
+
+
+#: How many dead ends below a split a reason names (the rest are "elsewhere").
+DEAD_END_LIMIT = 3
 
 
 def _split_outfalls(
@@ -268,8 +310,15 @@ def _split_outfalls(
     ncomp: int,
     sink: np.ndarray,
     comp_outfall: np.ndarray,
-) -> dict[int, list[str]]:
-    """Reachable outfalls of every component upstream of a flow split."""
+    first_node: np.ndarray,
+) -> tuple[dict[int, list[str]], dict[int, tuple[list[int], bool]]]:
+    """Reachable outfalls and dead ends of every component upstream of a flow split.
+
+    Returns ``(outfalls, dead_ends)``: comp -> sorted outfall ids (only where there
+    are several), and comp -> (sink components without an outfall that a branch
+    below it ends in, whether there are more). Dead ends are kept to the
+    :data:`DEAD_END_LIMIT` first in input order, so the work stays linear.
+    """
     # components that reach a split: BFS upstream from a virtual source
     src = ncomp
     rows = np.r_[pairs[:, 1], np.full(len(split_comps), src)]
@@ -281,11 +330,16 @@ def _split_outfalls(
     succ: dict[int, list[int]] = {}
     for a, b in pairs[aff[pairs[:, 0]]]:
         succ.setdefault(int(a), []).append(int(b))
-    memo: dict[int, frozenset[str]] = {}
+    # per component: (outfall ids, first dead-end sinks by first node, more dead ends)
+    memo: dict[int, tuple[frozenset[str], tuple[int, ...], bool]] = {}
+    no_dead: tuple[int, ...] = ()
+    lim = DEAD_END_LIMIT
 
-    def base(c: int) -> frozenset[str]:
+    def base(c: int) -> tuple[frozenset[str], tuple[int, ...], bool]:
         o = comp_outfall[sink[c]]
-        return frozenset() if o is None else frozenset([o])
+        if o is None:
+            return frozenset(), (int(sink[c]),), False
+        return frozenset([o]), no_dead, False
 
     # iterative post-order over the affected sub-DAG
     for start in affected:
@@ -302,17 +356,35 @@ def _split_outfalls(
                 continue
             if expanded:
                 acc: set[str] = set()
+                dead: set[int] = set()
+                more = False
                 for s in succ.get(c, ()):
-                    acc |= memo[s]
+                    o, d, m = memo[s]
+                    acc |= o
+                    dead.update(d)
+                    more = more or m
                 if comp_outfall[c] is not None:
                     acc.add(comp_outfall[c])
-                memo[c] = frozenset(acc)
+                if len(dead) > lim:
+                    more = True
+                    dead_t = tuple(sorted(dead, key=first_node.__getitem__)[:lim])
+                else:
+                    dead_t = tuple(dead)
+                memo[c] = (frozenset(acc), dead_t, more)
                 continue
             stack.append((c, True))
             for s in succ.get(c, ()):
                 if s not in memo:
                     stack.append((s, False))
-    return {c: sorted(memo[c]) for c in map(int, affected) if len(memo[c]) > 1}
+    outs: dict[int, list[str]] = {}
+    dead_ends: dict[int, tuple[list[int], bool]] = {}
+    for c in map(int, affected):
+        o, d, m = memo[c]
+        if len(o) > 1:
+            outs[c] = sorted(o)
+        if d:
+            dead_ends[c] = (sorted(d, key=first_node.__getitem__), m)
+    return outs, dead_ends
 
 
 def _graph_qa_after_build(net: Any, *, has_water: bool = False, at_water: Any = None) -> None:
@@ -465,9 +537,13 @@ def _node_results(net: Any) -> pd.DataFrame:
     # words for the nodes users see in reasons: junctions by place and conveyances
     no_out = (main == None) & s.touched & ~s.comp_cycle[sink]  # noqa: E711
     dead_end = {int(first_node[c]) for c in np.unique(sink[no_out])}
-    named = {str(node_names[i]) for i in dead_end} | {
-        str(v) for v in outf["node_id"].dropna()
-    }
+    # sinks without an outfall that a branch ends in, below a flow split
+    branch_sinks = sorted({d for ds, _ in s.dead_ends.values() for d in ds})
+    named = (
+        {str(node_names[i]) for i in dead_end}
+        | {str(v) for v in outf["node_id"].dropna()}
+        | {str(node_names[first_node[d]]) for d in branch_sinks}
+    )
     label = describe_nodes(net, sorted(named))
     out_node = dict(zip(outf.index.astype(str), outf["node_id"], strict=False))
     comp_size = np.bincount(s.comp, minlength=s.ncomp)
@@ -491,8 +567,24 @@ def _node_results(net: Any) -> pd.DataFrame:
             water_m=water_m,
             conflicts=[(c, conflicts[c]) for c in hit],
         )
+    note = np.full(n, "", dtype=object)
+    note_of: dict[tuple[int, int], str] = {}
     for i in range(n):
         c = s.comp[i]
+        dead = s.dead_ends.get(int(c))
+        if dead:
+            key = (int(c), int(sink[i]) if main[i] is None else -1)
+            if key not in note_of:
+                where = [
+                    (
+                        label.get(str(node_names[first_node[d]]), str(node_names[first_node[d]])),
+                        bool(s.comp_cycle[d]),
+                    )
+                    for d in dead[0]
+                    if d != key[1]  # a dead main path is described on its own
+                ]
+                note_of[key] = _dead_branch_note(where, more=dead[1])
+            note[i] = note_of[key]
         allo = s.all_outfalls.get(int(c))
         m = main[i]
         if allo and len(allo) > 1:
@@ -501,7 +593,7 @@ def _node_results(net: Any) -> pd.DataFrame:
             main[i] = m
             others[i] = ";".join(o for o in allo if o != m)
             method[i] = "split"
-            reason[i] = _split_reason(len(allo), m, int(s.split_bits[c]))
+            reason[i] = _split_reason(len(allo), m, int(s.split_bits[c])) + note[i]
             continue
         if s.is_outfall[i]:
             method[i] = ometh.get(m)
@@ -526,6 +618,7 @@ def _node_results(net: Any) -> pd.DataFrame:
                     f"no conveyance reaches the structure; assumed to drain through an "
                     f"unmapped lateral to the nearest conveyance ({lat_m:.0f} m), then " + reason[i]
                 )
+            reason[i] += note[i]
             continue
         t = int(first_node[sink[i]])
         if s.comp_cycle[sink[i]]:
@@ -534,6 +627,7 @@ def _node_results(net: Any) -> pd.DataFrame:
         else:
             method[i] = "terminal_not_at_water"
             reason[i] = dead_why[t]
+        reason[i] += note[i]
     res = pd.DataFrame(
         {
             "node_id": s.node_index,
@@ -543,6 +637,7 @@ def _node_results(net: Any) -> pd.DataFrame:
             "other_outfalls": others,
             "hops": hops,
             "dist_m": dist,
+            "dead_branches": note,
         }
     )
     res = res.set_index("node_id")
@@ -569,6 +664,30 @@ def _split_reason(n_out: int, main: str, bits: int) -> str:
     return (
         f"flow splits and reaches {n_out} outfalls; main outfall {main}: at each split "
         f"on the way the main branch is {how}"
+    )
+
+
+def _dead_branch_note(where: list[tuple[str, bool]], *, more: bool = False) -> str:
+    """Reason suffix naming the branches below a flow split that reach no outfall.
+
+    ``where`` holds (words for the dead end, whether it is a loop with no way out);
+    ``more``: further dead ends exist beyond those named.
+    """
+    if not where:
+        return ""
+    places = [
+        f"{w} (a loop of conveyances with no way out, QA 'cycle')" if cyc else w
+        for w, cyc in where
+    ]
+    if len(places) == 1 and not more:
+        return f"; where flow splits, a branch dead-ends at {places[0]}"
+    shown = [f"at {p}" for p in places]
+    if more:
+        shown.append("elsewhere")
+        return f"; where flow splits, branches dead-end {', '.join(shown[:-1])} and elsewhere"
+    return (
+        f"; where flow splits, {len(places)} branches dead-end: "
+        f"{', '.join(shown[:-1])} and {shown[-1]}"
     )
 
 
@@ -934,17 +1053,27 @@ def trace_downstream(net: Any, start: Any, *, by: str = "auto") -> Trace:
         else 0.0
     )
     method, reason = str(res["method"]), str(res["reason"])
+    note = str(res["dead_branches"] or "")
     if method in OUTFALL_REACHED and isinstance(main, str) and len(edges):
         # the reason counts what this trace shows (a conveyance start adds itself)
-        n_conv = int(edges["conv_id"].nunique())
+        n_conv, metres = int(edges["conv_id"].nunique()), length
+        if note:
+            # the trace also shows branches that dead-end: count the main path only
+            f = net.settings.get("crs_unit_m", 1.0)
+            n_conv = int(res["hops"]) + (1 if chain else 0)
+            metres = float(res["dist_m"]) + (
+                float(shapely.length(edges.geometry.values[: len(chain)]).sum() * f)
+                if chain
+                else 0.0
+            )
         where = describe_nodes(net, [str(net.outfalls.at[main, "node_id"])])
         text = reached_reason(
-            n_conv, length, main, str(net.outfalls.at[main, "method"]), next(iter(where.values()))
+            n_conv, metres, main, str(net.outfalls.at[main, "method"]), next(iter(where.values()))
         )
         if method == "assumed_lateral":
             head_txt, _, _ = reason.partition(", then ")
             text = f"{head_txt}, then {text}"
-        reason = text
+        reason = text + note
     return Trace(label, nodes, edges, geom, length, outs, rw, method, reason)
 
 
