@@ -40,80 +40,175 @@ def waters():
     return town_waters()
 
 
-NARROW = load_profile("stillwater").with_pollutants(["silt/sediment", "phosphorus", "nitrogen",
-                                                     "nutrients"])
+NARROW = load_profile("stillwater").with_pollutants(
+    ["silt/sediment", "phosphorus", "nitrogen", "nutrients"]
+)
 
 # (id, rows, kwargs, expected: lda, exempt, A, B, C, swppp, post)
 SCENARIOS = [
-    ("6ac_to_phosphorus_creek", [row("inlet", "CB1", 1, "OF-M", **MILL)],
-     dict(disturbed_acres=6, project_type="commercial"), (True, False, True, True, False, True, True)),
-    ("2ac_commercial_pcb_river_law", [row("inlet", "CB2", 1, "OF-H", **HUDSON)],
-     dict(disturbed_acres=2, project_type="commercial"), (True, False, True, False, True, True, True)),
-    ("2ac_commercial_pcb_river_narrowed", [row("inlet", "CB2", 1, "OF-H", **HUDSON)],
-     dict(disturbed_acres=2, project_type="commercial", profile=NARROW),
-     (True, False, False, False, True, True, True)),
-    ("2ac_single_family_pcb_river", [row("inlet", "CB2", 1, "OF-H", **HUDSON)],
-     dict(disturbed_acres=2, project_type="single_family"), (True, False, True, False, False, True, True)),
-    ("2ac_single_family_narrowed", [row("inlet", "CB2", 1, "OF-H", **HUDSON)],
-     dict(disturbed_acres=2, project_type="single_family", profile=NARROW),
-     (True, False, False, False, False, True, False)),
-    ("half_acre_in_3ac_plan", [row("inlet", "CB3", 1, "OF-C", **CLEAR)],
-     dict(disturbed_acres=0.5, common_plan_acres=3, project_type="residential"),
-     (True, False, False, False, True, True, True)),
-    ("half_acre_alone", [row("inlet", "CB3", 1, "OF-C", **CLEAR)],
-     dict(disturbed_acres=0.5, project_type="residential"),
-     (False, False, False, False, False, False, False)),
-    ("ag_construction_barn", [row("inlet", "CB3", 1, "OF-C", **CLEAR)],
-     dict(disturbed_acres=2, project_type="agricultural"), (True, False, False, False, False, True, False)),
-    ("ag_activity_exempt", [row("inlet", "CB1", 1, "OF-M", **MILL)],
-     dict(disturbed_acres=20, project_type="agricultural", exemption="agricultural_activity"),
-     (True, True, False, False, False, False, False)),
-    ("split_two_outfalls", [row("inlet", "CB1", 0.3, "OF-M", **MILL),
-                            row("inlet", "CB3", 0.7, "OF-C", **CLEAR)],
-     dict(disturbed_acres=1.5, project_type="road"), (True, False, True, False, True, True, True)),
-    ("split_unlisted_and_internal", [row("inlet", "CB3", 0.5, "OF-C", **CLEAR),
-                                     row("depression", "DEP", 0.5)],
-     dict(disturbed_acres=1.5, project_type="single_family"),
-     (True, False, False, False, False, True, False)),
-    ("internally_drained", [row("depression", "DEP", 1.0)],
-     dict(disturbed_acres=3, project_type="single_family"), (True, False, False, False, False, True, False)),
-    ("partly_off_dem", [row("inlet", "CB3", 0.6, "OF-C", **CLEAR), row("off_dem", None, 0.4)],
-     dict(disturbed_acres=2, project_type="single_family"), (True, False, None, False, False, True, None)),
-    ("partly_off_dem_but_listed", [row("inlet", "CB1", 0.6, "OF-M", **MILL),
-                                   row("off_dem", None, 0.4)],
-     dict(disturbed_acres=2, project_type="single_family"), (True, False, True, False, False, True, True)),
-    ("partly_off_dem_big", [row("inlet", "CB3", 0.6, "OF-C", **CLEAR), row("unknown", None, 0.4)],
-     dict(disturbed_acres=7, project_type="industrial"), (True, False, None, True, False, True, True)),
-    ("direct_to_listed_water", [row("water_direct", "1302-0001", 1.0, None, **MILL)],
-     dict(disturbed_acres=1, project_type="institutional"), (True, False, True, False, True, True, True)),
+    (
+        "6ac_to_phosphorus_creek",
+        [row("inlet", "CB1", 1, "OF-M", **MILL)],
+        dict(disturbed_acres=6, project_type="commercial"),
+        (True, False, True, True, False, True, True),
+    ),
+    (
+        "2ac_commercial_pcb_river_law",
+        [row("inlet", "CB2", 1, "OF-H", **HUDSON)],
+        dict(disturbed_acres=2, project_type="commercial"),
+        (True, False, True, False, True, True, True),
+    ),
+    (
+        "2ac_commercial_pcb_river_narrowed",
+        [row("inlet", "CB2", 1, "OF-H", **HUDSON)],
+        dict(disturbed_acres=2, project_type="commercial", profile=NARROW),
+        (True, False, False, False, True, True, True),
+    ),
+    (
+        "2ac_single_family_pcb_river",
+        [row("inlet", "CB2", 1, "OF-H", **HUDSON)],
+        dict(disturbed_acres=2, project_type="single_family"),
+        (True, False, True, False, False, True, True),
+    ),
+    (
+        "2ac_single_family_narrowed",
+        [row("inlet", "CB2", 1, "OF-H", **HUDSON)],
+        dict(disturbed_acres=2, project_type="single_family", profile=NARROW),
+        (True, False, False, False, False, True, False),
+    ),
+    (
+        "half_acre_in_3ac_plan",
+        [row("inlet", "CB3", 1, "OF-C", **CLEAR)],
+        dict(disturbed_acres=0.5, common_plan_acres=3, project_type="residential"),
+        (True, False, False, False, True, True, True),
+    ),
+    (
+        "half_acre_alone",
+        [row("inlet", "CB3", 1, "OF-C", **CLEAR)],
+        dict(disturbed_acres=0.5, project_type="residential"),
+        (False, False, False, False, False, False, False),
+    ),
+    (
+        "ag_construction_barn",
+        [row("inlet", "CB3", 1, "OF-C", **CLEAR)],
+        dict(disturbed_acres=2, project_type="agricultural"),
+        (True, False, False, False, False, True, False),
+    ),
+    (
+        "ag_activity_exempt",
+        [row("inlet", "CB1", 1, "OF-M", **MILL)],
+        dict(disturbed_acres=20, project_type="agricultural", exemption="agricultural_activity"),
+        (True, True, False, False, False, False, False),
+    ),
+    (
+        "split_two_outfalls",
+        [row("inlet", "CB1", 0.3, "OF-M", **MILL), row("inlet", "CB3", 0.7, "OF-C", **CLEAR)],
+        dict(disturbed_acres=1.5, project_type="road"),
+        (True, False, True, False, True, True, True),
+    ),
+    (
+        "split_unlisted_and_internal",
+        [row("inlet", "CB3", 0.5, "OF-C", **CLEAR), row("depression", "DEP", 0.5)],
+        dict(disturbed_acres=1.5, project_type="single_family"),
+        (True, False, False, False, False, True, False),
+    ),
+    (
+        "internally_drained",
+        [row("depression", "DEP", 1.0)],
+        dict(disturbed_acres=3, project_type="single_family"),
+        (True, False, False, False, False, True, False),
+    ),
+    (
+        "partly_off_dem",
+        [row("inlet", "CB3", 0.6, "OF-C", **CLEAR), row("off_dem", None, 0.4)],
+        dict(disturbed_acres=2, project_type="single_family"),
+        (True, False, None, False, False, True, None),
+    ),
+    (
+        "partly_off_dem_but_listed",
+        [row("inlet", "CB1", 0.6, "OF-M", **MILL), row("off_dem", None, 0.4)],
+        dict(disturbed_acres=2, project_type="single_family"),
+        (True, False, True, False, False, True, True),
+    ),
+    (
+        "partly_off_dem_big",
+        [row("inlet", "CB3", 0.6, "OF-C", **CLEAR), row("unknown", None, 0.4)],
+        dict(disturbed_acres=7, project_type="industrial"),
+        (True, False, None, True, False, True, True),
+    ),
+    (
+        "direct_to_listed_water",
+        [row("water_direct", "1302-0001", 1.0, None, **MILL)],
+        dict(disturbed_acres=1, project_type="institutional"),
+        (True, False, True, False, True, True, True),
+    ),
     # a 4a listing counts only through its TMDL watershed (tmdl_hits), not on its own
-    ("lake_4a_listing_alone_not_A", [row("water_direct", "1302-0004", 1.0, None, **LAKE)],
-     dict(disturbed_acres=1.2, project_type="single_family"),
-     (True, False, False, False, False, True, False)),
-    ("routine_maintenance_small", [row("inlet", "CB1", 1, "OF-M", **MILL)],
-     dict(disturbed_acres=2, project_type="road", exemption="routine_maintenance"),
-     (True, True, False, False, False, False, False)),
-    ("routine_maintenance_large_not_exempt", [row("inlet", "CB3", 1, "OF-C", **CLEAR)],
-     dict(disturbed_acres=6, project_type="road", exemption="routine_maintenance"),
-     (True, False, False, True, False, True, True)),
-    ("exactly_5_acres", [row("inlet", "CB3", 1, "OF-C", **CLEAR)],
-     dict(disturbed_acres=5, project_type="commercial"), (True, False, False, True, False, True, True)),
-    ("exactly_1_acre", [row("inlet", "CB3", 1, "OF-C", **CLEAR)],
-     dict(disturbed_acres=1, project_type="commercial"), (True, False, False, False, True, True, True)),
-    ("plan_larger_makes_B", [row("inlet", "CB3", 1, "OF-C", **CLEAR)],
-     dict(disturbed_acres=2, common_plan_acres=12, project_type="residential"),
-     (True, False, False, True, False, True, True)),
-    ("pathogen_creek_law", [row("conveyance", "D1", 1, "OF-F", **FISH)],
-     dict(disturbed_acres=1.1, project_type="other"), (True, False, True, False, True, True, True)),
-    ("pathogen_creek_narrowed", [row("conveyance", "D1", 1, "OF-F", **FISH)],
-     dict(disturbed_acres=1.1, project_type="single_family", profile=NARROW),
-     (True, False, False, False, False, True, False)),
-    ("no_rows", [], dict(disturbed_acres=2, project_type="single_family"),
-     (True, False, None, False, False, True, None)),
-    ("receiving_water_without_pwl", [row("inlet", "CB9", 1, "OF-X", water="Nameless Ditch")],
-     dict(disturbed_acres=2, project_type="single_family"), (True, False, None, False, False, True, None)),
-    ("name_only_resolves", [row("inlet", "CB9", 1, "OF-M", water="Mill Creek")],
-     dict(disturbed_acres=2, project_type="single_family"), (True, False, True, False, False, True, True)),
+    (
+        "lake_4a_listing_alone_not_A",
+        [row("water_direct", "1302-0004", 1.0, None, **LAKE)],
+        dict(disturbed_acres=1.2, project_type="single_family"),
+        (True, False, False, False, False, True, False),
+    ),
+    (
+        "routine_maintenance_small",
+        [row("inlet", "CB1", 1, "OF-M", **MILL)],
+        dict(disturbed_acres=2, project_type="road", exemption="routine_maintenance"),
+        (True, True, False, False, False, False, False),
+    ),
+    (
+        "routine_maintenance_large_not_exempt",
+        [row("inlet", "CB3", 1, "OF-C", **CLEAR)],
+        dict(disturbed_acres=6, project_type="road", exemption="routine_maintenance"),
+        (True, False, False, True, False, True, True),
+    ),
+    (
+        "exactly_5_acres",
+        [row("inlet", "CB3", 1, "OF-C", **CLEAR)],
+        dict(disturbed_acres=5, project_type="commercial"),
+        (True, False, False, True, False, True, True),
+    ),
+    (
+        "exactly_1_acre",
+        [row("inlet", "CB3", 1, "OF-C", **CLEAR)],
+        dict(disturbed_acres=1, project_type="commercial"),
+        (True, False, False, False, True, True, True),
+    ),
+    (
+        "plan_larger_makes_B",
+        [row("inlet", "CB3", 1, "OF-C", **CLEAR)],
+        dict(disturbed_acres=2, common_plan_acres=12, project_type="residential"),
+        (True, False, False, True, False, True, True),
+    ),
+    (
+        "pathogen_creek_law",
+        [row("conveyance", "D1", 1, "OF-F", **FISH)],
+        dict(disturbed_acres=1.1, project_type="other"),
+        (True, False, True, False, True, True, True),
+    ),
+    (
+        "pathogen_creek_narrowed",
+        [row("conveyance", "D1", 1, "OF-F", **FISH)],
+        dict(disturbed_acres=1.1, project_type="single_family", profile=NARROW),
+        (True, False, False, False, False, True, False),
+    ),
+    (
+        "no_rows",
+        [],
+        dict(disturbed_acres=2, project_type="single_family"),
+        (True, False, None, False, False, True, None),
+    ),
+    (
+        "receiving_water_without_pwl",
+        [row("inlet", "CB9", 1, "OF-X", water="Nameless Ditch")],
+        dict(disturbed_acres=2, project_type="single_family"),
+        (True, False, None, False, False, True, None),
+    ),
+    (
+        "name_only_resolves",
+        [row("inlet", "CB9", 1, "OF-M", water="Mill Creek")],
+        dict(disturbed_acres=2, project_type="single_family"),
+        (True, False, True, False, False, True, True),
+    ),
 ]
 
 
@@ -123,10 +218,15 @@ def test_rules_table(waters, name, rows, kwargs, expected):
     profile = kwargs.pop("profile", "stillwater")
     det = determine(rows, waters=waters, profile=profile, **kwargs)
     d = det.to_dict()
-    got = (d["land_development_activity"]["value"], d["exemption"]["exempt"],
-           d["conditions"]["A"]["value"], d["conditions"]["B"]["value"],
-           d["conditions"]["C"]["value"], d["swppp_required"]["value"],
-           d["swppp_items"]["post_construction_required"])
+    got = (
+        d["land_development_activity"]["value"],
+        d["exemption"]["exempt"],
+        d["conditions"]["A"]["value"],
+        d["conditions"]["B"]["value"],
+        d["conditions"]["C"]["value"],
+        d["swppp_required"]["value"],
+        d["swppp_items"]["post_construction_required"],
+    )
     assert got == expected
     for k in "ABC":
         assert d["conditions"][k]["reasons"], f"condition {k} has no reason"
@@ -138,8 +238,14 @@ def test_lake_tmdl_reached_through_site_polygon(waters):
     site = box(2600, 2600, 2700, 2700)
     hits = tmdl_hits_for(waters, site_geom=site, rows=rows, outfall_points=OUTFALL_POINTS)
     assert list(hits["tmdl_id"]) == ["TMDL-RL-P"]
-    det = determine(rows, waters=waters, disturbed_acres=2, project_type="single_family",
-                    tmdl_hits=hits, site=SiteInfo(geometry=site))
+    det = determine(
+        rows,
+        waters=waters,
+        disturbed_acres=2,
+        project_type="single_family",
+        tmdl_hits=hits,
+        site=SiteInfo(geometry=site),
+    )
     assert det.conditions["A"]["value"] is True
     assert det.conditions["A"]["method"] == "tmdl_watershed"
     tm = det["tmdl_watersheds"]
@@ -148,11 +254,13 @@ def test_lake_tmdl_reached_through_site_polygon(waters):
 
 def test_lake_tmdl_through_outfall_point(waters):
     rows = pd.DataFrame([row("inlet", "CB", 1, "OF-L", **LAKE)])
-    hits = tmdl_hits_for(waters, site_geom=box(0, 0, 10, 10), rows=rows,
-                         outfall_points=OUTFALL_POINTS)
+    hits = tmdl_hits_for(
+        waters, site_geom=box(0, 0, 10, 10), rows=rows, outfall_points=OUTFALL_POINTS
+    )
     assert "outfall OF-L" in hits["how"].iloc[0]
-    det = determine(rows, waters=waters, disturbed_acres=2, project_type="single_family",
-                    tmdl_hits=hits)
+    det = determine(
+        rows, waters=waters, disturbed_acres=2, project_type="single_family", tmdl_hits=hits
+    )
     assert det.conditions["A"]["value"] is True
     # the 4a listing itself is reported but does not count through the 303(d) branch
     lake = [i for i in det["impaired_waters"] if i["pwl_id"] == "1302-0004"]
@@ -164,12 +272,17 @@ def test_tmdl_without_stormwater_source_does_not_count(waters):
     tm["stormwater_source"] = False
     from ms4map.waters import Waters
 
-    w2 = Waters.from_frames(waterbodies=waters.waterbodies, impairments=waters.impairments,
-                            tmdl_watersheds=tm, crs=waters.crs)
+    w2 = Waters.from_frames(
+        waterbodies=waters.waterbodies,
+        impairments=waters.impairments,
+        tmdl_watersheds=tm,
+        crs=waters.crs,
+    )
     rows = pd.DataFrame([row("inlet", "CB3", 1, "OF-C", **CLEAR)])
     hits = tmdl_hits_for(w2, site_geom=box(2600, 2600, 2700, 2700), rows=rows, outfall_points={})
-    det = determine(rows, waters=w2, disturbed_acres=2, project_type="single_family",
-                    tmdl_hits=hits)
+    det = determine(
+        rows, waters=w2, disturbed_acres=2, project_type="single_family", tmdl_hits=hits
+    )
     assert det.conditions["A"]["value"] is False
     assert det["tmdl_watersheds"][0]["counts_for_condition_a"] is False
 
@@ -177,8 +290,9 @@ def test_tmdl_without_stormwater_source_does_not_count(waters):
 def test_reading_is_stated(waters):
     rows = [row("inlet", "CB2", 1, "OF-H", **HUDSON)]
     law = determine(rows, waters=waters, disturbed_acres=2, project_type="commercial").to_dict()
-    nar = determine(rows, waters=waters, disturbed_acres=2, project_type="commercial",
-                    profile=NARROW).to_dict()
+    nar = determine(
+        rows, waters=waters, disturbed_acres=2, project_type="commercial", profile=NARROW
+    ).to_dict()
     assert law["pollutant_of_concern"]["reading"] == "law"
     assert nar["pollutant_of_concern"]["reading"] == "list"
     assert "phosphorus" in nar["pollutant_of_concern"]["pollutants"]
@@ -187,12 +301,25 @@ def test_reading_is_stated(waters):
 
 
 def test_document_shape_and_items(waters):
-    det = determine([row("inlet", "CB1", 0.3, "OF-M", **MILL), row("inlet", "CB3", 0.7, "OF-C", **CLEAR)],
-                    waters=waters, disturbed_acres=6, project_type="commercial")
+    det = determine(
+        [row("inlet", "CB1", 0.3, "OF-M", **MILL), row("inlet", "CB3", 0.7, "OF-C", **CLEAR)],
+        waters=waters,
+        disturbed_acres=6,
+        project_type="commercial",
+    )
     d = json.loads(det.to_json())
-    for key in ("land_development_activity", "exemption", "swppp_required", "conditions",
-                "drainage", "impaired_waters", "tmdl_watersheds", "swppp_items", "citations",
-                "provenance"):
+    for key in (
+        "land_development_activity",
+        "exemption",
+        "swppp_required",
+        "conditions",
+        "drainage",
+        "impaired_waters",
+        "tmdl_watersheds",
+        "swppp_items",
+        "citations",
+        "provenance",
+    ):
         assert key in d
     assert d["schema_version"] == DETERMINATION_VERSION
     assert len(d["swppp_items"]["basic"]) == 17
@@ -217,28 +344,44 @@ def test_project_type_guess(waters):
     assert guess_project_type("230", p)[0] == "residential"
     assert guess_project_type("484", p)[0] == "commercial"
     assert guess_project_type(None, p)[0] == "other"
-    det = determine([row("inlet", "CB2", 1, "OF-H", **HUDSON)], waters=waters,
-                    disturbed_acres=2, site=SiteInfo(prop_class="210"))
+    det = determine(
+        [row("inlet", "CB2", 1, "OF-H", **HUDSON)],
+        waters=waters,
+        disturbed_acres=2,
+        site=SiteInfo(prop_class="210"),
+    )
     assert det["project_type"]["value"] == "single_family"
     assert det["project_type"]["source"].startswith("guessed")
     assert det.conditions["C"]["value"] is False
-    det2 = determine([row("inlet", "CB2", 1, "OF-H", **HUDSON)], waters=waters,
-                     disturbed_acres=2, project_type="commercial", site=SiteInfo(prop_class="210"))
+    det2 = determine(
+        [row("inlet", "CB2", 1, "OF-H", **HUDSON)],
+        waters=waters,
+        disturbed_acres=2,
+        project_type="commercial",
+        site=SiteInfo(prop_class="210"),
+    )
     assert det2["project_type"]["source"] == "user" and det2.conditions["C"]["value"] is True
 
 
-@pytest.mark.parametrize("kind,classes,expected", [
-    ("parcels", ["210", "215", "210"], "single_family"),   # every parcel one-family: guessed
-    ("parcels", ["112", "241"], "agricultural"),
-    ("parcels", ["210"] * 9 + ["484"], "other"),             # mixed classes
-    ("polygon", ["210"] * 10, "other"),                      # a drawn polygon over houses
-    ("polygon", ["484", "484"], "commercial"),               # non-excluding type is harmless
-    ("parcels", ["210", None], "other"),
-])
+@pytest.mark.parametrize(
+    "kind,classes,expected",
+    [
+        ("parcels", ["210", "215", "210"], "single_family"),  # every parcel one-family: guessed
+        ("parcels", ["112", "241"], "agricultural"),
+        ("parcels", ["210"] * 9 + ["484"], "other"),  # mixed classes
+        ("polygon", ["210"] * 10, "other"),  # a drawn polygon over houses
+        ("polygon", ["484", "484"], "commercial"),  # non-excluding type is harmless
+        ("parcels", ["210", None], "other"),
+    ],
+)
 def test_project_type_guess_is_conservative(waters, kind, classes, expected):
     rows = [row("inlet", "CB2", 1, "OF-H", **HUDSON)]
-    det = determine(rows, waters=waters, disturbed_acres=2,
-                    site=SiteInfo(kind=kind, prop_class=classes[0], prop_classes=classes))
+    det = determine(
+        rows,
+        waters=waters,
+        disturbed_acres=2,
+        site=SiteInfo(kind=kind, prop_class=classes[0], prop_classes=classes),
+    )
     assert det["project_type"]["value"] == expected
     c = det.conditions["C"]
     assert c["value"] is (expected not in ("single_family", "agricultural"))
@@ -247,24 +390,35 @@ def test_project_type_guess_is_conservative(waters, kind, classes, expected):
     assert "--type" in det.summary()
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(disturbed_acres=-1), "negative"),
-    (dict(disturbed_acres=1e7), "absurd"),
-    (dict(disturbed_acres="lots"), "number of acres"),
-    (dict(disturbed_acres=float("nan")), "finite"),
-    (dict(disturbed_acres=1, project_type="castle"), "Unknown project type.*single_family"),
-    (dict(disturbed_acres=1, exemption="because"), "Unknown exemption code.*cemetery"),
-    (dict(disturbed_acres=1, common_plan_acres=-3), "negative"),
-    (dict(disturbed_acres=50, site_area_acres=2.0), "larger than the site"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(disturbed_acres=-1), "negative"),
+        (dict(disturbed_acres=1e7), "absurd"),
+        (dict(disturbed_acres="lots"), "number of acres"),
+        (dict(disturbed_acres=float("nan")), "finite"),
+        (dict(disturbed_acres=1, project_type="castle"), "Unknown project type.*single_family"),
+        (dict(disturbed_acres=1, exemption="because"), "Unknown exemption code.*cemetery"),
+        (dict(disturbed_acres=1, common_plan_acres=-3), "negative"),
+        (dict(disturbed_acres=50, site_area_acres=2.0), "larger than the site"),
+    ],
+)
 def test_bad_inputs(kwargs, match):
     with pytest.raises(UsageError, match=match):
         validate_inputs(**kwargs)
 
 
 def test_project_types_closed_list():
-    assert set(PROJECT_TYPES) == {"single_family", "agricultural", "residential", "commercial",
-                                  "industrial", "institutional", "road", "other"}
+    assert set(PROJECT_TYPES) == {
+        "single_family",
+        "agricultural",
+        "residential",
+        "commercial",
+        "industrial",
+        "institutional",
+        "road",
+        "other",
+    }
 
 
 def test_bad_drainage_rows_rejected(waters):
@@ -290,8 +444,12 @@ def test_batch_matches_single_site(waters):
     assert by.loc["P7", "method"] == "internally_drained"
     assert pd.isna(by.loc["P8", "condition_a"]) and by.loc["P8", "method"] == "unknown_drainage"
     for pid in parcels["parcel_id"]:
-        det = determine(combine_parcel_rows(d, [pid]), waters=waters, disturbed_acres=2,
-                        project_type="commercial")
+        det = determine(
+            combine_parcel_rows(d, [pid]),
+            waters=waters,
+            disturbed_acres=2,
+            project_type="commercial",
+        )
         one = det.conditions["A"]["value"]
         many = by.loc[pid, "condition_a"]
         assert (None if pd.isna(many) else bool(many)) == one, pid
@@ -301,8 +459,12 @@ def test_batch_matches_single_site(waters):
 
 def test_batch_reports_bad_rows_and_carries_on(waters):
     d = parcel_drainage()
-    bad = pd.DataFrame([{"parcel_id": "PX", **row("sewer", "X", 1.0)},
-                        {"parcel_id": "PY", **row("inlet", "CB", 0.5, "OF-M", **MILL)}])
+    bad = pd.DataFrame(
+        [
+            {"parcel_id": "PX", **row("sewer", "X", 1.0)},
+            {"parcel_id": "PY", **row("inlet", "CB", 0.5, "OF-M", **MILL)},
+        ]
+    )
     tab = screen_condition_a(pd.concat([d, bad]), waters=waters)
     assert any("PX" in p for p in tab.attrs["problems"])
     assert any("PY" in p and "sum" in p for p in tab.attrs["problems"])
@@ -314,8 +476,9 @@ def test_batch_reports_bad_rows_and_carries_on(waters):
 def test_batch_parcel_in_tmdl(waters):
     import geopandas as gpd
 
-    parcels = gpd.GeoDataFrame({"parcel_id": ["T1"]}, geometry=[box(2600, 2600, 2650, 2650)],
-                               crs=waters.crs)
+    parcels = gpd.GeoDataFrame(
+        {"parcel_id": ["T1"]}, geometry=[box(2600, 2600, 2650, 2650)], crs=waters.crs
+    )
     d = pd.DataFrame([{"parcel_id": "T1", **row("inlet", "CB3", 1, "OF-C", **CLEAR)}])
     tab = screen_condition_a(d, waters=waters, parcels=parcels).set_index("parcel_id")
     assert tab.loc["T1", "condition_a"] == True  # noqa: E712
@@ -328,10 +491,20 @@ def test_narrowed_list_still_counts_sediment():
 
     from ms4map.waters import Waters
 
-    wb = gpd.GeoDataFrame({"wb_id": ["1302-0009"], "name": ["Silty Brook"]},
-                          geometry=[LineString([(0, 0), (0, 10)])], crs="EPSG:26918")
-    imp = pd.DataFrame({"wb_id": ["1302-0009"], "pollutant": ["Silt/Sediment"],
-                        "category": ["5"], "list_year": [2018], "source": ["Erosion"]})
+    wb = gpd.GeoDataFrame(
+        {"wb_id": ["1302-0009"], "name": ["Silty Brook"]},
+        geometry=[LineString([(0, 0), (0, 10)])],
+        crs="EPSG:26918",
+    )
+    imp = pd.DataFrame(
+        {
+            "wb_id": ["1302-0009"],
+            "pollutant": ["Silt/Sediment"],
+            "category": ["5"],
+            "list_year": [2018],
+            "source": ["Erosion"],
+        }
+    )
     w = Waters.from_frames(waterbodies=wb, impairments=imp, crs=wb.crs)
     rows = [row("inlet", "CB9", 1, "OF-9", water="Silty Brook", pwl="1302-0009")]
     kw = dict(waters=w, disturbed_acres=2, project_type="commercial")
@@ -350,28 +523,40 @@ def test_tmdl_name_with_tmdl_is_not_doubled():
     from ms4map.waters import Waters
 
     assert tmdl_watershed_label("Tamarack Lake Phosphorus TMDL") == (
-        "Tamarack Lake Phosphorus TMDL watershed")
+        "Tamarack Lake Phosphorus TMDL watershed"
+    )
     assert tmdl_watershed_label("Round Lake phosphorus") == "Round Lake phosphorus TMDL watershed"
     w = town_waters()
     tm = w.tmdl_watersheds.copy()
     tm["name"] = ["Tamarack Lake Phosphorus TMDL"]
-    w2 = Waters.from_frames(waterbodies=w.waterbodies, impairments=w.impairments,
-                            tmdl_watersheds=gpd.GeoDataFrame(tm, crs=w.crs), crs=w.crs)
+    w2 = Waters.from_frames(
+        waterbodies=w.waterbodies,
+        impairments=w.impairments,
+        tmdl_watersheds=gpd.GeoDataFrame(tm, crs=w.crs),
+        crs=w.crs,
+    )
     rows = [row("inlet", "CBL", 1, "OF-L", **LAKE)]
-    hits = tmdl_hits_for(w2, site_geom=None, rows=pd.DataFrame(rows),
-                         outfall_points=OUTFALL_POINTS)
-    det = determine(rows, waters=w2, disturbed_acres=2, project_type="commercial",
-                    tmdl_hits=hits)
+    hits = tmdl_hits_for(w2, site_geom=None, rows=pd.DataFrame(rows), outfall_points=OUTFALL_POINTS)
+    det = determine(rows, waters=w2, disturbed_acres=2, project_type="commercial", tmdl_hits=hits)
     text = " ".join(det.conditions["A"]["reasons"])
     assert "Tamarack Lake Phosphorus TMDL watershed" in text and "TMDL TMDL" not in text
-    scr = screen_condition_a(pd.DataFrame([{**r, "parcel_id": "P9"} for r in rows]), waters=w2,
-                             profile=load_profile("stillwater"), outfall_points=OUTFALL_POINTS)
+    scr = screen_condition_a(
+        pd.DataFrame([{**r, "parcel_id": "P9"} for r in rows]),
+        waters=w2,
+        profile=load_profile("stillwater"),
+        outfall_points=OUTFALL_POINTS,
+    )
     assert "TMDL TMDL" not in scr["reason"].iloc[0] and "TMDL watershed" in scr["reason"].iloc[0]
 
 
 def test_common_plan_wording_names_both_acreages(waters):
-    det = determine([row("inlet", "CB3", 1, "OF-C", **CLEAR)], waters=waters,
-                    disturbed_acres=0.7, common_plan_acres=3, project_type="commercial")
+    det = determine(
+        [row("inlet", "CB3", 1, "OF-C", **CLEAR)],
+        waters=waters,
+        disturbed_acres=0.7,
+        common_plan_acres=3,
+        project_type="commercial",
+    )
     b = det.conditions["B"]["reasons"][0]
     assert "disturbs 0.7 acres within a 3-acre common plan" in b and "larger, 3 acres" in b
     assert "disturbs 3 acres" not in b
@@ -379,18 +564,28 @@ def test_common_plan_wording_names_both_acreages(waters):
 
 
 def test_all_off_dem_says_drainage_unknown(waters):
-    det = determine([row("off_dem", None, 1.0)], waters=waters, disturbed_acres=2,
-                    project_type="commercial")
+    det = determine(
+        [row("off_dem", None, 1.0)], waters=waters, disturbed_acres=2, project_type="commercial"
+    )
     a = det.conditions["A"]
     assert a["value"] is None and "known part" not in " ".join(a["reasons"])
     assert "drainage is unknown" in a["reasons"][0] and "100% lies off the DEM" in a["reasons"][0]
-    part = determine([row("off_dem", None, 0.4), row("inlet", "CB3", 0.6, "OF-C", **CLEAR)],
-                     waters=waters, disturbed_acres=2, project_type="commercial")
+    part = determine(
+        [row("off_dem", None, 0.4), row("inlet", "CB3", 0.6, "OF-C", **CLEAR)],
+        waters=waters,
+        disturbed_acres=2,
+        project_type="commercial",
+    )
     assert "known part" in part.conditions["A"]["reasons"][0]
 
 
 def test_determination_repr_is_short(waters):
-    det = determine([row("inlet", "CB1", 1, "OF-M", **MILL)], waters=waters, disturbed_acres=2,
-                    project_type="commercial", site=SiteInfo(label="P1"))
+    det = determine(
+        [row("inlet", "CB1", 1, "OF-M", **MILL)],
+        waters=waters,
+        disturbed_acres=2,
+        project_type="commercial",
+        site=SiteInfo(label="P1"),
+    )
     text = repr(det)
     assert text == "<Determination site='P1' acres=2.0 A=yes B=no C=yes SWPPP=yes>"

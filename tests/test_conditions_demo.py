@@ -30,8 +30,10 @@ def demo():
 
     from ms4map import demo as demo_mod
 
-    gpkg = Path(os.environ.get("MS4MAP_DEMO_GPKG", "") or
-                Path(__file__).resolve().parents[1] / "data" / "layers" / "demo.gpkg")
+    gpkg = Path(
+        os.environ.get("MS4MAP_DEMO_GPKG", "")
+        or Path(__file__).resolve().parents[1] / "data" / "layers" / "demo.gpkg"
+    )
     if not gpkg.exists():
         pytest.skip("the demo town (data/layers/demo.gpkg) is not built")
     scenarios = demo_mod.SCENARIO_PARCELS or demo_mod.build_layers().info["scenarios"]
@@ -44,7 +46,9 @@ def demo():
     res = pipeline.run(ws)
     ids = {k: v["parcel_id"] for k, v in scenarios.items()}
     return {
-        "ws": ws, "res": res, "ids": ids,
+        "ws": ws,
+        "res": res,
+        "ids": ids,
         "screening": screen_all(res, workspace=ws).set_index("parcel_id"),
         "septic": flag_septic(res, workspace=ws).set_index("parcel_id"),
     }
@@ -68,8 +72,14 @@ def ev(demo, key, **kw):
 
 def vals(d):
     c = d["conditions"]
-    return (d["land_development_activity"]["value"], d["exemption"]["exempt"], c["A"]["value"],
-            c["B"]["value"], c["C"]["value"], d["swppp_required"]["value"])
+    return (
+        d["land_development_activity"]["value"],
+        d["exemption"]["exempt"],
+        c["A"]["value"],
+        c["B"]["value"],
+        c["C"]["value"],
+        d["swppp_required"]["value"],
+    )
 
 
 def narrowed():
@@ -87,8 +97,10 @@ def test_01_six_acres_to_phosphorus_creek(demo):
     d = ev(demo, "a", disturbed_acres=6, project_type="residential")
     assert vals(d) == (True, False, True, True, False, True)
     assert CREEK in recv_ids(d)
-    assert any(i["pwl_id"] == CREEK and i["pollutant"] == "phosphorus"
-               and i["counts_for_condition_a"] for i in d["impaired_waters"])
+    assert any(
+        i["pwl_id"] == CREEK and i["pollutant"] == "phosphorus" and i["counts_for_condition_a"]
+        for i in d["impaired_waters"]
+    )
     assert d["swppp_items"]["post_construction_required"] is True
 
 
@@ -142,16 +154,26 @@ def test_08_construction_at_agricultural_property(demo):
 
 
 def test_09_agricultural_activity_is_exempt(demo):
-    d = ev(demo, "i", disturbed_acres=10, project_type="agricultural",
-           exemption="agricultural_activity")
+    d = ev(
+        demo,
+        "i",
+        disturbed_acres=10,
+        project_type="agricultural",
+        exemption="agricultural_activity",
+    )
     assert d["exemption"]["exempt"] is True and d["swppp_required"]["value"] is False
     assert [d["conditions"][k]["value"] for k in "ABC"] == [False, False, False]
     assert not d["swppp_items"]["basic"]
 
 
 def test_10_site_split_between_two_outfalls(demo):
-    d = ev(demo, "e", disturbed_acres=round(_acres(demo, "e") * 0.9, 2),
-           common_plan_acres=2, project_type="residential")
+    d = ev(
+        demo,
+        "e",
+        disturbed_acres=round(_acres(demo, "e") * 0.9, 2),
+        common_plan_acres=2,
+        project_type="residential",
+    )
     outs = {o["outfall_id"]: o for o in d["drainage"]["outfalls"]}
     assert len(outs) >= 2
     assert {CREEK, RIVER} <= {o["pwl_id"] for o in outs.values()}
@@ -159,8 +181,13 @@ def test_10_site_split_between_two_outfalls(demo):
 
 
 def test_11_site_in_lake_tmdl_watershed(demo):
-    d = ev(demo, "f", disturbed_acres=round(_acres(demo, "f") * 0.9, 2),
-           common_plan_acres=1.5, project_type="single_family")
+    d = ev(
+        demo,
+        "f",
+        disturbed_acres=round(_acres(demo, "f") * 0.9, 2),
+        common_plan_acres=1.5,
+        project_type="single_family",
+    )
     assert d["conditions"]["A"]["value"] is True
     tm = [t for t in d["tmdl_watersheds"] if t["tmdl_id"] == TMDL]
     assert tm and tm[0]["counts_for_condition_a"] and tm[0]["stormwater_source"]
@@ -170,16 +197,26 @@ def test_11_site_in_lake_tmdl_watershed(demo):
 
 
 def test_12_internally_drained(demo):
-    d = ev(demo, "c", disturbed_acres=round(_acres(demo, "c") * 0.9, 2),
-           common_plan_acres=1.5, project_type="single_family")
+    d = ev(
+        demo,
+        "c",
+        disturbed_acres=round(_acres(demo, "c") * 0.9, 2),
+        common_plan_acres=1.5,
+        project_type="single_family",
+    )
     assert d["conditions"]["A"]["value"] is False
     assert d["conditions"]["A"]["method"] == "internally_drained"
     assert d["drainage"]["internal_fraction"] == pytest.approx(1.0)
 
 
 def test_13_site_partly_off_dem(demo):
-    d = ev(demo, "j", disturbed_acres=round(_acres(demo, "j") * 0.9, 2),
-           common_plan_acres=1.5, project_type="single_family")
+    d = ev(
+        demo,
+        "j",
+        disturbed_acres=round(_acres(demo, "j") * 0.9, 2),
+        common_plan_acres=1.5,
+        project_type="single_family",
+    )
     unk = d["drainage"]["unknown_fraction"]
     assert 0.2 < unk < 0.8
     a = d["conditions"]["A"]
@@ -199,8 +236,9 @@ def test_13b_site_wholly_off_dem_is_undetermined(demo):
     x0 = demo["ws"].dem.bounds[0]
     off = g.intersection(shapely.box(g.bounds[0] - 1, g.bounds[1] - 1, x0 - 1, g.bounds[3] + 1))
     site = gpd.GeoSeries([off], crs=p.crs)
-    d = ev(demo, "j", site=site, disturbed_acres=0.1, common_plan_acres=2,
-           project_type="commercial")
+    d = ev(
+        demo, "j", site=site, disturbed_acres=0.1, common_plan_acres=2, project_type="commercial"
+    )
     assert d["drainage"]["unknown_fraction"] == pytest.approx(1.0)
     assert d["conditions"]["A"]["value"] is None
     assert d["conditions"]["B"]["value"] is False and d["conditions"]["C"]["value"] is True
@@ -218,8 +256,13 @@ def test_14_polygon_site_equals_parcel_site(demo):
 
 
 def test_15_several_parcels(demo):
-    d = ev(demo, "a", site=[demo["ids"]["a"], demo["ids"]["b"]], disturbed_acres=7,
-           project_type="commercial")
+    d = ev(
+        demo,
+        "a",
+        site=[demo["ids"]["a"], demo["ids"]["b"]],
+        disturbed_acres=7,
+        project_type="commercial",
+    )
     assert {CREEK, RIVER} <= recv_ids(d)
     assert vals(d) == (True, False, True, True, False, True)
 
@@ -254,8 +297,13 @@ def test_19_batch_agrees_with_single_sites(demo):
     assert scr.loc[ids["c"], "method"] == "internally_drained"
     assert scr.loc[ids["f"], "condition_a_text"] == "yes"
     for key in ("a", "b", "c", "e", "f", "h", "i", "j"):
-        d = ev(demo, key, disturbed_acres=round(_acres(demo, key) * 0.5, 2),
-               common_plan_acres=20, project_type="commercial")
+        d = ev(
+            demo,
+            key,
+            disturbed_acres=round(_acres(demo, key) * 0.5, 2),
+            common_plan_acres=20,
+            project_type="commercial",
+        )
         batch = scr.loc[ids[key], "condition_a"]
         assert (None if pd.isna(batch) else bool(batch)) == d["conditions"]["A"]["value"], key
 
@@ -325,12 +373,15 @@ def test_29_polygon_outside_or_without_crs(demo):
         ev(demo, "a", site=shapely.box(0, 0, 100, 100), disturbed_acres=0.1)
 
 
-@pytest.mark.parametrize("kw,match", [
-    (dict(disturbed_acres=-2), "negative"),
-    (dict(disturbed_acres=5e6), "absurd"),
-    (dict(disturbed_acres=2, project_type="spaceport"), "Unknown project type"),
-    (dict(disturbed_acres=2, exemption="vibes"), "Unknown exemption code"),
-])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(disturbed_acres=-2), "negative"),
+        (dict(disturbed_acres=5e6), "absurd"),
+        (dict(disturbed_acres=2, project_type="spaceport"), "Unknown project type"),
+        (dict(disturbed_acres=2, exemption="vibes"), "Unknown exemption code"),
+    ],
+)
 def test_30_bad_options(demo, kw, match):
     with pytest.raises(UsageError, match=match):
         ev(demo, "b", **kw)

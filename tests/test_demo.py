@@ -38,8 +38,14 @@ def built(tmp_path_factory):
     gpkg, dem = demo.build_demo(out)
     layers = _read_all(gpkg)
     array, profile, transform = _read_dem(dem)
-    return {"gpkg": gpkg, "dem": dem, "layers": layers, "array": array, "profile": profile,
-            "transform": transform}
+    return {
+        "gpkg": gpkg,
+        "dem": dem,
+        "layers": layers,
+        "array": array,
+        "profile": profile,
+        "transform": transform,
+    }
 
 
 def _assert_same_layers(a: dict, b: dict) -> None:
@@ -97,8 +103,11 @@ def test_parcels_tile_the_land(built):
     assert parcels.geometry.is_valid.all()
     left, right = parcels.sindex.query(parcels.geometry, predicate="intersects")
     pairs = left < right
-    overlap = shapely.area(shapely.intersection(parcels.geometry.values[left[pairs]],
-                                                parcels.geometry.values[right[pairs]]))
+    overlap = shapely.area(
+        shapely.intersection(
+            parcels.geometry.values[left[pairs]], parcels.geometry.values[right[pairs]]
+        )
+    )
     assert overlap.max() < 1.0
     wb = built["layers"]["waterbodies"]
     water = shapely.union_all(wb.geometry[wb.geom_type == "Polygon"].values)
@@ -145,26 +154,35 @@ def test_outfalls_sit_on_the_water(built):
 
 def _struct_ids(structures) -> list[str]:
     """struct_id, or the loader's generated ``structures:<fid>`` when blank."""
-    return [sid if isinstance(sid, str) and sid else f"structures:{i + 1}"
-            for i, sid in enumerate(structures["struct_id"])]
+    return [
+        sid if isinstance(sid, str) and sid else f"structures:{i + 1}"
+        for i, sid in enumerate(structures["struct_id"])
+    ]
 
 
 def _flow_graph(layers) -> nx.DiGraph:
     """Structure graph from from_id/to_id (blank ids resolved by position)."""
     structures = layers["structures"]
     ids = _struct_ids(structures)
-    at = {(round(p.x, 2), round(p.y, 2)): sid for p, sid in zip(structures.geometry, ids,
-                                                                 strict=True)}
+    at = {
+        (round(p.x, 2), round(p.y, 2)): sid for p, sid in zip(structures.geometry, ids, strict=True)
+    }
     conv = layers["conveyances"]
     unsnapped = set(_defect_ids("unsnapped_end"))
     g = nx.DiGraph()
     g.add_nodes_from(ids)
     for row in conv.itertuples():
         c = row.geometry.coords
-        a = row.from_id if isinstance(row.from_id, str) else at.get((round(c[0][0], 2),
-                                                                    round(c[0][1], 2)))
-        b = row.to_id if isinstance(row.to_id, str) else at.get((round(c[-1][0], 2),
-                                                                round(c[-1][1], 2)))
+        a = (
+            row.from_id
+            if isinstance(row.from_id, str)
+            else at.get((round(c[0][0], 2), round(c[0][1], 2)))
+        )
+        b = (
+            row.to_id
+            if isinstance(row.to_id, str)
+            else at.get((round(c[-1][0], 2), round(c[-1][1], 2)))
+        )
         if b is None and row.conv_id in unsnapped:  # planted: 3 m short, no to_id
             end = shapely.Point(c[-1])
             b = min(at.items(), key=lambda kv: end.distance(shapely.Point(kv[0])))[1]
@@ -290,9 +308,11 @@ def test_dem_does_not_cover_the_listed_parcels(built):
 # -- scenarios and hand checks -----------------------------------------------------------
 def test_constants_name_real_features(built):
     layers = built["layers"]
-    ids = {"parcels": set(layers["parcels"]["parcel_id"]),
-           "structures": set(layers["structures"]["struct_id"].dropna()),
-           "conveyances": set(layers["conveyances"]["conv_id"])}
+    ids = {
+        "parcels": set(layers["parcels"]["parcel_id"]),
+        "structures": set(layers["structures"]["struct_id"].dropna()),
+        "conveyances": set(layers["conveyances"]["conv_id"]),
+    }
     for d in demo.PLANTED_DEFECTS:
         assert d["level"] in ("data", "network")
         if d["layer"] in ids and d["code"] != "missing_id":
@@ -333,8 +353,9 @@ def routed(built):
     conv = layers["conveyances"]
     for row in conv[conv["kind"] == "ditch"].itertuples():
         k += 1
-        m = features.rasterize([(row.geometry, 1)], out_shape=arr.shape, transform=t,
-                               all_touched=True).astype(bool)
+        m = features.rasterize(
+            [(row.geometry, 1)], out_shape=arr.shape, transform=t, all_touched=True
+        ).astype(bool)
         label[m & (label == 0)] = k
         names[k] = f"conveyance:{row.conv_id}"
     nod = arr == demo.NODATA
@@ -349,11 +370,13 @@ def routed(built):
     parcels = layers["parcels"].set_index("parcel_id")
 
     def fractions(pid: str) -> dict[str, float]:
-        cells = features.rasterize([(parcels.geometry[pid], 1)], out_shape=arr.shape,
-                                   transform=t).astype(bool)
+        cells = features.rasterize(
+            [(parcels.geometry[pid], 1)], out_shape=arr.shape, transform=t
+        ).astype(bool)
         vals, counts = np.unique(basins[cells], return_counts=True)
-        return {names.get(int(v), "unknown"): n / cells.sum()
-                for v, n in zip(vals, counts, strict=True)}
+        return {
+            names.get(int(v), "unknown"): n / cells.sum() for v, n in zip(vals, counts, strict=True)
+        }
 
     return fractions
 

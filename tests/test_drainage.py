@@ -77,8 +77,11 @@ def test_sewersheds_do_not_overlap_and_cover_inlet_catchments(res):
 
 def test_parcel_smaller_than_a_cell_uses_representative_point(res):
     x, y = xy(10, 60)
-    tiny = gpd.GeoDataFrame({"parcel_id": ["T1"]},  # holds no cell centre
-                            geometry=[shapely.Point(x + 0.6, y + 0.6).buffer(0.3)], crs=CRS18)
+    tiny = gpd.GeoDataFrame(
+        {"parcel_id": ["T1"]},  # holds no cell centre
+        geometry=[shapely.Point(x + 0.6, y + 0.6).buffer(0.3)],
+        crs=CRS18,
+    )
     d = drainage.parcel_drainage(tiny, res.overland, join=res.join)
     assert len(d) == 1
     assert d["method"].iloc[0] == "representative_point"
@@ -86,7 +89,9 @@ def test_parcel_smaller_than_a_cell_uses_representative_point(res):
 
 
 def test_parcel_partly_off_dem_gets_off_dem_share(res):
-    half_out = gpd.GeoDataFrame({"parcel_id": ["X"]}, geometry=[cell_box(0, 110, 10, 130)], crs=CRS18)
+    half_out = gpd.GeoDataFrame(
+        {"parcel_id": ["X"]}, geometry=[cell_box(0, 110, 10, 130)], crs=CRS18
+    )
     d = drainage.parcel_drainage(half_out, res.overland, join=res.join)
     off = d[d["target_kind"] == "off_dem"]
     assert off["fraction"].sum() == pytest.approx(0.5, abs=1e-6)
@@ -134,7 +139,9 @@ def test_what_drains_here_outfall_and_point(res):
     # a point on the pipe network (I2): its own surface area plus I1 upstream in the pipes
     at_i2 = res.what_drains_here(shapely.Point(xy(60, 60)))
     ic = res.inlet_catchments.set_index("node_id")
-    assert at_i2["area_m2"].iloc[0] == pytest.approx(ic.loc["I1", "area_m2"] + ic.loc["I2", "area_m2"])
+    assert at_i2["area_m2"].iloc[0] == pytest.approx(
+        ic.loc["I1", "area_m2"] + ic.loc["I2", "area_m2"]
+    )
     # a point on open land: its surface catchment only
     land = res.what_drains_here(shapely.Point(xy(50, 60)))
     assert 0 < land["area_m2"].iloc[0] < ic.loc["I2", "area_m2"]
@@ -145,4 +152,5 @@ def test_polygon_drainage_of_a_site(res):
     assert "parcel_id" not in d.columns
     assert d["fraction"].sum() == pytest.approx(1.0)
     assert d.set_index("target_id")["fraction"]["I1"] == pytest.approx(
-        i1_fraction_by_hand(0, 40, 20, 60), abs=0.01)
+        i1_fraction_by_hand(0, 40, 20, 60), abs=0.01
+    )

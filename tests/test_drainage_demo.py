@@ -22,7 +22,10 @@ def res():
 
 def _fractions(res, pid):
     d = res.drainage[res.drainage["parcel_id"] == pid]
-    return {f"{k}:{t}": f for k, t, f in zip(d["target_kind"], d["target_id"], d["fraction"], strict=True)}
+    return {
+        f"{k}:{t}": f
+        for k, t, f in zip(d["target_kind"], d["target_id"], d["fraction"], strict=True)
+    }
 
 
 def test_every_parcel_sums_to_one(res):
@@ -77,7 +80,9 @@ def test_parcel_half_off_the_dem(res):
 def test_sewersheds_do_not_overlap(res):
     sw = res.sewersheds
     assert sw["outfall_id"].is_unique and len(sw) > 10
-    for (a, ga), (b, gb) in itertools.combinations(zip(sw["outfall_id"], sw.geometry, strict=True), 2):
+    for (a, ga), (b, gb) in itertools.combinations(
+        zip(sw["outfall_id"], sw.geometry, strict=True), 2
+    ):
         assert ga.intersection(gb).area < 1e-3, (a, b)
 
 

@@ -80,8 +80,16 @@ def town(tmp_path: Path) -> Path:
     pipes.to_file(gpkg, layer="storm_pipes")
     dem = np.linspace(110, 90, 40 * 40, dtype="float32").reshape(40, 40)
     with rasterio.open(
-        tmp_path / "town_dem.tif", "w", driver="GTiff", width=40, height=40, count=1,
-        dtype="float32", crs=UTM18, transform=from_origin(X0 - 50, Y0 + 100, 5, 5), nodata=-9999,
+        tmp_path / "town_dem.tif",
+        "w",
+        driver="GTiff",
+        width=40,
+        height=40,
+        count=1,
+        dtype="float32",
+        crs=UTM18,
+        transform=from_origin(X0 - 50, Y0 + 100, 5, 5),
+        nodata=-9999,
     ) as dst:
         dst.write(dem, 1)
         dst.update_tags(1)
@@ -146,7 +154,9 @@ def test_geographic_input_is_reprojected(town: Path, tmp_path: Path) -> None:
     ws = ms4map.open_workspace(None, layers={"structures": [str(path)]})
     assert ws.crs.to_epsg() == 26918  # NAD83 UTM 18N from the data's longitude
     assert ws.qa.codes()["geographic_crs"] == 1
-    assert ws.structures.geometry.x.round(3).tolist() == pytest.approx([X0, X0 + 50, X0 + 100], abs=0.01)
+    assert ws.structures.geometry.x.round(3).tolist() == pytest.approx(
+        [X0, X0 + 50, X0 + 100], abs=0.01
+    )
 
 
 def test_missing_ids_generated_and_duplicates_reported(town: Path, tmp_path: Path) -> None:
@@ -190,8 +200,9 @@ def test_manifest_holds_the_options(town: Path, tmp_path: Path) -> None:
 
 def test_write_outputs_records_provenance_and_protects_inputs(town: Path, tmp_path: Path) -> None:
     ws = _open(town)
-    out = io.write_outputs(tmp_path / "out.gpkg", {"structures": ws.structures},
-                           provenance=ws.provenance(step="test"))
+    out = io.write_outputs(
+        tmp_path / "out.gpkg", {"structures": ws.structures}, provenance=ws.provenance(step="test")
+    )
     prov = io.read_provenance(out)
     assert prov["version"] == ms4map.__version__ and str(town.resolve()) in prov["inputs"]
     with pytest.raises(UsageError, match="Refusing to write"):
@@ -209,7 +220,9 @@ def _bad_no_crs(tmp: Path) -> list[str]:
 
 def _bad_self_intersecting(tmp: Path) -> list[str]:
     bow = Polygon([(0, 0), (10, 10), (10, 0), (0, 10)])
-    gpd.GeoDataFrame({"parcel_id": ["1"]}, geometry=[bow], crs=UTM18).to_file(tmp / "b.gpkg", layer="parcels")
+    gpd.GeoDataFrame({"parcel_id": ["1"]}, geometry=[bow], crs=UTM18).to_file(
+        tmp / "b.gpkg", layer="parcels"
+    )
     return [str(tmp / "b.gpkg")]
 
 
@@ -220,14 +233,16 @@ def _bad_empty(tmp: Path) -> list[str]:
 
 
 def _bad_points_as_conveyances(tmp: Path) -> list[str]:
-    gpd.GeoDataFrame({"x": [1]}, geometry=[Point(0, 0)], crs=UTM18).to_file(tmp / "p.gpkg", layer="conveyances")
+    gpd.GeoDataFrame({"x": [1]}, geometry=[Point(0, 0)], crs=UTM18).to_file(
+        tmp / "p.gpkg", layer="conveyances"
+    )
     return [str(tmp / "p.gpkg")]
 
 
 def _bad_duplicate_parcels(tmp: Path) -> list[str]:
-    gpd.GeoDataFrame({"parcel_id": ["7", "7"]}, geometry=[_square(0, 0), _square(30, 0)], crs=UTM18).to_file(
-        tmp / "d.gpkg", layer="parcels"
-    )
+    gpd.GeoDataFrame(
+        {"parcel_id": ["7", "7"]}, geometry=[_square(0, 0), _square(30, 0)], crs=UTM18
+    ).to_file(tmp / "d.gpkg", layer="parcels")
     return [str(tmp / "d.gpkg")]
 
 
@@ -265,7 +280,9 @@ BAD = [
 
 
 @pytest.mark.parametrize(("make", "code", "text"), BAD, ids=[b[0].__name__ for b in BAD])
-def test_bad_input_gives_clear_message_and_exit_code(make, code, text, tmp_path: Path, capsys) -> None:
+def test_bad_input_gives_clear_message_and_exit_code(
+    make, code, text, tmp_path: Path, capsys
+) -> None:
     args = make(tmp_path)
     before = _tree_hash(tmp_path)
     rc = main(["validate", *args])
@@ -305,7 +322,14 @@ def test_dem_in_other_crs_is_warped(town: Path, tmp_path: Path) -> None:
 
     t, w, h = calculate_default_transform(UTM18, "EPSG:4326", 40, 40, *rasterio.open(src).bounds)
     out = np.zeros((h, w), "float32")
-    reproject(arr, out, src_transform=prof["transform"], src_crs=UTM18, dst_transform=t, dst_crs="EPSG:4326")
+    reproject(
+        arr,
+        out,
+        src_transform=prof["transform"],
+        src_crs=UTM18,
+        dst_transform=t,
+        dst_crs="EPSG:4326",
+    )
     prof.update(crs="EPSG:4326", transform=t, width=w, height=h)
     geo = tmp_path / "geo_dem.tif"
     with rasterio.open(geo, "w", **prof) as d:
@@ -358,7 +382,14 @@ def test_provenance_kept_per_layer_across_runs(town: Path, tmp_path: Path) -> No
 def test_dem_elsewhere_is_an_error(town: Path, tmp_path: Path) -> None:
     far = tmp_path / "far_dem.tif"
     with rasterio.open(
-        far, "w", driver="GTiff", width=10, height=10, count=1, dtype="float32", crs=UTM18,
+        far,
+        "w",
+        driver="GTiff",
+        width=10,
+        height=10,
+        count=1,
+        dtype="float32",
+        crs=UTM18,
         transform=from_origin(X0 + 50_000, Y0, 5, 5),
     ) as dst:
         dst.write(np.ones((10, 10), "float32"), 1)

@@ -31,10 +31,15 @@ def structures(rows, crs=UTM):
     recs = []
     for r in rows:
         sid, kind, x, y, *rest = r
-        recs.append({"struct_id": sid, "kind": kind,
-                     "invert_elev": rest[0] if len(rest) > 0 else np.nan,
-                     "rim_elev": rest[1] if len(rest) > 1 else np.nan,
-                     "geometry": Point(x, y)})
+        recs.append(
+            {
+                "struct_id": sid,
+                "kind": kind,
+                "invert_elev": rest[0] if len(rest) > 0 else np.nan,
+                "rim_elev": rest[1] if len(rest) > 1 else np.nan,
+                "geometry": Point(x, y),
+            }
+        )
     return gpd.GeoDataFrame(pd.DataFrame(recs), geometry="geometry", crs=crs)
 
 
@@ -45,9 +50,17 @@ def conveyances(rows, crs=UTM):
         r = dict(r)
         coords = r.pop("coords")
         geom = coords if not isinstance(coords, list) else LineString(coords)
-        rec = {"conv_id": r.pop("conv_id"), "kind": r.pop("kind", "pipe"), "from_id": None,
-               "to_id": None, "us_invert": np.nan, "ds_invert": np.nan, "diameter_in": np.nan,
-               "flow_dir": None, "geometry": geom}
+        rec = {
+            "conv_id": r.pop("conv_id"),
+            "kind": r.pop("kind", "pipe"),
+            "from_id": None,
+            "to_id": None,
+            "us_invert": np.nan,
+            "ds_invert": np.nan,
+            "diameter_in": np.nan,
+            "flow_dir": None,
+            "geometry": geom,
+        }
         rec.update(r)
         recs.append(rec)
     return gpd.GeoDataFrame(pd.DataFrame(recs), geometry="geometry", crs=crs)
@@ -70,19 +83,28 @@ def by_id(table):
 @pytest.fixture
 def tree():
     """Two inlets -> manhole -> outfall headwall; one pipe digitised against its inverts."""
-    st = structures([
-        ("CB1", "catch_basin", 0, 100, 10.0),
-        ("CB2", "catch_basin", 0, -100, 10.0),
-        ("MH1", "manhole", 100, 0, 8.0),
-        ("OF1", "outfall", 200, 0, 5.0),
-    ])
-    cv = conveyances([
-        {"conv_id": "P1", "coords": [(0, 100), (100, 0)], "us_invert": 10.0, "ds_invert": 8.5},
-        # digitised downstream -> upstream, inverts still at the ends they name
-        {"conv_id": "P2", "coords": [(100, 0), (0, -100)], "us_invert": 8.5, "ds_invert": 10.0},
-        {"conv_id": "P3", "coords": [(100, 0), (200, 0)], "us_invert": 8.0, "ds_invert": 5.0,
-         "diameter_in": 24.0},
-    ])
+    st = structures(
+        [
+            ("CB1", "catch_basin", 0, 100, 10.0),
+            ("CB2", "catch_basin", 0, -100, 10.0),
+            ("MH1", "manhole", 100, 0, 8.0),
+            ("OF1", "outfall", 200, 0, 5.0),
+        ]
+    )
+    cv = conveyances(
+        [
+            {"conv_id": "P1", "coords": [(0, 100), (100, 0)], "us_invert": 10.0, "ds_invert": 8.5},
+            # digitised downstream -> upstream, inverts still at the ends they name
+            {"conv_id": "P2", "coords": [(100, 0), (0, -100)], "us_invert": 8.5, "ds_invert": 10.0},
+            {
+                "conv_id": "P3",
+                "coords": [(100, 0), (200, 0)],
+                "us_invert": 8.0,
+                "ds_invert": 5.0,
+                "diameter_in": 24.0,
+            },
+        ]
+    )
     return ws_of(st, cv)
 
 
@@ -139,19 +161,27 @@ def test_feet_crs_uses_feet_tolerances():
 
 
 def test_rule_chain_ids_flowdir_structures_digitized():
-    st = structures([
-        ("A", "manhole", 0, 0, 5.0), ("B", "manhole", 100, 0, 9.0),
-        ("C", "manhole", 0, 100), ("D", "manhole", 100, 100),
-        ("E", "manhole", 0, 200), ("F", "manhole", 100, 200),
-        ("G", "manhole", 0, 300), ("H", "manhole", 100, 300),
-    ])
-    cv = conveyances([
-        # no inverts; ids say B -> A although digitised A -> B
-        {"conv_id": "ids", "coords": [(0, 0), (100, 0)], "from_id": "B", "to_id": "A"},
-        {"conv_id": "fd", "coords": [(0, 100), (100, 100)], "flow_dir": "reverse"},
-        {"conv_id": "bi", "coords": [(0, 200), (100, 200)], "flow_dir": "bi"},
-        {"conv_id": "dig", "coords": [(0, 300), (100, 300)]},
-    ])
+    st = structures(
+        [
+            ("A", "manhole", 0, 0, 5.0),
+            ("B", "manhole", 100, 0, 9.0),
+            ("C", "manhole", 0, 100),
+            ("D", "manhole", 100, 100),
+            ("E", "manhole", 0, 200),
+            ("F", "manhole", 100, 200),
+            ("G", "manhole", 0, 300),
+            ("H", "manhole", 100, 300),
+        ]
+    )
+    cv = conveyances(
+        [
+            # no inverts; ids say B -> A although digitised A -> B
+            {"conv_id": "ids", "coords": [(0, 0), (100, 0)], "from_id": "B", "to_id": "A"},
+            {"conv_id": "fd", "coords": [(0, 100), (100, 100)], "flow_dir": "reverse"},
+            {"conv_id": "bi", "coords": [(0, 200), (100, 200)], "flow_dir": "bi"},
+            {"conv_id": "dig", "coords": [(0, 300), (100, 300)]},
+        ]
+    )
     net = build_network(ws_of(st, cv))
     e = net.edges.set_index("conv_id")
     assert e.loc["ids", "orient_method"] == "ids" and e.loc["ids", "from_node"] == "B"
@@ -165,15 +195,32 @@ def test_rule_chain_ids_flowdir_structures_digitized():
     assert e2.loc["s", "orient_method"] == "structure_inverts"
     assert e2.loc["s", "from_node"] == "B"
     assert set(net.edges["orient_method"]) <= {
-        "inverts", "ids", "flow_dir", "flow_dir_bi", "structure_inverts", "structure_rims",
-        "digitized", "assumed_lateral"}
+        "inverts",
+        "ids",
+        "flow_dir",
+        "flow_dir_bi",
+        "structure_inverts",
+        "structure_rims",
+        "digitized",
+        "assumed_lateral",
+    }
 
 
 def test_inverts_beat_ids_and_conflict_is_reported():
     st = structures([("A", "manhole", 0, 0), ("B", "outfall", 100, 0)])
     # ids say A -> B, inverts (at the ends the ids name) say B -> A
-    cv = conveyances([{"conv_id": "P", "coords": [(0, 0), (100, 0)], "from_id": "A",
-                       "to_id": "B", "us_invert": 3.0, "ds_invert": 4.0}])
+    cv = conveyances(
+        [
+            {
+                "conv_id": "P",
+                "coords": [(0, 0), (100, 0)],
+                "from_id": "A",
+                "to_id": "B",
+                "us_invert": 3.0,
+                "ds_invert": 4.0,
+            }
+        ]
+    )
     net = build_network(ws_of(st, cv))
     e = net.edges.iloc[0]
     assert e["orient_method"] == "inverts" and e["from_node"] == "B"
@@ -182,8 +229,7 @@ def test_inverts_beat_ids_and_conflict_is_reported():
 
 def test_id_checked_against_geometry():
     st = structures([("A", "manhole", 0, 0), ("B", "manhole", 100, 0), ("Z", "manhole", 500, 500)])
-    cv = conveyances([{"conv_id": "P", "coords": [(0, 0), (100, 0)], "from_id": "Z",
-                       "to_id": "B"}])
+    cv = conveyances([{"conv_id": "P", "coords": [(0, 0), (100, 0)], "from_id": "Z", "to_id": "B"}])
     net = build_network(ws_of(st, cv))
     codes = net.qa.codes()
     assert codes["id_geometry_mismatch"] == 1
@@ -192,12 +238,15 @@ def test_id_checked_against_geometry():
 
 
 def test_end_on_middle_of_conveyance_splits_it():
-    st = structures([("CB", "catch_basin", 50, 80), ("O", "outfall", 200, 0),
-                     ("U", "manhole", 0, 0)])
-    cv = conveyances([
-        {"conv_id": "MAIN", "coords": [(0, 0), (200, 0)], "diameter_in": 36},
-        {"conv_id": "LAT", "coords": [(50, 80), (50, 0.5)]},  # ends 0.5 m off MAIN
-    ])
+    st = structures(
+        [("CB", "catch_basin", 50, 80), ("O", "outfall", 200, 0), ("U", "manhole", 0, 0)]
+    )
+    cv = conveyances(
+        [
+            {"conv_id": "MAIN", "coords": [(0, 0), (200, 0)], "diameter_in": 36},
+            {"conv_id": "LAT", "coords": [(50, 80), (50, 0.5)]},  # ends 0.5 m off MAIN
+        ]
+    )
     net = build_network(ws_of(st, cv))
     main_parts = net.edges[net.edges["conv_id"] == "MAIN"]
     assert len(main_parts) == 2
@@ -208,15 +257,33 @@ def test_end_on_middle_of_conveyance_splits_it():
 
 
 def test_flow_split_main_and_other_outfalls():
-    st = structures([("A", "inlet", 0, 0, 10), ("S", "manhole", 100, 0, 9),
-                     ("O1", "outfall", 200, 50, 1), ("O2", "outfall", 200, -50, 1)])
-    cv = conveyances([
-        {"conv_id": "in", "coords": [(0, 0), (100, 0)], "us_invert": 10, "ds_invert": 9},
-        {"conv_id": "small", "coords": [(100, 0), (200, 50)], "us_invert": 9, "ds_invert": 1,
-         "diameter_in": 12},
-        {"conv_id": "big", "coords": [(100, 0), (200, -50)], "us_invert": 9, "ds_invert": 1,
-         "diameter_in": 30},
-    ])
+    st = structures(
+        [
+            ("A", "inlet", 0, 0, 10),
+            ("S", "manhole", 100, 0, 9),
+            ("O1", "outfall", 200, 50, 1),
+            ("O2", "outfall", 200, -50, 1),
+        ]
+    )
+    cv = conveyances(
+        [
+            {"conv_id": "in", "coords": [(0, 0), (100, 0)], "us_invert": 10, "ds_invert": 9},
+            {
+                "conv_id": "small",
+                "coords": [(100, 0), (200, 50)],
+                "us_invert": 9,
+                "ds_invert": 1,
+                "diameter_in": 12,
+            },
+            {
+                "conv_id": "big",
+                "coords": [(100, 0), (200, -50)],
+                "us_invert": 9,
+                "ds_invert": 1,
+                "diameter_in": 30,
+            },
+        ]
+    )
     net = build_network(ws_of(st, cv))
     t = by_id(assign_outfalls(net))
     assert t.loc["A", "method"] == "split"
@@ -227,17 +294,28 @@ def test_flow_split_main_and_other_outfalls():
 
 def test_outfall_precedence_and_water_layer():
     st = structures([("A", "inlet", 0, 0), ("B", "inlet", 0, 100), ("C", "inlet", 0, 200)])
-    cv = conveyances([
-        {"conv_id": "P1", "coords": [(0, 0), (100, 0)]},
-        {"conv_id": "P2", "coords": [(0, 100), (100, 100)]},
-        {"conv_id": "P3", "coords": [(0, 200), (100, 200)]},
-    ])
-    outfalls = gpd.GeoDataFrame({"outfall_id": ["OUT-7"], "receiving_water": ["Mill Creek"],
-                                 "pwl_id": ["1302-0092"], "status": ["unknown"]},
-                                geometry=[Point(100.5, 0)], crs=UTM)
-    water = gpd.GeoDataFrame({"wb_id": ["1302-0001"], "name": ["Pond"]},
-                             geometry=[Polygon([(105, 95), (150, 95), (150, 130), (105, 130)])],
-                             crs=UTM)
+    cv = conveyances(
+        [
+            {"conv_id": "P1", "coords": [(0, 0), (100, 0)]},
+            {"conv_id": "P2", "coords": [(0, 100), (100, 100)]},
+            {"conv_id": "P3", "coords": [(0, 200), (100, 200)]},
+        ]
+    )
+    outfalls = gpd.GeoDataFrame(
+        {
+            "outfall_id": ["OUT-7"],
+            "receiving_water": ["Mill Creek"],
+            "pwl_id": ["1302-0092"],
+            "status": ["unknown"],
+        },
+        geometry=[Point(100.5, 0)],
+        crs=UTM,
+    )
+    water = gpd.GeoDataFrame(
+        {"wb_id": ["1302-0001"], "name": ["Pond"]},
+        geometry=[Polygon([(105, 95), (150, 95), (150, 130), (105, 130)])],
+        crs=UTM,
+    )
     net = build_network(ws_of(st, cv, outfalls=outfalls, waterbodies=water))
     t = by_id(assign_outfalls(net))
     assert t.loc["A", "outfall_id"] == "OUT-7" and t.loc["A", "method"] == "outfalls_layer"
@@ -253,11 +331,13 @@ def test_outfall_precedence_and_water_layer():
 
 def test_cycle_and_no_outfall_network():
     st = structures([("A", "manhole", 0, 0), ("B", "manhole", 100, 0), ("C", "manhole", 50, 80)])
-    cv = conveyances([
-        {"conv_id": "AB", "coords": [(0, 0), (100, 0)]},
-        {"conv_id": "BC", "coords": [(100, 0), (50, 80)]},
-        {"conv_id": "CA", "coords": [(50, 80), (0, 0)]},
-    ])
+    cv = conveyances(
+        [
+            {"conv_id": "AB", "coords": [(0, 0), (100, 0)]},
+            {"conv_id": "BC", "coords": [(100, 0), (50, 80)]},
+            {"conv_id": "CA", "coords": [(50, 80), (0, 0)]},
+        ]
+    )
     net = build_network(ws_of(st, cv))
     t = assign_outfalls(net)
     assert set(t["method"]) == {"cycle"}
@@ -270,16 +350,26 @@ def test_cycle_and_no_outfall_network():
 
 
 def test_bad_geometries_are_findings_not_crashes():
-    st = structures([("A", "inlet", 0, 0), ("A2", "inlet", 0, 0), ("O", "outfall", 100, 0),
-                     ("X", "inlet", 500, 500)])
-    cv = conveyances([
-        {"conv_id": "P", "coords": [(0, 0), (100, 0)]},
-        {"conv_id": "ZERO", "coords": [(50, 50), (50, 50)]},
-        {"conv_id": "MULTI", "coords": MultiLineString([[(0, 0), (0, -50)],
-                                                        [(300, 300), (300, 350)]])},
-        {"conv_id": "LONE", "coords": [(1000, 1000), (1100, 1000)]},
-        {"conv_id": "NONE", "coords": None},
-    ])
+    st = structures(
+        [
+            ("A", "inlet", 0, 0),
+            ("A2", "inlet", 0, 0),
+            ("O", "outfall", 100, 0),
+            ("X", "inlet", 500, 500),
+        ]
+    )
+    cv = conveyances(
+        [
+            {"conv_id": "P", "coords": [(0, 0), (100, 0)]},
+            {"conv_id": "ZERO", "coords": [(50, 50), (50, 50)]},
+            {
+                "conv_id": "MULTI",
+                "coords": MultiLineString([[(0, 0), (0, -50)], [(300, 300), (300, 350)]]),
+            },
+            {"conv_id": "LONE", "coords": [(1000, 1000), (1100, 1000)]},
+            {"conv_id": "NONE", "coords": None},
+        ]
+    )
     cv.loc[cv["conv_id"] == "NONE", "geometry"] = None
     net = build_network(ws_of(st, cv), lateral_tolerance_m=0)
     codes = net.qa.codes()
@@ -298,8 +388,12 @@ def test_bad_geometries_are_findings_not_crashes():
 
 def test_unsnapped_end_reported():
     st = structures([("A", "inlet", 0, 0), ("B", "manhole", 100, 0)])
-    cv = conveyances([{"conv_id": "P", "coords": [(0, 0), (100, 0)]},
-                      {"conv_id": "Q", "coords": [(100, 0), (200, 10)]}])
+    cv = conveyances(
+        [
+            {"conv_id": "P", "coords": [(0, 0), (100, 0)]},
+            {"conv_id": "Q", "coords": [(100, 0), (200, 10)]},
+        ]
+    )
     net = build_network(ws_of(st, cv))
     assert [f.feature_id for f in net.qa.by_code("unsnapped_end")] == ["Q"]
     assert net.qa.to_geodataframe(net.crs).shape[0] == len(net.qa.findings)
@@ -307,20 +401,29 @@ def test_unsnapped_end_reported():
 
 def test_geographic_crs_and_missing_layers_raise_clear_errors():
     st = structures([("A", "inlet", -73.9, 40.7)], crs=CRS.from_epsg(4326))
-    cv = conveyances([{"conv_id": "P", "coords": [(-73.9, 40.7), (-73.8, 40.7)]}],
-                     crs=CRS.from_epsg(4326))
+    cv = conveyances(
+        [{"conv_id": "P", "coords": [(-73.9, 40.7), (-73.8, 40.7)]}], crs=CRS.from_epsg(4326)
+    )
     with pytest.raises(DataError, match="projected working CRS"):
         build_network(ws_of(st, cv, crs=CRS.from_epsg(4326)))
     with pytest.raises(DataError, match="no conveyances"):
         build_network(ws_of(structures([("A", "inlet", 0, 0)]), None))
     with pytest.raises(DataError, match="snap_tolerance_m"):
-        build_network(ws_of(None, conveyances([{"conv_id": "P", "coords": [(0, 0), (1, 0)]}])),
-                      snap_tolerance_m=-1)
+        build_network(
+            ws_of(None, conveyances([{"conv_id": "P", "coords": [(0, 0), (1, 0)]}])),
+            snap_tolerance_m=-1,
+        )
 
 
 def test_assumed_lateral_links_orphan_structure():
-    st = structures([("CB", "catch_basin", 50, 8), ("O", "outfall", 100, 0),
-                     ("U", "manhole", 0, 0), ("FAR", "inlet", 50, 200)])
+    st = structures(
+        [
+            ("CB", "catch_basin", 50, 8),
+            ("O", "outfall", 100, 0),
+            ("U", "manhole", 0, 0),
+            ("FAR", "inlet", 50, 200),
+        ]
+    )
     cv = conveyances([{"conv_id": "MAIN", "coords": [(0, 0), (100, 0)]}])
     net = build_network(ws_of(st, cv))
     t = by_id(assign_outfalls(net))
@@ -355,8 +458,15 @@ def test_cli_trace_all(tmp_path, tree, capsys):
     rc = main(["trace", str(gpkg), "--all", "--out", str(out), "--qa", str(tmp_path / "qa.md")])
     assert rc == 0
     df = pd.read_csv(out)
-    assert list(df.columns) == ["struct_id", "outfall_id", "outfall_x", "outfall_y", "method",
-                                "reason", "other_outfalls"]
+    assert list(df.columns) == [
+        "struct_id",
+        "outfall_id",
+        "outfall_x",
+        "outfall_y",
+        "method",
+        "reason",
+        "other_outfalls",
+    ]
     assert (df["outfall_id"] == "OF1").all()
     assert df["outfall_x"].iat[0] == pytest.approx(200)
     assert "network QA" in (tmp_path / "qa.md").read_text()

@@ -39,8 +39,15 @@ def town(tmp_path):
     cv.to_file(gpkg, layer="conveyances", driver="GPKG")
     dem = tmp_path / "town_dem.tif"
     with rasterio.open(
-        dem, "w", driver="GTiff", width=20, height=20, count=1, dtype="float32",
-        crs=UTM, transform=Affine(10, 0, -50, 0, -10, 50),
+        dem,
+        "w",
+        driver="GTiff",
+        width=20,
+        height=20,
+        count=1,
+        dtype="float32",
+        crs=UTM,
+        transform=Affine(10, 0, -50, 0, -10, 50),
     ) as dst:
         dst.write(np.ones((1, 20, 20), dtype="float32"))
     return tmp_path, gpkg, dem
@@ -74,8 +81,22 @@ def test_csv_has_provenance_sidecar_and_folders_are_made(town):
     tmp, gpkg, dem = town
     out = tmp / "new" / "trace.csv"
     qa = tmp / "new" / "qa.csv"
-    assert main(["trace", str(gpkg), "--all", "--out", str(out), "--qa", str(qa),
-                 "--snap-tolerance", "2"]) == 0
+    assert (
+        main(
+            [
+                "trace",
+                str(gpkg),
+                "--all",
+                "--out",
+                str(out),
+                "--qa",
+                str(qa),
+                "--snap-tolerance",
+                "2",
+            ]
+        )
+        == 0
+    )
     df = pd.read_csv(out)  # a plain CSV: no comment lines
     assert list(df["struct_id"]) == ["CB1", "OF1"]
     prov = json.loads((tmp / "new" / "trace.csv.provenance.json").read_text())

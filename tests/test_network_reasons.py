@@ -26,37 +26,51 @@ JUNCTION_ID = re.compile(r"\bJ\d+\b")
 def _ws(st_rows, cv_rows, **more) -> Workspace:
     st = gpd.GeoDataFrame(
         pd.DataFrame(
-            [{"struct_id": i, "kind": k, "invert_elev": np.nan, "geometry": Point(x, y)}
-             for i, k, x, y in st_rows]
+            [
+                {"struct_id": i, "kind": k, "invert_elev": np.nan, "geometry": Point(x, y)}
+                for i, k, x, y in st_rows
+            ]
         ),
         geometry="geometry",
         crs=UTM,
     )
     recs = []
     for r in cv_rows:
-        rec = {"conv_id": None, "kind": "pipe", "from_id": None, "to_id": None,
-               "us_invert": np.nan, "ds_invert": np.nan, "diameter_in": np.nan,
-               "flow_dir": None}
+        rec = {
+            "conv_id": None,
+            "kind": "pipe",
+            "from_id": None,
+            "to_id": None,
+            "us_invert": np.nan,
+            "ds_invert": np.nan,
+            "diameter_in": np.nan,
+            "flow_dir": None,
+        }
         rec.update(r)
         rec["geometry"] = LineString(rec.pop("coords"))
         recs.append(rec)
     cv = gpd.GeoDataFrame(pd.DataFrame(recs), geometry="geometry", crs=UTM)
-    return Workspace(path=None, crs=UTM, layers={"structures": st, "conveyances": cv, **more},
-                     source_crs=UTM)
+    return Workspace(
+        path=None, crs=UTM, layers={"structures": st, "conveyances": cv, **more}, source_crs=UTM
+    )
 
 
 def _far_water() -> gpd.GeoDataFrame:
-    return gpd.GeoDataFrame({"wb_id": ["W"], "name": ["Pond"]},
-                            geometry=[Polygon([(5000, 5000), (5100, 5000), (5100, 5100)])],
-                            crs=UTM)
+    return gpd.GeoDataFrame(
+        {"wb_id": ["W"], "name": ["Pond"]},
+        geometry=[Polygon([(5000, 5000), (5100, 5000), (5100, 5100)])],
+        crs=UTM,
+    )
 
 
 def test_trace_from_a_pipe_is_in_flow_order_and_counts_agree():
     # ids and rows deliberately out of flow order: the outfall first, the inlet last
     ws = _ws(
         [("A-OUT", "outfall", 200, 0), ("M", "manhole", 100, 0), ("Z", "catch_basin", 0, 0)],
-        [{"conv_id": "P-2", "coords": [(100, 0), (200, 0)]},
-         {"conv_id": "P-9", "coords": [(0, 0), (100, 0)]}],
+        [
+            {"conv_id": "P-2", "coords": [(100, 0), (200, 0)]},
+            {"conv_id": "P-9", "coords": [(0, 0), (100, 0)]},
+        ],
     )
     net = build_network(ws)
     t = trace_downstream(net, "P-9")
@@ -76,8 +90,10 @@ def test_split_conveyance_counts_once_and_its_parts_come_in_flow_order():
     # lateral ends on its middle, so MAIN is split in two parts
     ws = _ws(
         [("O", "outfall", 200, 0), ("U", "manhole", 0, 0), ("CB", "catch_basin", 50, 80)],
-        [{"conv_id": "MAIN", "coords": [(200, 0), (0, 0)], "flow_dir": "reverse"},
-         {"conv_id": "LAT", "coords": [(50, 80), (50, 0.5)]}],
+        [
+            {"conv_id": "MAIN", "coords": [(200, 0), (0, 0)], "flow_dir": "reverse"},
+            {"conv_id": "LAT", "coords": [(50, 80), (50, 0.5)]},
+        ],
     )
     net = build_network(ws)
     t = trace_downstream(net, "MAIN")
@@ -95,8 +111,10 @@ def test_cli_from_a_pipe_prints_the_path_in_flow_order(tmp_path, capsys):
 
     ws = _ws(
         [("A-OUT", "outfall", 200, 0), ("M", "manhole", 100, 0), ("Z", "catch_basin", 0, 0)],
-        [{"conv_id": "P-2", "coords": [(100, 0), (200, 0)]},
-         {"conv_id": "P-9", "coords": [(0, 0), (100, 0)]}],
+        [
+            {"conv_id": "P-2", "coords": [(100, 0), (200, 0)]},
+            {"conv_id": "P-9", "coords": [(0, 0), (100, 0)]},
+        ],
     )
     gpkg = tmp_path / "t.gpkg"
     for name, layer in ws.layers.items():
@@ -111,12 +129,24 @@ def test_cli_from_a_pipe_prints_the_path_in_flow_order(tmp_path, capsys):
 def test_dead_end_names_the_orientation_conflict_that_caused_it():
     # T drains to MH by its ids, but the pipe's inverts say MH -> T: T is a dead end
     ws = _ws(
-        [("CB1", "catch_basin", 0, 0), ("T", "catch_basin", 100, 0),
-         ("MH", "manhole", 200, 0), ("OF", "outfall", 300, 0)],
-        [{"conv_id": "P1", "coords": [(0, 0), (100, 0)], "from_id": "CB1", "to_id": "T"},
-         {"conv_id": "PX", "coords": [(100, 0), (200, 0)], "from_id": "T", "to_id": "MH",
-          "us_invert": 5.0, "ds_invert": 6.0},
-         {"conv_id": "P3", "coords": [(200, 0), (300, 0)], "from_id": "MH", "to_id": "OF"}],
+        [
+            ("CB1", "catch_basin", 0, 0),
+            ("T", "catch_basin", 100, 0),
+            ("MH", "manhole", 200, 0),
+            ("OF", "outfall", 300, 0),
+        ],
+        [
+            {"conv_id": "P1", "coords": [(0, 0), (100, 0)], "from_id": "CB1", "to_id": "T"},
+            {
+                "conv_id": "PX",
+                "coords": [(100, 0), (200, 0)],
+                "from_id": "T",
+                "to_id": "MH",
+                "us_invert": 5.0,
+                "ds_invert": 6.0,
+            },
+            {"conv_id": "P3", "coords": [(200, 0), (300, 0)], "from_id": "MH", "to_id": "OF"},
+        ],
         waterbodies=_far_water(),
     )
     net = build_network(ws)
@@ -133,8 +163,10 @@ def test_junctions_are_described_by_place_and_conveyance_never_by_internal_id(ca
     # Q's downstream end touches nothing: flow from I ends at a junction node
     ws = _ws(
         [("I", "inlet", 0, 0), ("OF", "outfall", 0, 500)],
-        [{"conv_id": "Q", "coords": [(0, 0), (120, 40)]},
-         {"conv_id": "R", "coords": [(0, 400), (0, 500)]}],
+        [
+            {"conv_id": "Q", "coords": [(0, 0), (120, 40)]},
+            {"conv_id": "R", "coords": [(0, 400), (0, 500)]},
+        ],
         waterbodies=_far_water(),
     )
     net = build_network(ws)
@@ -145,10 +177,13 @@ def test_junctions_are_described_by_place_and_conveyance_never_by_internal_id(ca
     assert not JUNCTION_ID.search(reason)
     jn = [n for n in net.nodes.index if n.startswith("J")]
     assert describe_nodes(net, jn)[jn[0]] in {
-        "the downstream end of Q at (120.0, 40.0)", "the upstream end of R at (0.0, 400.0)"}
+        "the downstream end of Q at (120.0, 40.0)",
+        "the upstream end of R at (0.0, 400.0)",
+    }
     # without a water layer the end is an outfall; the QA finding does not name 'J1'
-    net2 = build_network(_ws(
-        [("I", "inlet", 0, 0)], [{"conv_id": "Q", "coords": [(0, 0), (120, 40)]}]))
+    net2 = build_network(
+        _ws([("I", "inlet", 0, 0)], [{"conv_id": "Q", "coords": [(0, 0), (120, 40)]}])
+    )
     msgs = [f.message for f in net2.qa.findings]
     assert msgs and not any(JUNCTION_ID.search(m) for m in msgs)
     t2 = trace_downstream(net2, "I")
@@ -174,19 +209,29 @@ def test_cli_trace_prints_no_internal_junction_ids(tmp_path, capsys):
     ("small", "big", "rule", "main"),
     [
         ({"diameter_in": 12}, {"diameter_in": 30}, "the largest pipe", "O2"),
-        ({"ds_invert": 1.0, "us_invert": 9.0}, {"ds_invert": 2.0, "us_invert": 9.0},
-         "the lowest downstream invert", "O1"),
+        (
+            {"ds_invert": 1.0, "us_invert": 9.0},
+            {"ds_invert": 2.0, "us_invert": 9.0},
+            "the lowest downstream invert",
+            "O1",
+        ),
         ({}, {}, "the conveyance listed first in the input", "O1"),
         ({}, {"diameter_in": 18}, "the only branch with a pipe size", "O2"),
     ],
 )
 def test_split_reason_names_the_rule_that_chose_the_main_outfall(small, big, rule, main):
     ws = _ws(
-        [("A", "inlet", 0, 0), ("S", "manhole", 100, 0), ("O1", "outfall", 200, 50),
-         ("O2", "outfall", 200, -50)],
-        [{"conv_id": "in", "coords": [(0, 0), (100, 0)]},
-         {"conv_id": "b1", "coords": [(100, 0), (200, 50)], **small},
-         {"conv_id": "b2", "coords": [(100, 0), (200, -50)], **big}],
+        [
+            ("A", "inlet", 0, 0),
+            ("S", "manhole", 100, 0),
+            ("O1", "outfall", 200, 50),
+            ("O2", "outfall", 200, -50),
+        ],
+        [
+            {"conv_id": "in", "coords": [(0, 0), (100, 0)]},
+            {"conv_id": "b1", "coords": [(100, 0), (200, 50)], **small},
+            {"conv_id": "b2", "coords": [(100, 0), (200, -50)], **big},
+        ],
     )
     t = assign_outfalls(build_network(ws)).set_index("struct_id")
     assert t.loc["A", "method"] == "split" and t.loc["A", "outfall_id"] == main

@@ -20,39 +20,59 @@ JUNCTION_ID = re.compile(r"\bJ\d+\b")
 def _ws(st_rows, cv_rows) -> Workspace:
     st = gpd.GeoDataFrame(
         pd.DataFrame(
-            [{"struct_id": i, "kind": k, "invert_elev": np.nan, "geometry": Point(x, y)}
-             for i, k, x, y in st_rows]
+            [
+                {"struct_id": i, "kind": k, "invert_elev": np.nan, "geometry": Point(x, y)}
+                for i, k, x, y in st_rows
+            ]
         ),
         geometry="geometry",
         crs=UTM,
     )
     recs = []
     for r in cv_rows:
-        rec = {"conv_id": None, "kind": "pipe", "from_id": None, "to_id": None,
-               "us_invert": np.nan, "ds_invert": np.nan, "diameter_in": np.nan,
-               "flow_dir": None}
+        rec = {
+            "conv_id": None,
+            "kind": "pipe",
+            "from_id": None,
+            "to_id": None,
+            "us_invert": np.nan,
+            "ds_invert": np.nan,
+            "diameter_in": np.nan,
+            "flow_dir": None,
+        }
         rec.update(r)
         rec["geometry"] = LineString(rec.pop("coords"))
         recs.append(rec)
     cv = gpd.GeoDataFrame(pd.DataFrame(recs), geometry="geometry", crs=UTM)
     # a waterbody far away: terminal nodes are not outfalls
-    water = gpd.GeoDataFrame({"wb_id": ["W"], "name": ["Pond"]},
-                             geometry=[Polygon([(5000, 5000), (5100, 5000), (5100, 5100)])],
-                             crs=UTM)
-    return Workspace(path=None, crs=UTM,
-                     layers={"structures": st, "conveyances": cv, "waterbodies": water},
-                     source_crs=UTM)
+    water = gpd.GeoDataFrame(
+        {"wb_id": ["W"], "name": ["Pond"]},
+        geometry=[Polygon([(5000, 5000), (5100, 5000), (5100, 5100)])],
+        crs=UTM,
+    )
+    return Workspace(
+        path=None,
+        crs=UTM,
+        layers={"structures": st, "conveyances": cv, "waterbodies": water},
+        source_crs=UTM,
+    )
 
 
 def test_preferred_branch_dead_ends_at_a_structure():
     # at S flow splits: BIG (30 in, preferred) ends at manhole T, away from water;
     # SMALL (12 in) reaches outfall O
     ws = _ws(
-        [("A", "inlet", 0, 0), ("S", "manhole", 100, 0), ("T", "manhole", 200, 50),
-         ("O", "outfall", 200, -50)],
-        [{"conv_id": "in", "coords": [(0, 0), (100, 0)]},
-         {"conv_id": "BIG", "coords": [(100, 0), (200, 50)], "diameter_in": 30},
-         {"conv_id": "SMALL", "coords": [(100, 0), (200, -50)], "diameter_in": 12}],
+        [
+            ("A", "inlet", 0, 0),
+            ("S", "manhole", 100, 0),
+            ("T", "manhole", 200, 50),
+            ("O", "outfall", 200, -50),
+        ],
+        [
+            {"conv_id": "in", "coords": [(0, 0), (100, 0)]},
+            {"conv_id": "BIG", "coords": [(100, 0), (200, 50)], "diameter_in": 30},
+            {"conv_id": "SMALL", "coords": [(100, 0), (200, -50)], "diameter_in": 12},
+        ],
     )
     net = build_network(ws)
     t = assign_outfalls(net).set_index("struct_id")
@@ -85,12 +105,18 @@ def test_preferred_branch_dead_ends_at_a_loose_end_among_two_outfalls():
     # O2, SMALL (12 in) reaches O1. The main outfall is O2 (largest pipe that reaches
     # one), O1 is listed too, and the reason names the loose end by place.
     ws = _ws(
-        [("A", "inlet", 0, 0), ("S", "manhole", 100, 0), ("O1", "outfall", 200, -50),
-         ("O2", "outfall", 200, 50)],
-        [{"conv_id": "in", "coords": [(0, 0), (100, 0)]},
-         {"conv_id": "SMALL", "coords": [(100, 0), (200, -50)], "diameter_in": 12},
-         {"conv_id": "BIG", "coords": [(100, 0), (220, 0)], "diameter_in": 36},
-         {"conv_id": "MID", "coords": [(100, 0), (200, 50)], "diameter_in": 24}],
+        [
+            ("A", "inlet", 0, 0),
+            ("S", "manhole", 100, 0),
+            ("O1", "outfall", 200, -50),
+            ("O2", "outfall", 200, 50),
+        ],
+        [
+            {"conv_id": "in", "coords": [(0, 0), (100, 0)]},
+            {"conv_id": "SMALL", "coords": [(100, 0), (200, -50)], "diameter_in": 12},
+            {"conv_id": "BIG", "coords": [(100, 0), (220, 0)], "diameter_in": 36},
+            {"conv_id": "MID", "coords": [(100, 0), (200, 50)], "diameter_in": 24},
+        ],
     )
     net = build_network(ws)
     t = assign_outfalls(net).set_index("struct_id")
@@ -111,13 +137,21 @@ def test_only_branch_that_reaches_an_outfall_is_named_as_the_rule():
     # further down through a second split, so the first split's rule is "the only
     # branch that reaches an outfall"
     ws = _ws(
-        [("A", "inlet", 0, 0), ("S", "manhole", 100, 0), ("T", "manhole", 200, 80),
-         ("M", "manhole", 200, 0), ("O1", "outfall", 300, 50), ("O2", "outfall", 300, -50)],
-        [{"conv_id": "in", "coords": [(0, 0), (100, 0)]},
-         {"conv_id": "DEAD", "coords": [(100, 0), (200, 80)], "diameter_in": 48},
-         {"conv_id": "LIVE", "coords": [(100, 0), (200, 0)], "diameter_in": 12},
-         {"conv_id": "b1", "coords": [(200, 0), (300, 50)], "diameter_in": 12},
-         {"conv_id": "b2", "coords": [(200, 0), (300, -50)], "diameter_in": 24}],
+        [
+            ("A", "inlet", 0, 0),
+            ("S", "manhole", 100, 0),
+            ("T", "manhole", 200, 80),
+            ("M", "manhole", 200, 0),
+            ("O1", "outfall", 300, 50),
+            ("O2", "outfall", 300, -50),
+        ],
+        [
+            {"conv_id": "in", "coords": [(0, 0), (100, 0)]},
+            {"conv_id": "DEAD", "coords": [(100, 0), (200, 80)], "diameter_in": 48},
+            {"conv_id": "LIVE", "coords": [(100, 0), (200, 0)], "diameter_in": 12},
+            {"conv_id": "b1", "coords": [(200, 0), (300, 50)], "diameter_in": 12},
+            {"conv_id": "b2", "coords": [(200, 0), (300, -50)], "diameter_in": 24},
+        ],
     )
     t = assign_outfalls(build_network(ws)).set_index("struct_id")
     row = t.loc["A"]
@@ -132,11 +166,17 @@ def test_only_branch_that_reaches_an_outfall_is_named_as_the_rule():
 
 def test_no_branch_reaches_an_outfall_names_the_other_dead_end():
     ws = _ws(
-        [("A", "inlet", 0, 0), ("S", "manhole", 100, 0), ("T1", "manhole", 200, 50),
-         ("T2", "manhole", 200, -50)],
-        [{"conv_id": "in", "coords": [(0, 0), (100, 0)]},
-         {"conv_id": "BIG", "coords": [(100, 0), (200, 50)], "diameter_in": 30},
-         {"conv_id": "SMALL", "coords": [(100, 0), (200, -50)], "diameter_in": 12}],
+        [
+            ("A", "inlet", 0, 0),
+            ("S", "manhole", 100, 0),
+            ("T1", "manhole", 200, 50),
+            ("T2", "manhole", 200, -50),
+        ],
+        [
+            {"conv_id": "in", "coords": [(0, 0), (100, 0)]},
+            {"conv_id": "BIG", "coords": [(100, 0), (200, 50)], "diameter_in": 30},
+            {"conv_id": "SMALL", "coords": [(100, 0), (200, -50)], "diameter_in": 12},
+        ],
     )
     t = assign_outfalls(build_network(ws)).set_index("struct_id")
     assert t.loc["A", "method"] == "terminal_not_at_water"

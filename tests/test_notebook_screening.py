@@ -21,16 +21,19 @@ def test_notebook_is_stored_without_outputs():
 def test_notebook_runs(tmp_path, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
-    demo = Path(os.environ.get("MS4MAP_DEMO_GPKG", "") or
-                Path(__file__).resolve().parents[1] / "data" / "layers" / "demo.gpkg")
+    demo = Path(
+        os.environ.get("MS4MAP_DEMO_GPKG", "")
+        or Path(__file__).resolve().parents[1] / "data" / "layers" / "demo.gpkg"
+    )
     if not demo.exists():
         pytest.skip("the demo town (data/layers/demo.gpkg) is not built")
     out = tmp_path / "batch.gpkg"
     monkeypatch.setenv("MS4MAP_NOTEBOOK_OUT", str(out))
     monkeypatch.setenv("MS4MAP_WORKSPACE", str(demo))
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                                     resources={"metadata": {"path": str(tmp_path)}})
+    client = nbclient.NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
     client.execute()
     assert out.exists()
     import geopandas as gpd

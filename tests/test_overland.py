@@ -14,8 +14,11 @@ from ms4map.workspace import Dem
 
 
 def _inlets(**cells: tuple[int, int]) -> gpd.GeoDataFrame:
-    return gpd.GeoDataFrame({"node_id": list(cells)},
-                            geometry=[shapely.Point(xy(*v)) for v in cells.values()], crs=CRS18)
+    return gpd.GeoDataFrame(
+        {"node_id": list(cells)},
+        geometry=[shapely.Point(xy(*v)) for v in cells.values()],
+        crs=CRS18,
+    )
 
 
 def test_plane_drains_off_the_south_edge():
@@ -67,8 +70,11 @@ def test_depression_thresholds_are_settings():
 
 
 def test_waterbody_is_burned_and_takes_direct_runoff():
-    wb = gpd.GeoDataFrame({"wb_id": ["1302-0001"], "name": ["Creek"]},
-                          geometry=[shapely.LineString([xy(100, 0), xy(100, 119)])], crs=CRS18)
+    wb = gpd.GeoDataFrame(
+        {"wb_id": ["1302-0001"], "name": ["Creek"]},
+        geometry=[shapely.LineString([xy(100, 0), xy(100, 119)])],
+        crs=CRS18,
+    )
     res = overland.route(dem(town_dem()), waterbodies=wb)
     lab = res.label_of("water_direct", "1302-0001")
     assert res.labels[110, 30] == lab  # south bank drains north into the creek

@@ -42,7 +42,9 @@ def test_environment_yml_matches_pyproject() -> None:
         f"only in pyproject: {sorted(set(py) - set(env))}; only in environment.yml: {sorted(set(env) - set(py))}"
     )
     for name, req in py.items():
-        assert env[name] == req, f"{name}: pyproject says {req!r}, environment.yml says {env[name]!r}"
+        assert env[name] == req, (
+            f"{name}: pyproject says {req!r}, environment.yml says {env[name]!r}"
+        )
 
 
 def test_ci_runs_the_readme_test_command() -> None:

@@ -58,9 +58,18 @@ def town_files(tmp_path):
     for name, df in town_layers().items():
         df.drop(columns=["src_layer", "src_fid"]).to_file(gpkg, layer=name, driver="GPKG")
     z = town_dem()
-    with rasterio.open(tmp_path / "town_dem.tif", "w", driver="GTiff", width=z.shape[1],
-                       height=z.shape[0], count=1, dtype="float64", crs=CRS18.to_wkt(),
-                       transform=TR, nodata=-9999.0) as ds:
+    with rasterio.open(
+        tmp_path / "town_dem.tif",
+        "w",
+        driver="GTiff",
+        width=z.shape[1],
+        height=z.shape[0],
+        count=1,
+        dtype="float64",
+        crs=CRS18.to_wkt(),
+        transform=TR,
+        nodata=-9999.0,
+    ) as ds:
         ds.write(z, 1)
         ds.update_tags(1, UNITTYPE="metre")
     return gpkg

@@ -18,7 +18,9 @@ from ms4map.profiles import (
     load_profile,
 )
 
-LAWS = Path(os.environ.get("MS4MAP_LAWS_DIR", Path(__file__).resolve().parents[2] / "shared" / "laws"))
+LAWS = Path(
+    os.environ.get("MS4MAP_LAWS_DIR", Path(__file__).resolve().parents[2] / "shared" / "laws")
+)
 
 
 def _squash(text: str) -> str:
@@ -82,7 +84,9 @@ def _write_variant(tmp_path, edit):
 
 
 def test_town_file_with_missing_field(tmp_path):
-    p = _write_variant(tmp_path, lambda t: t.replace('officer_title = "Stormwater Management Officer"\n', ""))
+    p = _write_variant(
+        tmp_path, lambda t: t.replace('officer_title = "Stormwater Management Officer"\n', "")
+    )
     with pytest.raises(DataError, match="missing field 'officer_title'"):
         load_profile(p)
 
@@ -91,6 +95,7 @@ def test_town_file_with_missing_setting_and_citation(tmp_path):
     def edit(t):
         t = t.replace("tributary_reach_km = 0.0\n", "")
         return t.replace("[[citations.condition_b]]", "[[citations.condition_bee]]")
+
     with pytest.raises(DataError) as exc:
         load_profile(_write_variant(tmp_path, edit))
     msg = str(exc.value)
@@ -101,19 +106,25 @@ def test_town_file_bad_values(tmp_path):
     def edit(t):
         t = t.replace('pollutant_reading = "law"', 'pollutant_reading = "loose"')
         return t.replace("[exemptions.cemetery]", "[exemptions.graveyard]")
+
     with pytest.raises(DataError) as exc:
         load_profile(_write_variant(tmp_path, edit))
     assert "pollutant_reading" in str(exc.value) and "graveyard" in str(exc.value)
 
 
 def test_town_file_narrowed_list(tmp_path):
-    p = _write_variant(tmp_path, lambda t: t.replace(
-        'pollutant_reading = "law"\npollutants_of_concern = []',
-        'pollutant_reading = "list"\npollutants_of_concern = ["silt/sediment", "phosphorus"]'))
+    p = _write_variant(
+        tmp_path,
+        lambda t: t.replace(
+            'pollutant_reading = "law"\npollutants_of_concern = []',
+            'pollutant_reading = "list"\npollutants_of_concern = ["silt/sediment", "phosphorus"]',
+        ),
+    )
     prof = load_profile(p)
     assert prof.pollutant_reading == "list" and "phosphorus" in prof.pollutants_of_concern
-    bad = _write_variant(tmp_path, lambda t: t.replace('pollutant_reading = "law"',
-                                                       'pollutant_reading = "list"'))
+    bad = _write_variant(
+        tmp_path, lambda t: t.replace('pollutant_reading = "law"', 'pollutant_reading = "list"')
+    )
     with pytest.raises(DataError, match="non-empty"):
         load_profile(bad)
 
@@ -131,27 +142,43 @@ def test_with_pollutants_validates_names_and_keeps_sediment():
     prof = load_profile("stillwater")
     # a misspelling is read as the pollutant it names; sediment is always in the list
     assert prof.with_pollutants(["phosphorous"]).pollutants_of_concern == (
-        "silt/sediment", "phosphorus")
+        "silt/sediment",
+        "phosphorus",
+    )
     assert prof.with_pollutants(["TSS", "nutrients"]).pollutants_of_concern == (
-        "silt/sediment", "nutrients")
+        "silt/sediment",
+        "nutrients",
+    )
     assert prof.with_pollutants(["nutrients"], include_sediment=False).pollutants_of_concern == (
-        "nutrients",)
+        "nutrients",
+    )
     with pytest.raises(UsageError, match="'xyz'.*nutrients.*phosphorus"):
         prof.with_pollutants(["phosphorus", "xyz"])
 
 
 def test_town_file_unknown_pollutant_and_sediment_opt_out(tmp_path):
-    bad = _write_variant(tmp_path, lambda t: t.replace(
-        'pollutant_reading = "law"\npollutants_of_concern = []',
-        'pollutant_reading = "list"\npollutants_of_concern = ["phosphorus", "xyz"]'))
+    bad = _write_variant(
+        tmp_path,
+        lambda t: t.replace(
+            'pollutant_reading = "law"\npollutants_of_concern = []',
+            'pollutant_reading = "list"\npollutants_of_concern = ["phosphorus", "xyz"]',
+        ),
+    )
     with pytest.raises(DataError, match="screening.pollutants_of_concern.*'xyz'"):
         load_profile(bad)
-    off = _write_variant(tmp_path, lambda t: t.replace(
-        'pollutant_reading = "law"\npollutants_of_concern = []',
-        'pollutant_reading = "list"\npollutants_of_concern = ["nutrients"]').replace(
-        "narrowed_includes_sediment = true", "narrowed_includes_sediment = false"))
+    off = _write_variant(
+        tmp_path,
+        lambda t: t.replace(
+            'pollutant_reading = "law"\npollutants_of_concern = []',
+            'pollutant_reading = "list"\npollutants_of_concern = ["nutrients"]',
+        ).replace("narrowed_includes_sediment = true", "narrowed_includes_sediment = false"),
+    )
     assert load_profile(off).pollutants_of_concern == ("nutrients",)
-    on = _write_variant(tmp_path, lambda t: t.replace(
-        'pollutant_reading = "law"\npollutants_of_concern = []',
-        'pollutant_reading = "list"\npollutants_of_concern = ["nutrients"]'))
+    on = _write_variant(
+        tmp_path,
+        lambda t: t.replace(
+            'pollutant_reading = "law"\npollutants_of_concern = []',
+            'pollutant_reading = "list"\npollutants_of_concern = ["nutrients"]',
+        ),
+    )
     assert load_profile(on).pollutants_of_concern == ("silt/sediment", "nutrients")

@@ -13,13 +13,27 @@ from ms4map.report import render_html, site_map_png, write_report
 
 @pytest.fixture(scope="module")
 def det():
-    d = determine([row("inlet", "CB1", 0.3, "OF-M", **MILL), row("inlet", "CB3", 0.7, "OF-C", **CLEAR)],
-                  waters=town_waters(), disturbed_acres=2.5, project_type="commercial",
-                  site=SiteInfo(label="P1", kind="parcels", parcel_ids=["P1"],
-                                geometry=box(100, 100, 180, 180), area_acres=3.0))
-    d.map_layers = {"site": box(100, 100, 180, 180), "crs": "EPSG:26918",
-                    "paths": [LineString([(140, 140), (0, 500)])], "inlets": [Point(140, 140)],
-                    "outfalls": [Point(0, 500)], "waters": [LineString([(0, 0), (0, 1000)])]}
+    d = determine(
+        [row("inlet", "CB1", 0.3, "OF-M", **MILL), row("inlet", "CB3", 0.7, "OF-C", **CLEAR)],
+        waters=town_waters(),
+        disturbed_acres=2.5,
+        project_type="commercial",
+        site=SiteInfo(
+            label="P1",
+            kind="parcels",
+            parcel_ids=["P1"],
+            geometry=box(100, 100, 180, 180),
+            area_acres=3.0,
+        ),
+    )
+    d.map_layers = {
+        "site": box(100, 100, 180, 180),
+        "crs": "EPSG:26918",
+        "paths": [LineString([(140, 140), (0, 500)])],
+        "inlets": [Point(140, 140)],
+        "outfalls": [Point(0, 500)],
+        "waters": [LineString([(0, 0), (0, 1000)])],
+    }
     return d
 
 
@@ -41,8 +55,11 @@ def test_pdf_one_page(det, tmp_path):
     p = write_report(det, tmp_path / "site.pdf")
     data = p.read_bytes()
     assert data.startswith(b"%PDF")
-    assert data.count(b"/Type /Page\n") + data.count(b"/Type /Page ") + data.count(b"/Type /Page>") == 1 \
+    assert (
+        data.count(b"/Type /Page\n") + data.count(b"/Type /Page ") + data.count(b"/Type /Page>")
+        == 1
         or data.count(b"/Count 1") == 1
+    )
 
 
 def test_html_file_and_bad_suffix(det, tmp_path):
@@ -77,15 +94,28 @@ def test_report_sign_block_ids_workspace_scale_and_north(det):
     det.map_layers["outfall_ids"] = ["OF-M"]
     det.map_layers["site_label"] = "P1"
     html = render_html(det, include_map=False)
-    for needle in ("Reviewed by", "Signature", "Stormwater Management Officer",
-                   "Workspace: demo.gpkg", "Inlets: CB1 (30%), CB3 (70%)", "OF-M (30%)"):
+    for needle in (
+        "Reviewed by",
+        "Signature",
+        "Stormwater Management Officer",
+        "Workspace: demo.gpkg",
+        "Inlets: CB1 (30%), CB3 (70%)",
+        "OF-M (30%)",
+    ):
         assert needle in html, needle
     fig = report_figure(det)
     try:
         text = _all_text(fig)
-        for needle in ("Reviewed by:", "Title:", "Date:", "Signature:",
-                       "Stormwater Management Officer", "Workspace: demo.gpkg",
-                       "Inlets: CB1 (30%), CB3 (70%)", "Outfalls: OF-M (30%)"):
+        for needle in (
+            "Reviewed by:",
+            "Title:",
+            "Date:",
+            "Signature:",
+            "Stormwater Management Officer",
+            "Workspace: demo.gpkg",
+            "Inlets: CB1 (30%), CB3 (70%)",
+            "Outfalls: OF-M (30%)",
+        ):
             assert needle in text, needle
         map_text = "\n".join(t.get_text() for t in fig.axes[0].texts)
         assert "N" in map_text.split("\n")  # north arrow

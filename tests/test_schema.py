@@ -17,10 +17,24 @@ from ms4map.fieldmap import FieldMap, mapping_to_cli, mapping_to_toml, parse_fie
 
 @pytest.mark.parametrize(
     ("code", "kind"),
-    [("CB", "catch_basin"), ("CBNS", "catch_basin"), ("MH", "manhole"), ("MHNS", "manhole"),
-     ("DI", "inlet"), ("YB", "inlet"), ("GB", "inlet"), ("OF", "outfall"), ("Catchbasin", "catch_basin"),
-     ("Headwall", "headwall"), ("Outfall", "outfall"), ("Manhole-CB", "catch_basin"),
-     ("Water Quality BMP", "bmp"), ("PEHW", "headwall"), ("zzz-unknown", "other"), (None, None)],
+    [
+        ("CB", "catch_basin"),
+        ("CBNS", "catch_basin"),
+        ("MH", "manhole"),
+        ("MHNS", "manhole"),
+        ("DI", "inlet"),
+        ("YB", "inlet"),
+        ("GB", "inlet"),
+        ("OF", "outfall"),
+        ("Catchbasin", "catch_basin"),
+        ("Headwall", "headwall"),
+        ("Outfall", "outfall"),
+        ("Manhole-CB", "catch_basin"),
+        ("Water Quality BMP", "bmp"),
+        ("PEHW", "headwall"),
+        ("zzz-unknown", "other"),
+        (None, None),
+    ],
 )
 def test_structure_kinds(code, kind) -> None:
     assert schema.normalize_structure_kind(code) == kind
@@ -28,9 +42,18 @@ def test_structure_kinds(code, kind) -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("15''", (15.0, None)), ("60''X42''", (60.0, 42.0)), ("0''", (None, None)), ("12", (12.0, None)),
-     (8.0, (8.0, None)), (0.0, (None, None)), ('24"', (24.0, None)), ("120''X60*", (120.0, 60.0)),
-     ("n/a", (None, None)), (None, (None, None))],
+    [
+        ("15''", (15.0, None)),
+        ("60''X42''", (60.0, 42.0)),
+        ("0''", (None, None)),
+        ("12", (12.0, None)),
+        (8.0, (8.0, None)),
+        (0.0, (None, None)),
+        ('24"', (24.0, None)),
+        ("120''X60*", (120.0, 60.0)),
+        ("n/a", (None, None)),
+        (None, (None, None)),
+    ],
 )
 def test_pipe_sizes(text, expected) -> None:
     assert schema.parse_pipe_size(text) == expected
@@ -46,9 +69,18 @@ def test_elevations_and_flow_dirs() -> None:
 
 
 def test_field_option_syntax() -> None:
-    assert parse_field_option("structures.struct_id=ASSET") == ("structures", None, "struct_id", "ASSET")
+    assert parse_field_option("structures.struct_id=ASSET") == (
+        "structures",
+        None,
+        "struct_id",
+        "ASSET",
+    )
     assert parse_field_option("conveyances.ditches.conv_id=Ditch_ID") == (
-        "conveyances", "ditches", "conv_id", "Ditch_ID")
+        "conveyances",
+        "ditches",
+        "conv_id",
+        "Ditch_ID",
+    )
     with pytest.raises(UsageError, match="ROLE"):
         parse_field_option("struct_id")
 
@@ -62,7 +94,9 @@ def test_mapping_round_trips_through_toml() -> None:
 
 
 def test_zipped_shapefile_and_layer_kind_hint(tmp_path: Path) -> None:
-    g = gpd.GeoDataFrame({"Ditch_ID": ["D1"]}, geometry=[LineString([(0, 0), (5, 0)])], crs="EPSG:26918")
+    g = gpd.GeoDataFrame(
+        {"Ditch_ID": ["D1"]}, geometry=[LineString([(0, 0), (5, 0)])], crs="EPSG:26918"
+    )
     g.to_file(tmp_path / "roadside_ditches.shp")
     z = tmp_path / "roadside_ditches.zip"
     with zipfile.ZipFile(z, "w") as zf:

@@ -20,12 +20,19 @@ from ms4map.septic import flag_septic_table, mailing_list, parse_failure_codes, 
 
 @pytest.fixture(scope="module")
 def septic():
-    convs = gpd.GeoDataFrame({"conv_id": ["D1", "P1"], "kind": ["ditch", "pipe"]},
-                             geometry=[LineString([(1350, 200), (1350, 400)]),
-                                       LineString([(100, 210), (180, 210)])], crs=CRS)
-    return flag_septic_table(parcels_frame(), parcel_drainage(), waters=town_waters(),
-                             sewer_districts=sewer_districts(), conveyances=convs,
-                             outfall_points=OUTFALL_POINTS).set_index("parcel_id")
+    convs = gpd.GeoDataFrame(
+        {"conv_id": ["D1", "P1"], "kind": ["ditch", "pipe"]},
+        geometry=[LineString([(1350, 200), (1350, 400)]), LineString([(100, 210), (180, 210)])],
+        crs=CRS,
+    )
+    return flag_septic_table(
+        parcels_frame(),
+        parcel_drainage(),
+        waters=town_waters(),
+        sewer_districts=sewer_districts(),
+        conveyances=convs,
+        outfall_points=OUTFALL_POINTS,
+    ).set_index("parcel_id")
 
 
 def test_which_parcels_are_septic(septic):
@@ -69,10 +76,16 @@ def test_setback_raises_priority(septic):
 
 def test_pipes_do_not_count_for_setback():
     # P1 touches pipe P1 (closed): no setback; Mill Creek is > 100 ft from P1
-    s = flag_septic_table(parcels_frame(), parcel_drainage(), waters=town_waters(),
-                          conveyances=gpd.GeoDataFrame({"conv_id": ["P1"], "kind": ["pipe"]},
-                                                       geometry=[LineString([(100, 150), (180, 150)])],
-                                                       crs=CRS)).set_index("parcel_id")
+    s = flag_septic_table(
+        parcels_frame(),
+        parcel_drainage(),
+        waters=town_waters(),
+        conveyances=gpd.GeoDataFrame(
+            {"conv_id": ["P1"], "kind": ["pipe"]},
+            geometry=[LineString([(100, 150), (180, 150)])],
+            crs=CRS,
+        ),
+    ).set_index("parcel_id")
     assert not s.loc["P1", "within_setback"]
 
 

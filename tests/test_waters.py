@@ -36,9 +36,9 @@ def test_read_303d_bad_raises_with_every_row():
     with pytest.raises(DataError) as exc:
         read_303d_csv(DATA / "waters_303d_bad.csv")
     msg = str(exc.value)
-    assert "line 3" in msg and "NNNN-NNNN" in msg          # bad PWL id
-    assert "line 4" in msg and "'9z'" in msg               # unknown list part
-    assert "line 5" in msg and "duplicate" in msg          # duplicate of line 2
+    assert "line 3" in msg and "NNNN-NNNN" in msg  # bad PWL id
+    assert "line 4" in msg and "'9z'" in msg  # unknown list part
+    assert "line 5" in msg and "duplicate" in msg  # duplicate of line 2
     assert "line 6" in msg and "Cause/Pollutant is empty" in msg
     assert "line 7" not in msg
 
@@ -95,12 +95,16 @@ def test_normalisers():
 
 
 def test_validate_impairments_layer():
-    good = validate_impairments(pd.DataFrame({"wb_id": ["1302-0001"], "pollutant": ["P"],
-                                              "category": [None]}))
+    good = validate_impairments(
+        pd.DataFrame({"wb_id": ["1302-0001"], "pollutant": ["P"], "category": [None]})
+    )
     assert good["category"].iloc[0] == "5"  # a listing without category is a 303(d) listing
     with pytest.raises(DataError, match="row 2.*PWL"):
-        validate_impairments(pd.DataFrame({"wb_id": ["1302-0001", "bad"],
-                                           "pollutant": ["P", "N"], "category": ["5", "5"]}))
+        validate_impairments(
+            pd.DataFrame(
+                {"wb_id": ["1302-0001", "bad"], "pollutant": ["P", "N"], "category": ["5", "5"]}
+            )
+        )
 
 
 def test_waters_model_queries():

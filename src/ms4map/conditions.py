@@ -763,11 +763,7 @@ class Determination:
             )
             + ")",
             f"Project type: {d['project_type']['value']} ({d['project_type']['source']})"
-            + (
-                "; confirm it with --type TYPE"
-                if d["project_type"]["source"] != "user"
-                else ""
-            ),
+            + ("; confirm it with --type TYPE" if d["project_type"]["source"] != "user" else ""),
             f"Land development activity: {v(d['land_development_activity']['value'])}",
             f"Exemption: {d['exemption']['code'] or 'none'}"
             + (" (exempt from review)" if d["exemption"]["exempt"] else ""),

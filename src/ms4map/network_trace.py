@@ -212,8 +212,11 @@ _SPLIT_RULES = (
     (1, "the largest pipe"),
     (8, "the only branch with a pipe size (the others have none)"),
     (2, "the lowest downstream invert (the pipe sizes do not decide)"),
-    (4, "the conveyance listed first in the input (no pipe size or invert tells the "
-        "branches apart)"),
+    (
+        4,
+        "the conveyance listed first in the input (no pipe size or invert tells the "
+        "branches apart)",
+    ),
 )
 
 
@@ -676,8 +679,7 @@ def _dead_branch_note(where: list[tuple[str, bool]], *, more: bool = False) -> s
     if not where:
         return ""
     places = [
-        f"{w} (a loop of conveyances with no way out, QA 'cycle')" if cyc else w
-        for w, cyc in where
+        f"{w} (a loop of conveyances with no way out, QA 'cycle')" if cyc else w for w, cyc in where
     ]
     if len(places) == 1 and not more:
         return f"; where flow splits, a branch dead-ends at {places[0]}"

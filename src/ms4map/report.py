@@ -565,9 +565,7 @@ def report_figure(det: Any) -> Any:
         add(
             "  "
             + (
-                ", ".join(
-                    f"{k.replace('_', ' ')} {v * 100:.0f}%" for k, v in fr.items() if v > 0
-                )
+                ", ".join(f"{k.replace('_', ' ')} {v * 100:.0f}%" for k, v in fr.items() if v > 0)
                 or "no drainage known"
             ),
             width=125,

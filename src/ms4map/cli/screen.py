@@ -139,8 +139,7 @@ def _read_site_file(path: str) -> Any:
     )
     if not isinstance(gdf, gpd.GeoDataFrame) or gdf.geometry.name not in gdf.columns:
         raise DataError(
-            f"--site-file {path!r} is not a spatial file: it has no geometry (and no CRS). "
-            + fix
+            f"--site-file {path!r} is not a spatial file: it has no geometry (and no CRS). " + fix
         )
     if not len(gdf):
         raise DataError(f"--site-file {path!r} holds no feature.")

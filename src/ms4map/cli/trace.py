@@ -188,9 +188,7 @@ def _write_table(table, net, outputs: dict[str, Path], prov: dict, prot: list[st
     # a real GeoPackage layer: the table on the structures' points (working CRS)
     sn = net.structure_nodes
     geom = net.nodes.geometry.reindex(sn["node_id"].astype(object).where(sn["node_id"].notna()))
-    layer = gpd.GeoDataFrame(
-        table.reset_index(drop=True), geometry=geom.to_numpy(), crs=net.crs
-    )
+    layer = gpd.GeoDataFrame(table.reset_index(drop=True), geometry=geom.to_numpy(), crs=net.crs)
     return write_outputs(out, {"structure_outfalls": layer}, provenance=prov, inputs=prot)
 
 
@@ -245,9 +243,7 @@ def _write_qa(net, outputs: dict[str, Path], prov: dict, prot: list[str]) -> Non
             path,
             {
                 "network_qa": pts,
-                "network_qa_table": gpd.GeoDataFrame(
-                    tab, geometry=[None] * len(tab), crs=net.crs
-                ),
+                "network_qa_table": gpd.GeoDataFrame(tab, geometry=[None] * len(tab), crs=net.crs),
             },
             provenance=prov,
             inputs=prot,

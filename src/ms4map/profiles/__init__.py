@@ -348,9 +348,7 @@ def _build(raw: dict[str, Any], *, source: str) -> Profile:
             pocs = []
     inc_sed = scr.get("narrowed_includes_sediment", True)
     if not isinstance(inc_sed, bool):
-        problems.append(
-            f"screening.narrowed_includes_sediment = {inc_sed!r}: give true or false"
-        )
+        problems.append(f"screening.narrowed_includes_sediment = {inc_sed!r}: give true or false")
         inc_sed = True
     if pocs:
         pocs = list(_with_sediment(tuple(pocs), inc_sed))
