@@ -1254,49 +1254,41 @@ def search_features(
     return out.head(limit).reset_index(drop=True)
 
 
-def feature_geometry(ws: Any, layer: str, fid: str, *, result: Any = None) -> Any:
-    """The geometry of one feature (working CRS), or None."""
-    idcols = {
-        "parcels": "parcel_id",
-        "structures": "struct_id",
-        "conveyances": "conv_id",
-        "outfalls": "outfall_id",
-        "waterbodies": "wb_id",
-        "impaired_waters": "wb_id",
-        "tmdl_watersheds": "tmdl_id",
-        "sewersheds": "outfall_id",
-    }
+_ID_COLUMNS = {
+    "parcels": "parcel_id",
+    "structures": "struct_id",
+    "conveyances": "conv_id",
+    "outfalls": "outfall_id",
+    "waterbodies": "wb_id",
+    "impaired_waters": "wb_id",
+    "tmdl_watersheds": "tmdl_id",
+    "sewersheds": "outfall_id",
+}
+
+
+def _feature_rows(ws: Any, layer: str, fid: str, result: Any) -> Any:
+    """The rows of a map layer whose id is ``fid`` (None when the layer is absent)."""
     if layer == "sewersheds":
         frame = getattr(result, "sewersheds", None)
     else:
         frame = ws.layers.get("waterbodies" if layer == "impaired_waters" else layer)
     if frame is None or not len(frame):
         return None
-    ids = _ids(frame, idcols.get(layer, "name"))
-    hit = frame.geometry[ids.to_numpy() == str(fid)]
-    return hit.iloc[0] if len(hit) else None
+    ids = _ids(frame, _ID_COLUMNS.get(layer, "name"))
+    return frame[ids.to_numpy() == str(fid)]
+
+
+def feature_geometry(ws: Any, layer: str, fid: str, *, result: Any = None) -> Any:
+    """The geometry of one feature (working CRS), or None."""
+    rows = _feature_rows(ws, layer, fid, result)
+    return rows.geometry.iloc[0] if rows is not None and len(rows) else None
 
 
 def feature_attributes(ws: Any, layer: str, fid: str, *, result: Any = None) -> dict[str, Any]:
     """The attributes of one feature, as a plain dict (geometry dropped)."""
-    idcols = {
-        "parcels": "parcel_id",
-        "structures": "struct_id",
-        "conveyances": "conv_id",
-        "outfalls": "outfall_id",
-        "waterbodies": "wb_id",
-        "impaired_waters": "wb_id",
-        "tmdl_watersheds": "tmdl_id",
-        "sewersheds": "outfall_id",
-    }
-    if layer == "sewersheds":
-        frame = getattr(result, "sewersheds", None)
-    else:
-        frame = ws.layers.get("waterbodies" if layer == "impaired_waters" else layer)
-    if frame is None or not len(frame):
+    rows = _feature_rows(ws, layer, fid, result)
+    if rows is None:
         return {}
-    ids = _ids(frame, idcols.get(layer, "name"))
-    rows = frame[ids.to_numpy() == str(fid)]
     if not len(rows):
         return {}
     rec = rows.drop(columns=[rows.geometry.name]).iloc[0].to_dict()
