@@ -94,3 +94,37 @@ def test_edge_cell_pointing_into_the_dem_keeps_its_pointer():
     raw = overland.d8_pointer(z, TR, CRS18, edge_outlets=False)
     cut = overland.d8_pointer(z, TR, CRS18)
     assert raw[0, 10] == 4 and cut[0, 10] == 4
+
+
+def test_lowering_in_the_mapped_exchange_file_equals_lowering_a_copy(tmp_path):
+    z = town_dem(40, 50)
+    burn = np.zeros(z.shape, dtype=bool)
+    burn[30, :] = True
+    sink = np.zeros(z.shape, dtype=bool)
+    sink[10, 20] = True
+    lowerings = [(burn, 1.0), (sink, 0.5)]
+    expected = z.copy()
+    expected[burn] -= 1.0
+    expected[sink] -= 0.5
+    before = z.copy()
+    with overland._Whitebox() as wb:  # private temporary folder: mapped on POSIX
+        mapped, r = wb.send_lowered(z, lowerings, TR, CRS18, "burned")
+        assert np.array_equal(mapped, expected) and np.array_equal(z, before)
+        # whitebox reads the lowered grid, not the original
+        assert r.get_value(30, 7) == expected[30, 7] and r.get_value(10, 20) == expected[10, 20]
+    with overland._Whitebox(tmp_path / "wb") as wb:  # a user's folder: a plain copy
+        copied, r = wb.send_lowered(z, lowerings, TR, CRS18, "burned")
+        assert np.array_equal(copied, expected) and np.array_equal(z, before)
+        assert r.get_value(30, 7) == expected[30, 7]
+
+
+def test_route_gives_the_same_result_with_and_without_the_mapped_exchange(tmp_path):
+    z = town_dem()
+    before = z.copy()
+    inlets = _inlets(I1=(30, 60), I2=(60, 60))
+    mapped = overland.route(dem(z), inlets=inlets)  # temporary folder (mapped)
+    plain = overland.route(dem(z), inlets=inlets, workdir=tmp_path / "wb")  # copied
+    assert np.array_equal(z, before)  # the user's DEM is never changed
+    assert np.array_equal(mapped.labels, plain.labels)
+    assert np.array_equal(mapped.conditioned, plain.conditioned)
+    assert mapped.targets.equals(plain.targets)

@@ -39,6 +39,7 @@ How the mapped drainage is burned in (all on a copy; the user's DEM is never cha
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -347,6 +348,9 @@ class _Whitebox:
         self.dir = self._workdir.__enter__()
         self.wbe = _wbe()
         self._n = 0
+        # exchange files are memory-mapped only in a private temporary folder (nobody
+        # else rewrites its files) and where a mapped file can be deleted (POSIX)
+        self._mapped = workdir is None and os.name == "posix"
 
     def __enter__(self) -> _Whitebox:
         return self
@@ -373,6 +377,41 @@ class _Whitebox:
             path = self._path(name, ".tif")
             _write_tif(path, array, transform, crs)
         return self.wbe.read_raster(str(path))
+
+    def send_lowered(
+        self,
+        array: np.ndarray,
+        lowerings: list[tuple[np.ndarray, float]],
+        transform: Any,
+        crs: Any,
+        name: str,
+    ) -> tuple[np.ndarray, Any]:
+        """Hand whitebox ``array`` with the cells of each mask lowered by its depth.
+
+        ``array`` must have no NaN.  Returns the lowered grid as a numpy array (read
+        only by the caller) and the whitebox raster.  Where the exchange file can be
+        memory-mapped (square cells, a private temporary folder on POSIX), ``array`` is
+        written as it is and the cells are lowered in the file's shared mapping: no
+        288 MB copy in fresh memory on a 36M-cell grid (0.3 - 0.5 s in the chain), and
+        the returned array *is* the file whitebox reads (its pages are the page cache's).
+        """
+        square = abs(abs(transform.a) - abs(transform.e)) <= 1e-9 * abs(transform.a)
+        arr = np.asarray(array, dtype="float64")
+        if not (self._mapped and square and arr.dtype.isnative and arr.size):
+            out = arr.copy()
+            for mask, depth in lowerings:
+                out[mask] -= depth
+            return out, self.send(out, transform, crs, name, all_valid=True)
+        import mmap
+
+        path = self._path(name, ".sdat")
+        _write_sgrd(path, arr, transform, crs, all_valid=True)
+        with open(path, "r+b") as f:  # shared mapping: the writes reach the file
+            mm = mmap.mmap(f.fileno(), 0)
+        out = np.frombuffer(mm, dtype=arr.dtype, count=arr.size).reshape(arr.shape)
+        for mask, depth in lowerings:
+            out[mask] -= depth
+        return out, self.wbe.read_raster(str(path))
 
     def fetch(self, raster: Any, name: str) -> tuple[np.ndarray, float | None]:
         """A whitebox raster as a numpy array (no conversion) and its nodata value."""
@@ -774,9 +813,11 @@ def route(
     try:
         t0 = time.perf_counter()
         say("overland: conditioning the DEM (burn + fill)")
-        zb = z.copy()
-        zb[burn] -= burn_depth_m / z_to_m
-        zb[sink] -= inlet_depth_m / z_to_m
+        lowerings = [(burn, burn_depth_m / z_to_m), (sink, inlet_depth_m / z_to_m)]
+        if wb is None or not all_valid:
+            zb = z.copy()
+            for mask, depth in lowerings:
+                zb[mask] -= depth
         if wb is None:
             filled = zb.copy()
             qa.warning(
@@ -789,7 +830,10 @@ def route(
             )
         else:
             t1 = time.perf_counter()
-            burned_r = wb.send(zb, transform, crs, "burned", all_valid=all_valid)
+            if all_valid:  # lowered in the exchange file itself (no copy of the DEM)
+                zb, burned_r = wb.send_lowered(z, lowerings, transform, crs, "burned")
+            else:
+                burned_r = wb.send(zb, transform, crs, "burned")
             timings["condition.send"] = time.perf_counter() - t1
             t1 = time.perf_counter()
             filled_r = wb.fill(burned_r)
