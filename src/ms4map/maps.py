@@ -537,20 +537,11 @@ def build_layers(
     net = getattr(result, "network", None) if result is not None else None
     edges = getattr(net, "edges", None)
     conveyances = get("conveyances")
-    if edges is not None and len(edges):
-        layers["conveyances"] = MapLayer(
-            "conveyances",
-            LAYER_LABELS["conveyances"],
-            _layer_frame(edges, _ids(edges, "conv_id"), _col(edges, "kind").fillna("other")),
-            CONVEYANCE_COLOURS,
-            "line",
-            max_features=8000,
-            weight=2.0,
-            arrows=True,
-        )
-    elif conveyances is not None and len(conveyances):
-        conv = conveyances
-        if "flow_dir" in conv.columns:
+    # the network's edges are drawn in flow order; without a network, the layer as
+    # digitised (lines marked `reverse` turned round)
+    conv = edges if edges is not None and len(edges) else conveyances
+    if conv is not None and len(conv):
+        if conv is conveyances and "flow_dir" in conv.columns:
             rev = conv["flow_dir"].astype(str) == "reverse"
             if rev.any():
                 conv = conv.copy()
