@@ -96,26 +96,28 @@ def test_edge_cell_pointing_into_the_dem_keeps_its_pointer():
     assert raw[0, 10] == 4 and cut[0, 10] == 4
 
 
-def test_lowering_in_the_mapped_exchange_file_equals_lowering_a_copy(tmp_path):
+def test_framed_grid_in_the_mapped_exchange_file_equals_the_copied_one(tmp_path):
     z = town_dem(40, 50)
-    burn = np.zeros(z.shape, dtype=bool)
-    burn[30, :] = True
-    sink = np.zeros(z.shape, dtype=bool)
-    sink[10, 20] = True
-    lowerings = [(burn, 1.0), (sink, 0.5)]
-    expected = z.copy()
-    expected[burn] -= 1.0
-    expected[sink] -= 0.5
+    outlets = np.zeros(z.shape, dtype=bool)
+    outlets[30, :] = True
+    outlets[10, 20] = True
     before = z.copy()
-    with overland._Whitebox() as wb:  # private temporary folder: mapped on POSIX
-        mapped, r = wb.send_lowered(z, lowerings, TR, CRS18, "burned")
-        assert np.array_equal(mapped, expected) and np.array_equal(z, before)
-        # whitebox reads the lowered grid, not the original
-        assert r.get_value(30, 7) == expected[30, 7] and r.get_value(10, 20) == expected[10, 20]
-    with overland._Whitebox(tmp_path / "wb") as wb:  # a user's folder: a plain copy
-        copied, r = wb.send_lowered(z, lowerings, TR, CRS18, "burned")
-        assert np.array_equal(copied, expected) and np.array_equal(z, before)
-        assert r.get_value(30, 7) == expected[30, 7]
+    grids = []
+    for workdir in (None, tmp_path / "wb"):  # private folder (mapped on POSIX), user's folder
+        with overland._Whitebox(workdir) as wb:
+            r, max_depth = wb.send_with_outlets(z, outlets, TR, CRS18, "framed")
+            grids.append(np.array([[r.get_value(i, j) for j in range(52)] for i in range(42)]))
+        assert np.array_equal(z, before)  # the user's DEM is never changed
+    mapped, copied = grids
+    assert np.array_equal(mapped, copied)
+    # the terrain sits inside a ring of outlet cells; outlet cells lie far below it,
+    # each at its own elevation, deeper under the lowest terrain cell than max_depth
+    assert np.array_equal(mapped[1:-1, 1:-1][~outlets], z[~outlets])
+    low = np.concatenate([mapped[0], mapped[-1], mapped[:, 0], mapped[:, -1]])
+    low = np.concatenate([low, mapped[1:-1, 1:-1][outlets]])
+    assert low.max() < z[~outlets].min() - max_depth
+    assert np.unique(low).size == 2 * 52 + 2 * 40 + outlets.sum()
+    assert max_depth > z[~outlets].max() - z[~outlets].min()
 
 
 def test_route_gives_the_same_result_with_and_without_the_mapped_exchange(tmp_path):

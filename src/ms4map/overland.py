@@ -80,6 +80,10 @@ DEFAULTS: dict[str, float] = {
 #: Kinds of routing targets (the parcel table adds ``unknown`` for nodata and no-DEM parts).
 TARGET_KINDS = ("inlet", "conveyance", "water_direct", "depression", "off_dem", "unknown")
 
+#: How far (metres) a target cell lies at least below its lowest non-target neighbour on
+#: the conditioned DEM (:func:`sink_targets`).
+_SINK_STEP_M = 1e-3
+
 _NODATA_OUT = -32768.0  # nodata written to the GeoTIFFs exchanged with whitebox
 _PYFLWDIR_NODATA = np.uint8(247)
 
@@ -266,15 +270,12 @@ def _write_tif(path: Path, array: np.ndarray, transform: Any, crs: Any) -> None:
         ds.write(arr, 1)
 
 
-def _write_sgrd(
-    path: Path, array: np.ndarray, transform: Any, crs: Any, *, all_valid: bool = False
-) -> None:
-    """Raw float64 SAGA grid (``path`` is the ``.sdat``; header ``.sgrd``, CRS ``.prj``).
+def _write_sgrd_header(path: Path, shape: tuple[int, int], transform: Any, crs: Any) -> None:
+    """The ``.sgrd`` header (and ``.prj``) of a raw float64 SAGA grid ``path`` (the ``.sdat``).
 
-    Rows are written top to bottom (``TOPTOBOTTOM = TRUE``), straight from the array.
+    Rows are stored top to bottom (``TOPTOBOTTOM = TRUE``).
     """
-    arr = _nodata_filled(array, all_valid=all_valid)
-    h, w = arr.shape
+    h, w = shape
     cell = abs(transform.a)
     xmin = transform.c + cell / 2.0  # SAGA positions are cell centres
     ymin = transform.f + transform.e * h + cell / 2.0
@@ -288,6 +289,17 @@ def _write_sgrd(
     path.with_suffix(".sgrd").write_text(header)
     if crs is not None and hasattr(crs, "to_wkt"):
         path.with_suffix(".prj").write_text(crs.to_wkt("WKT1_ESRI"))
+
+
+def _write_sgrd(
+    path: Path, array: np.ndarray, transform: Any, crs: Any, *, all_valid: bool = False
+) -> None:
+    """Raw float64 SAGA grid (``path`` is the ``.sdat``; header ``.sgrd``, CRS ``.prj``).
+
+    Rows are written top to bottom (``TOPTOBOTTOM = TRUE``), straight from the array.
+    """
+    arr = _nodata_filled(array, all_valid=all_valid)
+    _write_sgrd_header(path, arr.shape, transform, crs)
     arr.tofile(path)
 
 
@@ -378,40 +390,59 @@ class _Whitebox:
             _write_tif(path, array, transform, crs)
         return self.wbe.read_raster(str(path))
 
-    def send_lowered(
+    def send_with_outlets(
         self,
         array: np.ndarray,
-        lowerings: list[tuple[np.ndarray, float]],
+        outlets: np.ndarray,
         transform: Any,
         crs: Any,
         name: str,
-    ) -> tuple[np.ndarray, Any]:
-        """Hand whitebox ``array`` with the cells of each mask lowered by its depth.
+    ) -> tuple[Any, float]:
+        """Hand whitebox ``array`` framed by a ring of outlet cells, ``outlets`` made outlets.
 
-        ``array`` must have no NaN.  Returns the lowered grid as a numpy array (read
-        only by the caller) and the whitebox raster.  Where the exchange file can be
-        memory-mapped (square cells, a private temporary folder on POSIX), ``array`` is
-        written as it is and the cells are lowered in the file's shared mapping: no
-        288 MB copy in fresh memory on a 36M-cell grid (0.3 - 0.5 s in the chain), and
-        the returned array *is* the file whitebox reads (its pages are the page cache's).
+        whitebox-workflows' ``fill_depressions`` fills a pit up to the lowest cell that
+        has a *lower* valid neighbour; nodata cells and the grid edge are no outlets to
+        it (a bowl closed by the DEM edge stays unfilled).  So every outlet cell (and a
+        ring of cells around the grid, so that flow reaching the DEM edge leaves it) is
+        given an elevation far below the terrain, each a different one (no flat of
+        outlet cells for the tool to solve cell by cell), and the fill is called with a
+        ``max_depth`` just over the terrain's relief: a pit at an outlet cell is never
+        filled (its first non-outlet neighbour is deeper above it than ``max_depth``)
+        while every other pit of the terrain is, up to its spill into an outlet.
+
+        Returns the whitebox raster ((h + 2) x (w + 2) cells, one more on each side)
+        and the ``max_depth`` to fill it with.  ``array`` may hold NaN only in
+        ``outlets``.  Where the exchange file can be memory-mapped (square cells, a
+        private temporary folder on POSIX) the grid is written straight into the file's
+        shared mapping (no padded copy of the DEM in fresh memory).
         """
-        square = abs(abs(transform.a) - abs(transform.e)) <= 1e-9 * abs(transform.a)
         arr = np.asarray(array, dtype="float64")
-        if not (self._mapped and square and arr.dtype.isnative and arr.size):
-            out = arr.copy()
-            for mask, depth in lowerings:
-                out[mask] -= depth
-            return out, self.send(out, transform, crs, name, all_valid=True)
-        import mmap
-
-        path = self._path(name, ".sdat")
-        _write_sgrd(path, arr, transform, crs, all_valid=True)
-        with open(path, "r+b") as f:  # shared mapping: the writes reach the file
-            mm = mmap.mmap(f.fileno(), 0)
-        out = np.frombuffer(mm, dtype=arr.dtype, count=arr.size).reshape(arr.shape)
-        for mask, depth in lowerings:
-            out[mask] -= depth
-        return out, self.wbe.read_raster(str(path))
+        h, w = arr.shape
+        pad_t = type(transform)(
+            transform.a,
+            transform.b,
+            transform.c - transform.a,
+            transform.d,
+            transform.e,
+            transform.f - transform.e,
+        )
+        terrain = arr[~outlets]
+        zmin, zmax = (float(terrain.min()), float(terrain.max())) if terrain.size else (0.0, 0.0)
+        max_depth = (zmax - zmin) + 1.0  # deeper than any fill of the terrain
+        idx, values = _outlet_values(outlets, zmin, max_depth)
+        square = abs(abs(transform.a) - abs(transform.e)) <= 1e-9 * abs(transform.a)
+        if self._mapped and square and arr.size:
+            path = self._path(name, ".sdat")
+            _write_sgrd_header(path, (h + 2, w + 2), pad_t, crs)
+            grid = np.memmap(path, dtype="<f8", mode="w+", shape=(h + 2, w + 2))
+            grid[1:-1, 1:-1] = arr
+            grid.reshape(-1)[idx] = values
+            del grid  # the pages are the page cache's: whitebox reads what was written
+            return self.wbe.read_raster(str(path)), max_depth
+        grid = np.empty((h + 2, w + 2), dtype="float64")
+        grid[1:-1, 1:-1] = arr
+        grid.reshape(-1)[idx] = values
+        return self.send(grid, pad_t, crs, name, all_valid=True), max_depth
 
     def fetch(self, raster: Any, name: str) -> tuple[np.ndarray, float | None]:
         """A whitebox raster as a numpy array (no conversion) and its nodata value."""
@@ -424,8 +455,11 @@ class _Whitebox:
         self.wbe.write_raster(raster, str(path))
         return _read_sgrd(path)
 
-    def fill(self, dem: Any) -> Any:
-        return self.wbe.hydrology.fill_depressions(dem=dem, fix_flats=True)
+    def fill(self, dem: Any, *, max_depth: float | None = None) -> Any:
+        """``fill_depressions`` with a gradient on flats (optionally limited to ``max_depth``)."""
+        if max_depth is None:
+            return self.wbe.hydrology.fill_depressions(dem=dem, fix_flats=True)
+        return self.wbe.hydrology.fill_depressions(dem=dem, fix_flats=True, max_depth=max_depth)
 
     def d8(self, dem: Any) -> np.ndarray:
         """ESRI D8 pointer of ``dem`` as written by the tool itself (int16, -32768 nodata).
@@ -471,6 +505,35 @@ def _next_to(mask: np.ndarray, idx: np.ndarray) -> np.ndarray:
     for off in (-w - 3, -w - 2, -w - 1, -1, 1, w + 1, w + 2, w + 3):
         out |= flat[p + off]
     return out
+
+
+def _ring_indices(h: int, w: int) -> np.ndarray:
+    """Linear indices of the outermost cells of an ``h`` x ``w`` grid."""
+    if h <= 2 or w <= 2:
+        return np.arange(h * w, dtype=np.int64)
+    top = np.arange(w, dtype=np.int64)
+    bottom = (h - 1) * w + top
+    sides = np.arange(1, h - 1, dtype=np.int64) * w
+    return np.concatenate([top, bottom, sides, sides + (w - 1)])
+
+
+def _outlet_values(
+    outlets: np.ndarray, zmin: float, max_depth: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cells of the padded grid that are outlets of the fill, and their elevations.
+
+    The padded grid has one more cell on each side of ``outlets``; its ring and the
+    ``outlets`` cells get distinct elevations between ``zmin - 11 * max_depth`` and
+    ``zmin - 10 * max_depth``: far below the terrain, so that a fill limited to
+    ``max_depth`` never raises an outlet cell up to the terrain (see
+    :meth:`_Whitebox.send_with_outlets`).
+    """
+    h, w = outlets.shape
+    width = w + 2
+    r, c = np.divmod(np.flatnonzero(outlets), w)
+    idx = np.concatenate([_ring_indices(h + 2, width), (r + 1) * width + (c + 1)])
+    step = max_depth / ((h + 2) * width + 1)
+    return idx, (zmin - 10.0 * max_depth) - step * idx.astype("float64")
 
 
 def _as_float(arr: np.ndarray, nodata: float | None) -> np.ndarray:
@@ -548,16 +611,28 @@ def _edge_outlets(d8: np.ndarray) -> int:
 
 
 def condition_dem(
-    array: np.ndarray, transform: Any, crs: Any, *, workdir: str | Path | None = None
+    array: np.ndarray,
+    transform: Any,
+    crs: Any,
+    *,
+    outlets: np.ndarray | None = None,
+    workdir: str | Path | None = None,
 ) -> np.ndarray:
-    """Fill every depression of ``array`` with a gradient on flats (whitebox-workflows).
+    """Fill the depressions of ``array`` that drain to no outlet, with a gradient on flats.
+
+    The fill (whitebox-workflows, :func:`fill_with_outlets`) starts from the DEM edge,
+    the nodata cells and the ``outlets`` cells: a depression that holds one of them
+    drains to it and is not raised.
 
     Parameters
     ----------
     array : numpy.ndarray
-        Elevations, float, NaN for nodata (nodata holes act as outlets).
+        Elevations, float, NaN for nodata.
     transform, crs
         Georeferencing of the grid.
+    outlets : numpy.ndarray, optional
+        bool raster of further outlet cells (e.g. inlets and waters); they keep their
+        elevation.
     workdir : path, optional
         Folder for the exchanged grids (a temporary one by default).
 
@@ -566,12 +641,15 @@ def condition_dem(
     numpy.ndarray
         Filled elevations (float64, NaN nodata).
     """
+    z = np.asarray(array, dtype="float64")
+    out = ~np.isfinite(z)
+    if outlets is not None:
+        out |= np.asarray(outlets, dtype=bool)
+    if min(z.shape) < 3:
+        return z.copy()
     with _Whitebox(workdir) as wb:
-        filled = wb.fill(wb.send(array, transform, crs, "burned"))
-        arr, nodata = wb.fetch(filled, "filled")
-    out = _as_float(arr, nodata)
-    out[~np.isfinite(array)] = np.nan
-    return out
+        filled, _ = fill_with_outlets(wb, z, out, transform, crs)
+    return filled
 
 
 def d8_pointer(
@@ -630,8 +708,429 @@ class _workdir:
 
 
 # ======================================================================================
-# Routing
+# Routing, one step per function
 # ======================================================================================
+@dataclass
+class TargetGrid:
+    """The routing targets on the DEM grid (step 1 of :func:`route`).
+
+    Attributes
+    ----------
+    seed : numpy.ndarray
+        int32 raster: the label of the target each cell *is* (0: not a target).
+    rows : list of dict
+        One row per label (label = position + 1): ``target_kind``, ``target_id``,
+        ``name``, ``method``, ``reason``.
+    burn, sink : numpy.ndarray
+        bool rasters of the water / open conveyance cells (lowered by
+        ``burn_depth_m``) and of the inlet cells (lowered by ``inlet_depth_m``).
+    off_inlets, shared : list of str
+        Inlets outside the DEM (or on nodata cells), and inlets sharing a cell with an
+        earlier inlet (that one takes the cell).
+    """
+
+    seed: np.ndarray
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    burn: np.ndarray | None = None
+    sink: np.ndarray | None = None
+    off_inlets: list[str] = field(default_factory=list)
+    shared: list[str] = field(default_factory=list)
+
+    def add(
+        self,
+        kind: str,
+        tid: str,
+        name: Any = None,
+        method: str = "d8_catchment",
+        reason: str = "",
+    ) -> int:
+        """Append a target row; returns its label."""
+        self.rows.append(
+            {
+                "target_kind": kind,
+                "target_id": tid,
+                "name": name,
+                "method": method,
+                "reason": reason,
+            }
+        )
+        return len(self.rows)
+
+    @property
+    def mask(self) -> np.ndarray:
+        """bool raster of the target cells."""
+        return self.seed > 0
+
+
+def rasterize_targets(
+    shape: tuple[int, int],
+    transform: Any,
+    valid: np.ndarray,
+    *,
+    inlets: gpd.GeoDataFrame | None = None,
+    conveyances: gpd.GeoDataFrame | None = None,
+    waterbodies: gpd.GeoDataFrame | None = None,
+) -> TargetGrid:
+    """Put the waters, open conveyances and inlets on the DEM grid (step 1).
+
+    Waters take the cells their lines touch and the cells of their polygons (centre
+    inside or outline touching); open conveyances every cell they touch; an inlet the
+    cell under its point.  A later kind overwrites an earlier one in a shared cell
+    (waters, then conveyances, then inlets).
+
+    Parameters
+    ----------
+    shape : (int, int)
+        DEM rows and columns.
+    transform : affine.Affine
+        The DEM's transform.
+    valid : numpy.ndarray
+        bool raster of the DEM cells with data (an inlet on a nodata cell is off the DEM).
+    inlets, conveyances, waterbodies : GeoDataFrame, optional
+        As for :func:`route`.
+
+    Returns
+    -------
+    TargetGrid
+    """
+    h, w = shape
+    grid = TargetGrid(
+        seed=np.zeros((h, w), dtype=np.int32),
+        burn=np.zeros((h, w), dtype=bool),
+        sink=np.zeros((h, w), dtype=bool),
+    )
+    seed = grid.seed
+    if waterbodies is not None and len(waterbodies):
+        wb = _clean_geoms(waterbodies)
+        labs = [
+            grid.add(
+                "water_direct",
+                str(r.wb_id),
+                _na(getattr(r, "name", None)),
+                reason="reaches the waterbody overland, outside the MS4",
+            )
+            for r in wb.itertuples()
+        ]
+        cells = _rasterize(wb.geometry.values, labs, (h, w), transform)
+        hit = cells > 0
+        seed[hit] = cells[hit]
+        grid.burn |= hit
+    if conveyances is not None and len(conveyances):
+        cv = _clean_geoms(conveyances)
+        labs = [
+            grid.add("conveyance", str(r.conv_id), reason="reaches an open MS4 conveyance overland")
+            for r in cv.itertuples()
+        ]
+        cells = _rasterize(cv.geometry.values, labs, (h, w), transform, all_touched=True)
+        hit = cells > 0
+        seed[hit] = cells[hit]
+        grid.burn |= hit
+    if inlets is not None and len(inlets):
+        pts = inlets[~inlets.geometry.is_empty & inlets.geometry.notna()]
+        cols, rows = _to_colrow(transform, pts.geometry.x.to_numpy(), pts.geometry.y.to_numpy())
+        rows, cols = np.floor(rows).astype(np.int64), np.floor(cols).astype(np.int64)
+        inside = (rows >= 0) & (rows < h) & (cols >= 0) & (cols < w)
+        inside[inside] &= valid[rows[inside], cols[inside]]
+        for nid, r, c, ok in zip(pts["node_id"].astype(str), rows, cols, inside, strict=True):
+            if not ok:
+                grid.off_inlets.append(nid)
+                continue
+            prev = seed[r, c]
+            if prev and grid.rows[prev - 1]["target_kind"] == "inlet":
+                grid.shared.append(nid)
+                grid.add(
+                    "inlet",
+                    nid,
+                    method="shared_cell",
+                    reason=f"shares its DEM cell with inlet {grid.rows[prev - 1]['target_id']}, "
+                    "which takes the cell's runoff",
+                )
+                continue
+            seed[r, c] = grid.add("inlet", nid, reason="reaches the inlet overland")
+            grid.sink[r, c] = True
+    return grid
+
+
+def fill_with_outlets(
+    wb: _Whitebox,
+    z: np.ndarray,
+    outlets: np.ndarray,
+    transform: Any,
+    crs: Any,
+) -> tuple[np.ndarray, Any]:
+    """Fill the depressions of ``z`` that drain to no outlet (step 2, whitebox-workflows).
+
+    The fill (priority flood with a gradient on flats, ``fill_depressions``) starts
+    from the DEM edge and from every ``outlets`` cell: a depression that holds an
+    outlet cell drains to it and is never raised to its spill; only depressions
+    without one are filled (up to their spill, with a small gradient across the
+    filled flat towards it).
+
+    Parameters
+    ----------
+    wb : _Whitebox
+        The whitebox session; the filled raster stays in it for :func:`flow_directions`.
+    z : numpy.ndarray
+        Elevations (float64; NaN only where ``outlets`` is set).
+    outlets : numpy.ndarray
+        bool raster of the cells where water leaves the surface (targets, nodata).
+    transform, crs
+        Georeferencing of the grid.
+
+    Returns
+    -------
+    (numpy.ndarray, whitebox raster)
+        The filled elevations (``z`` itself on ``outlets`` cells) and the filled raster
+        in whitebox, one cell larger on each side than ``z`` (its outlet cells hold the
+        placeholder elevations of :func:`_outlet_values`).
+    """
+    raster, max_depth = wb.send_with_outlets(z, outlets, transform, crs, "framed")
+    filled_r = wb.fill(raster, max_depth=max_depth)
+    wb.forget(raster)
+    arr, _ = wb.fetch(filled_r, "filled")
+    filled = np.array(arr[1:-1, 1:-1], dtype="float64", order="C")
+    del arr
+    np.copyto(filled, z, where=outlets)
+    return filled, filled_r
+
+
+def find_depressions(
+    z: np.ndarray,
+    filled: np.ndarray,
+    targets: TargetGrid,
+    *,
+    min_depth: float,
+    min_cells: float,
+    z_to_m: float = 1.0,
+    cell_area_m2: float = 1.0,
+) -> pd.DataFrame:
+    """Real closed depressions become targets of kind ``depression`` (step 3).
+
+    A depression is a region (8-connected) that the fill raised: it drains to no
+    target and not to the DEM edge.  It is real when at least ``min_depth`` deep
+    (DEM units) and ``min_cells`` large: all its cells get a new ``DEP<n>`` target in
+    ``targets.seed`` (internally drained).  Smaller ones are noise: flow passes
+    through them along the fill's gradient.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``label``, ``target_id``, ``cells``, ``area_m2``, ``max_depth_m`` of the real ones.
+    """
+    from scipy import ndimage
+
+    empty = pd.DataFrame(
+        {
+            "label": pd.Series([], dtype=np.int64),
+            "target_id": pd.Series([], dtype=str),
+            "cells": pd.Series([], dtype=np.int64),
+            "area_m2": pd.Series([], dtype=float),
+            "max_depth_m": pd.Series([], dtype=float),
+        }
+    )
+    depth = filled - z
+    raised = np.isfinite(depth) & (depth > 1e-9)
+    regions, n = ndimage.label(raised, structure=np.ones((3, 3), bool))
+    if n == 0:
+        return empty
+    flat_regions = regions.ravel()
+    in_region = np.flatnonzero(flat_regions)
+    reg_of = flat_regions[in_region]
+    cells = np.bincount(reg_of, minlength=n + 1)
+    # max depth per region: sort once, reduce per run (ndimage.maximum is slow with many labels)
+    order = np.argsort(reg_of, kind="stable")
+    starts = np.concatenate(([0], np.cumsum(cells[1:])[:-1]))
+    maxdepth = np.zeros(n + 1)
+    maxdepth[1:] = np.maximum.reduceat(depth.ravel()[in_region][order], starts)
+    real = np.flatnonzero((maxdepth >= min_depth) & (cells >= min_cells))
+    real = real[real > 0]
+    if real.size == 0:
+        return empty
+    lab_of = np.zeros(n + 1, dtype=np.int64)
+    ids = []
+    for k, r in enumerate(real, start=1):
+        tid = f"DEP{k}"
+        ids.append(tid)
+        lab_of[r] = targets.add(
+            "depression", tid, reason=f"internally drained: ends in closed depression {tid}"
+        )
+    take = lab_of[reg_of] > 0
+    targets.seed.ravel()[in_region[take]] = lab_of[reg_of[take]]
+    return pd.DataFrame(
+        {
+            "label": lab_of[real],
+            "target_id": ids,
+            "cells": cells[real],
+            "area_m2": cells[real] * cell_area_m2,
+            "max_depth_m": maxdepth[real] * z_to_m,
+        }
+    )
+
+
+def sink_targets(
+    z: np.ndarray,
+    filled: np.ndarray,
+    targets: TargetGrid,
+    valid: np.ndarray,
+    *,
+    burn_depth: float,
+    inlet_depth: float,
+    step: float,
+) -> np.ndarray:
+    """The conditioned DEM: the filled one with every target cell a sink (step 4, in place).
+
+    Target cells take their burned elevation (waters and open conveyances
+    ``burn_depth`` below the DEM, inlets ``inlet_depth``, depressions the DEM
+    itself), and no higher than ``step`` below their lowest neighbour that is not a
+    target: a cell from which the fill let water leave into a target still drains
+    into it on the conditioned DEM (it has a lower neighbour), so D8 leaves no pit
+    next to a target.
+
+    Returns
+    -------
+    numpy.ndarray
+        Linear indices of the target cells next to a non-target cell (the only target
+        cells whose elevation a D8 pointer of a non-target cell can see).
+    """
+    t = targets.mask
+    zb = z - np.where(targets.burn, burn_depth, 0.0) - np.where(targets.sink, inlet_depth, 0.0)
+    np.copyto(filled, zb, where=t)
+    del zb
+    free = valid & ~t
+    idx = np.flatnonzero(t)
+    idx = idx[_next_to(free, idx)]
+    if idx.size:
+        lowest = _lowest_neighbour(filled, free, idx)
+        flat = filled.reshape(-1)
+        flat[idx] = np.minimum(flat[idx], lowest - step)
+    return idx
+
+
+def _lowest_neighbour(z: np.ndarray, among: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """For linear cell indices ``idx``, the lowest ``z`` of their 8 neighbours in ``among``."""
+    h, w = z.shape
+    padded = np.full((h + 2, w + 2), np.inf)
+    padded[1:-1, 1:-1] = np.where(among, z, np.inf)
+    flat = padded.ravel()
+    r, c = np.divmod(idx, w)
+    p = (r + 1) * (w + 2) + (c + 1)
+    out = np.full(idx.size, np.inf)
+    for off in (-w - 3, -w - 2, -w - 1, -1, 1, w + 1, w + 2, w + 3):
+        np.minimum(out, flat[p + off], out=out)
+    return out
+
+
+def flow_directions(
+    wb: _Whitebox,
+    filled_r: Any,
+    cond: np.ndarray,
+    changed: np.ndarray,
+    valid: np.ndarray,
+    transform: Any,
+    crs: Any,
+    *,
+    timings: dict[str, float] | None = None,
+) -> Any:
+    """Steepest-descent D8 on the conditioned DEM as a pyflwdir flow graph (step 5).
+
+    whitebox-workflows' ``d8_pointer`` runs on the filled raster still in whitebox,
+    after the cells that differ from ``cond`` and matter to a pointer have been set
+    through a pinned view: the ring around the grid and the nodata cells next to
+    data go back to nodata, the target cells ``changed`` take their conditioned
+    elevation (the whole grid is sent again instead when that is over 3 % of the
+    cells).  Then the DEM-edge boundary condition (:func:`_edge_outlets`).
+    """
+    import pyflwdir
+
+    timings = {} if timings is None else timings
+    t0 = time.perf_counter()
+    h, w = cond.shape
+    width = w + 2
+    r, c = np.divmod(changed, w)
+    idx = [(r + 1) * width + (c + 1)]
+    vals = [cond.reshape(-1)[changed]]
+    nodata = float(filled_r.metadata().nodata)
+    ring = _ring_indices(h + 2, width)
+    idx.append(ring)
+    vals.append(np.full(ring.size, nodata))
+    if not valid.all():
+        holes = np.flatnonzero(~valid)
+        holes = holes[_next_to(valid, holes)]
+        r, c = np.divmod(holes, w)
+        idx.append((r + 1) * width + (c + 1))
+        vals.append(np.full(holes.size, nodata))
+    idx_all = np.concatenate(idx)
+    if idx_all.size <= _PIN_MAX_SHARE * (h + 2) * width:
+        wb.set_cells(filled_r, idx_all, np.concatenate(vals), width)
+        cond_r, framed = filled_r, True
+    else:
+        wb.forget(filled_r)
+        cond_r, framed = wb.send(cond, transform, crs, "conditioned"), False
+    timings["d8.update"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    raw = wb.d8(cond_r)
+    timings["d8.pointer"] = time.perf_counter() - t1
+    if framed:
+        raw = raw[1:-1, 1:-1]
+    d8 = _as_pointer(raw, None if valid.all() else valid)
+    del raw
+    _edge_outlets(d8)
+    t1 = time.perf_counter()
+    flw = pyflwdir.from_array(d8, ftype="d8", check_ftype=False, transform=transform)
+    timings["d8.graph"] = time.perf_counter() - t1
+    return flw
+
+
+def first_target(flw: Any, targets: TargetGrid, valid: np.ndarray) -> np.ndarray:
+    """Label every cell with the first target on its downstream path (step 6).
+
+    Pits that are no target get one of three: ``off_dem``/``dem_edge`` on the DEM
+    edge, ``off_dem``/``dem_nodata`` next to a nodata hole, else ``unknown``/
+    ``dem_pit``.  ``flw=None`` (a DEM under 3 x 3 cells): every cell is its own outlet.
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 labels (rows of ``targets``), 0 on nodata cells.
+    """
+    h, w = valid.shape
+    seed = targets.seed
+    pits = np.flatnonzero(valid) if flw is None else flw.idxs_pit
+    free = pits[seed.ravel()[pits] == 0]
+    if free.size:
+        rr, cc = np.divmod(free, w)
+        on_edge = (rr == 0) | (rr == h - 1) | (cc == 0) | (cc == w - 1)
+        if (~valid).any():
+            at_hole = _next_to(~valid, free) & ~on_edge
+        else:
+            at_hole = np.zeros(free.size, dtype=bool)
+        lab_edge = targets.add(
+            "off_dem", "dem_edge", method="d8_catchment", reason="flows off the edge of the DEM"
+        )
+        lab_hole = targets.add(
+            "off_dem",
+            "dem_nodata",
+            method="d8_catchment",
+            reason="flows into a nodata hole of the DEM",
+        )
+        lab_pit = targets.add(
+            "unknown",
+            "dem_pit",
+            method="no_target",
+            reason="flow stops in a DEM pit left after conditioning",
+        )
+        seed.ravel()[free] = np.where(on_edge, lab_edge, np.where(at_hole, lab_hole, lab_pit))
+    idxs = np.flatnonzero(seed)
+    if flw is None:
+        labels = seed.copy()
+    elif idxs.size:
+        labels = flw.basins(idxs=idxs, ids=seed.ravel()[idxs].astype(np.uint32)).astype(np.int32)
+    else:
+        labels = np.zeros((h, w), np.int32)
+    labels[~valid] = 0
+    return labels
+
+
 def route(
     dem: Dem,
     *,
@@ -647,6 +1146,11 @@ def route(
 ) -> OverlandResult:
     """Route every DEM cell to the first inlet, open conveyance, water, depression or edge.
 
+    The chain of steps (``docs/hydrology.md``): :func:`rasterize_targets`,
+    :func:`fill_with_outlets` (targets, nodata and the DEM edge are outlets of the
+    fill), :func:`find_depressions`, :func:`sink_targets`, :func:`flow_directions`,
+    :func:`first_target`.
+
     Parameters
     ----------
     dem : Dem
@@ -658,15 +1162,15 @@ def route(
     waterbodies : GeoDataFrame, optional
         Lines or polygons with ``wb_id`` (and optionally ``name``).
     min_depth_m, min_area_m2 : float
-        A filled depression at least this deep and this large is a real closed
-        depression (internally drained); smaller ones are noise and are filled.
+        A depression that drains to no target, at least this deep and this large, is
+        a real closed depression (internally drained); smaller ones are noise (filled).
     burn_depth_m, inlet_depth_m : float
-        How far waterbodies/open conveyances and inlet cells are lowered before
-        conditioning, so that DEM flow agrees with the mapped system.
+        How far waterbodies/open conveyances and inlet cells lie below the DEM on the
+        conditioned DEM, so that the cells next to them drain into them.
     progress : callable, optional
         Called with a short message at the start of each long step.
     workdir : path, optional
-        Folder for the GeoTIFFs exchanged with whitebox-workflows.
+        Folder for the grids exchanged with whitebox-workflows.
 
     Returns
     -------
@@ -677,8 +1181,6 @@ def route(
     DataError
         The DEM is in a geographic CRS, rotated, or has no valid cell.
     """
-    import pyflwdir
-
     say = progress or (lambda _msg: None)
     qa = QAReport()
     timings: dict[str, float] = {}
@@ -686,11 +1188,9 @@ def route(
     z = np.asarray(dem.array, dtype="float64")
     h, w = z.shape
     transform, crs = dem.transform, dem.crs
-    unit_m = _crs_unit_m(crs)
-    cell_area_m2 = abs(transform.a * transform.e) * unit_m**2
+    cell_area_m2 = abs(transform.a * transform.e) * _crs_unit_m(crs) ** 2
     z_to_m = float(dem.z_to_m or 1.0)
     valid = np.isfinite(z)
-    all_valid = bool(valid.all())
     settings = {
         "min_depth_m": float(min_depth_m),
         "min_area_m2": float(min_area_m2),
@@ -702,275 +1202,83 @@ def route(
             "dem_flat",
             "dem",
             "The DEM is flat: flow directions follow only the gradient imposed on flats "
-            "(towards the DEM edge and the burned MS4 features).",
+            "(towards the DEM edge and the MS4 features).",
             fix="Check that the DEM is an elevation raster (not a mask or a constant).",
             step="overland",
         )
 
-    # -- 1. targets rasterized -------------------------------------------------------
     t0 = time.perf_counter()
     say("overland: rasterizing targets")
-    targets: list[dict[str, Any]] = []
-    seed = np.zeros((h, w), dtype=np.int32)
-    burn = np.zeros((h, w), dtype=bool)
-    sink = np.zeros((h, w), dtype=bool)
-
-    def add_target(
-        kind: str, tid: str, name: Any = None, method: str = "d8_catchment", reason: str = ""
-    ) -> int:
-        targets.append(
-            {
-                "target_kind": kind,
-                "target_id": tid,
-                "name": name,
-                "method": method,
-                "reason": reason,
-            }
-        )
-        return len(targets)
-
-    if waterbodies is not None and len(waterbodies):
-        wb = _clean_geoms(waterbodies)
-        labs = [
-            add_target(
-                "water_direct",
-                str(r.wb_id),
-                _na(getattr(r, "name", None)),
-                reason="reaches the waterbody overland, outside the MS4",
-            )
-            for r in wb.itertuples()
-        ]
-        cells = _rasterize(wb.geometry.values, labs, (h, w), transform)
-        hit = cells > 0
-        seed[hit] = cells[hit]
-        burn |= hit
-    if conveyances is not None and len(conveyances):
-        cv = _clean_geoms(conveyances)
-        labs = [
-            add_target(
-                "conveyance", str(r.conv_id), reason="reaches an open MS4 conveyance overland"
-            )
-            for r in cv.itertuples()
-        ]
-        cells = _rasterize(cv.geometry.values, labs, (h, w), transform, all_touched=True)
-        hit = cells > 0
-        seed[hit] = cells[hit]
-        burn |= hit
-    off_inlets: list[str] = []
-    if inlets is not None and len(inlets):
-        pts = inlets[~inlets.geometry.is_empty & inlets.geometry.notna()]
-        xs, ys = pts.geometry.x.to_numpy(), pts.geometry.y.to_numpy()
-        cols, rows = _to_colrow(transform, xs, ys)
-        rows, cols = np.floor(rows).astype(np.int64), np.floor(cols).astype(np.int64)
-        inside = (rows >= 0) & (rows < h) & (cols >= 0) & (cols < w)
-        inside[inside] &= valid[rows[inside], cols[inside]]
-        shared: list[str] = []
-        for nid, r, c, ok in zip(pts["node_id"].astype(str), rows, cols, inside, strict=True):
-            if not ok:
-                off_inlets.append(nid)
-                continue
-            prev = seed[r, c]
-            if prev and targets[prev - 1]["target_kind"] == "inlet":
-                shared.append(nid)
-                add_target(
-                    "inlet",
-                    nid,
-                    method="shared_cell",
-                    reason=f"shares its DEM cell with inlet {targets[prev - 1]['target_id']}, "
-                    "which takes the cell's runoff",
-                )
-                continue
-            seed[r, c] = add_target("inlet", nid, reason="reaches the inlet overland")
-            sink[r, c] = True
-        if off_inlets:
-            qa.warning(
-                "inlet_off_dem",
-                "structures",
-                f"{len(off_inlets)} inlet(s) lie outside the DEM or on nodata cells; they get no "
-                "surface catchment.",
-                feature_id=", ".join(off_inlets[:50]),
-                count=len(off_inlets),
-                fix="Use a DEM that covers the whole storm network.",
-                step="overland",
-            )
-        if shared:
-            qa.info(
-                "inlets_share_cell",
-                "structures",
-                f"{len(shared)} inlet(s) share a DEM cell with another inlet; the first one takes "
-                "that cell's runoff.",
-                feature_id=", ".join(shared[:50]),
-                count=len(shared),
-                step="overland",
-            )
+    targets = rasterize_targets(
+        (h, w), transform, valid, inlets=inlets, conveyances=conveyances, waterbodies=waterbodies
+    )
+    _target_findings(targets, qa)
     timings["rasterize_targets"] = time.perf_counter() - t0
 
-    # -- 2. burn and condition ---------------------------------------------------------
-    # one whitebox session for the fill and the D8 call: the filled grid stays in
-    # whitebox, only the cells changed in between are set again (no second upload)
     tiny = min(h, w) < 3
+    if tiny:
+        qa.warning(
+            "dem_too_small",
+            "dem",
+            f"The DEM has {h} x {w} cells: too small to route flow; every cell drains to "
+            "itself (a target in it, else off the DEM).",
+            fix="Use a DEM that covers the area with a margin.",
+            step="overland",
+        )
     wb = None if tiny else _Whitebox(workdir)
     try:
         t0 = time.perf_counter()
-        say("overland: conditioning the DEM (burn + fill)")
-        lowerings = [(burn, burn_depth_m / z_to_m), (sink, inlet_depth_m / z_to_m)]
-        if wb is None or not all_valid:
-            zb = z.copy()
-            for mask, depth in lowerings:
-                zb[mask] -= depth
+        say("overland: conditioning the DEM (targets and the DEM edge are outlets of the fill)")
         if wb is None:
-            filled = zb.copy()
-            qa.warning(
-                "dem_too_small",
-                "dem",
-                f"The DEM has {h} x {w} cells: too small to route flow; every cell drains to "
-                "itself (a target in it, else off the DEM).",
-                fix="Use a DEM that covers the area with a margin.",
-                step="overland",
-            )
+            filled, filled_r = z.copy(), None
         else:
-            t1 = time.perf_counter()
-            if all_valid:  # lowered in the exchange file itself (no copy of the DEM)
-                zb, burned_r = wb.send_lowered(z, lowerings, transform, crs, "burned")
-            else:
-                burned_r = wb.send(zb, transform, crs, "burned")
-            timings["condition.send"] = time.perf_counter() - t1
-            t1 = time.perf_counter()
-            filled_r = wb.fill(burned_r)
-            timings["condition.fill"] = time.perf_counter() - t1
-            wb.forget(burned_r)
-            t1 = time.perf_counter()
-            arr, _ = wb.fetch(filled_r, "filled")
-            timings["condition.fetch"] = time.perf_counter() - t1
-            # the fill keeps nodata exactly where the input had it
-            filled = np.ascontiguousarray(arr, dtype="float64")
-            if not all_valid:
-                filled[~valid] = np.nan
-            del arr
+            filled, filled_r = fill_with_outlets(wb, z, targets.mask | ~valid, transform, crs)
         timings["condition"] = time.perf_counter() - t0
 
-        # -- 3. depressions: real ones become targets; filled sags with one target drain to it
         t0 = time.perf_counter()
         say("overland: finding closed depressions")
-        dep_table = _depressions(
-            z=zb,
-            filled=filled,
-            seed=seed,
-            targets=targets,
-            add_target=add_target,
+        dep_table = find_depressions(
+            z,
+            filled,
+            targets,
             min_depth=min_depth_m / z_to_m,
             min_cells=min_area_m2 / cell_area_m2,
             z_to_m=z_to_m,
             cell_area_m2=cell_area_m2,
         )
-        target_mask = seed > 0
-        # target cells go back to their burned elevation: they are sinks
-        lowered = np.flatnonzero(target_mask & (zb < filled))
-        cond = filled
-        del filled
-        cond.ravel()[lowered] = zb.ravel()[lowered]
-        del zb
         timings["depressions"] = time.perf_counter() - t0
 
-        # -- 4. D8 on the conditioned DEM ----------------------------------------------
         t0 = time.perf_counter()
         say("overland: D8 flow directions")
-        if wb is None:  # every cell is its own outlet; no flow graph
-            flw = None
-        else:
-            # only lowered cells next to a non-target cell change a pointer that matters
-            # (every target cell is labelled by its target, whatever its own pointer)
-            edge_of_targets = lowered[_next_to(valid & ~target_mask, lowered)]
-            if edge_of_targets.size <= _PIN_MAX_SHARE * h * w:
-                wb.set_cells(filled_r, edge_of_targets, cond.ravel()[edge_of_targets], w)
-                cond_r = filled_r
-            else:
-                wb.forget(filled_r)
-                cond_r = wb.send(cond, transform, crs, "conditioned")
-            timings["d8.update"] = time.perf_counter() - t0
-            t1 = time.perf_counter()
-            raw = wb.d8(cond_r)
-            timings["d8.pointer"] = time.perf_counter() - t1
-            d8 = _as_pointer(raw, None if all_valid else valid)
-            del raw
-            _edge_outlets(d8)
-            t1 = time.perf_counter()
-            flw = pyflwdir.from_array(d8, ftype="d8", check_ftype=False, transform=transform)
-            timings["d8.graph"] = time.perf_counter() - t1
+        cond = filled
+        del filled
+        changed = sink_targets(
+            z,
+            cond,
+            targets,
+            valid,
+            burn_depth=burn_depth_m / z_to_m,
+            inlet_depth=inlet_depth_m / z_to_m,
+            step=_SINK_STEP_M / z_to_m,
+        )
+        flw = None
+        if wb is not None:
+            flw = flow_directions(
+                wb, filled_r, cond, changed, valid, transform, crs, timings=timings
+            )
         timings["d8"] = time.perf_counter() - t0
     finally:
         if wb is not None:
             wb.__exit__(None, None, None)
 
-    # -- 5. first target reached -------------------------------------------------------
     t0 = time.perf_counter()
     say("overland: routing every cell to its first target")
-    pits = np.flatnonzero(valid) if flw is None else flw.idxs_pit
-    free = pits[seed.ravel()[pits] == 0]
-    if free.size:
-        rr, cc = np.divmod(free, w)
-        on_edge = (rr == 0) | (rr == h - 1) | (cc == 0) | (cc == w - 1)
-        if (~valid).any():
-            from scipy import ndimage
-
-            near_nan = ndimage.binary_dilation(~valid, structure=np.ones((3, 3), bool))
-            at_hole = near_nan.ravel()[free] & ~on_edge
-        else:
-            at_hole = np.zeros(free.size, dtype=bool)
-        lab_edge = add_target(
-            "off_dem", "dem_edge", method="d8_catchment", reason="flows off the edge of the DEM"
-        )
-        lab_hole = add_target(
-            "off_dem",
-            "dem_nodata",
-            method="d8_catchment",
-            reason="flows into a nodata hole of the DEM",
-        )
-        lab_pit = add_target(
-            "unknown",
-            "dem_pit",
-            method="no_target",
-            reason="flow stops in a DEM pit left after conditioning",
-        )
-        seed_flat = seed.ravel()
-        seed_flat[free] = np.where(on_edge, lab_edge, np.where(at_hole, lab_hole, lab_pit))
-    idxs = np.flatnonzero(seed)
-    ids = seed.ravel()[idxs].astype(np.uint32)
-    if flw is None:
-        labels = seed.copy()
-    elif idxs.size:
-        labels = flw.basins(idxs=idxs, ids=ids).astype(np.int32)
-    else:
-        labels = np.zeros((h, w), np.int32)
-    labels[~valid] = 0
+    target_mask = targets.mask
+    labels = first_target(flw, targets, valid)
     timings["route"] = time.perf_counter() - t0
-
-    tdf = pd.DataFrame(targets, columns=["target_kind", "target_id", "name", "method", "reason"])
-    tdf.index = pd.RangeIndex(1, len(tdf) + 1, name="label")
-    counts = np.bincount(labels.ravel(), minlength=len(tdf) + 1)
-    tdf["cells"] = counts[1:].astype(np.int64)
-    tdf["area_m2"] = tdf["cells"] * cell_area_m2
-    for col in ("target_kind", "target_id", "method", "reason"):
-        tdf[col] = tdf[col].astype(str)
-    special = tdf["target_kind"].isin(["off_dem", "unknown"])
-    tdf = tdf[~special | (tdf["cells"] > 0)]
-    if off_inlets:
-        extra = pd.DataFrame(
-            {
-                "target_kind": "inlet",
-                "target_id": off_inlets,
-                "name": None,
-                "method": "off_dem",
-                "reason": "the inlet lies outside the DEM",
-                "cells": 0,
-                "area_m2": 0.0,
-            }
-        )
-        extra.index = pd.RangeIndex(len(targets) + 1, len(targets) + 1 + len(extra), name="label")
-        tdf = pd.concat([tdf, extra])
-    nodata_cells = int((~valid).sum())
+    tdf = _target_table(targets, labels, cell_area_m2)
     qa.note(
-        f"overland: {h} x {w} cells ({cell_area_m2:g} m2 each), {nodata_cells} nodata; "
+        f"overland: {h} x {w} cells ({cell_area_m2:g} m2 each), {int((~valid).sum())} nodata; "
         f"{(tdf['target_kind'] == 'inlet').sum()} inlet targets, {len(dep_table)} closed depression(s)."
     )
     return OverlandResult(
@@ -989,86 +1297,58 @@ def route(
     )
 
 
-def _depressions(
-    *,
-    z: np.ndarray,
-    filled: np.ndarray,
-    seed: np.ndarray,
-    targets: list[dict[str, Any]],
-    add_target: Callable[..., int],
-    min_depth: float,
-    min_cells: float,
-    z_to_m: float,
-    cell_area_m2: float,
-) -> pd.DataFrame:
-    """Label filled regions; keep real depressions as targets; let single-target sags drain to it.
-
-    Works in place on ``seed``.
-    """
-    from scipy import ndimage
-
-    depth = filled - z
-    filled_mask = np.isfinite(depth) & (depth > 1e-9)
-    regions, n = ndimage.label(filled_mask, structure=np.ones((3, 3), bool))
-    empty = pd.DataFrame(
-        {
-            "label": pd.Series([], dtype=np.int64),
-            "target_id": pd.Series([], dtype=str),
-            "cells": pd.Series([], dtype=np.int64),
-            "area_m2": pd.Series([], dtype=float),
-            "max_depth_m": pd.Series([], dtype=float),
-        }
-    )
-    if n == 0:
-        return empty
-    flat_regions = regions.ravel()
-    in_region = np.flatnonzero(flat_regions)
-    reg_of = flat_regions[in_region]
-    cells = np.bincount(reg_of, minlength=n + 1)
-    # max depth per region: sort once, reduce per run (ndimage.maximum is slow with many labels)
-    order = np.argsort(reg_of, kind="stable")
-    starts = np.concatenate(([0], np.cumsum(cells[1:])[:-1]))
-    maxdepth = np.zeros(n + 1)
-    maxdepth[1:] = np.maximum.reduceat(depth.ravel()[in_region][order], starts)
-    # targets inside each region
-    seed_in = seed.ravel()[in_region]
-    has = seed_in > 0
-    pairs = pd.DataFrame({"r": reg_of[has], "t": seed_in[has]}).drop_duplicates()
-    ntarg = pairs.groupby("r")["t"].agg(["count", "first"])
-    n_t = np.zeros(n + 1, dtype=np.int64)
-    first_t = np.zeros(n + 1, dtype=np.int64)
-    n_t[ntarg.index.to_numpy()] = ntarg["count"].to_numpy()
-    first_t[ntarg.index.to_numpy()] = ntarg["first"].to_numpy()
-    # a sag holding one target drains entirely to it (except where other things sit)
-    absorb = np.zeros(n + 1, dtype=np.int64)
-    one = n_t == 1
-    absorb[one] = first_t[one]
-    take = (absorb[reg_of] > 0) & (seed_in == 0)
-    seed.ravel()[in_region[take]] = absorb[reg_of[take]]
-    # real closed depressions: deep and large enough, and no MS4 feature or water in them
-    real = np.flatnonzero((n_t == 0) & (maxdepth >= min_depth) & (cells >= min_cells))
-    real = real[real > 0]
-    if real.size == 0:
-        return empty
-    lab_of = np.zeros(n + 1, dtype=np.int64)
-    ids = []
-    for k, r in enumerate(real, start=1):
-        tid = f"DEP{k}"
-        ids.append(tid)
-        lab_of[r] = add_target(
-            "depression", tid, reason=f"internally drained: ends in closed depression {tid}"
+def _target_findings(targets: TargetGrid, qa: QAReport) -> None:
+    if targets.off_inlets:
+        qa.warning(
+            "inlet_off_dem",
+            "structures",
+            f"{len(targets.off_inlets)} inlet(s) lie outside the DEM or on nodata cells; they "
+            "get no surface catchment.",
+            feature_id=", ".join(targets.off_inlets[:50]),
+            count=len(targets.off_inlets),
+            fix="Use a DEM that covers the whole storm network.",
+            step="overland",
         )
-    take = lab_of[reg_of] > 0
-    seed.ravel()[in_region[take]] = lab_of[reg_of[take]]
-    return pd.DataFrame(
-        {
-            "label": lab_of[real],
-            "target_id": ids,
-            "cells": cells[real],
-            "area_m2": cells[real] * cell_area_m2,
-            "max_depth_m": maxdepth[real] * z_to_m,
-        }
-    )
+    if targets.shared:
+        qa.info(
+            "inlets_share_cell",
+            "structures",
+            f"{len(targets.shared)} inlet(s) share a DEM cell with another inlet; the first one "
+            "takes that cell's runoff.",
+            feature_id=", ".join(targets.shared[:50]),
+            count=len(targets.shared),
+            step="overland",
+        )
+
+
+def _target_table(targets: TargetGrid, labels: np.ndarray, cell_area_m2: float) -> pd.DataFrame:
+    """The targets table of :class:`OverlandResult` (index ``label``), with cell counts."""
+    cols = ["target_kind", "target_id", "name", "method", "reason"]
+    tdf = pd.DataFrame(targets.rows, columns=cols)
+    tdf.index = pd.RangeIndex(1, len(tdf) + 1, name="label")
+    counts = np.bincount(labels.ravel(), minlength=len(tdf) + 1)
+    tdf["cells"] = counts[1 : len(tdf) + 1].astype(np.int64)
+    tdf["area_m2"] = tdf["cells"] * cell_area_m2
+    for col in ("target_kind", "target_id", "method", "reason"):
+        tdf[col] = tdf[col].astype(str)
+    special = tdf["target_kind"].isin(["off_dem", "unknown"])
+    tdf = tdf[~special | (tdf["cells"] > 0)]
+    if targets.off_inlets:
+        n = len(targets.rows)
+        extra = pd.DataFrame(
+            {
+                "target_kind": "inlet",
+                "target_id": targets.off_inlets,
+                "name": None,
+                "method": "off_dem",
+                "reason": "the inlet lies outside the DEM",
+                "cells": 0,
+                "area_m2": 0.0,
+            }
+        )
+        extra.index = pd.RangeIndex(n + 1, n + 1 + len(extra), name="label")
+        tdf = pd.concat([tdf, extra])
+    return tdf
 
 
 # ======================================================================================
