@@ -409,5 +409,7 @@ def test_validate_report_never_overwrites_inputs(town: Path, tmp_path: Path, cap
     assert main([*args, "--report", str(town.with_name("town_dem.tif"))]) == 4
     assert _tree_hash(tmp_path) == before
     assert "Refusing to write" in capsys.readouterr().err
-    assert main([*args, "--report", str(tmp_path / "qa" / "report.json")]) == 0
+    # warnings only: the town has no 303(d) list, TMDL or waterbody layers (exit 1)
+    assert main([*args, "--report", str(tmp_path / "qa" / "report.json")]) == 1
     assert '"summary"' in (tmp_path / "qa" / "report.json").read_text()
+    assert '"missing_legal_layer"' in (tmp_path / "qa" / "report.json").read_text()

@@ -35,7 +35,7 @@ import pandas as pd
 
 from .errors import DataError, UsageError
 from .profiles import EXEMPTION_CODES, Profile, load_profile
-from .waters import Waters, pollutant_in
+from .waters import Waters, missing_layer_reason, missing_layer_short, pollutant_in
 
 __all__ = [
     "DETERMINATION_SCHEMA",
@@ -502,12 +502,16 @@ def condition_a_physics(
     impaired: list[dict[str, Any]] = []
     by_wb: dict[str, dict[str, Any]] = {}
     unresolved = 0.0
+    unresolved_outfalls: list[str] = []
     for r in rows.to_dict("records"):
         if r["target_kind"] not in _REACH_KINDS:
             continue
         wb = _resolve_wb(r, waters)
         if wb is None:
             unresolved += float(r["fraction"])
+            of = r.get("outfall_id")
+            if not _blank(of) and str(of) not in unresolved_outfalls:
+                unresolved_outfalls.append(str(of))
             continue
         e = by_wb.setdefault(
             wb, {"fraction": 0.0, "via": set(), "outfalls": [], "name": r.get("receiving_water")}
@@ -646,7 +650,15 @@ def condition_a_physics(
         if unk > _EPS:
             parts.append(f"{_pct(unk)} drains somewhere unmapped")
         if unresolved > _EPS:
-            parts.append(f"{_pct(unresolved)} reaches a receiving water without a PWL ID")
+            via = (
+                " through outfall(s) "
+                + ", ".join(unresolved_outfalls[:10])
+                + (" ..." if len(unresolved_outfalls) > 10 else "")
+                + " (fill their `pwl_id` or `receiving_water` in the `outfalls` layer)"
+                if unresolved_outfalls
+                else ""
+            )
+            parts.append(f"{_pct(unresolved)} reaches a receiving water without a PWL ID{via}")
         if unknown >= float(rows["fraction"].sum()) - _EPS:
             reasons.append(
                 "The site's drainage is unknown ("
@@ -689,6 +701,26 @@ def condition_a_physics(
             f"({_pct(unknown)} of the site drains somewhere unknown; the known part "
             "already decides Condition A.)"
         )
+    missing = list(getattr(waters, "missing", ()) or ())
+    if missing:
+        why_missing = [missing_layer_reason(m) for m in missing]
+        if value is False:
+            # never a confident "no" while a legal layer is missing
+            value, method = None, "missing_layer"
+            reached = [f"{waters.name_of(w) or e['name'] or w} ({w})" for w, e in by_wb.items()]
+            reasons = [
+                "Condition A is undetermined: nothing in this workspace triggers it"
+                + (f" (runoff reaches {', '.join(reached)})" if reached else "")
+                + ", but it lacks a layer the answer depends on, so it cannot say no."
+            ] + why_missing
+        elif value is None:
+            reasons.extend(why_missing)
+        else:
+            reasons.append(
+                "(The workspace also lacks "
+                + ", ".join(f"the `{m}` layer" for m in missing)
+                + "; the part that is known already decides Condition A.)"
+            )
     return {
         "value": value,
         "reasons": reasons,
@@ -1654,6 +1686,9 @@ def screen_condition_a(
     good["_hit"] = (hit_list | hit_tmdl).astype(float) * fr
     good["_hitl"] = hit_list.astype(float) * fr
     good["_unk"] = unknown.astype(float) * fr
+    no_pwl = reach & good["wb"].isna() & ~hit_tmdl
+    good["_nopwl"] = no_pwl.astype(float) * fr
+    good["_nopwl_of"] = good["outfall_id"].astype(object).where(no_pwl & ms4, None)
     good["_ms4"] = ms4.astype(float) * fr
     good["_dir"] = (good["target_kind"] == "water_direct").astype(float) * fr
     good["_int"] = (good["target_kind"] == "depression").astype(float) * fr
@@ -1670,23 +1705,29 @@ def screen_condition_a(
                 wb_names.setdefault(str(w_id), f"{w_name} ({w_id})")
     lw = good["wb"].astype(str)
     lw = lw.map(lambda w: wb_names.get(w, w))
-    rr[hit_list] = (
-        "drains "
-        + pd.Series(via, index=good.index)[hit_list]
-        + " to "
-        + lw[hit_list]
-        + ", on the 303(d) list for "
-        + good["wb"][hit_list].map(pol_by_wb)
-    )
+    via_s = pd.Series(via, index=good.index).astype(object)
+    if hit_list.any():
+        rr[hit_list] = (
+            "drains "
+            + via_s[hit_list]
+            + " to "
+            + lw[hit_list].astype(object)
+            + ", on the 303(d) list for "
+            + good["wb"][hit_list].map(pol_by_wb).astype(object)
+        )
     tm_names = np.where(ms4, of_txt.map(tmdl_outfalls), good["wb"].astype(str).map(tmdl_waters))
     sel = hit_tmdl & ~hit_list
-    rr[sel] = (
-        "drains "
-        + pd.Series(via, index=good.index)[sel]
-        + " into the "
-        + pd.Series(tm_names, index=good.index)[sel].astype(str).map(tmdl_watershed_label)
-        + " (stormwater a source)"
-    )
+    if sel.any():
+        rr[sel] = (
+            "drains "
+            + via_s[sel]
+            + " into the "
+            + pd.Series(tm_names, index=good.index)[sel]
+            .astype(str)
+            .map(tmdl_watershed_label)
+            .astype(object)
+            + " (stormwater a source)"
+        )
     good["_row_reason"] = rr
     good["_recv"] = good["wb"].where(reach, None)
 
@@ -1695,11 +1736,14 @@ def screen_condition_a(
         hit=("_hit", "sum"),
         hitl=("_hitl", "sum"),
         unk=("_unk", "sum"),
+        nopwl=("_nopwl", "sum"),
         ms4=("_ms4", "sum"),
         dir=("_dir", "sum"),
         int_=("_int", "sum"),
         total=("fraction", "sum"),
     )
+    nopwl_of = good.dropna(subset=["_nopwl_of"])
+    nopwl_of = join_unique(nopwl_of["parcel_id"], nopwl_of["_nopwl_of"], sep=", ")
     first_reason = good.dropna(subset=["_row_reason"]).groupby("parcel_id")["_row_reason"].first()
     rv = good.dropna(subset=["_recv"])
     recv = join_unique(rv["parcel_id"], rv["_recv"])
@@ -1714,6 +1758,8 @@ def screen_condition_a(
     out["direct_fraction"] = agg["dir"]
     out["internal_fraction"] = agg["int_"]
     out["unknown_fraction"] = agg["unk"]
+    out["_nopwl"] = agg["nopwl"]
+    out["_nopwl_of"] = nopwl_of.reindex(out.index)
     out["receiving_waters"] = recv.reindex(out.index)
     out["listed_waters"] = listed.reindex(out.index)
     out["pollutants"] = pols.reindex(out.index)
@@ -1765,11 +1811,28 @@ def screen_condition_a(
     for i in np.flatnonzero(tm_in & ~hitl):
         reason[i] = f"lies in the {tmdl_watershed_label(in_tmdl[ids[i]])} (stormwater a source)"
     unk_fr = out["unknown_fraction"].fillna(0).to_numpy()
+    nopwl_fr = out["_nopwl"].fillna(0).to_numpy()
+    tot_fr = agg["total"].reindex(out.index).fillna(0).to_numpy()
+    nopwl_ofs = out["_nopwl_of"].to_numpy(dtype=object)
     for i in np.flatnonzero(und):
-        reason[i] = (
-            f"{_pct(unk_fr[i])} drains somewhere unknown (off the DEM or unmapped); "
-            "the rest reaches no listed water"
-        )
+        parts = []
+        if unk_fr[i] - nopwl_fr[i] > _EPS:
+            parts.append(
+                f"{_pct(unk_fr[i] - nopwl_fr[i])} drains somewhere unknown (off the DEM or unmapped)"
+            )
+        if nopwl_fr[i] > _EPS:
+            ofs = nopwl_ofs[i] if isinstance(nopwl_ofs[i], str) else ""
+            parts.append(
+                f"{_pct(nopwl_fr[i])} reaches a receiving water without a PWL ID"
+                + (
+                    f" through outfall(s) {ofs} (fill their `pwl_id` or `receiving_water` "
+                    "in the `outfalls` layer)"
+                    if ofs
+                    else ""
+                )
+            )
+        whole = unk_fr[i] >= tot_fr[i] - _EPS
+        reason[i] = " and ".join(parts) + ("" if whole else "; the rest reaches no listed water")
     recv_s = out["receiving_waters"].to_numpy(dtype=object)
     for i in np.flatnonzero(no):
         reason[i] = (
@@ -1782,6 +1845,16 @@ def screen_condition_a(
         reason[i] = (
             "bad drainage rows (see problems)" if bad_mask[i] else "no rows in the drainage table"
         )
+    missing = list(getattr(waters, "missing", ()) or ())
+    if missing:
+        # never a confident "no" while a legal layer is missing (as in determine())
+        lacks = "; ".join(missing_layer_short(m) for m in missing)
+        for i in np.flatnonzero(no):
+            reason[i] = f"undetermined: {lacks}; with the layers present, {reason[i]}"
+        for i in np.flatnonzero(und):
+            reason[i] = f"{reason[i]}; also {lacks}"
+        val[no] = None
+        method[no] = "missing_layer"
     out["condition_a"] = pd.array(val, dtype="boolean")
     is_true = np.array([v is True for v in val], dtype=bool)
     is_false = np.array([v is False for v in val], dtype=bool)
@@ -1793,6 +1866,7 @@ def screen_condition_a(
     out = out[list(SCREENING_COLUMNS)]
     out.attrs["problems"] = problems
     out.attrs["pollutant_reading"] = prof.pollutant_reading
+    out.attrs["missing_layers"] = missing
     return out
 
 

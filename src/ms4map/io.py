@@ -547,6 +547,7 @@ def open_workspace(
 
     _ids(out_layers, report)
     _check_required_roles(out_layers, report)
+    _check_legal_layers(out_layers, report)
     if work_crs is not None and not report.has_errors:
         _ends_without_structure(out_layers, work_crs, report)
 
@@ -708,6 +709,13 @@ def _find_column(df: pd.DataFrame, names: Iterable[str]) -> str | None:
     return None
 
 
+#: Layers where an empty layer is a valid answer ("none"), with what the town would add.
+_NONE_MEANS_EMPTY = {
+    "impairments": "303(d) listings for its waters",
+    "tmdl_watersheds": "TMDL watersheds",
+}
+
+
 def _canonicalise(
     role: str,
     src: Source,
@@ -732,7 +740,15 @@ def _canonicalise(
                 fix=f"Give a spatial layer of {spec.geometry}s.",
             )
             return None, used
-    if len(df) == 0:
+    if len(df) == 0 and role in _NONE_MEANS_EMPTY:
+        # an empty 303(d) list or TMDL layer says "there is none": a valid answer
+        report.info(
+            "empty_layer",
+            label,
+            f"Layer '{label}' ({role}) has no features: read as 'the town has none'.",
+            fix=f"If the town has {_NONE_MEANS_EMPTY[role]}, add them to the layer.",
+        )
+    elif len(df) == 0:
         report.error(
             "empty_layer",
             label,
@@ -1171,6 +1187,67 @@ def _check_required_roles(layers: dict[str, Any], report: QAReport) -> None:
             "Layers not in this workspace: "
             + ", ".join(missing)
             + " (steps that need them will say so)."
+        )
+
+
+def _check_legal_layers(layers: dict[str, Any], report: QAReport) -> None:
+    """Warn for each legal layer Condition A depends on that is missing or incomplete.
+
+    Without them the screening answers are undetermined, never "no"; the warning names
+    what the layer is needed for and the fix.  Only for workspaces with parcels (the
+    ones that screen sites).
+    """
+    from .waters import LEGAL_LAYERS
+
+    if "parcels" not in layers:
+        return
+    for role, (what, needed, fix) in LEGAL_LAYERS.items():
+        if role not in layers:
+            report.warning(
+                "missing_legal_layer",
+                role,
+                f"{what[0].upper()}{what[1:]} (layer `{role}`). It is needed for {needed}; "
+                "without it Condition A is undetermined wherever it would be 'no'.",
+                fix=fix[0].upper() + fix[1:] + ".",
+            )
+    of = layers.get("outfalls")
+    if of is None:
+        report.warning(
+            "missing_legal_layer",
+            "outfalls",
+            "No outfalls layer: outfalls are inferred from outfall structures and pipe ends "
+            "at a waterbody, and they carry no receiving water or PWL ID, so Condition A "
+            "for what drains through them is undetermined.",
+            fix="Add the `outfalls` layer with `receiving_water` and `pwl_id` for each outfall.",
+        )
+        return
+    wb = layers.get("waterbodies")
+    unique_names: set[str] = set()
+    if wb is not None and "name" in wb.columns and "wb_id" in wb.columns:
+        named = wb.dropna(subset=["name", "wb_id"])
+        low = named["name"].astype(str).str.strip().str.lower()
+        n_ids = named.groupby(low)["wb_id"].nunique()
+        unique_names = set(n_ids[n_ids == 1].index)
+    pwl = of["pwl_id"] if "pwl_id" in of.columns else pd.Series(pd.NA, index=of.index)
+    rw = (
+        of["receiving_water"]
+        if "receiving_water" in of.columns
+        else pd.Series(pd.NA, index=of.index)
+    )
+    has_pwl = pwl.map(lambda v: not schema._blank(v))
+    by_name = rw.map(lambda v: not schema._blank(v) and str(v).strip().lower() in unique_names)
+    bad = ~(has_pwl | by_name)
+    if bad.any():
+        ids = [str(v) for v in of.loc[bad, "outfall_id"]] if "outfall_id" in of.columns else []
+        report.warning(
+            "outfall_no_receiving_water",
+            "outfalls",
+            f"{int(bad.sum())} outfall(s) have no `pwl_id` and no `receiving_water` naming "
+            "exactly one waterbody: Condition A for what drains through them is undetermined.",
+            feature_id=", ".join(ids[:50]) or None,
+            count=int(bad.sum()),
+            column="pwl_id",
+            fix="Fill `pwl_id` (NYSDEC PWL ID NNNN-NNNN) or `receiving_water` of these outfalls.",
         )
 
 

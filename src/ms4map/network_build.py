@@ -112,8 +112,12 @@ class StormNetwork:
     #: struct_id of every input structure (input order) -> node_id (coincident
     #: structures share a node) or NA when the structure has no usable geometry.
     structure_nodes: pd.DataFrame = field(default_factory=pd.DataFrame)
-    #: Terminal nodes that are not outfalls (water layer present, not at water).
+    #: Terminal nodes that are not outfalls (water layer present, not at water; or no
+    #: water layer while the outfalls layer or outfall structures map the outfalls).
     terminals_not_at_water: list[str] = field(default_factory=list)
+    #: True when there is no waterbody layer and mapped outfalls exist, so terminals
+    #: were not checked against water and are not outfalls.
+    terminals_unchecked: bool = False
     #: conv_id -> the evidence the inverts overruled (``"ids"`` or ``"flow_dir"``), for
     #: every ``orientation_conflict`` finding; reasons name it where flow dead-ends.
     orientation_conflicts: dict[str, str] = field(default_factory=dict)
@@ -1122,6 +1126,11 @@ class _Builder:
             )
             self.water_geoms = shapely.STRtree(wg) if len(wg) else None
         self.not_at_water: list[int] = []
+        # Without a waterbody layer a terminal can be checked against nothing: it is an
+        # outfall only when nothing else maps the outfalls (never an invented outfall
+        # beside an outfalls layer or outfall structures).
+        self.mapped_outfalls = bool(np.any(out_id != None))  # noqa: E711
+        self.terminals_are_outfalls = not self.has_water and not self.mapped_outfalls
         self._terminal_outfalls(np.where(terminal)[0], out_id, out_method)
         self.out_id, self.out_method, self.out_attrs = out_id, out_method, attrs
 
@@ -1139,8 +1148,11 @@ class _Builder:
         if len(term) == 0:
             return
         if not self.has_water:
-            out_id[term] = self.node_ids[term]
-            out_method[term] = "terminal_no_water_layer"
+            if self.terminals_are_outfalls:
+                out_id[term] = self.node_ids[term]
+                out_method[term] = "terminal_no_water_layer"
+            else:
+                self.not_at_water.extend(term.tolist())
             return
         at = np.zeros(len(term), dtype=bool)
         if self.water_geoms is not None:
@@ -1385,6 +1397,7 @@ class _Builder:
             settings=self.settings,
             structure_nodes=sn,
             terminals_not_at_water=[str(self.node_ids[i]) for i in self.not_at_water],
+            terminals_unchecked=not self.has_water and not self.terminals_are_outfalls,
             orientation_conflicts=dict(self.conflicts),
         )
         return net
@@ -1402,7 +1415,12 @@ class _Builder:
         net = self.frames()
         from .network_trace import _graph_qa_after_build
 
-        _graph_qa_after_build(net, has_water=self.has_water, at_water=self._at_water)
+        _graph_qa_after_build(
+            net,
+            has_water=self.has_water,
+            at_water=self._at_water,
+            terminals_are_outfalls=self.terminals_are_outfalls,
+        )
         counts = net.orient_counts
         net.qa.note(
             "Edge orientation (orient_method): "

@@ -390,7 +390,9 @@ def _split_outfalls(
     return outs, dead_ends
 
 
-def _graph_qa_after_build(net: Any, *, has_water: bool = False, at_water: Any = None) -> None:
+def _graph_qa_after_build(
+    net: Any, *, has_water: bool = False, at_water: Any = None, terminals_are_outfalls: bool = True
+) -> None:
     """Resolve two-way sink loops into outfalls, then report cycles and dead subnetworks."""
     s = _solve(net)
     nodes, edges = net.nodes, net.edges
@@ -420,6 +422,9 @@ def _graph_qa_after_build(net: Any, *, has_water: bool = False, at_water: Any = 
                 net.terminals_not_at_water.append(nid)
                 continue
             method = "terminal_at_water"
+        elif not terminals_are_outfalls:
+            net.terminals_not_at_water.append(nid)
+            continue
         else:
             method = "terminal_no_water_layer"
         oid = nid
@@ -568,6 +573,7 @@ def _node_results(net: Any) -> pd.DataFrame:
             label.get(str(node_names[t]), str(node_names[t])),
             at_water_checked=str(node_names[t]) in not_at_water,
             water_m=water_m,
+            unchecked=bool(getattr(net, "terminals_unchecked", False)),
             conflicts=[(c, conflicts[c]) for c in hit],
         )
     note = np.full(n, "", dtype=object)
@@ -707,11 +713,21 @@ _CONFLICT_WORDS = {"ids": "from/to ids", "flow_dir": "flow-direction attribute"}
 
 
 def _dead_end_reason(
-    where: str, *, at_water_checked: bool, water_m: float, conflicts: list[tuple[str, str]]
+    where: str,
+    *,
+    at_water_checked: bool,
+    water_m: float,
+    conflicts: list[tuple[str, str]],
+    unchecked: bool = False,
 ) -> str:
     """Why flow stops at a terminal that is not an outfall (naming the cause if known)."""
     tail = "is not an outfall"
-    if at_water_checked:
+    if at_water_checked and unchecked:
+        tail += (
+            " (the outfalls are mapped and do not include it, and without a `waterbodies` "
+            "layer nothing shows it discharges to water; add the `waterbodies` layer)"
+        )
+    elif at_water_checked:
         tail += f" and lies more than {water_m:g} m (the water tolerance) from every waterbody"
     if where.startswith("the downstream end of "):
         tail += (

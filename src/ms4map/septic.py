@@ -485,6 +485,7 @@ def flag_septic_table(
         out[[*SEPTIC_COLUMNS, "geometry"]], geometry="geometry", crs=parcels.crs
     ).reset_index(drop=True)
     out.attrs["problems"] = problems
+    out.attrs["missing_layers"] = list(getattr(waters, "missing", ()) or ())
     return out
 
 

@@ -36,6 +36,9 @@ __all__ = [
     "IMPAIRMENT_COLUMNS",
     "NY_LIST_PARTS",
     "KNOWN_POLLUTANTS",
+    "LEGAL_LAYERS",
+    "missing_layer_reason",
+    "missing_layer_short",
     "POLLUTANT_GROUPS",
     "Waters",
     "canonical_pollutants",
@@ -66,6 +69,43 @@ IMPAIRMENT_COLUMNS = (
     "origin",
     "line",
 )
+
+#: The legal layers Condition A depends on: ``layer -> (what is missing, what it is needed
+#: for, the fix)``.  A workspace without one of them never gets a confident "no": the
+#: answer is undetermined and names the layer (see :attr:`Waters.missing`).
+LEGAL_LAYERS: dict[str, tuple[str, str, str]] = {
+    "impairments": (
+        "no 303(d) list in the workspace",
+        "the 303(d) branch of Condition A (is the receiving water listed for a pollutant "
+        "of concern?) and the septic special condition",
+        "add the `impairments` layer or pass `--impairments CSV`",
+    ),
+    "tmdl_watersheds": (
+        "no TMDL watersheds in the workspace",
+        "the TMDL branch of Condition A (does the site lie in or drain to a TMDL watershed "
+        "with stormwater a source?) and the septic special condition",
+        "add the `tmdl_watersheds` layer, an empty one when the town has no TMDL watershed",
+    ),
+    "waterbodies": (
+        "no waterbodies in the workspace",
+        "runoff that reaches a water directly (not through the MS4), receiving waters "
+        "named without a PWL ID, and outfalls at pipe ends that discharge to water",
+        "add the `waterbodies` layer",
+    ),
+}
+
+
+def missing_layer_reason(layer: str) -> str:
+    """One sentence: the legal layer ``layer`` is missing, what it is needed for, the fix."""
+    what, needed, fix = LEGAL_LAYERS[layer]
+    return f"{what[0].upper()}{what[1:]} (layer `{layer}`), needed for {needed}: {fix}."
+
+
+def missing_layer_short(layer: str) -> str:
+    """The short form for a table cell: ``"no 303(d) list in the workspace (add ...)"``."""
+    what, _needed, fix = LEGAL_LAYERS[layer]
+    return f"{what} ({fix})"
+
 
 _PWL_RE = re.compile(r"^\d{4}-\d{4}$")
 _AU_RE = re.compile(r"^(?:NY[-_ ]?)?(\d{4}-\d{4})$", re.IGNORECASE)
@@ -582,6 +622,9 @@ class Waters:
     impairments: pd.DataFrame
     tmdl_watersheds: Any  # GeoDataFrame (may be empty)
     crs: Any = None
+    #: Legal layers the workspace lacks (keys of :data:`LEGAL_LAYERS`, in that order).
+    #: Set by :meth:`from_workspace`; with any of them Condition A is never ``false``.
+    missing: tuple[str, ...] = ()
     _by_wb: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     _names: dict[str, str] = field(default_factory=dict, repr=False)
 
@@ -593,8 +636,18 @@ class Waters:
         impairments: pd.DataFrame | None = None,
         tmdl_watersheds: Any = None,
         crs: Any = None,
+        missing: Iterable[str] = (),
     ) -> Waters:
-        """Build from canonical frames (any may be ``None``)."""
+        """Build from canonical frames (any may be ``None``).
+
+        ``missing`` names the legal layers (:data:`LEGAL_LAYERS`) the caller knows are
+        absent (a ``None`` frame here means "none", as in a test fixture);
+        :meth:`from_workspace` fills it from the workspace.
+        """
+        bad = [m for m in missing if m not in LEGAL_LAYERS]
+        if bad:
+            raise UsageError(f"Unknown legal layer(s) {bad}: select from {list(LEGAL_LAYERS)}.")
+        missing = tuple(m for m in LEGAL_LAYERS if m in set(missing))
         import geopandas as gpd
 
         wb = (
@@ -641,7 +694,13 @@ class Waters:
                 if not _is_blank(k) and not _is_blank(v):
                     names.setdefault(str(k), str(v))
         return cls(
-            waterbodies=wb, impairments=imp, tmdl_watersheds=tm, crs=crs, _by_wb=by_wb, _names=names
+            waterbodies=wb,
+            impairments=imp,
+            tmdl_watersheds=tm,
+            crs=crs,
+            missing=missing,
+            _by_wb=by_wb,
+            _names=names,
         )
 
     @classmethod
@@ -649,14 +708,26 @@ class Waters:
         """Build from a workspace's ``waterbodies``, ``impairments`` and ``tmdl_watersheds``.
 
         ``impairments`` (e.g. from :func:`read_303d_csv`) replaces the workspace's layer.
+        Legal layers the workspace does not have are recorded in :attr:`missing` (an
+        empty layer is present: it says there is none).
         """
         imp = impairments if impairments is not None else ws.layers.get("impairments")
+        have = {
+            "impairments": imp is not None,
+            "tmdl_watersheds": ws.layers.get("tmdl_watersheds") is not None,
+            "waterbodies": ws.layers.get("waterbodies") is not None,
+        }
         return cls.from_frames(
             waterbodies=ws.layers.get("waterbodies"),
             impairments=imp,
             tmdl_watersheds=ws.layers.get("tmdl_watersheds"),
             crs=ws.crs,
+            missing=[k for k, ok in have.items() if not ok],
         )
+
+    def missing_reasons(self) -> list[str]:
+        """One sentence per missing legal layer (see :func:`missing_layer_reason`)."""
+        return [missing_layer_reason(m) for m in self.missing]
 
     # ------------------------------------------------------------------ queries
     def listings(self, wb_id: Any) -> pd.DataFrame:

@@ -282,6 +282,9 @@ def _run_batch(args: argparse.Namespace) -> int:
         impairments=args.impairments,
     )
     problems = list(scr.attrs.get("problems", [])) + list(sep.attrs.get("problems", []))
+    from ..waters import missing_layer_reason
+
+    missing = [missing_layer_reason(m) for m in waters.missing]
     path = write_outputs(
         out, {"screening": scr, "septic": sep}, provenance=prov, inputs=list(ws.inputs)
     )
@@ -303,6 +306,11 @@ def _run_batch(args: argparse.Namespace) -> int:
         f"condition {int(sep['special_condition'].sum())}, violations "
         f"{int(sep['violation'].sum())}"
     )
+    for text in missing:
+        print(
+            f"ms4map: warning: {text} Condition A is undetermined where it would be 'no'.",
+            file=sys.stderr,
+        )
     for prob in problems:
         print(f"ms4map: warning: {prob}", file=sys.stderr)
     if problems:

@@ -27,11 +27,26 @@ def render() -> None:
     )
     septic = state.septic_layer(ws, result) if colour == "septic" else None
     screening = state.screening_layer(ws, result) if colour == "condition_a" else None
-    if colour == "septic" and septic is None:
-        st.sidebar.caption("Septic flags need the septic module and the drainage result.")
-    if colour == "condition_a" and screening is None:
-        st.sidebar.caption(
-            "Condition A colours need the conditions module and the drainage result."
+    if colour in ("septic", "condition_a") and result is None:
+        st.sidebar.caption("Parcel colours need the drainage result (see the message above).")
+    elif colour == "septic" and septic is None and state.library("septic") is None:
+        st.sidebar.caption("Septic flags need the septic module (ms4map.septic).")
+    elif colour == "condition_a" and screening is None and state.library("conditions") is None:
+        st.sidebar.caption("Condition A colours need the conditions module (ms4map.conditions).")
+    shown = screening if colour == "condition_a" else septic if colour == "septic" else None
+    missing = list(getattr(shown, "attrs", {}).get("missing_layers", []) or [])
+    if colour == "septic":
+        missing = [m for m in missing if m in ("impairments", "tmdl_watersheds")]
+    if missing:
+        from ...waters import missing_layer_reason
+
+        st.sidebar.warning(
+            (
+                "Condition A is undetermined wherever it would be 'no' (orange, not green). "
+                if colour == "condition_a"
+                else "Special conditions can be missing from the septic colours. "
+            )
+            + " ".join(missing_layer_reason(m) for m in missing)
         )
     layers = state.map_layers(ws, result, parcel_colour=colour, septic=septic, screening=screening)
     controls = mapview.map_controls(
