@@ -20,21 +20,25 @@ The libraries (see ``docs/hydrology.md`` for the measurements behind the choice)
   "which target does each cell reach first" (``FlwdirRaster.basins`` with the
   target cells as outlets), accumulation, downstream paths and upstream areas.
 
-How the mapped drainage is burned in (all on a copy; the user's DEM is never changed):
+Water that reaches an inlet, an open MS4 conveyance or a water leaves the surface
+there, so those cells are outlets of the terrain, like the DEM edge.  :func:`route`
+is the chain of these steps (all on copies; the user's DEM is never changed):
 
-1. waterbodies and open conveyances are lowered by ``burn_depth_m``, inlet cells by
-   ``inlet_depth_m``;
-2. the burned DEM is filled (flats get a small gradient);
-3. cells the fill raised by more than ``min_depth_m`` over at least ``min_area_m2``
-   that hold no MS4 feature nor water are *real* closed depressions (kind
-   ``depression``); smaller filled pits are noise and are routed through;
-4. a filled region that holds exactly one target (an inlet in a sag, a stream in a
-   hollow) drains entirely to that target;
-5. target cells are put back to their burned elevation, so they are sinks: the D8
-   pointer is taken on this conditioned DEM and each cell is labelled by the first
-   target cell on its downstream path;
-6. boundary condition: flow that reaches the DEM edge leaves the DEM, so an edge cell
-   whose library pointer runs along the edge (to another edge cell) is an outlet.
+1. :func:`rasterize_targets`: waters, open conveyances and inlets on the DEM grid;
+2. :func:`fill_with_outlets`: the fill starts from the DEM edge, every target cell and
+   every nodata cell, so a sag that holds a target drains to it and is never raised;
+   only depressions without one are filled (flats get a small gradient);
+3. :func:`find_depressions`: a filled depression at least ``min_depth_m`` deep and
+   ``min_area_m2`` large is a *real* closed depression (kind ``depression``); smaller
+   ones are noise and are routed through;
+4. :func:`sink_targets`: target cells sit at their burned elevation (waters and open
+   conveyances ``burn_depth_m`` down, inlets ``inlet_depth_m``), below every
+   non-target neighbour, so they are sinks;
+5. :func:`flow_directions`: steepest-descent D8 on this conditioned DEM, with the
+   boundary condition that flow reaching the DEM edge leaves it (an edge cell whose
+   library pointer runs along the edge is an outlet);
+6. :func:`first_target`: each cell is labelled by the first target cell on its
+   downstream path.
 """
 
 from __future__ import annotations
@@ -60,11 +64,18 @@ __all__ = [
     "DEFAULTS",
     "TARGET_KINDS",
     "OverlandResult",
+    "TargetGrid",
     "catchment_polygons",
     "condition_dem",
     "d8_pointer",
+    "fill_with_outlets",
+    "find_depressions",
+    "first_target",
+    "flow_directions",
+    "rasterize_targets",
     "route",
     "route_workspace",
+    "sink_targets",
     "surface_path",
     "upstream_mask",
 ]
