@@ -437,8 +437,10 @@ class _Whitebox:
             transform.e,
             transform.f - transform.e,
         )
-        terrain = arr[~outlets]
-        zmin, zmax = (float(terrain.min()), float(terrain.max())) if terrain.size else (0.0, 0.0)
+        if np.isfinite(arr).any():  # the relief (outlet cells included: a wider bound)
+            zmin, zmax = float(np.nanmin(arr)), float(np.nanmax(arr))
+        else:
+            zmin = zmax = 0.0
         max_depth = (zmax - zmin) + 1.0  # deeper than any fill of the terrain
         idx, values = _outlet_values(outlets, zmin, max_depth)
         square = abs(abs(transform.a) - abs(transform.e)) <= 1e-9 * abs(transform.a)
@@ -1004,15 +1006,18 @@ def sink_targets(
         cells whose elevation a D8 pointer of a non-target cell can see).
     """
     t = targets.mask
-    zb = z - np.where(targets.burn, burn_depth, 0.0) - np.where(targets.sink, inlet_depth, 0.0)
-    np.copyto(filled, zb, where=t)
-    del zb
-    free = valid & ~t
+    flat = filled.reshape(-1)
     idx = np.flatnonzero(t)
+    zb = z.reshape(-1)[idx]
+    if targets.burn is not None:
+        zb = zb - burn_depth * targets.burn.reshape(-1)[idx]
+    if targets.sink is not None:
+        zb = zb - inlet_depth * targets.sink.reshape(-1)[idx]
+    flat[idx] = zb
+    free = valid & ~t
     idx = idx[_next_to(free, idx)]
     if idx.size:
         lowest = _lowest_neighbour(filled, free, idx)
-        flat = filled.reshape(-1)
         flat[idx] = np.minimum(flat[idx], lowest - step)
     return idx
 
@@ -1020,14 +1025,18 @@ def sink_targets(
 def _lowest_neighbour(z: np.ndarray, among: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """For linear cell indices ``idx``, the lowest ``z`` of their 8 neighbours in ``among``."""
     h, w = z.shape
-    padded = np.full((h + 2, w + 2), np.inf)
-    padded[1:-1, 1:-1] = np.where(among, z, np.inf)
-    flat = padded.ravel()
+    zf, af = z.reshape(-1), among.reshape(-1)
     r, c = np.divmod(idx, w)
-    p = (r + 1) * (w + 2) + (c + 1)
     out = np.full(idx.size, np.inf)
-    for off in (-w - 3, -w - 2, -w - 1, -1, 1, w + 1, w + 2, w + 3):
-        np.minimum(out, flat[p + off], out=out)
+    for dr in (-1, 0, 1):
+        for dc in (-1, 0, 1):
+            if not (dr or dc):
+                continue
+            rr, cc = r + dr, c + dc
+            ok = (rr >= 0) & (rr < h) & (cc >= 0) & (cc < w)
+            n = (rr * w + cc)[ok]
+            val = np.where(af[n], zf[n], np.inf)
+            out[ok] = np.minimum(out[ok], val)
     return out
 
 
