@@ -175,6 +175,27 @@ def _blank(v: Any) -> bool:
     return isinstance(v, str) and not v.strip()
 
 
+#: How messages name the inputs (plain words); the CLI and the app pass their own
+#: (``--acres``, "Disturbed acres") through ``labels=``.
+INPUT_LABELS = {
+    "disturbed_acres": "the disturbed acres",
+    "common_plan_acres": "the common plan of development acres",
+    "project_type": "the project type",
+    "exemption": "the exemption",
+}
+#: The CLI's options, for ``labels=``.
+CLI_LABELS = {
+    "disturbed_acres": "--acres",
+    "common_plan_acres": "--common-plan-acres",
+    "project_type": "--type",
+    "exemption": "--exemption",
+}
+
+
+def _labels(labels: dict[str, str] | None) -> dict[str, str]:
+    return {**INPUT_LABELS, **(labels or {})}
+
+
 def _finite_acres(value: Any, name: str) -> float:
     if isinstance(value, bool):
         raise UsageError(f"{name} must be a number of acres, got {value!r}.")
@@ -186,11 +207,11 @@ def _finite_acres(value: Any, name: str) -> float:
         raise UsageError(f"{name} must be a finite number of acres, got {value!r}.")
     if v < 0:
         raise UsageError(
-            f"{name} = {v:g} acres is negative. Fix: give the disturbed area in acres (0 or more)."
+            f"{name} is {v:g} acres, a negative area. Fix: give {name} as 0 or more acres."
         )
     if v > _MAX_ACRES:
         raise UsageError(
-            f"{name} = {v:g} acres is absurd (more than {_MAX_ACRES:,.0f} acres). "
+            f"{name} is {v:g} acres, an absurd area (more than {_MAX_ACRES:,.0f} acres). "
             "Fix: give the area in acres, not square feet or square metres."
         )
     return v
@@ -203,8 +224,12 @@ def validate_inputs(
     common_plan_acres: Any = None,
     exemption: Any = None,
     site_area_acres: float | None = None,
+    labels: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Check the user's inputs; return them normalised.
+
+    ``labels`` names the inputs in messages the way the user gave them
+    (:data:`CLI_LABELS` for the command line; default :data:`INPUT_LABELS`).
 
     Raises
     ------
@@ -212,22 +237,27 @@ def validate_inputs(
         Negative, non-numeric or absurd acreage (including disturbance larger than the
         site), unknown project type or exemption code; the message lists the allowed values.
     """
-    d = _finite_acres(disturbed_acres, "disturbed_acres")
+    lab = _labels(labels)
+    d = _finite_acres(disturbed_acres, lab["disturbed_acres"])
     plan = (
-        None if common_plan_acres is None else _finite_acres(common_plan_acres, "common_plan_acres")
+        None
+        if common_plan_acres is None
+        else _finite_acres(common_plan_acres, lab["common_plan_acres"])
     )
     if site_area_acres is not None and site_area_acres > 0 and d > site_area_acres * 1.1 + 0.05:
         raise UsageError(
-            f"disturbed_acres = {d:g} is larger than the site itself ({site_area_acres:.2f} "
-            "acres). Fix: give the disturbance within this site; put the whole project's "
-            "acreage in common_plan_acres."
+            f"{lab['disturbed_acres'][0].upper()}{lab['disturbed_acres'][1:]} ({d:g} acres) "
+            f"is larger than the site itself ({site_area_acres:.2f} acres). Fix: give the "
+            "acres disturbed within this site, and the whole project's acreage as "
+            f"{lab['common_plan_acres']}."
         )
     pt = None
     if project_type is not None and not _blank(project_type):
         pt = str(project_type).strip().lower().replace("-", "_").replace(" ", "_")
         if pt not in PROJECT_TYPES:
             raise UsageError(
-                f"Unknown project type: {project_type!r}, select from {list(PROJECT_TYPES)}"
+                f"Unknown project type {project_type!r} ({lab['project_type']}): select "
+                f"from {list(PROJECT_TYPES)}"
             )
     ex = None
     if exemption is not None and not _blank(exemption):
@@ -236,7 +266,8 @@ def validate_inputs(
             ex = None
         elif ex not in EXEMPTION_CODES:
             raise UsageError(
-                f"Unknown exemption code: {exemption!r}, select from {list(EXEMPTION_CODES)}"
+                f"Unknown exemption code {exemption!r} ({lab['exemption']}): select from "
+                f"{list(EXEMPTION_CODES)}"
             )
     return {"disturbed_acres": d, "project_type": pt, "common_plan_acres": plan, "exemption": ex}
 
@@ -859,6 +890,7 @@ def determine(
     tmdl_hits: pd.DataFrame | None = None,
     reach_hits: dict[str, set[str]] | None = None,
     provenance: dict[str, Any] | None = None,
+    labels: dict[str, str] | None = None,
 ) -> Determination:
     """Apply RULES.md section 3 to one site: the pure core of :func:`evaluate_site`.
 
@@ -892,6 +924,7 @@ def determine(
         common_plan_acres=common_plan_acres,
         exemption=exemption,
         site_area_acres=site.area_acres,
+        labels=labels,
     )
     rows = _as_rows(drainage)
     d_ac, plan = inp["disturbed_acres"], inp["common_plan_acres"]
@@ -1239,6 +1272,52 @@ def _classes(sel: pd.DataFrame) -> list[str | None]:
     return [None if _blank(v) else str(v) for v in sel["prop_class"]]
 
 
+def _latlon_box(bounds: Any, crs: Any) -> tuple[float, float, float, float]:
+    """``(south, west, north, east)`` in degrees of a bounding box in ``crs``."""
+    from pyproj import Transformer
+
+    t = Transformer.from_crs(crs, "EPSG:4326", always_xy=True)
+    x0, y0, x1, y1 = (float(v) for v in bounds)
+    lon0, lat0, lon1, lat1 = t.transform_bounds(x0, y0, x1, y1)
+    return lat0, lon0, lat1, lon1
+
+
+def _fmt_lat(v: float) -> str:
+    return f"{abs(v):.4f}° {'N' if v >= 0 else 'S'}"
+
+
+def _fmt_lon(v: float) -> str:
+    return f"{abs(v):.4f}° {'E' if v >= 0 else 'W'}"
+
+
+def _outside_town_message(geom: Any, parcels: Any, crs: Any, src_geom: Any, src_crs: Any) -> str:
+    """A polygon that touches no parcel: where it is and where the town is, in lat/long,
+    with a hint when swapping its coordinates (latitude/longitude) puts it in town."""
+    import geopandas as gpd
+    import shapely
+
+    s, w, n, e = _latlon_box(geom.bounds, crs)
+    ps, pw, pn, pe = _latlon_box(parcels.total_bounds, crs)
+    msg = (
+        f"The site polygon lies outside the town: it touches no parcel. The polygon lies at "
+        f"{_fmt_lat((s + n) / 2)}, {_fmt_lon((w + e) / 2)}; the town's parcels lie between "
+        f"{_fmt_lat(ps)} and {_fmt_lat(pn)}, {_fmt_lon(pw)} and {_fmt_lon(pe)}."
+    )
+    try:
+        swapped = shapely.transform(src_geom, lambda xy: xy[:, ::-1])
+        sw = gpd.GeoSeries([swapped], crs=src_crs).to_crs(crs).iloc[0]
+        hit = sw.is_valid and len(parcels.sindex.query(sw, predicate="intersects")) > 0
+    except Exception:  # noqa: BLE001 - a hint only: a swap outside the CRS's range
+        hit = False
+    if hit:
+        return msg + (
+            " With its two coordinates swapped it lies in the town: the corners look like "
+            "longitude, latitude. Fix: give each corner as 'latitude, longitude' (the "
+            f"latitude first, e.g. {(ps + pn) / 2:.5f}, {(pw + pe) / 2:.5f} in this town)."
+        )
+    return msg + " Fix: check the polygon's corners and their coordinate system."
+
+
 def _resolve_site(
     site: Any, workspace: Any, result: Any, *, site_crs: Any = None
 ) -> tuple[SiteInfo, pd.DataFrame, Any]:
@@ -1307,17 +1386,18 @@ def _resolve_site(
                 "The site polygon has no CRS. Fix: set it (e.g. "
                 "gdf.set_crs('EPSG:26918')) or pass site_crs=."
             )
-        geom = (
-            site.to_crs(workspace.crs).geometry.union_all()
-            if isinstance(site, gpd.GeoDataFrame)
-            else site.to_crs(workspace.crs).union_all()
+        src_geom, src_crs = (
+            (site.geometry.union_all() if isinstance(site, gpd.GeoDataFrame) else site.union_all()),
+            site.crs,
         )
+        geom = gpd.GeoSeries([src_geom], crs=src_crs).to_crs(workspace.crs).iloc[0]
     elif isinstance(site, BaseGeometry):
         if site_crs is None:
             raise DataError(
                 "The site polygon has no CRS. Fix: pass site_crs= (e.g. "
                 "'EPSG:26918'), or give a GeoSeries with its CRS."
             )
+        src_geom, src_crs = site, site_crs
         geom = gpd.GeoSeries([site], crs=site_crs).to_crs(workspace.crs).iloc[0]
     else:
         raise UsageError(
@@ -1332,12 +1412,7 @@ def _resolve_site(
         geom = shapely.make_valid(geom)
     idx = parcels.sindex.query(geom, predicate="intersects")
     if not len(idx):
-        b = parcels.total_bounds
-        raise DataError(
-            f"The site polygon (bounds {[round(x, 1) for x in geom.bounds]}) lies outside the "
-            f"town: it touches no parcel (parcels span {[round(x, 1) for x in b]} in "
-            f"{workspace.crs.to_string()}). Fix: check the polygon's CRS and location."
-        )
+        raise DataError(_outside_town_message(geom, parcels, workspace.crs, src_geom, src_crs))
     sel = parcels.iloc[idx]
     from . import drainage as _drainage
 
@@ -1438,6 +1513,7 @@ def evaluate_site(
     result: Any = None,
     site_crs: Any = None,
     waters: Waters | None = None,
+    labels: dict[str, str] | None = None,
 ) -> Determination:
     """Condition A/B/C determination for one site of a workspace.
 
@@ -1463,6 +1539,9 @@ def evaluate_site(
         CRS of a bare shapely polygon.
     waters : Waters, optional
         Replace the workspace's impaired-waters model (e.g. after a CSV import).
+    labels : dict, optional
+        How messages name the inputs (:data:`CLI_LABELS` for the command line, the
+        app's field names in the app); default plain words (:data:`INPUT_LABELS`).
 
     Returns
     -------
@@ -1481,6 +1560,7 @@ def evaluate_site(
         project_type=project_type,
         common_plan_acres=common_plan_acres,
         exemption=exemption,
+        labels=labels,
     )
     if result is None:
         result = _run_pipeline(workspace)
@@ -1500,6 +1580,7 @@ def evaluate_site(
         tmdl_hits=hits,
         reach_hits=_reach_hits(rows, waters, prof, workspace.crs),
         provenance=workspace.provenance(profile=prof.name),
+        labels=labels,
     )
     det.map_layers = _map_layers(info, rows, result, workspace, waters, of_pts)
     wpath = getattr(workspace, "path", None)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import add_workspace_options, workspace_from_args
+from . import add_workspace_options, input_paths, workspace_from_args
 
 __all__ = ["register", "run"]
 
@@ -97,11 +97,16 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"[{time.perf_counter() - t0:6.1f} s] {msg}", file=sys.stderr, flush=True)
 
+    from ..io import check_output_path
+
+    if args.out:  # refuse an input file before any work (as the other commands do)
+        check_output_path(args.out, protected=input_paths(args), suffixes=(".gpkg",))
     progress("opening the workspace")
     ws = workspace_from_args(args)
+    out = Path(args.out) if args.out else ws.sidecar_path
+    check_output_path(out, protected=[*input_paths(args), *ws.inputs], suffixes=(".gpkg",))
     settings = _settings(args)
     res = pipeline.run(ws, progress=progress, cache_dir=args.cache_dir, **settings)
-    out = Path(args.out) if args.out else ws.sidecar_path
     progress(f"writing {out}")
     path = write_layers(out, res.layers(), ws=ws, settings=settings)
     d = res.drainage

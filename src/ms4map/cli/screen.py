@@ -211,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("Give either --site or --site-file, not both.")
     if args.acres is None:
         raise UsageError("--acres N (disturbed acres) is required for a site determination.")
-    from ..conditions import evaluate_site, validate_inputs
+    from ..conditions import CLI_LABELS, evaluate_site, validate_inputs
 
     # check the user's options before the (slower) workspace and pipeline
     validate_inputs(
@@ -219,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
         project_type=args.project_type,
         common_plan_acres=args.common_plan_acres,
         exemption=args.exemption,
+        labels=CLI_LABELS,
     )
     prof = _profile(args)
     site = _read_site_file(args.site_file) if args.site_file else args.site
@@ -246,6 +247,7 @@ def run(args: argparse.Namespace) -> int:
         profile=prof,
         result=res,
         waters=_waters(args, ws),
+        labels=CLI_LABELS,
     )
     if args.report:
         from ..report import write_report
