@@ -15,19 +15,36 @@ __all__ = ["feature_details", "search_box", "show_path"]
 def search_box(
     ws: Any, key: str, *, layers: tuple[str, ...] | None = None
 ) -> tuple[str, str] | None:
-    """Text search over addresses and ids; returns the chosen ``(layer, id)`` or None."""
-    query = st.text_input(
-        "Search: address, parcel id, structure id or outfall id",
-        key=f"{key}_query",
-        placeholder="e.g. 12 Main St, 232.-1-12, CB-101, OF-3",
-    )
+    """Text search over addresses and ids; returns the chosen ``(layer, id)`` or None.
+
+    ``layers`` limits the answers (the screening page takes parcels only); the label
+    and the example say what can be searched, and a query that matches only other
+    features says what it matched and what to search instead.
+    """
+    if layers == ("parcels",):
+        label, example = "Search: address or parcel id", "e.g. 12 Main St, 232.-1-12"
+    else:
+        label = "Search: address, parcel id, structure id or outfall id"
+        example = "e.g. 12 Main St, 232.-1-12, CB-101, OF-3"
+    query = st.text_input(label, key=f"{key}_query", placeholder=example)
     if not query.strip():
         return None
     from . import state
 
     hits = maps.search_features(ws, query, limit=30, index=state.search_index(ws))
     if layers is not None:
+        others = hits[~hits["layer"].isin(layers)]
         hits = hits[hits["layer"].isin(layers)]
+        if not len(hits) and len(others):
+            what = ", ".join(
+                f"{maps.LAYER_LABELS.get(lyr, lyr).lower().rstrip('s')} {fid}"
+                for lyr, fid in zip(others["layer"][:3], others["fid"][:3], strict=False)
+            )
+            st.caption(
+                f"'{query}' matches {what}, not a parcel: a site is made of parcels here. "
+                "Search a parcel's address or id, or find the feature on the Map page."
+            )
+            return None
     if not len(hits):
         st.caption(f"Nothing matches '{query}'.")
         return None

@@ -14,6 +14,13 @@ from .. import mapview, state, widgets
 GUESS = "(guess from the parcel's property class)"
 NONE = "(none)"
 PROFILES = ("stillwater", "kingsbury", "kiryas_joel")
+#: How messages name the form's fields.
+APP_LABELS = {
+    "disturbed_acres": "'Disturbed acres'",
+    "common_plan_acres": "'Common plan of development acres'",
+    "project_type": "'Project type'",
+    "exemption": "'Exemption claimed'",
+}
 MAP_LAYERS = ("parcels", "waterbodies", "impaired_waters", "conveyances", "structures", "outfalls")
 
 
@@ -47,8 +54,15 @@ def render() -> None:
     )
     layers = state.map_layers(ws, result)
     site = _site_inputs(ws, mode)
-    highlights = _highlights(ws, mode, site)
+    # the answer on screen is always for the inputs on screen: a determination made for
+    # other inputs is cleared (with its path and downloads) as soon as an input changes
+    stale = False
     det = st.session_state.get("screen_det")
+    if det is not None and st.session_state.get("screen_det_inputs") != _inputs_key(mode, site):
+        st.session_state.pop("screen_det", None)
+        st.session_state.pop("screen_det_inputs", None)
+        det, stale = None, True
+    highlights = _highlights(ws, mode, site)
     if det is not None and getattr(det, "map_layers", None):
         highlights.update(_det_layers(det))
     out = mapview.show_map(
@@ -57,13 +71,14 @@ def render() -> None:
         layers,
         visible=[k for k in MAP_LAYERS if k in layers],
         highlights=highlights,
-        focus=None,
+        focus=_focus(highlights),
+        focus_zoom=(12, 18),
         height=460,
     )
     if out.click is not None:
         _apply_click(ws, layers, mode, out)
 
-    with st.form("screen_form"):
+    with st.container(border=True):
         c1, c2 = st.columns(2)
         disturbed = c1.number_input(
             "Disturbed acres",
@@ -96,12 +111,47 @@ def render() -> None:
             format_func=lambda s: s.replace("_", " "),
         )
         profile = c5.selectbox("Municipality profile", PROFILES, key="screen_profile")
-        submitted = st.form_submit_button("Screen the site", type="primary")
+        submitted = st.button("Screen the site", type="primary", key="screen_submit")
     if submitted:
         _screen(conditions, ws, result, site, mode, disturbed, plan, ptype, exemption, profile)
     det = st.session_state.get("screen_det")
     if det is not None:
         _show_determination(ws, det)
+    elif stale:
+        st.info(
+            "The site or the project changed after the last screening, so its "
+            "determination, path and downloads were cleared. Press **Screen the site** "
+            "for the inputs shown."
+        )
+
+
+#: The form's fields and their defaults (as the widgets below create them).
+_FIELDS = (
+    ("screen_acres", 1.0),
+    ("screen_plan", 0.0),
+    ("screen_type", GUESS),
+    ("screen_exemption", NONE),
+    ("screen_profile", PROFILES[0]),
+)
+
+
+def _inputs_key(mode: str, site: Any) -> tuple:
+    """Everything a determination depends on that the user can change on this page."""
+    fields = tuple(st.session_state.get(k, default) for k, default in _FIELDS)
+    return (mode, tuple(map(tuple, site)) if mode == "polygon" else tuple(site), fields)
+
+
+def _focus(highlights: dict[str, Any]) -> Any:
+    """The site and, once screened, its path and outfalls: where the map should look."""
+    import shapely
+
+    geoms = [
+        g
+        for k in ("selection", "path", "outfalls reached")
+        for g in getattr(highlights.get(k), "values", [])
+        if g is not None and not g.is_empty
+    ]
+    return shapely.union_all(geoms) if geoms else None
 
 
 def _site_inputs(ws: Any, mode: str) -> Any:
@@ -226,17 +276,20 @@ def _screen(conditions, ws, result, site, mode, disturbed, plan, ptype, exemptio
             workspace=ws,
             profile=profile,
             result=result,
+            labels=APP_LABELS,
         )
     except Exception as exc:  # noqa: BLE001 - shown to the user
         from ...errors import Ms4mapError
 
         st.session_state.pop("screen_det", None)
+        st.session_state.pop("screen_det_inputs", None)
         if isinstance(exc, Ms4mapError):
             st.error(str(exc))
         else:
             st.error(f"Screening failed: {type(exc).__name__}: {exc}")
         return
     st.session_state["screen_det"] = det
+    st.session_state["screen_det_inputs"] = _inputs_key(mode, site)
     st.rerun()
 
 

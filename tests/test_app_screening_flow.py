@@ -1,0 +1,121 @@
+"""The screening page shows only the answer for the inputs on screen (issue 10, part 2).
+
+AppTest on the bundled demo town, as ``tests/test_app.py``: a determination is cleared
+with its downloads as soon as the site or the project changes; messages use the form's
+words; a polygon typed as longitude, latitude gets a hint; the search says when a query
+matches something that is not a parcel.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+PLAZA = "107.12-2-11"
+TMDL_LOT = "102.15-2-9"
+
+
+@pytest.fixture()
+def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("MS4MAP_WORKSPACE", raising=False)  # the demo
+    monkeypatch.setenv("MS4MAP_DATA_DIR", str(tmp_path / "data"))
+    return tmp_path
+
+
+def page() -> AppTest:
+    return AppTest.from_string(
+        "from ms4map.app import run_page\nrun_page('screening')", default_timeout=120
+    ).run()
+
+
+def _screen(at: AppTest) -> AppTest:
+    at.button(key="screen_submit").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _downloads(at: AppTest) -> set[str]:
+    return {b.label for b in at.get("download_button")}
+
+
+def test_changing_the_parcel_clears_the_old_determination(app_env) -> None:
+    at = page()
+    at.text_input(key="screen_parcel_ids").set_value(PLAZA).run()
+    at.number_input(key="screen_acres").set_value(1.0).run()
+    _screen(at)
+    assert _metrics(at)["Condition A"] == "YES"
+    assert "Download report (PDF)" in _downloads(at)
+    assert PLAZA in " ".join(m.value for m in at.markdown)
+    at.text_input(key="screen_parcel_ids").set_value(TMDL_LOT).run()
+    assert not _metrics(at) and not _downloads(at)  # nothing left from the plaza
+    assert PLAZA not in " ".join(m.value for m in at.markdown)
+    assert any("changed after the last screening" in i.value for i in at.info)
+    at.number_input(key="screen_acres").set_value(0.5).run()
+    at.number_input(key="screen_plan").set_value(3.0).run()
+    _screen(at)
+    assert _metrics(at)["Condition A"] == "YES"  # the TMDL lot, screened anew
+    assert f"**Site:** {TMDL_LOT}" in [m.value for m in at.markdown]
+    assert "Download JSON" in _downloads(at)
+
+
+def test_changing_the_acres_clears_the_determination(app_env) -> None:
+    at = page()
+    at.text_input(key="screen_parcel_ids").set_value(PLAZA).run()
+    _screen(at)
+    assert _metrics(at)
+    at.number_input(key="screen_acres").set_value(1.5).run()
+    assert not _metrics(at) and not _downloads(at)
+    at.selectbox(key="screen_type").set_value("commercial").run()
+    _screen(at)
+    assert _metrics(at)["Condition C"] == "YES"
+
+
+def test_acreage_message_uses_the_form_words(app_env) -> None:
+    at = page()
+    at.text_input(key="screen_parcel_ids").set_value(PLAZA).run()
+    at.number_input(key="screen_acres").set_value(50.0).run()
+    _screen(at)
+    msg = " ".join(e.value for e in at.error)
+    assert "'Disturbed acres' (50 acres) is larger than the site itself" in msg
+    assert "'Common plan of development acres'" in msg
+    assert "disturbed_acres" not in msg and "common_plan_acres" not in msg
+
+
+def test_polygon_typed_as_lon_lat_gets_a_hint(app_env) -> None:
+    import ms4map
+
+    ws = ms4map.open_workspace(ms4map.io.demo_path())
+    p = ws.parcels[ws.parcels["parcel_id"] == PLAZA].to_crs(4326).geometry.iloc[0]
+    c = p.representative_point()
+    d = 0.0002
+    corners = [(c.x - d, c.y - d), (c.x + d, c.y - d), (c.x + d, c.y + d)]
+    at = page()
+    at.radio(key="screen_mode").set_value("polygon").run()
+    # longitude first: the mistake
+    at.text_area(key="screen_vertices").set_value(
+        "\n".join(f"{x:.6f}, {y:.6f}" for x, y in corners)
+    ).run()
+    at.number_input(key="screen_acres").set_value(0.1).run()
+    _screen(at)
+    msg = " ".join(e.value for e in at.error)
+    assert "outside the town" in msg and "'latitude, longitude'" in msg
+    assert "np.float64" not in msg and "EPSG" not in msg
+    assert not _metrics(at)
+
+
+def test_search_on_the_screening_page_says_what_a_structure_id_is(app_env) -> None:
+    at = page()
+    search = at.text_input(key="screen_search_query")
+    assert "structure" not in search.label.lower()
+    search.set_value("CB-0170").run()
+    text = " ".join(c.value for c in at.caption)
+    assert "CB-0170" in text and "not a parcel" in text
+    assert "Nothing matches" not in text
