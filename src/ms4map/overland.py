@@ -870,6 +870,8 @@ def fill_with_outlets(
     outlets: np.ndarray,
     transform: Any,
     crs: Any,
+    *,
+    timings: dict[str, float] | None = None,
 ) -> tuple[np.ndarray, Any]:
     """Fill the depressions of ``z`` that drain to no outlet (step 2, whitebox-workflows).
 
@@ -897,13 +899,20 @@ def fill_with_outlets(
         in whitebox, one cell larger on each side than ``z`` (its outlet cells hold the
         placeholder elevations of :func:`_outlet_values`).
     """
+    timings = {} if timings is None else timings
+    t0 = time.perf_counter()
     raster, max_depth = wb.send_with_outlets(z, outlets, transform, crs, "framed")
+    t1 = time.perf_counter()
     filled_r = wb.fill(raster, max_depth=max_depth)
     wb.forget(raster)
+    t2 = time.perf_counter()
     arr, _ = wb.fetch(filled_r, "filled")
-    filled = np.array(arr[1:-1, 1:-1], dtype="float64", order="C")
-    del arr
+    if arr.dtype != np.float64 or not arr.flags.writeable:
+        arr = arr.astype("float64")
+    filled = arr[1:-1, 1:-1]  # a view: no copy of the grid (it is not C-contiguous)
     np.copyto(filled, z, where=outlets)
+    timings.update({"condition.send": t1 - t0, "condition.fill": t2 - t1})
+    timings["condition.fetch"] = time.perf_counter() - t2
     return filled, filled_r
 
 
@@ -1006,26 +1015,26 @@ def sink_targets(
         cells whose elevation a D8 pointer of a non-target cell can see).
     """
     t = targets.mask
-    flat = filled.reshape(-1)
-    idx = np.flatnonzero(t)
-    zb = z.reshape(-1)[idx]
+    rows, cols = np.nonzero(t)  # 2-D indices: ``filled`` may be a view of a larger grid
+    zb = z[rows, cols]
     if targets.burn is not None:
-        zb = zb - burn_depth * targets.burn.reshape(-1)[idx]
+        zb = zb - burn_depth * targets.burn[rows, cols]
     if targets.sink is not None:
-        zb = zb - inlet_depth * targets.sink.reshape(-1)[idx]
-    flat[idx] = zb
+        zb = zb - inlet_depth * targets.sink[rows, cols]
+    filled[rows, cols] = zb
     free = valid & ~t
+    idx = rows * t.shape[1] + cols
     idx = idx[_next_to(free, idx)]
     if idx.size:
+        r, c = np.divmod(idx, t.shape[1])
         lowest = _lowest_neighbour(filled, free, idx)
-        flat[idx] = np.minimum(flat[idx], lowest - step)
+        filled[r, c] = np.minimum(filled[r, c], lowest - step)
     return idx
 
 
 def _lowest_neighbour(z: np.ndarray, among: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """For linear cell indices ``idx``, the lowest ``z`` of their 8 neighbours in ``among``."""
     h, w = z.shape
-    zf, af = z.reshape(-1), among.reshape(-1)
     r, c = np.divmod(idx, w)
     out = np.full(idx.size, np.inf)
     for dr in (-1, 0, 1):
@@ -1034,8 +1043,8 @@ def _lowest_neighbour(z: np.ndarray, among: np.ndarray, idx: np.ndarray) -> np.n
                 continue
             rr, cc = r + dr, c + dc
             ok = (rr >= 0) & (rr < h) & (cc >= 0) & (cc < w)
-            n = (rr * w + cc)[ok]
-            val = np.where(af[n], zf[n], np.inf)
+            rr, cc = rr[ok], cc[ok]
+            val = np.where(among[rr, cc], z[rr, cc], np.inf)
             out[ok] = np.minimum(out[ok], val)
     return out
 
@@ -1068,7 +1077,7 @@ def flow_directions(
     width = w + 2
     r, c = np.divmod(changed, w)
     idx = [(r + 1) * width + (c + 1)]
-    vals = [cond.reshape(-1)[changed]]
+    vals = [cond[r, c]]
     nodata = float(filled_r.metadata().nodata)
     ring = _ring_indices(h + 2, width)
     idx.append(ring)
@@ -1252,7 +1261,9 @@ def route(
         if wb is None:
             filled, filled_r = z.copy(), None
         else:
-            filled, filled_r = fill_with_outlets(wb, z, targets.mask | ~valid, transform, crs)
+            filled, filled_r = fill_with_outlets(
+                wb, z, targets.mask | ~valid, transform, crs, timings=timings
+            )
         timings["condition"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
