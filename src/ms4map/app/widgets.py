@@ -72,7 +72,7 @@ def feature_details(
         st.dataframe(
             pd.DataFrame({"attribute": list(shown), "value": [str(v) for v in shown.values()]}),
             hide_index=True,
-            use_container_width=True,
+            width="stretch",
         )
     if layer in ("parcels", "structures", "conveyances", "outfalls"):
         if path is None:

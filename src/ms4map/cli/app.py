@@ -9,13 +9,14 @@ is switched on so Leaflet is served locally and the map works offline.
 from __future__ import annotations
 
 import argparse
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 from ..errors import InputOpenError
 
-__all__ = ["app_command", "launcher_script", "register", "run"]
+__all__ = ["app_command", "launcher_script", "register", "run", "run_server"]
 
 _LAUNCHER = '''"""ms4map app launcher (written by `ms4map app`; safe to delete)."""
 
@@ -113,7 +114,48 @@ def run(args: argparse.Namespace) -> int:
         )
     cmd = app_command(path, port=args.port, address=args.address, headless=args.headless)
     print(f"ms4map app: http://{args.address}:{args.port}  (Ctrl+C stops it)", file=sys.stderr)
+    return run_server(cmd)
+
+
+def run_server(cmd: list[str]) -> int:
+    """Run the Streamlit server and stop it with ``ms4map app``: SIGTERM and SIGHUP sent
+    to this process are forwarded to the server (Ctrl+C reaches both already), so no
+    server is left running; returns the server's exit code (0 after Ctrl+C)."""
+    proc = subprocess.Popen(cmd)
+    forwarded: list[int] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        forwarded.append(signum)
+        if proc.poll() is None:
+            proc.send_signal(signum)
+
+    old = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            old[sig] = signal.signal(sig, forward)
     try:
-        return subprocess.call(cmd)
-    except KeyboardInterrupt:
-        return 0
+        while True:
+            try:
+                code = proc.wait()
+                break
+            except KeyboardInterrupt:  # the server got the Ctrl+C too; let it finish
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                return 0
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        if proc.poll() is None:  # never leave the server behind
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    if forwarded and code < 0:  # stopped by the signal we forwarded: a normal stop
+        return 128 + forwarded[0]
+    return code

@@ -39,7 +39,7 @@ def render() -> None:
         int(inv["septic_parcels_upstream"].fillna(0).sum()) if result is not None else 0,
     )
     shown = inv.drop(columns=["x", "y"])
-    st.dataframe(shown, hide_index=True, use_container_width=True)
+    st.dataframe(shown, hide_index=True, width="stretch")
     c1, c2 = st.columns(2)
     c1.download_button(
         "Download inventory (CSV)",

@@ -82,7 +82,7 @@ def render() -> None:
     st.subheader(f"Candidate sources ({len(cand)})")
     if not len(cand):
         st.caption("No septic, commercial, industrial or flagged parcel drains to this outfall.")
-    st.dataframe(cand, hide_index=True, use_container_width=True)
+    st.dataframe(cand, hide_index=True, width="stretch")
     st.download_button(
         "Download candidates (CSV)",
         cand.to_csv(index=False),

@@ -68,7 +68,7 @@ def render() -> None:
         highlights={"selection": sel.geometry} if len(sel) and filtered else None,
         height=460,
     )
-    st.dataframe(table, hide_index=True, use_container_width=True)
+    st.dataframe(table, hide_index=True, width="stretch")
     try:
         letters = state.library("septic").mailing_list(flagged[keep.to_numpy()], only_flagged=False)
     except Exception:  # noqa: BLE001 - fall back to the plain columns
