@@ -258,3 +258,35 @@ def test_no_cell_next_to_a_target_a_hole_or_the_edge_is_raised(seed):
     for dr, dc in _STEPS:
         near |= pad[1 + dr : 1 + dr + h, 1 + dc : 1 + dc + w]
     assert not (raised & near).any()
+
+
+def test_ms4map_drainage_command_on_the_designed_street(tmp_path):
+    """The whole command on files, as a user runs it: GeoPackage + DEM GeoTIFF beside it."""
+    import pyogrio
+    import rasterio
+
+    from ms4map.cli import main
+
+    ws = T.street_workspace()
+    gpkg = tmp_path / "street.gpkg"
+    for name, gdf in ws.layers.items():
+        gdf.to_file(gpkg, layer=name, driver="GPKG")
+    z = ws.dem.array.astype("float32")
+    profile = dict(driver="GTiff", width=z.shape[1], height=z.shape[0], count=1, dtype="float32")
+    profile.update(crs=CRS18.to_wkt(), transform=ws.dem.transform, tiled=True, compress="deflate")
+    with rasterio.open(tmp_path / "street_dem.tif", "w", **profile) as dst:
+        dst.write(z, 1)
+    out = tmp_path / "out" / "result.gpkg"
+    assert main(["drainage", str(gpkg), "--out", str(out), "--quiet"]) == 0
+    d = pyogrio.read_dataframe(out, layer="parcel_drainage", read_geometry=False)
+    t = T.curbed_street()
+    for lot, box in t.lots.items():
+        if lot in ("NR", "SR"):
+            continue
+        west, east = ("IN1", "IN2") if lot.startswith("N") else ("IS1", "IS2")
+        got = d[d["parcel_id"] == lot].set_index("target_id")["fraction"]
+        assert got.get(west, 0.0) == pytest.approx(T.street_share(box), abs=1e-6), lot
+        assert got.sum() == pytest.approx(1.0, abs=1e-6)
+    assert set(d["outfall_id"]) == {"OF1"}
+    sheds = pyogrio.read_dataframe(out, layer="sewersheds")
+    assert len(sheds) == 1
