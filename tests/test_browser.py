@@ -1,10 +1,17 @@
 """End-to-end in a real browser: Debian's chromium driven by Playwright, no internet.
 
-Every request that is not to localhost is blocked, so the map must draw from
-the locally served Leaflet.  The test starts the app on the bundled demo town,
-checks that Leaflet vector features are drawn, searches a parcel (the River Rd
-shopping plaza, demo scenario b), runs a screening, sees the Condition A answer
-and saves a screenshot in ``tests/artifacts/``.
+Chromium resolves no host but localhost (``--host-resolver-rules``), so the map must
+draw from the locally served Leaflet; requests are only *listened to* (never
+intercepted: intercepting every request made st_folium time out in a third of the
+loads) and any request off localhost fails the test.  Waits are on what the page shows
+(Leaflet paths, the highlighted site, the determination, Streamlit's script state),
+never on a fixed time.
+
+``test_app_end_to_end_offline`` searches a parcel (the River Rd shopping plaza, demo
+scenario b), runs a screening and sees the Condition A answer;
+``test_planner_path`` walks a planner's path: search a parcel, screen it, change the
+parcel, see the old result cleared, screen again and download the PDF.  Screenshots go
+to ``tests/artifacts/``.
 
 It runs in CI (``.ci/run`` installs chromium); elsewhere it skips only when
 ``/usr/bin/chromium`` is absent.
@@ -17,6 +24,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -103,82 +111,147 @@ def app_url(tmp_path_factory: pytest.TempPathFactory):
         log.close()
 
 
-def _map_frame(page, timeout: float = 60):
-    """The st_folium iframe once Leaflet has drawn vector paths in it."""
+LOCAL = ("http://127.0.0.1", "http://localhost", "ws://127.0.0.1", "ws://localhost")
+NO_INTERNET = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"
+TMDL_LOT = "102.15-2-9"  # demo scenario (f): in the Tamarack Lake phosphorus TMDL watershed
+
+
+def _map_frame(page, timeout: float = 60, selector: str = "path.leaflet-interactive"):
+    """The st_folium iframe once Leaflet has drawn ``selector`` in it."""
     end = time.time() + timeout
     while time.time() < end:
         for frame in page.frames:
             try:
-                if frame.locator("path.leaflet-interactive").count() > 0:
+                if frame.locator(selector).count() > 0:
                     return frame
             except Exception:  # noqa: BLE001 - frames come and go while loading
                 continue
-        time.sleep(0.5)
-    raise AssertionError("no Leaflet vector path was drawn in any frame")
+        time.sleep(0.25)
+    raise AssertionError(f"nothing matching {selector!r} was drawn in any frame")
 
 
-def test_app_end_to_end_offline(app_url: str) -> None:
+def _idle(page, timeout: float = 90_000) -> None:
+    """Wait until Streamlit has no script run going (the page shows its answer)."""
+    page.wait_for_function(
+        "() => { const a = document.querySelector('[data-testid=stApp]');"
+        " return a && a.getAttribute('data-test-script-state') === 'notRunning'; }",
+        timeout=timeout,
+    )
+
+
+@contextmanager
+def _browser():
+    """A chromium page that cannot reach the internet; yields (page, off_localhost)."""
     from playwright.sync_api import sync_playwright
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    blocked: list[str] = []
-
-    def route(r) -> None:
-        url = r.request.url
-        if url.startswith(
-            (
-                "http://127.0.0.1",
-                "http://localhost",
-                "ws://127.0.0.1",
-                "ws://localhost",
-                "data:",
-                "blob:",
-            )
-        ):
-            r.continue_()
-        else:
-            blocked.append(url)
-            r.abort()
-
+    off: list[str] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", NO_INTERNET]
+        )
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
-            context.route("**/*", route)
-            page = context.new_page()
-            page.goto(app_url)
-            try:
-                frame = _map_frame(page)
-                page.wait_for_timeout(2000)
-            finally:
-                page.screenshot(path=str(ARTIFACTS / "browser_map.png"), full_page=True)
-            n_paths = frame.locator("path.leaflet-interactive").count()
-            assert n_paths > 10, n_paths
-            # search a parcel in the sidebar
-            search = page.get_by_role(
-                "textbox", name="Search: address, parcel id, structure id or outfall id"
+            context.on(
+                "request",
+                lambda r: (
+                    None if r.url.startswith((*LOCAL, "data:", "blob:")) else off.append(r.url)
+                ),
             )
-            search.fill(PLAZA)
-            search.press("Enter")
-            page.get_by_text("Downstream path").wait_for(timeout=60_000)
-            page.locator('[data-testid="stMarkdown"]').filter(
-                has_text="Kenyon River"
-            ).first.wait_for(timeout=30_000)
-            # screening
-            page.get_by_role("link", name="Site screening").click()
-            ids = page.get_by_role("textbox", name="Parcel ids of the site (comma separated)")
-            ids.wait_for(timeout=60_000)
-            ids.fill(PLAZA)
-            ids.press("Enter")
-            page.wait_for_timeout(1500)
-            acres = page.get_by_role("spinbutton", name="Disturbed acres")
-            acres.fill("2")
-            page.get_by_role("button", name="Screen the site").click()
-            page.get_by_text("Determination").wait_for(timeout=90_000)
-            metric = page.locator('[data-testid="stMetric"]').filter(has_text="Condition A")
-            metric.first.wait_for(timeout=30_000)
-            assert "YES" in metric.first.inner_text()
-            page.screenshot(path=str(ARTIFACTS / "browser_screening.png"), full_page=True)
+            yield context.new_page(), off
         finally:
             browser.close()
-    assert not [u for u in blocked if "tile" not in u], blocked
+
+
+def _screen_parcel(page, parcel: str, acres: str, plan: str | None = None) -> None:
+    ids = page.get_by_role("textbox", name="Parcel ids of the site (comma separated)")
+    ids.wait_for(timeout=60_000)
+    ids.fill(parcel)
+    ids.press("Enter")
+    _map_frame(page, selector='path[stroke="#00e5ff"]')  # the site is highlighted
+    _idle(page)
+    for name, value in (("Disturbed acres", acres), ("Common plan", plan)):
+        if value is None:
+            continue
+        box = page.get_by_role("spinbutton", name=name)
+        box.fill(value)
+        box.press("Enter")
+        _idle(page)
+    page.get_by_role("button", name="Screen the site").click()
+    page.get_by_text(f"Site: {parcel}").wait_for(timeout=90_000)
+    _idle(page)
+
+
+def test_app_end_to_end_offline(app_url: str) -> None:
+    with _browser() as (page, off):
+        page.goto(app_url)
+        try:
+            frame = _map_frame(page)
+            _idle(page)
+        finally:
+            page.screenshot(path=str(ARTIFACTS / "browser_map.png"), full_page=True)
+        n_paths = frame.locator("path.leaflet-interactive").count()
+        assert n_paths > 10, n_paths
+        # search a parcel in the sidebar
+        search = page.get_by_role(
+            "textbox", name="Search: address, parcel id, structure id or outfall id"
+        )
+        search.fill(PLAZA)
+        search.press("Enter")
+        page.get_by_text("Downstream path").wait_for(timeout=60_000)
+        page.locator('[data-testid="stMarkdown"]').filter(has_text="Kenyon River").first.wait_for(
+            timeout=30_000
+        )
+        # screening
+        page.get_by_role("link", name="Site screening").click()
+        _screen_parcel(page, PLAZA, "2")
+        metric = page.locator('[data-testid="stMetric"]').filter(has_text="Condition A")
+        metric.first.wait_for(timeout=30_000)
+        assert "YES" in metric.first.inner_text()
+        page.screenshot(path=str(ARTIFACTS / "browser_screening.png"), full_page=True)
+    assert not [u for u in off if "tile" not in u], off
+
+
+def test_planner_path(app_url: str, tmp_path: Path) -> None:
+    """Search a parcel, screen it, change the parcel (old result cleared), screen again,
+    download the PDF of the new result."""
+    with _browser() as (page, off):
+        page.goto(app_url)
+        _map_frame(page)
+        _idle(page)
+        page.get_by_role("link", name="Site screening").click()
+        search = page.get_by_role("textbox", name="Search: address or parcel id")
+        search.wait_for(timeout=60_000)
+        search.fill(PLAZA)
+        search.press("Enter")
+        page.get_by_role("button", name="Add this parcel to the site").click()
+        ids = page.get_by_role("textbox", name="Parcel ids of the site (comma separated)")
+        page.wait_for_function(
+            f"() => [...document.querySelectorAll('input')].some(i => i.value === {PLAZA!r})",
+            timeout=60_000,
+        )
+        _screen_parcel(page, PLAZA, "2")
+        metrics = page.locator('[data-testid="stMetric"]')
+        assert "YES" in metrics.filter(has_text="Condition A").first.inner_text()
+        pdf_button = page.get_by_role("button", name="Download report (PDF)")
+        pdf_button.wait_for(timeout=60_000)
+        # another parcel: the plaza's answer and its downloads go at once
+        ids.fill(TMDL_LOT)
+        ids.press("Enter")
+        page.get_by_text("changed after the last screening").wait_for(timeout=60_000)
+        _idle(page)
+        assert metrics.count() == 0
+        assert page.get_by_role("button", name="Download report (PDF)").count() == 0
+        assert page.get_by_text(f"Site: {PLAZA}").count() == 0
+        page.screenshot(path=str(ARTIFACTS / "browser_cleared.png"), full_page=True)
+        _screen_parcel(page, TMDL_LOT, "1")
+        assert "YES" in metrics.filter(has_text="Condition A").first.inner_text()
+        with page.expect_download(timeout=90_000) as dl:
+            page.get_by_role("button", name="Download report (PDF)").click()
+        path = tmp_path / "report.pdf"
+        dl.value.save_as(path)
+        assert TMDL_LOT in dl.value.suggested_filename
+        data = path.read_bytes()
+        assert data.startswith(b"%PDF") and len(data) > 10_000
+        page.screenshot(path=str(ARTIFACTS / "browser_planner.png"), full_page=True)
+    assert not [u for u in off if "tile" not in u], off
