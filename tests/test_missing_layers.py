@@ -225,7 +225,8 @@ def test_loose_ends_are_outfalls_only_when_nothing_maps_the_outfalls() -> None:
     guess = [("A", "manhole", 0, 0), ("B", "manhole", 100, 0)]
     guess += [("C", "manhole", 0, 50), ("D", "manhole", 100, 50)]
     t = assign_outfalls(build_network(network_workspace(guess, pipes))).set_index("node_id")
-    assert set(t["method"]) == {"terminal_no_water_layer"}  # the only guess there is
+    # the only guess there is: the mapped system stops at these manholes
+    assert set(t["method"]) == {"terminal_at_structure"}
     mapped = [*guess[:3], ("D", "outfall", 100, 50)]
     net = build_network(network_workspace(mapped, pipes))
     assert list(net.outfalls.index.astype(str)) == ["D"]

@@ -324,9 +324,10 @@ def test_outfall_precedence_and_water_layer():
     tr = trace_downstream(net, "A")
     assert tr.receiving_waters == ["Mill Creek"]
     assert net.qa.codes()["no_outfall_subnetwork"] == 1
-    # without a water layer every terminal is an outfall
+    # without a water layer every terminal is an outfall candidate, ranked: these
+    # terminals are bare line ends (the structures sit at the upstream ends)
     net2 = build_network(ws_of(st, cv))
-    assert set(by_id(assign_outfalls(net2))["method"]) == {"terminal_no_water_layer"}
+    assert set(by_id(assign_outfalls(net2))["method"]) == {"terminal_loose_end"}
 
 
 def test_cycle_and_no_outfall_network():

@@ -10,8 +10,11 @@ from ms4map.workspace import Workspace
 
 
 def _ws(st_rows, cv_rows) -> Workspace:
-    # a waterbody far away: terminal nodes are not outfalls
-    return network_workspace(st_rows, cv_rows, waterbodies=far_water())
+    # a waterbody far away: terminal nodes are not outfalls. Every pipe's inverts fall
+    # as it is drawn, so the direction is known (without them the outlet_path rule
+    # would turn the dead branches towards the outfalls; this file is about splits)
+    rows = [{"us_invert": 10.0, "ds_invert": 9.0, **r} for r in cv_rows]
+    return network_workspace(st_rows, rows, waterbodies=far_water())
 
 
 def test_preferred_branch_dead_ends_at_a_structure():

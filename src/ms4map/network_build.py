@@ -55,16 +55,40 @@ ORIENT_METHODS = (
     "flow_dir_bi",
     "structure_inverts",
     "structure_rims",
+    "dem_ground",
+    "outlet_path",
+    "flow_dir_uni",
     "digitized",
     "assumed_lateral",
+)
+#: Outfall methods that are *real* outlets (mapped, or where water is known to leave).
+REAL_OUTFALL_METHODS = (
+    "outfalls_layer",
+    "outfall_structure",
+    "terminal_at_water",
+    "headwall_at_end",
 )
 #: How an outfall was found (``outfalls.method``), in order of precedence.
 OUTFALL_METHODS = (
     "outfalls_layer",
     "outfall_structure",
     "terminal_at_water",
-    "terminal_no_water_layer",
+    "headwall_at_end",
+    "terminal_at_structure",
+    "terminal_loose_end",
 )
+#: Rank of a terminal by its outfall method: 0 real outlets, 1 a terminal at a
+#: structure, 2 a bare line end.  Where flow splits, the branch reaching the best
+#: rank is the main one.
+OUTFALL_RANK = {
+    "outfalls_layer": 0,
+    "outfall_structure": 0,
+    "terminal_at_water": 0,
+    "headwall_at_end": 0,
+    "terminal_no_water_layer": 1,
+    "terminal_at_structure": 1,
+    "terminal_loose_end": 2,
+}
 
 _STEP = "network"
 _NA = pd.NA
@@ -307,6 +331,122 @@ def build_network(
         )
     b = _Builder(ws, crs, snap_tolerance_m, water_tolerance_m, id_match_m, lateral_tolerance_m)
     return b.run()
+
+
+# ------------------------------------------------------------------------------------
+# orientation from known outlets and from the ground (plain functions over arrays)
+# ------------------------------------------------------------------------------------
+def segment_table(
+    end_node: np.ndarray,
+    cv_len: np.ndarray,
+    splits: dict[int, list[tuple[float, int]]],
+    lateral_edges: list[tuple[int, int, float, int]] = (),  # type: ignore[assignment]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The undirected pieces of the network: ``(u, v, length, line)`` arrays.
+
+    One row per conveyance between its two end nodes, or per part where the line is
+    split (``splits``: line -> [(distance along it, node)]), plus the assumed
+    laterals (``line`` -1).  Lengths are in CRS units.
+    """
+    L = len(cv_len)
+    na, nb = end_node[:L], end_node[L:]
+    whole = np.ones(L, dtype=bool)
+    if splits:
+        whole[list(splits)] = False
+    us, vs, ws_, ls = [na[whole]], [nb[whole]], [cv_len[whole]], [np.where(whole)[0]]
+    for j, cuts in splits.items():
+        cuts = sorted(cuts)
+        seq_n = [int(na[j])] + [nd for _, nd in cuts] + [int(nb[j])]
+        seq_t = [0.0] + [t for t, _ in cuts] + [float(cv_len[j])]
+        us.append(np.array(seq_n[:-1]))
+        vs.append(np.array(seq_n[1:]))
+        ws_.append(np.diff(np.array(seq_t)))
+        ls.append(np.full(len(seq_n) - 1, j))
+    if lateral_edges:
+        lat = np.array([(a, b, d) for a, b, d, _ in lateral_edges], dtype=float)
+        us.append(lat[:, 0].astype(int))
+        vs.append(lat[:, 1].astype(int))
+        ws_.append(lat[:, 2])
+        ls.append(np.full(len(lat), -1))
+    return (
+        np.concatenate(us).astype(int),
+        np.concatenate(vs).astype(int),
+        np.concatenate(ws_).astype(float),
+        np.concatenate(ls).astype(int),
+    )
+
+
+def outlet_distances(
+    u: np.ndarray, v: np.ndarray, length: np.ndarray, n_nodes: int, outlets: np.ndarray
+) -> np.ndarray:
+    """Distance along the network (undirected, by length) from every node to its nearest
+    real outlet; ``inf`` where no outlet is connected (one multi-source Dijkstra)."""
+    dist = np.full(n_nodes, np.inf)
+    outlets = np.unique(np.asarray(outlets, dtype=int))
+    if len(outlets) == 0 or len(u) == 0:
+        dist[outlets] = 0.0
+        return dist
+    from scipy.sparse.csgraph import dijkstra
+
+    keep = u != v
+    # a virtual source joined to every outlet at zero cost (tiny weight: csgraph
+    # drops explicit zeros)
+    src = n_nodes
+    rows = np.r_[u[keep], v[keep], np.full(len(outlets), src)]
+    cols = np.r_[v[keep], u[keep], outlets]
+    w = np.r_[
+        np.maximum(length[keep], 1e-12),
+        np.maximum(length[keep], 1e-12),
+        np.full(len(outlets), 1e-12),
+    ]
+    g = coo_matrix((w, (rows, cols)), shape=(n_nodes + 1, n_nodes + 1)).tocsr()
+    d = dijkstra(g, directed=True, indices=src)
+    dist[:] = d[:n_nodes] - 1e-12
+    dist[outlets] = 0.0
+    return dist
+
+
+def orient_by_outlet_path(
+    dist_a: np.ndarray, dist_b: np.ndarray, *, tie: float = 0.0
+) -> np.ndarray:
+    """+1 (first vertex to last) where the first end lies farther from the nearest real
+    outlet than the last, -1 the other way, 0 where neither end reaches an outlet or
+    both lie equally far (within ``tie``)."""
+    fa, fb = np.isfinite(dist_a), np.isfinite(dist_b)
+    ev = np.zeros(len(dist_a), dtype=int)
+    both = fa & fb
+    ev[both & (dist_a > dist_b + tie)] = 1
+    ev[both & (dist_b > dist_a + tie)] = -1
+    return ev
+
+
+def dem_ground_at(dem: Any, xy: np.ndarray) -> np.ndarray:
+    """Ground elevation of the DEM cell under each point (NaN off the DEM or on nodata)."""
+    out = np.full(len(xy), np.nan)
+    if dem is None or len(xy) == 0:
+        return out
+    inv = ~dem.transform
+    col = inv.a * xy[:, 0] + inv.b * xy[:, 1] + inv.c
+    row = inv.d * xy[:, 0] + inv.e * xy[:, 1] + inv.f
+    r = np.floor(np.asarray(row)).astype(np.int64)
+    c = np.floor(np.asarray(col)).astype(np.int64)
+    h, w = dem.array.shape
+    ok = (r >= 0) & (r < h) & (c >= 0) & (c < w)
+    out[ok] = dem.array[r[ok], c[ok]]
+    return out
+
+
+def downhill_evidence(za: np.ndarray, zb: np.ndarray, thr: float) -> np.ndarray:
+    """+1 where the first end lies higher than the last by more than ``thr``, -1 the
+    other way, 0 when unknown or level."""
+    both = np.isfinite(za) & np.isfinite(zb)
+    return np.where(both & (za > zb + thr), 1, np.where(both & (zb > za + thr), -1, 0))
+
+
+def open_end_headwalls(kind: np.ndarray, degree: np.ndarray) -> np.ndarray:
+    """Structures of kind ``headwall`` that one conveyance end touches (an open end)."""
+    k = np.asarray(kind, dtype=object)
+    return np.where((k == "headwall") & (degree[: len(k)] == 1))[0]
 
 
 class _Builder:
@@ -798,9 +938,10 @@ class _Builder:
             both & (inv_a > inv_b + thr), 1, np.where(both & (inv_b > inv_a + thr), -1, 0)
         )
         ev_ids = np.where(self.ids_known, np.where(self.ids_rev, -1, 1), 0)
-        fd = self.cv_flow_dir
-        ev_fd = np.array([1 if v == "uni" else -1 if v == "reverse" else 0 for v in fd])
-        is_bi = np.array([v == "bi" for v in fd])
+        fd = np.asarray(self.cv_flow_dir, dtype=object)
+        ev_fd = np.where(fd == "reverse", -1, 0)
+        ev_uni = np.where(fd == "uni", 1, 0)
+        is_bi = fd == "bi"
 
         def node_val(arr: np.ndarray, nodes: np.ndarray) -> np.ndarray:
             out = np.full(len(nodes), np.nan)
@@ -828,11 +969,36 @@ class _Builder:
                 bi[m] = True
                 method[m] = "flow_dir_bi"
                 decided |= m
-        for ev, name in ((ev_sinv, "structure_inverts"), (ev_srim, "structure_rims")):
+        ev_dem = np.zeros(L, dtype=int)
+        dem = getattr(self.ws, "dem", None)
+        if dem is not None and not decided.all():
+            za = dem_ground_at(dem, self.node_xy_of(na))
+            zb = dem_ground_at(dem, self.node_xy_of(nb))
+            ev_dem = downhill_evidence(za, zb, thr)
+        for ev, name in (
+            (ev_sinv, "structure_inverts"),
+            (ev_srim, "structure_rims"),
+            (ev_dem, "dem_ground"),
+        ):
             m = ~decided & (ev != 0)
             direction[m] = ev[m]
             method[m] = name
             decided |= m
+        # outlet_path: from the end farther along the network from the nearest real
+        # outlet to the nearer end (only where no stronger evidence decided)
+        self.node_dist = None
+        ev_out = np.zeros(L, dtype=int)
+        if not decided.all():
+            self.node_dist = self._outlet_distances()
+            ev_out = orient_by_outlet_path(self.node_dist[na], self.node_dist[nb])
+        m = ~decided & (ev_out != 0)
+        direction[m] = ev_out[m]
+        method[m] = "outlet_path"
+        decided |= m
+        self.uni_disagrees = int(np.sum(m & (ev_uni != 0) & (ev_uni != ev_out)))
+        m = ~decided & (ev_uni != 0)
+        method[m] = "flow_dir_uni"
+        decided |= m
         self.direction = direction
         self.bi = bi
         self.orient_method = method
@@ -848,6 +1014,7 @@ class _Builder:
                 self._mid(j),
                 fix="Check the invert elevations and the from/to ids.",
             )
+        ev_fd = np.where(ev_uni != 0, ev_uni, ev_fd)  # any flow-direction value
         for j in np.where((ev_inv != 0) & (ev_fd != 0) & (ev_inv != ev_fd))[0]:
             self.warn(
                 "orientation_conflict",
@@ -887,6 +1054,56 @@ class _Builder:
             self.conflicts[str(self.cv_ids[j])] = "flow_dir"
         for j in np.where((ev_inv != 0) & (ev_ids != 0) & (ev_inv != ev_ids))[0]:
             self.conflicts[str(self.cv_ids[j])] = "ids"
+
+    def _outlet_distances(self) -> np.ndarray:
+        """Network distance (CRS units) of every node to its nearest real outlet."""
+        n_nodes = self.n_st + len(self.jxy)
+        seg = segment_table(self.end_node, self.cv_len, self.splits, self.lateral_edges)
+        self.segments = seg
+        outlets = self._real_outlet_nodes(n_nodes)
+        return outlet_distances(seg[0], seg[1], seg[2], n_nodes, outlets)
+
+    def _real_outlet_nodes(self, n_nodes: int) -> np.ndarray:
+        """Nodes that are real outlets before orientation: outfall structures, points of
+        the outfalls layer (nearest node within the snap tolerance), headwalls at an
+        open end, and open ends within the water tolerance of a waterbody."""
+        deg = np.bincount(self.end_node, minlength=n_nodes)
+        for parts in self.splits.values():
+            for _, nd in parts:
+                deg[nd] += 2
+        out = [np.where(self.is_primary & (self.st_kind == "outfall"))[0]]
+        out.append(open_end_headwalls(np.where(self.is_primary, self.st_kind, None), deg))
+        of = self.ws.layers.get("outfalls")
+        if of is not None and len(of):
+            g = of.geometry.values
+            ok = (shapely.get_type_id(g) == 0) & ~shapely.is_empty(g)
+            if ok.any():
+                idx = np.r_[np.where(self.is_primary)[0], self.n_st + np.arange(len(self.jxy))]
+                tree = cKDTree(self.node_xy_of(idx))
+                d, k = tree.query(
+                    shapely.get_coordinates(g[ok])[:, :2], distance_upper_bound=self.tol
+                )
+                out.append(idx[k[np.isfinite(d)]])
+        wt = self._water_tree()
+        ends = np.where(deg == 1)[0]
+        if wt is not None and len(ends):
+            pi, _ = wt.query(
+                shapely.points(self.node_xy_of(ends)), predicate="dwithin", distance=self.water_tol
+            )
+            out.append(ends[np.unique(pi)])
+        return np.unique(np.concatenate(out).astype(int)) if out else np.zeros(0, int)
+
+    def _water_tree(self) -> Any:
+        if not hasattr(self, "_wtree"):
+            wb = self.ws.layers.get("waterbodies")
+            self._wtree = None
+            if wb is not None and len(wb):
+                wg = np.array(
+                    [g for g in wb.geometry.values if g is not None and not g.is_empty],
+                    dtype=object,
+                )
+                self._wtree = shapely.STRtree(wg) if len(wg) else None
+        return self._wtree
 
     def _mid(self, j: int) -> np.ndarray:
         if getattr(self, "_mids", None) is None:
@@ -981,7 +1198,13 @@ class _Builder:
                 part = g if len(seq_nodes) == 2 else shapely.ops.substring(g, t0, t1)
                 ia = ui if p == 0 else np.nan
                 ib = di if p == len(seq_nodes) - 2 else np.nan
-                if self.direction[j] == -1:
+                flip = self.direction[j] == -1
+                if self.orient_method[j] == "outlet_path" and len(seq_nodes) > 2:
+                    # each part of a split line runs towards its own nearer end
+                    du, dv = self.node_dist[u], self.node_dist[v]
+                    if np.isfinite(du) and np.isfinite(dv) and du != dv:
+                        flip = dv > du
+                if flip:
                     u, v = v, u
                     part = part.reverse()
                     ia, ib = ib, ia
@@ -1145,23 +1368,30 @@ class _Builder:
     def _terminal_outfalls(
         self, term: np.ndarray, out_id: np.ndarray, out_method: np.ndarray
     ) -> None:
+        """Rank the terminals: at a water, a headwall (real outlets); then, when nothing
+        else maps the outfalls and there is no waterbody layer, a terminal at any
+        other structure, and a bare line end last (outfall candidates)."""
         if len(term) == 0:
             return
-        if not self.has_water:
-            if self.terminals_are_outfalls:
-                out_id[term] = self.node_ids[term]
-                out_method[term] = "terminal_no_water_layer"
-            else:
-                self.not_at_water.extend(term.tolist())
-            return
         at = np.zeros(len(term), dtype=bool)
-        if self.water_geoms is not None:
+        if self.has_water and self.water_geoms is not None:
             pts = shapely.points(self.node_xy_of(term))
             pi, _ = self.water_geoms.query(pts, predicate="dwithin", distance=self.water_tol)
             at[np.unique(pi)] = True
         out_id[term[at]] = self.node_ids[term[at]]
         out_method[term[at]] = "terminal_at_water"
-        self.not_at_water.extend(term[~at].tolist())
+        kind = np.r_[self.st_kind, np.full(len(self.jxy), "junction", dtype=object)][term]
+        hw = ~at & (term < self.n_st) & (kind == "headwall")
+        out_id[term[hw]] = self.node_ids[term[hw]]
+        out_method[term[hw]] = "headwall_at_end"
+        rest = term[~at & ~hw]
+        if self.terminals_are_outfalls:
+            out_id[rest] = self.node_ids[rest]
+            out_method[rest] = np.where(
+                rest < self.n_st, "terminal_at_structure", "terminal_loose_end"
+            )
+        else:
+            self.not_at_water.extend(rest.tolist())
 
     # -- QA on the graph --------------------------------------------------------------
     def graph_qa(self) -> None:
@@ -1426,6 +1656,12 @@ class _Builder:
             "Edge orientation (orient_method): "
             + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
         )
+        if self.uni_disagrees:
+            net.qa.note(
+                f"Flow direction 'uni' (the digitised direction) disagrees with the "
+                f"outlet_path rule on {self.uni_disagrees} conveyance(s); outlet_path wins."
+            )
+        net.settings["uni_disagrees_outlet_path"] = self.uni_disagrees
         net.qa.note(
             f"Snap tolerance {self.settings['snap_tolerance_m']} m "
             f"({self.tol:.3f} CRS units); {len(self.splits)} conveyance(s) split."

@@ -38,7 +38,9 @@ ASSIGN_METHODS = (
     "outfalls_layer",  # drains to an outfall of the outfalls layer
     "outfall_structure",  # ... to a structure of kind outfall
     "terminal_at_water",  # ... to a terminal node within the water tolerance of a waterbody
-    "terminal_no_water_layer",  # ... to a terminal node; no waterbody layer to check against
+    "headwall_at_end",  # ... to a headwall at an open end (a real outlet)
+    "terminal_at_structure",  # ... to a terminal at another structure (no water layer)
+    "terminal_loose_end",  # ... to a bare line end (no water layer): the weakest guess
     "split",  # flow splits and reaches several outfalls (main one given)
     "terminal_not_at_water",  # ends at a terminal node away from every waterbody: no outfall
     "cycle",  # ends in a loop of conveyances with no way out: no outfall
@@ -140,18 +142,30 @@ def _solve(net: Any) -> _Solved:
     # where flow splits, the main exit is chosen among the branches that reach an
     # outfall (one upstream BFS on the component graph), so a preferred branch
     # that dead-ends never hides an outfall another branch reaches
-    reach = (
-        _reaches_outfall(pairs, comp[is_out], ncomp)
-        if len(split_comps)
-        else np.ones(ncomp, dtype=bool)
-    )
+    # ... and among those, the branches that reach the best-ranked terminal (a real
+    # outfall, then a terminal at a structure, then a bare line end)
+    best = np.zeros(ncomp, dtype=np.int64)
+    if len(split_comps):
+        from .network_build import OUTFALL_RANK
+
+        rank_of = {
+            str(o): OUTFALL_RANK.get(str(m), 0)
+            for o, m in zip(net.outfalls.index, net.outfalls["method"], strict=True)
+        }
+        node_rank = np.full(n, 3, dtype=np.int64)
+        node_rank[is_out] = [rank_of.get(str(o), 0) for o in of_node[is_out]]
+        best[:] = 3
+        for r in (2, 1, 0):
+            sel = comp[is_out & (node_rank <= r)]
+            if len(sel):
+                best[_reaches_outfall(pairs, sel, ncomp)] = r
     keys = [
         ex_idx,
         np.nan_to_num(dsi[ex_idx], nan=np.inf),
         -np.nan_to_num(diam[ex_idx], nan=-1.0),
     ]
     if len(split_comps):
-        keys.append(~reach[cv[ex_idx]])
+        keys.append(best[cv[ex_idx]])
     order = np.lexsort((*keys, cu[ex_idx]))
     ex_sorted = ex_idx[order]
     first = (
@@ -168,7 +182,7 @@ def _solve(net: Any) -> _Solved:
     dist[cu[main_arc]] = elen[main_arc]
     bits = np.zeros(ncomp, dtype=np.int64)
     if len(split_comps):
-        bits[split_comps] = _split_rule_bits(split_comps, ex_sorted, cu, cv, diam, dsi, reach)
+        bits[split_comps] = _split_rule_bits(split_comps, ex_sorted, cu, cv, diam, dsi, best)
     for _ in range(64):  # pointer jumping: depth doubles each round
         nn = nxt[nxt]
         moving = nxt != np.arange(ncomp)
@@ -209,6 +223,11 @@ def _solve(net: Any) -> _Solved:
 #: Rules that choose the main exit where flow splits (bit, words for the reason).
 _SPLIT_RULES = (
     (16, "the only branch that reaches an outfall (the others dead-end)"),
+    (
+        32,
+        "the branch that reaches the best-ranked terminal (a real outfall before a "
+        "terminal at a structure before a loose line end)",
+    ),
     (1, "the largest pipe"),
     (8, "the only branch with a pipe size (the others have none)"),
     (2, "the lowest downstream invert (the pipe sizes do not decide)"),
@@ -270,14 +289,14 @@ def _split_rule_bits(
     cv: np.ndarray,
     diam: np.ndarray,
     dsi: np.ndarray,
-    reach: np.ndarray,
+    best: np.ndarray,
 ) -> np.ndarray:
     """Which rule chose the main exit of each split component (a :data:`_SPLIT_RULES` bit).
 
     The main exit is the first of ``ex_sorted`` (branches that reach an outfall, then
     largest pipe, lowest downstream invert, input order); it is compared with the best
     exit to another component, so the reason names the rule that actually told them
-    apart.
+    apart.  ``best``: comp -> best rank of the terminals it reaches (3: none).
     """
     keys = cu[ex_sorted].astype(np.int64)
     sc = np.asarray(split_comps, dtype=np.int64)
@@ -299,7 +318,9 @@ def _split_rule_bits(
     out[inv[main] < inv[r]] = 2
     bigger = d[main] > d[r]
     out[bigger] = np.where(d[r][bigger] >= 0, 1, 8)
-    out[reach[cv[main]] & ~reach[cv[r]]] = 16
+    bm, br = best[cv[main]], best[cv[r]]
+    out[(bm < br) & (br < 3)] = 32
+    out[(bm < 3) & (br == 3)] = 16
     return out
 
 
@@ -416,17 +437,22 @@ def _graph_qa_after_build(
         )
         rep = int(members[key[0]])
         nid = str(s.node_index[rep])
-        if has_water:
-            xy = shapely.get_coordinates(nodes.geometry.iloc[rep])[0]
-            if at_water is None or not at_water(xy):
-                net.terminals_not_at_water.append(nid)
-                continue
+        kinds = nodes["kind"].to_numpy(dtype=object)[members]
+        hw = np.where(kinds == "headwall")[0]
+        xy = shapely.get_coordinates(nodes.geometry.iloc[rep])[0]
+        if has_water and at_water is not None and at_water(xy):
             method = "terminal_at_water"
-        elif not terminals_are_outfalls:
+        elif len(hw):
+            rep = int(members[hw[0]])
+            nid = str(s.node_index[rep])
+            method = "headwall_at_end"
+        elif has_water or not terminals_are_outfalls:
             net.terminals_not_at_water.append(nid)
             continue
+        elif pd.isna(nodes["struct_id"].iat[rep]):
+            method = "terminal_loose_end"
         else:
-            method = "terminal_no_water_layer"
+            method = "terminal_at_structure"
         oid = nid
         if pd.isna(nodes["struct_id"].iat[rep]):  # a junction: an id a user can look up
             from .network_build import junction_outfall_ids
@@ -810,7 +836,11 @@ _OUT_WHY = {
     "outfalls_layer": "in the outfalls layer",
     "outfall_structure": "a structure of kind outfall",
     "terminal_at_water": "terminal node at a waterbody",
-    "terminal_no_water_layer": "terminal node; no waterbody layer to check against",
+    "headwall_at_end": "a headwall at an open end",
+    "terminal_at_structure": "the mapped system stops at this structure; no waterbody layer "
+    "to check against",
+    "terminal_loose_end": "a line end that touches nothing; no waterbody layer to check "
+    "against (QA unsnapped_end)",
 }
 
 
@@ -1100,7 +1130,9 @@ OUTFALL_REACHED = (
     "outfalls_layer",
     "outfall_structure",
     "terminal_at_water",
-    "terminal_no_water_layer",
+    "headwall_at_end",
+    "terminal_at_structure",
+    "terminal_loose_end",
     "assumed_lateral",
 )
 
