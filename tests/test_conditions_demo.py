@@ -281,7 +281,8 @@ def test_17_kiryas_joel_profile_cites_its_law(demo):
 
 def test_18_document_is_complete(demo):
     d = ev(demo, "a", disturbed_acres=6, project_type="residential")
-    assert d["schema"] == "ms4map.determination" and d["schema_version"] == "1.1"
+    assert d["schema"] == "ms4map.determination" and d["schema_version"] == "1.2"
+    assert "application" in d and d["application"] is None  # 1.2: none given here
     assert d["provenance"]["workspace_inputs"] and d["provenance"]["inputs_sha256"]
     item13 = d["swppp_items"]["basic"][12]
     assert "Alder Kill" in item13["value"]

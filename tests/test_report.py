@@ -98,7 +98,7 @@ def test_report_sign_block_ids_workspace_scale_and_north(det):
         "Reviewed by",
         "Signature",
         "Stormwater Management Officer",
-        "Workspace: demo.gpkg",
+        "from the GIS data in demo.gpkg",
         "Inlets: CB1 (30%), CB3 (70%)",
         "OF-M (30%)",
     ):
@@ -112,7 +112,7 @@ def test_report_sign_block_ids_workspace_scale_and_north(det):
             "Date:",
             "Signature:",
             "Stormwater Management Officer",
-            "Workspace: demo.gpkg",
+            "from the GIS data in demo.gpkg",
             "Inlets: CB1 (30%), CB3 (70%)",
             "Outfalls: OF-M (30%)",
         ):

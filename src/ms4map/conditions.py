@@ -59,7 +59,7 @@ __all__ = [
 
 DETERMINATION_SCHEMA = "ms4map.determination"
 #: Version of the JSON document; bump the minor for added fields, the major for changes.
-DETERMINATION_VERSION = "1.1"
+DETERMINATION_VERSION = "1.2"
 
 PROJECT_TYPES = (
     "single_family",
@@ -1150,6 +1150,7 @@ def determine(
         "municipality": prof.municipality,
         "officer_title": prof.officer_title,
         "workspace": None,
+        "application": None,
         "site": {
             "label": site.label,
             "kind": site.kind,
@@ -1501,6 +1502,44 @@ def _map_layers(
     return layers
 
 
+#: The application fields a planner files with the determination (all optional text;
+#: ``date`` is an ISO date ``YYYY-MM-DD``).
+APPLICATION_FIELDS = ("applicant", "project_name", "application_number", "date")
+
+
+def application_info(application: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Validate the application fields (:data:`APPLICATION_FIELDS`); ``None`` when empty.
+
+    Raises
+    ------
+    UsageError
+        An unknown field, or a date that is not ``YYYY-MM-DD``.
+    """
+    if not application:
+        return None
+    bad = [k for k in application if k not in APPLICATION_FIELDS]
+    if bad:
+        raise UsageError(
+            f"Unknown application field(s) {bad}: select from {list(APPLICATION_FIELDS)}."
+        )
+    out: dict[str, Any] = {}
+    for k in APPLICATION_FIELDS:
+        v = application.get(k)
+        if isinstance(v, _dt.date):
+            v = v.isoformat()
+        text = None if v is None else " ".join(str(v).split()) or None
+        if k == "date" and text is not None:
+            try:
+                text = _dt.date.fromisoformat(text).isoformat()
+            except ValueError:
+                raise UsageError(
+                    f"Application date {text!r} is not a date: give it as YYYY-MM-DD "
+                    "(e.g. 2026-03-15)."
+                ) from None
+        out[k] = text
+    return out if any(v is not None for v in out.values()) else None
+
+
 def evaluate_site(
     site: Any,
     *,
@@ -1514,6 +1553,7 @@ def evaluate_site(
     site_crs: Any = None,
     waters: Waters | None = None,
     labels: dict[str, str] | None = None,
+    application: dict[str, Any] | None = None,
 ) -> Determination:
     """Condition A/B/C determination for one site of a workspace.
 
@@ -1542,6 +1582,9 @@ def evaluate_site(
     labels : dict, optional
         How messages name the inputs (:data:`CLI_LABELS` for the command line, the
         app's field names in the app); default plain words (:data:`INPUT_LABELS`).
+    application : dict, optional
+        Applicant, project name, application number and date for the printed
+        determination (:data:`APPLICATION_FIELDS`; see :func:`application_info`).
 
     Returns
     -------
@@ -1562,6 +1605,7 @@ def evaluate_site(
         exemption=exemption,
         labels=labels,
     )
+    app_info = application_info(application)
     if result is None:
         result = _run_pipeline(workspace)
     info, rows, _sel = _resolve_site(site, workspace, result, site_crs=site_crs)
@@ -1588,6 +1632,7 @@ def evaluate_site(
         "name": Path(wpath).name if wpath else "in-memory workspace",
         "path": str(wpath) if wpath else None,
     }
+    det.doc["application"] = app_info
     return det
 
 

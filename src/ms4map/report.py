@@ -163,7 +163,90 @@ def _label_features(ax: Any, layers: dict[str, Any]) -> None:
 
 
 def _short(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
+    """``text`` cut to at most ``n`` characters at a word boundary, with an ellipsis."""
+    if len(text) <= n:
+        return text
+    cut = text[: n - 1]
+    if " " in cut and not text[n - 1].isspace():
+        cut = cut[: cut.rfind(" ")]
+    return cut.rstrip(" ,;:-(") + "…"
+
+
+#: The drainage fractions in words.
+_FRACTION_WORDS = {
+    "inlet": "enters storm sewer inlets",
+    "conveyance": "enters MS4 ditches or pipes directly",
+    "water_direct": "reaches a water directly",
+    "depression": "ends in closed depressions (internally drained)",
+    "off_dem": "lies or flows outside the elevation model (unknown)",
+    "unknown": "drains somewhere unmapped (unknown)",
+}
+
+
+def _fraction_text(fr: dict[str, float]) -> str:
+    """``"100% of the site enters storm sewer inlets"`` (largest first)."""
+    parts = [
+        f"{v * 100:.0f}% {_FRACTION_WORDS.get(k, k.replace('_', ' '))}"
+        for k, v in sorted(fr.items(), key=lambda kv: -kv[1])
+        if v > 0
+    ]
+    if not parts:
+        return "no drainage known"
+    return "Of the site's area, " + "; ".join(parts) + "."
+
+
+_RULE_WORDS = {
+    "land_development_activity": "the definition of a land development activity",
+    "pollutant_of_concern": "the definition of a pollutant of concern",
+    "condition_a": "Condition A",
+    "condition_b": "Condition B",
+    "condition_c": "Condition C",
+    "swppp_required": "the SWPPP requirement",
+    "swppp_basic": "the SWPPP contents",
+    "swppp_post_construction": "the post-construction SWPPP contents",
+}
+
+
+def model_law_note(d: dict[str, Any]) -> str | None:
+    """One plain sentence when rules are quoted from the model law printed in another
+    town's chapter (because the town's own text on file lacks them); else ``None``."""
+    import re
+
+    borrowed = [
+        c
+        for c in d.get("citations", [])
+        if "model local law" in str(c.get("law", "")) and "as printed in" in str(c.get("law", ""))
+    ]
+    if not borrowed:
+        return None
+    m = re.search(r"as printed in the ([^,)]+)", str(borrowed[0]["law"]))
+    source = f", as printed in the {m.group(1).strip()}" if m else ""
+    rules = list(
+        dict.fromkeys(_RULE_WORDS.get(c.get("rule"), str(c.get("rule"))) for c in borrowed)
+    )
+    listed = rules[0] if len(rules) == 1 else ", ".join(rules[:-1]) + " and " + rules[-1]
+    return (
+        f"The copy of {d.get('municipality') or 'the town'}'s law on file does not print "
+        f"{listed}, so those are quoted from the NYSDEC model local law{source}."
+    )
+
+
+def _application_line(d: dict[str, Any]) -> list[tuple[str, str | None]]:
+    app = d.get("application") or {}
+    return [
+        ("Applicant", app.get("applicant")),
+        ("Project", app.get("project_name")),
+        ("Application no.", app.get("application_number")),
+        ("Application date", app.get("date")),
+    ]
+
+
+def _prepared_line(d: dict[str, Any]) -> str:
+    prov = d["provenance"]
+    return (
+        f"Screened on {str(prov['created'])[:10]} from the GIS data in "
+        f"{_workspace_name(d)}, under the {prov['profile']['name']} rules."
+    )
 
 
 def _unit_m(crs: Any) -> float:
@@ -315,8 +398,7 @@ def render_html(det: Any, *, include_map: bool = True) -> str:
         )
         or "<li>none reached</li>"
     )
-    fr = dr["fractions"]
-    frac = ", ".join(f"{k.replace('_', ' ')} {v * 100:.0f}%" for k, v in fr.items() if v > 0)
+    frac = _fraction_text(dr["fractions"])
     imp = "".join(
         f"<tr><td>{_e(i['name'])} ({_e(i['pwl_id'])})</td><td>{_e(i['pollutant'])}</td>"
         f"<td>{_e(i['category'])}</td><td>{_e(i['list_year'])}</td>"
@@ -345,6 +427,11 @@ def render_html(det: Any, *, include_map: bool = True) -> str:
         f"&ldquo;{_e(ci['quote'])}&rdquo;</li>"
         for ci in d["citations"]
     )
+    note = model_law_note(d)
+    cites_note = f"<p class='small'>{_e(note)}</p>" if note else ""
+    app_rows = "".join(
+        f"<th>{_e(k)}</th><td>{_e(v) if v else ''}</td>" for k, v in _application_line(d)
+    )
     prov = d["provenance"]
     img = ""
     if include_map:
@@ -368,11 +455,12 @@ ol, ul {{ margin: 0; padding-left: 14pt; }} .small {{ font-size: 7pt; color: #55
 .cols {{ columns: 2; column-gap: 14pt; }}
 .sign {{ margin-top: 10pt; page-break-inside: avoid; }}
 .sign td {{ height: 22pt; width: 32%; }} .sign th {{ width: 12%; }}
+.app {{ margin: 2pt 0 4pt 0; width: auto; }} .app td {{ min-width: 0.9in; }}
 </style></head><body>
 {img}
 <h1>{_e(d["municipality"])}: stormwater review determination</h1>
-<p class="small">Workspace: {_e(_workspace_name(d))} &middot; profile {_e(prov["profile"]["name"])}
-&middot; {_e(str(prov["created"])[:10])}</p>
+<p class="small">{_e(_prepared_line(d))}</p>
+<table class="app"><tr>{app_rows}</tr></table>
 <p><b>Site:</b> {_e(site["label"])}{" (" + _e(site["address"]) + ")" if site.get("address") else ""}
 {f"&middot; {site['area_acres']:.2f} acres" if site.get("area_acres") else ""}<br>
 <b>Disturbance:</b> {inp["disturbed_acres"]:g} acres{f" in a common plan of {inp['common_plan_acres']:g} acres" if inp["common_plan_acres"] is not None else ""}
@@ -386,14 +474,14 @@ post-construction controls {post_note}.<br>
 <b>Pollutant of concern:</b> {_e(d["pollutant_of_concern"]["description"])}</p>
 <table>{rows}</table>
 <h2>Drainage</h2>
-<p>{_e(frac) or "no drainage known"}{"".join("<br>" + _e(x) for x in _drainage_lines(d))}</p>
+<p>{_e(frac)}{"".join("<br>" + _e(x) for x in _drainage_lines(d))}</p>
 <ul>{waters}</ul>
 <h2>Impaired waters and TMDL watersheds reached</h2>
 {("<table><tr><th>Water</th><th>Pollutant</th><th>Category</th><th>Year</th><th>For Condition A</th></tr>" + imp + "</table>") if imp else "<p>None.</p>"}
 <h2>SWPPP items</h2>
 {('<div class="cols"><ol>' + basic + "</ol></div>") if basic else "<p>No SWPPP required.</p>"}
 {("<p><b>Post-construction (" + post_note + "):</b></p><ol>" + post + "</ol>") if post else ""}
-<h2>Citations</h2><ul class="small">{cites}</ul>
+<h2>Citations</h2>{cites_note}<ul class="small">{cites}</ul>
 <table class="sign"><tr><th>Reviewed by</th><td></td><th>Title</th>
 <td>{_e(d["officer_title"])}</td></tr>
 <tr><th>Date</th><td></td><th>Signature</th><td></td></tr></table>
@@ -430,6 +518,10 @@ def write_pdf(det: Any, path: str | Path, *, protected: Any = ()) -> Path:
     try:
         with PdfPages(tmp) as pdf:
             pdf.savefig(fig)
+        # mkstemp makes the file 0600: give it the mode every other output has
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, p)
     finally:
         plt.close(fig)
@@ -520,12 +612,15 @@ def report_figure(det: Any) -> Any:
             width=90,
         )
         prov = d["provenance"]
+        add(_prepared_line(d), size=7, width=70)
+        fields = [f"{k}: {v or '_' * 16}" for k, v in _application_line(d)]
+        add("   ".join(fields[:2]), width=60)
+        add("   ".join(fields[2:]), width=60)
         add(
-            f"Workspace: {_workspace_name(d)} · profile {prov['profile']['name']} · "
-            f"{str(prov['created'])[:10]}",
-            size=7,
+            f"Site: {site['label']}"
+            + (f" ({site['address']})" if site.get("address") else "")
+            + (f", {site['area_acres']:.2f} acres" if site.get("area_acres") else "")
         )
-        add(f"Site: {site['label']}" + (f" ({site['address']})" if site.get("address") else ""))
         add(
             f"Disturbance {inp['disturbed_acres']:g} acres"
             + (
@@ -561,15 +656,7 @@ def report_figure(det: Any) -> Any:
                 width=125,
                 indent="  ",
             )
-        fr = d["drainage"]["fractions"]
-        add(
-            "  "
-            + (
-                ", ".join(f"{k.replace('_', ' ')} {v * 100:.0f}%" for k, v in fr.items() if v > 0)
-                or "no drainage known"
-            ),
-            width=125,
-        )
+        add("  " + _fraction_text(d["drainage"]["fractions"]), width=125, indent="    ")
         for ln in _drainage_lines(d):
             add("  " + ln, width=125, indent="    ")
         add("Impaired waters and TMDL watersheds", size=9, weight="bold", width=120)
@@ -613,8 +700,11 @@ def report_figure(det: Any) -> Any:
         else:
             add("  No SWPPP required.", width=125)
         add("Citations", size=9, weight="bold", width=120)
+        note = model_law_note(d)
+        if note:
+            add("  " + note, size=6, width=165, indent="  ")
         for ci in d["citations"][:9]:
-            q = ci["quote"] if len(ci["quote"]) < 230 else ci["quote"][:227] + "..."
+            q = _short(ci["quote"], 230)
             add(
                 f'- {ci["law"]}{", § " + ci["section"] if ci.get("section") else ""}: "{q}"',
                 size=6,

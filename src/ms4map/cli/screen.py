@@ -63,6 +63,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--exemption", metavar="CODE", help=f"exemption claimed: {', '.join(EXEMPTION_CODES)}"
     )
     site.add_argument("--json", action="store_true", help="print the JSON document alone on stdout")
+    site.add_argument("--applicant", metavar="TEXT", help="applicant, printed on the report")
+    site.add_argument("--project-name", metavar="TEXT", help="project name, printed on the report")
+    site.add_argument(
+        "--application-number", metavar="TEXT", help="application number, printed on the report"
+    )
+    site.add_argument(
+        "--application-date", metavar="YYYY-MM-DD", help="application date, printed on the report"
+    )
     site.add_argument(
         "--report", metavar="FILE.html|FILE.pdf", help="also write the one-page report"
     )
@@ -211,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("Give either --site or --site-file, not both.")
     if args.acres is None:
         raise UsageError("--acres N (disturbed acres) is required for a site determination.")
-    from ..conditions import CLI_LABELS, evaluate_site, validate_inputs
+    from ..conditions import CLI_LABELS, application_info, evaluate_site, validate_inputs
 
     # check the user's options before the (slower) workspace and pipeline
     validate_inputs(
@@ -220,6 +228,14 @@ def run(args: argparse.Namespace) -> int:
         common_plan_acres=args.common_plan_acres,
         exemption=args.exemption,
         labels=CLI_LABELS,
+    )
+    application = application_info(
+        {
+            "applicant": args.applicant,
+            "project_name": args.project_name,
+            "application_number": args.application_number,
+            "date": args.application_date,
+        }
     )
     prof = _profile(args)
     site = _read_site_file(args.site_file) if args.site_file else args.site
@@ -248,6 +264,7 @@ def run(args: argparse.Namespace) -> int:
         result=res,
         waters=_waters(args, ws),
         labels=CLI_LABELS,
+        application=application,
     )
     if args.report:
         from ..report import write_report

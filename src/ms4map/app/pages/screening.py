@@ -111,6 +111,13 @@ def render() -> None:
             format_func=lambda s: s.replace("_", " "),
         )
         profile = c5.selectbox("Municipality profile", PROFILES, key="screen_profile")
+        with st.expander("Application (printed on the report)"):
+            a1, a2 = st.columns(2)
+            a1.text_input("Applicant", key="screen_applicant")
+            a2.text_input("Project name", key="screen_project_name")
+            a3, a4 = st.columns(2)
+            a3.text_input("Application number", key="screen_application_number")
+            a4.text_input("Application date (YYYY-MM-DD)", key="screen_application_date")
         submitted = st.button("Screen the site", type="primary", key="screen_submit")
     if submitted:
         _screen(conditions, ws, result, site, mode, disturbed, plan, ptype, exemption, profile)
@@ -297,10 +304,33 @@ def _yes(v: Any) -> str:
     return {True: "YES", False: "no", None: "undetermined"}.get(v, str(v))
 
 
+def _application(det: Any) -> None:
+    """Put the application fields on screen into the determination (they change what is
+    printed, not the answer, so they apply without screening again)."""
+    from ...conditions import application_info
+    from ...errors import UsageError
+
+    fields = {
+        "applicant": st.session_state.get("screen_applicant"),
+        "project_name": st.session_state.get("screen_project_name"),
+        "application_number": st.session_state.get("screen_application_number"),
+        "date": st.session_state.get("screen_application_date"),
+    }
+    try:
+        det.doc["application"] = application_info(fields)
+    except UsageError as exc:
+        det.doc["application"] = application_info({**fields, "date": None})
+        st.warning(f"{exc} The report leaves the date blank.")
+
+
 def _show_determination(ws: Any, det: Any) -> None:
+    _application(det)
     d = det.to_dict()
     st.header("Determination")
-    st.markdown(f"**Site:** {d['site'].get('label', '')}")
+    area = d["site"].get("area_acres")
+    st.markdown(
+        f"**Site:** {d['site'].get('label', '')}" + (f" ({area:.2f} acres)" if area else "")
+    )
     cols = st.columns(4)
     for col, k in zip(cols[:3], ("A", "B", "C"), strict=True):
         c = d["conditions"][k]
