@@ -10,7 +10,8 @@ pipes and connector links that end within 5 ft of it (majority).  Then, for each
 the distinct city structure ids (``Structure_``, blank counted as one id, first
 occurrence) that carry a city OUTFALL, the structure is *right* (same label),
 *wrong* (another label), *unlabelled* (its outfall has no label) or *unassigned*
-(no outfall; the method says why).  The naive baseline of the issue (snap at 5 ft,
+(no outfall; counted by cause: no conveyance within the lateral tolerance, dead end,
+loose end, cycle, read from the method and reason of the row).  The naive baseline of the issue (snap at 5 ft,
 inverts else digitised, first sink reached) is computed in the same run.
 """
 
@@ -75,6 +76,28 @@ def label_points(xy: np.ndarray, ends: np.ndarray, lab: np.ndarray, tol: float) 
     return out
 
 
+#: Cause of an unassigned structure, read from its method and reason (the words every
+#: unassigned row of ``ms4map trace --all`` carries).
+CAUSES = {
+    "unconnected": "no conveyance within the lateral tolerance",
+    "cycle": "cycle",
+    "loose end": "loose end",
+    "dead end": "dead end",
+}
+
+
+def cause_of(method: str, reason: str) -> str:
+    """unconnected / cycle / loose end (flow ends at a line end touching nothing) /
+    dead end (flow ends at a structure or junction that is not an outfall)."""
+    if method == "unconnected":
+        return "unconnected"
+    if method == "cycle":
+        return "cycle"
+    if method == "terminal_not_at_water":
+        return "loose end" if "unsnapped_end" in str(reason) else "dead end"
+    return str(method)
+
+
 def score(truth: pd.DataFrame, label_of_fid: dict, *, title: str) -> dict:
     """label_of_fid: src_fid -> city label | "UNLABELLED" | ("UNASSIGNED", method)."""
     res = Counter()
@@ -98,7 +121,8 @@ def score(truth: pd.DataFrame, label_of_fid: dict, *, title: str) -> dict:
         f"({res['right']}/{res['wrong']}/{res['unlabelled']}/{res['unassigned']})"
     )
     if why:
-        print(f"{'':<28} unassigned by method: {dict(why)}")
+        named = {CAUSES.get(k, k): v for k, v in why.items()}
+        print(f"{'':<28} unassigned by cause: {named}")
     return pct
 
 
@@ -168,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lateral-tolerance", type=float, default=DEFAULT_LATERAL_M, help="metres")
     p.add_argument("--no-naive", action="store_true", help="skip the naive baseline")
     p.add_argument("--misses", type=Path, help="write the structures not right to this CSV")
+    p.add_argument(
+        "--unassigned", type=Path, help="write every unassigned structure with its cause (CSV)"
+    )
     args = p.parse_args(argv)
     if not args.gpkg.exists():
         print(f"Norfolk data not found at {args.gpkg}", file=sys.stderr)
@@ -213,19 +240,39 @@ def main(argv: list[str] | None = None) -> int:
     st = ws.layers["structures"]
     fid_of = dict(zip(st["struct_id"].astype(str), st["src_fid"].astype(int), strict=True))
     label_of_fid: dict = {}
-    for sid, oid, meth in zip(
-        table["struct_id"], table["outfall_id"], table["method"], strict=True
+    for sid, oid, meth, why in zip(
+        table["struct_id"], table["outfall_id"], table["method"], table["reason"], strict=True
     ):
         fid = fid_of[str(sid)]
         if isinstance(oid, str):
             label_of_fid[fid] = of_lab.get(oid) or "UNLABELLED"
         else:
-            label_of_fid[fid] = ("UNASSIGNED", meth)
+            label_of_fid[fid] = ("UNASSIGNED", cause_of(meth, why))
     print(f"scored structures: {len(truth)} distinct city ids with an OUTFALL")
     if not args.no_naive:
         score(truth, naive(ws, ends, lab), title="naive baseline (5 ft)")
     score(truth, label_of_fid, title="ms4map")
     print("methods (all structures):", dict(table["method"].value_counts()))
+    un = table[table["outfall_id"].isna()]
+    causes = Counter(cause_of(m, r) for m, r in zip(un["method"], un["reason"], strict=True))
+    print(
+        "unassigned (all structures) by cause:",
+        {CAUSES.get(k, k): v for k, v in causes.most_common()},
+    )
+    if args.unassigned:
+        pd.DataFrame(
+            {
+                "struct_id": un["struct_id"],
+                "cause": [
+                    CAUSES.get(c, c)
+                    for c in (
+                        cause_of(m, r) for m, r in zip(un["method"], un["reason"], strict=True)
+                    )
+                ],
+                "method": un["method"],
+                "reason": un["reason"],
+            }
+        ).to_csv(args.unassigned, index=False)
     if args.misses:
         rows = []
         by_sid = table.set_index(table["struct_id"].astype(str))

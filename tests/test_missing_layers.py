@@ -213,8 +213,9 @@ def test_no_waterbodies_invents_no_outfalls_at_loose_ends(runs) -> None:
 
 
 def test_loose_ends_are_outfalls_only_when_nothing_maps_the_outfalls() -> None:
-    """No waterbodies: a terminal is an outfall only when no outfall is mapped at all."""
-    from network_builders import network_workspace
+    """No waterbodies: a terminal is an outfall (candidate) unless the outfalls layer maps them."""
+    from network_builders import UTM, network_workspace
+    from shapely.geometry import Point
 
     from ms4map.network import assign_outfalls, build_network
 
@@ -227,11 +228,23 @@ def test_loose_ends_are_outfalls_only_when_nothing_maps_the_outfalls() -> None:
     t = assign_outfalls(build_network(network_workspace(guess, pipes))).set_index("node_id")
     # the only guess there is: the mapped system stops at these manholes
     assert set(t["method"]) == {"terminal_at_structure"}
+    # an outfall structure is a real outlet, not an inventory: the other terminal stays
+    # a candidate, ranked below it (issue 12)
     mapped = [*guess[:3], ("D", "outfall", 100, 50)]
     net = build_network(network_workspace(mapped, pipes))
-    assert list(net.outfalls.index.astype(str)) == ["D"]
+    assert net.outfalls["method"].to_dict() == {
+        "B": "terminal_at_structure",
+        "D": "outfall_structure",
+    }
     t = assign_outfalls(net).set_index("node_id")
     assert t.loc["C", "method"] == "outfall_structure"
+    assert t.loc["A", "method"] == "terminal_at_structure"
+    # the outfalls layer is the town's inventory: it never gains outfalls at loose ends
+    inventory = gpd.GeoDataFrame({"outfall_id": ["OF-1"]}, geometry=[Point(100, 50)], crs=UTM)
+    net = build_network(network_workspace(guess, pipes, outfalls=inventory))
+    assert list(net.outfalls.index.astype(str)) == ["OF-1"]
+    t = assign_outfalls(net).set_index("node_id")
+    assert t.loc["C", "method"] == "outfalls_layer"
     assert (
         t.loc["A", "method"] == "terminal_not_at_water" and "`waterbodies`" in t.loc["A", "reason"]
     )

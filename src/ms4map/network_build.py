@@ -1350,9 +1350,13 @@ class _Builder:
             self.water_geoms = shapely.STRtree(wg) if len(wg) else None
         self.not_at_water: list[int] = []
         # Without a waterbody layer a terminal can be checked against nothing: it is an
-        # outfall only when nothing else maps the outfalls (never an invented outfall
-        # beside an outfalls layer or outfall structures).
-        self.mapped_outfalls = bool(np.any(out_id != None))  # noqa: E711
+        # outfall candidate, ranked below the real outlets (terminal_at_structure, then
+        # terminal_loose_end), unless the town's outfall inventory (the outfalls layer)
+        # maps the outfalls: an inventory never gains outfalls at loose pipe ends.
+        # Outfall structures and headwalls are real outlets but no inventory: a few of
+        # them (Norfolk: 20 outfall structures for 1,901 scored structures) must not
+        # leave the rest of the network without an answer.
+        self.mapped_outfalls = bool(np.any(out_method == "outfalls_layer"))
         self.terminals_are_outfalls = not self.has_water and not self.mapped_outfalls
         self._terminal_outfalls(np.where(terminal)[0], out_id, out_method)
         self.out_id, self.out_method, self.out_attrs = out_id, out_method, attrs

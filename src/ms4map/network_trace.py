@@ -159,13 +159,17 @@ def _solve(net: Any) -> _Solved:
             sel = comp[is_out & (node_rank <= r)]
             if len(sel):
                 best[_reaches_outfall(pairs, sel, ncomp)] = r
-    keys = [
-        ex_idx,
+    # physical evidence first (pipe size, invert), then the terminal's rank, then the
+    # input order (the last resort)
+    keys = [ex_idx]
+    if len(split_comps):
+        keys.append(best[cv[ex_idx]])
+    keys += [
         np.nan_to_num(dsi[ex_idx], nan=np.inf),
         -np.nan_to_num(diam[ex_idx], nan=-1.0),
     ]
     if len(split_comps):
-        keys.append(best[cv[ex_idx]])
+        keys.append(best[cv[ex_idx]] == 3)
     order = np.lexsort((*keys, cu[ex_idx]))
     ex_sorted = ex_idx[order]
     first = (
@@ -223,14 +227,15 @@ def _solve(net: Any) -> _Solved:
 #: Rules that choose the main exit where flow splits (bit, words for the reason).
 _SPLIT_RULES = (
     (16, "the only branch that reaches an outfall (the others dead-end)"),
-    (
-        32,
-        "the branch that reaches the best-ranked terminal (a real outfall before a "
-        "terminal at a structure before a loose line end)",
-    ),
     (1, "the largest pipe"),
     (8, "the only branch with a pipe size (the others have none)"),
     (2, "the lowest downstream invert (the pipe sizes do not decide)"),
+    (
+        32,
+        "the branch that reaches the best-ranked terminal (no pipe size or invert tells "
+        "the branches apart; a real outfall ranks before a terminal at a structure, "
+        "which ranks before a loose line end)",
+    ),
     (
         4,
         "the conveyance listed first in the input (no pipe size or invert tells the "
@@ -294,7 +299,7 @@ def _split_rule_bits(
     """Which rule chose the main exit of each split component (a :data:`_SPLIT_RULES` bit).
 
     The main exit is the first of ``ex_sorted`` (branches that reach an outfall, then
-    largest pipe, lowest downstream invert, input order); it is compared with the best
+    largest pipe, lowest downstream invert, best-ranked terminal, input order); it is compared with the best
     exit to another component, so the reason names the rule that actually told them
     apart.  ``best``: comp -> best rank of the terminals it reaches (3: none).
     """
@@ -315,11 +320,11 @@ def _split_rule_bits(
     d = np.nan_to_num(diam, nan=-1.0)
     inv = np.nan_to_num(dsi, nan=np.inf)
     out = np.full(len(sc), 4, dtype=np.int64)
+    bm, br = best[cv[main]], best[cv[r]]
+    out[bm < br] = 32
     out[inv[main] < inv[r]] = 2
     bigger = d[main] > d[r]
     out[bigger] = np.where(d[r][bigger] >= 0, 1, 8)
-    bm, br = best[cv[main]], best[cv[r]]
-    out[(bm < br) & (br < 3)] = 32
     out[(bm < 3) & (br == 3)] = 16
     return out
 
