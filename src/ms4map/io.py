@@ -522,8 +522,11 @@ def open_workspace(
     mapping_used: dict[str, dict[str, dict[str, str]]] = {}
     for role, items in raw.items():
         frames = []
+        lenient = _columns_some_layers_lack(role, items, fmap, report)
         for src, df in items:
-            canon, used = _canonicalise(role, src, df, fmap, report, repair_geometry)
+            canon, used = _canonicalise(
+                role, src, df, fmap, report, repair_geometry, lenient=lenient
+            )
             mapping_used.setdefault(role, {})[src.label] = used
             if canon is None:
                 continue
@@ -709,6 +712,52 @@ def _find_column(df: pd.DataFrame, names: Iterable[str]) -> str | None:
     return None
 
 
+def _closest_columns(col: str, columns: Iterable[Any], n: int = 3) -> list[str]:
+    """Column names closest to ``col`` (case-insensitive), for a typo's fix."""
+    import difflib
+
+    names = [str(c) for c in columns if str(c) != "geometry"]
+    lower = {c.lower(): c for c in names}
+    hits = difflib.get_close_matches(col.lower(), list(lower), n=n, cutoff=0.5)
+    return [lower[h] for h in hits]
+
+
+def _columns_some_layers_lack(
+    role: str, items: list[tuple[Source, Any]], fmap: FieldMap, report: QAReport
+) -> set[str]:
+    """Role-wide field-map entries (``--field ROLE.CANON=COLUMN``) whose column some but
+    not all of the role's source layers have: a warning naming the layers without it
+    (the column is empty there). Returns those canonical names; a column no source
+    layer has stays an error (reported per layer by :func:`_canonicalise`)."""
+    shared = fmap.columns.get((role, None), {})
+    out: set[str] = set()
+    if len(items) < 2 or not shared:
+        return out
+    for canon, col in shared.items():
+        # layers whose own entry for canon overrides the role-wide one do not count
+        concerned = [
+            (src, df)
+            for src, df in items
+            if isinstance(df, pd.DataFrame) and canon not in fmap.columns.get((role, src.label), {})
+        ]
+        has = [src.label for src, df in concerned if col in df.columns]
+        lack = [src.label for src, df in concerned if col not in df.columns]
+        if has and lack:
+            out.add(canon)
+            report.warning(
+                "column_missing_in_some_layers",
+                ", ".join(lack),
+                f"The field map says {role}.{canon} comes from column '{col}', which "
+                f"{'layer' if len(lack) == 1 else 'layers'} {', '.join(repr(x) for x in lack)} "
+                f"{'does' if len(lack) == 1 else 'do'} not have (only {', '.join(map(repr, has))} "
+                f"{'has' if len(has) == 1 else 'have'} it); {role}.{canon} is empty there.",
+                column=col,
+                fix=f"Nothing to do if those layers have no such column; otherwise map theirs "
+                f"with --field {role}.{lack[0]}.{canon}=COLUMN.",
+            )
+    return out
+
+
 #: Layers where an empty layer is a valid answer ("none"), with what the town would add.
 _NONE_MEANS_EMPTY = {
     "impairments": "303(d) listings for its waters",
@@ -723,6 +772,8 @@ def _canonicalise(
     fmap: FieldMap,
     report: QAReport,
     repair_geometry: bool,
+    *,
+    lenient: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> tuple[pd.DataFrame | None, dict[str, str]]:
     spec = schema.LAYERS[role]
     label = src.label
@@ -762,13 +813,22 @@ def _canonicalise(
         if canon in user:
             col = user[canon]
             if col not in df.columns:
+                layer_specific = canon in fmap.columns.get((role, label), {})
+                if canon in lenient and not layer_specific:
+                    continue  # another source layer has it: warned once for the role
+                close = _closest_columns(col, df.columns)
                 report.error(
                     "missing_column",
                     label,
                     f"The field map says {role}.{canon} comes from column '{col}', which layer "
                     f"'{label}' does not have.",
                     column=col,
-                    fix=f"Use one of: {[c for c in df.columns if c != 'geometry']}.",
+                    fix=(
+                        f"Did you mean {' or '.join(repr(c) for c in close)}? "
+                        f"Use --field {role}.{canon}={close[0]}."
+                        if close
+                        else f"Use one of: {[c for c in df.columns if c != 'geometry']}."
+                    ),
                 )
                 continue
             if col in schema.ANSWER_COLUMNS:
