@@ -161,6 +161,16 @@ OUTFALL_COLOURS = {
     "illicit": "#d73027",
     "eliminated": "#4575b4",
 }
+#: Outfall statuses by importance: the more important are drawn on top and win a
+#: click on overlapping markers (then the nearest).
+OUTFALL_PRIORITY = {
+    "illicit": 5,
+    "suspect": 4,
+    "flowing": 3,
+    "not_flowing": 2,
+    "eliminated": 1,
+    "unknown": 0,
+}
 POLLUTANT_GROUPS = {
     "phosphorus": "nutrients",
     "nitrogen": "nutrients",
@@ -558,12 +568,16 @@ def build_layers(
         )
     outfalls = get("outfalls")
     if outfalls is not None and len(outfalls):
+        of_frame = _layer_frame(
+            outfalls, _ids(outfalls, "outfall_id"), _col(outfalls, "status").fillna("unknown")
+        )
+        # suspect and flowing outfalls are drawn last, on top of their 'unknown' neighbours
+        rank = of_frame["category"].map(OUTFALL_PRIORITY).fillna(0)
+        of_frame = of_frame.iloc[np.argsort(rank.to_numpy(), kind="stable")].reset_index(drop=True)
         layers["outfalls"] = MapLayer(
             "outfalls",
             LAYER_LABELS["outfalls"],
-            _layer_frame(
-                outfalls, _ids(outfalls, "outfall_id"), _col(outfalls, "status").fillna("unknown")
-            ),
+            of_frame,
             OUTFALL_COLOURS,
             "point",
             fill_opacity=1.0,
@@ -804,7 +818,10 @@ def render_layers(
         if stats is not None:
             stats.features[key] = len(sub)
         fg = folium.FeatureGroup(name=layer.label, show=True)
-        for cat, part in sub.groupby("category", sort=True):
+        parts = list(sub.groupby("category", sort=True))
+        if key == "outfalls":  # later groups are drawn on top: the important statuses last
+            parts.sort(key=lambda kv: OUTFALL_PRIORITY.get(str(kv[0]), 0))
+        for cat, part in parts:
             _add_geojson(fg, part, layer, str(cat), tol, decimals)
         if layer.arrows and len(sub) and view.zoom >= 16:
             arrows = flow_arrows(sub, size=7 * mpp / unit)
@@ -1129,6 +1146,15 @@ def identify(
         hits = frame.sindex.query(pt.buffer(tol), predicate="intersects")
         if len(hits):
             d = frame.geometry.iloc[hits].distance(pt).to_numpy()
+            if key == "outfalls":
+                # markers under the pointer (its radius): the one drawn on top (the most
+                # important status) wins; else, and among equals, the nearest
+                r = layers[key].radius * metres_per_pixel(lat, zoom) / _crs_unit_m(crs)
+                under = d <= r
+                if under.any():
+                    pri = frame["category"].iloc[hits].map(OUTFALL_PRIORITY).fillna(0).to_numpy()
+                    best = np.lexsort((d, -np.where(under, pri, -1)))[0]
+                    return key, str(frame["fid"].iloc[hits[int(best)]])
             return key, str(frame["fid"].iloc[hits[int(np.argmin(d))]])
     return None
 
