@@ -28,6 +28,7 @@ _SUBMODULES = {
     "conditions",
     "septic",
     "idde",
+    "records",
     "profiles",
     "report",
     "maps",

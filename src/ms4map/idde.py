@@ -29,6 +29,7 @@ import datetime as _dt
 import html
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +53,7 @@ __all__ = [
     "candidate_sources",
     "candidates_for_area",
     "flow_type",
+    "flow_type_of",
     "notice_of_violation",
     "sampling_plan",
     "suggest_violation",
@@ -169,6 +171,33 @@ def flow_type(
     return (
         "natural_water",
         f"{head}; fluoride {fl:g} mg/L <= {FLUORIDE_MG_L} mg/L: natural water ({_CHART}).",
+    )
+
+
+def flow_type_of(tests: Mapping[str, Any]) -> tuple[str, str]:
+    """:func:`flow_type` on the field tests of an inspection or a track-down sample.
+
+    Reads ``detergents``, ``ammonia``, ``potassium`` and ``fluoride`` in mg/L (the
+    field names of :mod:`ms4map.records`; ``<name>_mg_l`` works too) from a mapping
+    or a row (``pandas.Series``); a missing key, ``None`` or NaN is "not measured".
+
+    Examples
+    --------
+    >>> flow_type_of({"detergents": 0.1, "fluoride": 0.6})[0]
+    'tap_water'
+    """
+
+    def get(name: str) -> Any:
+        for key in (name, f"{name}_mg_l"):
+            if key in tests and not _isna(tests[key]):
+                return tests[key]
+        return None
+
+    return flow_type(
+        detergents_mg_l=get("detergents"),
+        ammonia_mg_l=get("ammonia"),
+        potassium_mg_l=get("potassium"),
+        fluoride_mg_l=get("fluoride"),
     )
 
 

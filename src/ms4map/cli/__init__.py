@@ -28,7 +28,8 @@ __all__ = [
     "workspace_kwargs",
 ]
 
-COMMANDS = ("validate", "trace", "drainage", "screen", "app", "demo")
+# ms4map.cli.records registers three commands: inspect, records, case
+COMMANDS = ("validate", "trace", "drainage", "screen", "app", "demo", "records")
 
 
 class _Parser(argparse.ArgumentParser):

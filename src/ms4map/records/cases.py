@@ -1,0 +1,389 @@
+"""Case steps and the deadlines the municipality profile sets for them.
+
+A case runs complaint or finding -> investigation -> source found (a parcel) ->
+notice of violation -> appeal -> appeal decided -> corrected / eliminated -> closed.
+Each step is dated; :func:`check_step` refuses a step out of order or dated before
+the step it follows.  :func:`case_deadlines` computes every deadline a case has
+reached from the profile's ``[enforcement]`` table and says whether it is ``due``,
+``overdue``, ``met`` or ``late`` on a given day.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import DataError
+from ..profiles import Profile
+
+__all__ = [
+    "DEADLINE_STATUSES",
+    "STEPS",
+    "add_business_days",
+    "case_deadlines",
+    "check_step",
+    "remedy_deadline",
+]
+
+#: step -> (date column it sets, date columns that must be set first)
+STEPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "opened": ("opened_on", ()),
+    "investigation": ("investigation_on", ()),
+    "source_found": ("source_found_on", ()),
+    "notice_sent": ("notice_on", ("source_found_on",)),
+    "appeal_filed": ("appeal_filed_on", ("notice_on",)),
+    "appeal_decided": ("appeal_decided_on", ("appeal_filed_on",)),
+    "corrected": ("corrected_on", ()),
+    "eliminated": ("eliminated_on", ()),
+    "closed": ("closed_on", ()),
+}
+
+#: What :func:`case_deadlines` reports in ``status``.
+DEADLINE_STATUSES = (
+    "due",  # not done, the date has not passed
+    "overdue",  # not done, the date has passed
+    "met",  # done on or before the date
+    "late",  # done after the date
+    "not_set",  # the law leaves the date to the notice and none was recorded
+    "not_stated",  # the profile's law states no such period
+    "window_open",  # appeal: the landowner may still appeal
+    "window_closed",  # appeal: the period passed without an appeal
+    "keep",  # records retention: keep until the date
+    "may_discard",  # records retention: the period has ended
+)
+
+
+def _num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+
+
+def _d(v: Any) -> dt.date | None:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    if isinstance(v, dt.date):
+        return v
+    text = str(v).strip()
+    if not text or text.lower() in ("nan", "none", "<na>", "nat"):
+        return None
+    return dt.date.fromisoformat(text[:10])
+
+
+def add_business_days(start: dt.date, days: int) -> dt.date:
+    """``start`` plus ``days`` working days (Monday to Friday; holidays are not known)."""
+    d = start
+    left = int(days)
+    while left > 0:
+        d += dt.timedelta(days=1)
+        if d.weekday() < 5:
+            left -= 1
+    return d
+
+
+def _add_years(d: dt.date, years: int) -> dt.date:
+    try:
+        return d.replace(year=d.year + years)
+    except ValueError:  # 29 February
+        return d.replace(year=d.year + years, day=28)
+
+
+def check_step(case: Mapping[str, Any] | None, step: str, date: dt.date) -> None:
+    """Refuse a step that is unknown, repeated, out of order or dated too early.
+
+    Raises
+    ------
+    DataError
+        With the field and the fix.
+    """
+    if step not in STEPS:
+        raise DataError(f"Unknown case step {step!r}. Fix: select from {list(STEPS)[1:]}.")
+    col, needs = STEPS[step]
+    if case is None:
+        return
+    if _d(case.get("closed_on")) is not None:
+        raise DataError(
+            f"Case {case.get('case_id')} was closed on {case.get('closed_on')}: no step can "
+            "follow. Fix: open a new case (or correct the closing with records.correct)."
+        )
+    if _d(case.get(col)) is not None:
+        raise DataError(
+            f"Case {case.get('case_id')} already has step '{step}' ({col} = {case.get(col)}). "
+            "Fix: to change its date, record a correction (records.correct)."
+        )
+    for need in needs:
+        if _d(case.get(need)) is None:
+            first = next(s for s, (c, _) in STEPS.items() if c == need)
+            raise DataError(
+                f"Case {case.get('case_id')}: step '{step}' needs step '{first}' first "
+                f"({need} is empty). Fix: record '{first}' before '{step}'."
+            )
+    earlier = [(c, _d(case.get(c))) for c in ("opened_on", *needs)]
+    for c, d in earlier:
+        if d is not None and date < d:
+            raise DataError(
+                f"Case {case.get('case_id')}: '{step}' dated {date.isoformat()} is before "
+                f"{c} = {d.isoformat()}. Fix: check the date."
+            )
+
+
+def remedy_deadline(profile: Profile, notice_on: dt.date) -> dt.date | None:
+    """The remedy deadline the profile itself sets from the notice date, if it sets one.
+
+    Kingsbury: 48 hours (the date two days after the notice).  Stillwater and Kiryas
+    Joel leave it to the notice (``None``: record it when the notice is sent).
+    """
+    from ..idde import _period_hours
+
+    hours = _period_hours(profile.enforcement)
+    if hours is None:
+        return None
+    return notice_on + dt.timedelta(days=math.ceil(hours / 24))
+
+
+def _row(
+    case: Mapping[str, Any],
+    deadline: str,
+    due: dt.date | None,
+    status: str,
+    done: dt.date | None,
+    rule: str,
+    reason: str,
+) -> dict[str, Any]:
+    return {
+        "case_id": case.get("case_id"),
+        "outfall_id": case.get("outfall_id"),
+        "deadline": deadline,
+        "due": due.isoformat() if due else None,
+        "status": status,
+        "done_on": done.isoformat() if done else None,
+        "rule": rule,
+        "reason": reason,
+    }
+
+
+def _progress(due: dt.date, done: dt.date | None, today: dt.date) -> str:
+    if done is not None:
+        return "met" if done <= due else "late"
+    return "overdue" if today > due else "due"
+
+
+def case_deadlines(
+    case: Mapping[str, Any], profile: Profile, *, today: dt.date | None = None
+) -> list[dict[str, Any]]:
+    """Every deadline a case has reached, with its status on ``today``.
+
+    Parameters
+    ----------
+    case : mapping
+        The current version of a case (columns of :meth:`Records.cases`).
+    profile : Profile
+        The municipality profile (``[enforcement]`` periods).
+    today : date, optional
+        Default: today.
+
+    Returns
+    -------
+    list of dict
+        ``case_id, outfall_id, deadline, due, status, done_on, rule, reason``;
+        ``deadline`` is ``remedy``, ``appeal_window``, ``appeal_hearing``,
+        ``decision_filed``, ``corrective_action`` or ``records_retention``;
+        ``status`` one of :data:`DEADLINE_STATUSES`.
+    """
+    today = today or dt.date.today()
+    enf = profile.enforcement
+    out: list[dict[str, Any]] = []
+    notice = _d(case.get("notice_on"))
+    fixed = min(
+        (d for d in (_d(case.get("corrected_on")), _d(case.get("eliminated_on"))) if d),
+        default=None,
+    )
+    law = f"profile {profile.name}"
+    if notice is not None:
+        due = _d(case.get("remedy_deadline"))
+        if due is None:
+            out.append(
+                _row(
+                    case,
+                    "remedy",
+                    None,
+                    "not_set",
+                    fixed,
+                    "remedy_period",
+                    f"The {profile.law} leaves the remedy period to the notice "
+                    f"('{enf.get('remedy_period')}') and no deadline was recorded. Fix: "
+                    "record it (records.correct(..., remedy_deadline=...)).",
+                )
+            )
+        else:
+            by = "recorded in the notice"
+            auto = remedy_deadline(profile, notice)
+            if auto == due:
+                by = f"{enf.get('remedy_period')} after the notice ({law})"
+            out.append(
+                _row(
+                    case,
+                    "remedy",
+                    due,
+                    _progress(due, fixed, today),
+                    fixed,
+                    "remedy_period",
+                    f"Remedy due {due.isoformat()}, {by}; done = corrected or eliminated.",
+                )
+            )
+        days = enf.get("appeal_days")
+        if _num(days):
+            due = notice + dt.timedelta(days=int(days))
+            filed = _d(case.get("appeal_filed_on"))
+            if filed is not None:
+                status = "met" if filed <= due else "late"
+            else:
+                status = "window_closed" if today > due else "window_open"
+            body = enf.get("appeal_body") or "the municipality"
+            out.append(
+                _row(
+                    case,
+                    "appeal_window",
+                    due,
+                    status,
+                    filed,
+                    "appeal",
+                    f"The landowner may appeal to the {body} within {int(days)} days of the "
+                    f"notice of {notice.isoformat()} ({law}: appeal_days = {days}).",
+                )
+            )
+        else:
+            out.append(
+                _row(
+                    case,
+                    "appeal_window",
+                    None,
+                    "not_stated",
+                    None,
+                    "appeal",
+                    f"The {profile.law} states no appeal period ({law}: appeal_days = {days!r}).",
+                )
+            )
+    filed = _d(case.get("appeal_filed_on"))
+    if filed is not None:
+        days = enf.get("appeal_hearing_days")
+        decided = _d(case.get("appeal_decided_on"))
+        if _num(days):
+            due = filed + dt.timedelta(days=int(days))
+            out.append(
+                _row(
+                    case,
+                    "appeal_hearing",
+                    due,
+                    _progress(due, decided, today),
+                    decided,
+                    "appeal",
+                    f"The appeal is heard within {int(days)} days of its filing on "
+                    f"{filed.isoformat()} ({law}); done = appeal decided.",
+                )
+            )
+        else:
+            out.append(
+                _row(
+                    case,
+                    "appeal_hearing",
+                    None,
+                    "not_stated",
+                    decided,
+                    "appeal",
+                    f"The {profile.law} states no hearing period ({law}: "
+                    f"appeal_hearing_days = {days!r}).",
+                )
+            )
+    decided = _d(case.get("appeal_decided_on"))
+    if decided is not None:
+        days = enf.get("decision_filed_days")
+        done = _d(case.get("decision_filed_on"))
+        if _num(days):
+            due = decided + dt.timedelta(days=int(days))
+            out.append(
+                _row(
+                    case,
+                    "decision_filed",
+                    due,
+                    _progress(due, done, today),
+                    done,
+                    "appeal",
+                    f"The decision of {decided.isoformat()} is filed within {int(days)} days "
+                    f"({law}).",
+                )
+            )
+        else:
+            out.append(
+                _row(
+                    case,
+                    "decision_filed",
+                    None,
+                    "not_stated",
+                    done,
+                    "appeal",
+                    f"The {profile.law} states no filing period ({law}: "
+                    f"decision_filed_days = {days!r}).",
+                )
+            )
+        if str(case.get("appeal_outcome") or "") == "upheld":
+            bdays = enf.get("corrective_business_days")
+            if _num(bdays):
+                due = add_business_days(decided, int(bdays))
+                out.append(
+                    _row(
+                        case,
+                        "corrective_action",
+                        due,
+                        _progress(due, fixed, today),
+                        fixed,
+                        "appeal",
+                        f"The appeal upheld the notice on {decided.isoformat()}: "
+                        f"corrected within {int(bdays)} business days (Mon-Fri; holidays "
+                        f"not counted) ({law}).",
+                    )
+                )
+            else:
+                out.append(
+                    _row(
+                        case,
+                        "corrective_action",
+                        None,
+                        "not_stated",
+                        fixed,
+                        "appeal",
+                        f"The {profile.law} states no period after an upheld appeal "
+                        f"({law}: corrective_business_days = {bdays!r}).",
+                    )
+                )
+    closed = _d(case.get("closed_on"))
+    if closed is not None:
+        years = enf.get("records_years")
+        if _num(years):
+            due = _add_years(closed, int(years))
+            out.append(
+                _row(
+                    case,
+                    "records_retention",
+                    due,
+                    "keep" if today <= due else "may_discard",
+                    None,
+                    "records",
+                    f"Keep the case records {int(years)} years after it "
+                    f"closed on {closed.isoformat()} ({law}: records_years = {years}).",
+                )
+            )
+        else:
+            out.append(
+                _row(
+                    case,
+                    "records_retention",
+                    None,
+                    "not_stated",
+                    None,
+                    "records",
+                    f"The {profile.law} states no retention period ({law}: records_years = "
+                    f"{years!r}); ms4map never deletes records.",
+                )
+            )
+    return out

@@ -1,0 +1,283 @@
+"""The fields of the records tables and their checks.
+
+Every value a user gives passes through :func:`check_fields` before a row is written:
+an unknown keyword, a value outside its list, a severity outside 0-3, a negative
+concentration or a date in the future is a :class:`~ms4map.errors.DataError` naming
+the field and the fix, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import DataError
+
+__all__ = [
+    "CASE_FIELDS",
+    "CHARACTERIZATIONS",
+    "FLOW_ESTIMATES",
+    "INSPECTION_FIELDS",
+    "ORIGINS",
+    "SAMPLE_FIELDS",
+    "SAMPLE_RESULTS",
+    "Field",
+    "as_date",
+    "check_fields",
+]
+
+FLOW_ESTIMATES = ("none", "trickle", "moderate", "substantial")
+CHARACTERIZATIONS = ("unlikely", "potential", "suspect", "obvious")
+ORIGINS = ("complaint", "finding")
+SAMPLE_RESULTS = ("flow", "clean")
+APPEAL_OUTCOMES = ("upheld", "overturned")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One user field: its kind and the rule its values follow.
+
+    Attributes
+    ----------
+    name : str
+    kind : {"text", "time", "bool", "severity", "choice", "number", "int", "date"}
+    unit : str
+        For messages and the docs (``mg/L``, ``uS/cm``, ...).
+    choices : tuple of str
+        Allowed values of a ``choice`` field.
+    lo, hi : float or None
+        Bounds of a ``number`` field (inclusive).
+    """
+
+    name: str
+    kind: str
+    unit: str = ""
+    choices: tuple[str, ...] = ()
+    lo: float | None = None
+    hi: float | None = None
+
+    @property
+    def sql_type(self) -> str:
+        return {
+            "bool": "BOOLEAN",
+            "severity": "INTEGER",
+            "number": "REAL",
+            "int": "INTEGER",
+            "date": "DATE",
+        }.get(self.kind, "TEXT")
+
+
+def _sev(name: str) -> Field:
+    return Field(name, "severity", "0-3, 0 = not present")
+
+
+def _conc(name: str) -> Field:
+    return Field(name, "number", "mg/L", lo=0.0)
+
+
+# The field tests shared by an outfall inspection and a track-down sample.
+_TESTS = (
+    Field("time", "time", "HH:MM"),
+    Field("flow_present", "bool"),
+    Field("flow_estimate", "choice", choices=FLOW_ESTIMATES),
+    _sev("odor"),
+    _sev("color"),
+    _sev("turbidity"),
+    _sev("floatables"),
+    _conc("ammonia"),
+    _conc("detergents"),
+    _conc("fluoride"),
+    _conc("potassium"),
+    Field("ph", "number", "pH units", lo=0.0, hi=14.0),
+    Field("temperature_c", "number", "deg C", lo=-10.0, hi=60.0),
+    Field("conductivity", "number", "uS/cm", lo=0.0),
+)
+_T = {f.name: f for f in _TESTS}
+
+#: Keyword fields of an inspection (outfall reconnaissance inventory), in ORI order.
+INSPECTION_FIELDS: tuple[Field, ...] = (
+    Field("inspector", "text"),
+    _T["time"],
+    Field("hours_since_rain", "number", "hours", lo=0.0),
+    _T["flow_present"],
+    _T["flow_estimate"],
+    _T["odor"],
+    _T["color"],
+    _T["turbidity"],
+    _T["floatables"],
+    Field("deposits", "bool"),
+    Field("vegetation", "bool"),
+    Field("pool_quality", "bool"),
+    Field("benthic_growth", "bool"),
+    Field("damage", "bool"),
+    _T["ammonia"],
+    _T["detergents"],
+    _T["fluoride"],
+    _T["potassium"],
+    _T["ph"],
+    _T["temperature_c"],
+    _T["conductivity"],
+    Field("characterization", "choice", choices=CHARACTERIZATIONS),
+    Field("sample_taken", "bool"),
+    Field("notes", "text"),
+)
+
+#: Keyword fields of a track-down sample at a structure.
+SAMPLE_FIELDS: tuple[Field, ...] = (
+    Field("sampler", "text"),
+    *_TESTS,
+    Field("result", "choice", choices=SAMPLE_RESULTS),
+    Field("notes", "text"),
+)
+
+#: Case columns set by :meth:`Records.open_case` and :meth:`Records.advance_case`.
+CASE_FIELDS: tuple[Field, ...] = (
+    Field("origin", "choice", choices=ORIGINS),
+    Field("opened_on", "date"),
+    Field("description", "text"),
+    Field("inspection_id", "int", lo=1.0),
+    Field("investigation_on", "date"),
+    Field("source_parcel_id", "text"),
+    Field("source_found_on", "date"),
+    Field("notice_on", "date"),
+    Field("remedy_deadline", "date"),
+    Field("appeal_filed_on", "date"),
+    Field("appeal_decided_on", "date"),
+    Field("appeal_outcome", "choice", choices=APPEAL_OUTCOMES),
+    Field("decision_filed_on", "date"),
+    Field("corrected_on", "date"),
+    Field("eliminated_on", "date"),
+    Field("closed_on", "date"),
+    Field("closed_reason", "text"),
+    Field("notes", "text"),
+)
+
+_TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
+_TRUE = ("true", "yes", "y", "1")
+_FALSE = ("false", "no", "n", "0")
+
+
+def as_date(value: Any, name: str, *, allow_future: bool = False) -> dt.date:
+    """A ``datetime.date`` from a date or a ``"YYYY-MM-DD"`` string.
+
+    Raises
+    ------
+    DataError
+        Malformed, or in the future (unless ``allow_future``).
+    """
+    if isinstance(value, dt.datetime):
+        d = value.date()
+    elif isinstance(value, dt.date):
+        d = value
+    else:
+        try:
+            d = dt.date.fromisoformat(str(value).strip())
+        except ValueError:
+            raise DataError(
+                f"{name} = {value!r} is not a date. Fix: give it as YYYY-MM-DD, e.g. 2025-06-01."
+            ) from None
+    if not allow_future and d > dt.date.today():
+        raise DataError(
+            f"{name} = {d.isoformat()} is in the future (today is "
+            f"{dt.date.today().isoformat()}). Fix: give the date it happened."
+        )
+    return d
+
+
+def _coerce(f: Field, value: Any, where: str) -> Any:
+    label = f"{where} field '{f.name}'"
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if f.kind == "text":
+        text = str(value).strip()
+        return text or None
+    if f.kind == "time":
+        text = str(value).strip()
+        m = _TIME.match(text)
+        if not m:
+            raise DataError(f"{label} = {value!r}: give a time of day as HH:MM (24 h), e.g. 14:30.")
+        return f"{int(m.group(1)):02d}:{m.group(2)}"
+    if f.kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        text = str(value).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise DataError(f"{label} = {value!r}: give yes or no (true/false).")
+    if f.kind == "severity":
+        try:
+            n = float(value)
+        except (TypeError, ValueError):
+            n = math.nan
+        if isinstance(value, bool) or math.isnan(n) or n != int(n) or not 0 <= n <= 3:
+            raise DataError(
+                f"{label} = {value!r} is outside the severity scale. Fix: give 0 (not "
+                "present), 1 (faint), 2 (clearly present) or 3 (severe)."
+            )
+        return int(n)
+    if f.kind == "choice":
+        text = str(value).strip().lower()
+        if text not in f.choices:
+            raise DataError(
+                f"{label} = {value!r} is not allowed. Fix: select from {list(f.choices)}."
+            )
+        return text
+    if f.kind == "date":
+        return as_date(value, label).isoformat()
+    # number
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        x = math.nan
+    if isinstance(value, bool) or math.isnan(x) or math.isinf(x):
+        raise DataError(f"{label} = {value!r}: give a number{_unit(f)}.")
+    if f.kind == "int" and x != int(x):
+        raise DataError(f"{label} = {value!r}: give a whole number.")
+    if f.lo is not None and x < f.lo or f.hi is not None and x > f.hi:
+        rng = f"{f.lo:g} to {f.hi:g}" if f.hi is not None else f">= {f.lo:g}"
+        raise DataError(f"{label} = {x:g} is outside {rng}{_unit(f)}. Fix: check the reading.")
+    return int(x) if f.kind == "int" else x
+
+
+def _unit(f: Field) -> str:
+    return f" ({f.unit})" if f.unit else ""
+
+
+def check_fields(
+    fields: Mapping[str, Any], spec: tuple[Field, ...], *, where: str
+) -> dict[str, Any]:
+    """Check and normalise keyword fields against ``spec``.
+
+    Parameters
+    ----------
+    fields : mapping
+        Field name -> value as the user gave it (``None`` = not recorded).
+    spec : tuple of Field
+    where : str
+        ``"inspection"``, ``"sample"``, ``"case"`` (for messages).
+
+    Returns
+    -------
+    dict
+        Field name -> normalised value, only for the fields given.
+
+    Raises
+    ------
+    DataError
+        An unknown keyword (listing the allowed ones) or a value that breaks its rule.
+    """
+    by_name = {f.name: f for f in spec}
+    unknown = sorted(set(fields) - set(by_name))
+    if unknown:
+        raise DataError(
+            f"Unknown {where} field(s) {unknown}. Fix: use only {[f.name for f in spec]}."
+        )
+    return {k: _coerce(by_name[k], v, where) for k, v in fields.items()}

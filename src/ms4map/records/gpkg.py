@@ -1,0 +1,363 @@
+"""The records file as a GeoPackage written with the standard library's ``sqlite3``.
+
+Why by hand: every change must be one short SQLite transaction that also writes its
+audit row, which GDAL's writers do not offer.  The file still is a valid GeoPackage
+(application id ``GPKG``, ``gpkg_spatial_ref_sys``, ``gpkg_contents``,
+``gpkg_geometry_columns``, standard geometry blobs), so QGIS and GDAL open its layers.
+
+Durability choices (see ``docs/records.md``):
+
+* journal mode ``DELETE`` (the rollback journal), not WAL: WAL needs shared memory on
+  one host and is unsafe on the network shares town offices keep GIS files on;
+* ``synchronous = FULL``: a committed change is on disk before the call returns;
+* writers start with ``BEGIN IMMEDIATE`` (no lock upgrade deadlocks) and wait for one
+  another through SQLite's busy timeout plus a retry loop;
+* one connection per operation: an idle :class:`~ms4map.records.Records` holds no
+  lock and no open file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import random
+import sqlite3
+import struct
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import shapely
+
+from ..errors import DataError, InputOpenError
+from .fields import CASE_FIELDS, INSPECTION_FIELDS, SAMPLE_FIELDS
+
+__all__ = [
+    "BUSY_TIMEOUT_S",
+    "JOURNAL_MODE",
+    "TABLES",
+    "connect",
+    "decode_point",
+    "encode_point",
+    "ensure_schema",
+    "now_utc",
+    "read_tx",
+    "write_tx",
+]
+
+#: SQLite waits this long for another writer's lock before a statement gives up.
+BUSY_TIMEOUT_S = 20.0
+#: A write gives up after this many seconds of retries (then a DataError says why).
+WRITE_RETRY_S = 120.0
+#: The journal mode of the records file: the rollback journal (safe on network shares).
+JOURNAL_MODE = "delete"
+SCHEMA_VERSION = 1
+GPKG_APPLICATION_ID = 0x47504B47  # "GPKG"
+GPKG_USER_VERSION = 10300  # GeoPackage 1.3
+
+# table -> (id column, geometry?, fixed columns before the user fields, user fields)
+TABLES: dict[str, dict[str, Any]] = {
+    "inspections": {
+        "id": "inspection_id",
+        "geometry": True,
+        "fixed": (("outfall_id", "TEXT NOT NULL"), ("date", "DATE NOT NULL")),
+        "fields": INSPECTION_FIELDS,
+        "description": "Outfall reconnaissance inspections (ORI), one row per version",
+    },
+    "samples": {
+        "id": "sample_id",
+        "geometry": True,
+        "fixed": (
+            ("case_id", "INTEGER NOT NULL"),
+            ("struct_id", "TEXT NOT NULL"),
+            ("date", "DATE NOT NULL"),
+        ),
+        "fields": SAMPLE_FIELDS,
+        "description": "Track-down samples at structures, linked to a case",
+    },
+    "cases": {
+        "id": "case_id",
+        "geometry": True,
+        "fixed": (
+            ("outfall_id", "TEXT NOT NULL"),
+            ("status", "TEXT NOT NULL"),
+            ("step", "TEXT NOT NULL"),
+            ("step_on", "DATE NOT NULL"),
+            ("profile", "TEXT NOT NULL"),
+        ),
+        "fields": CASE_FIELDS,
+        "description": "IDDE cases: complaint or finding to elimination, one row per step",
+    },
+    "attachments": {
+        "id": "attachment_id",
+        "geometry": False,
+        "fixed": (
+            ("target_table", "TEXT NOT NULL"),
+            ("target_id", "INTEGER NOT NULL"),
+            ("filename", "TEXT"),
+            ("mime", "TEXT NOT NULL"),
+            ("bytes", "INTEGER NOT NULL"),
+            ("width", "INTEGER"),
+            ("height", "INTEGER"),
+            ("sha256", "TEXT NOT NULL"),
+            ("caption", "TEXT"),
+            ("data", "BLOB NOT NULL"),
+        ),
+        "fields": (),
+        "description": "Photos (JPEG/PNG) of an inspection, sample or case",
+    },
+    "audit": {
+        "id": None,
+        "geometry": False,
+        "fixed": (
+            ("role", "TEXT NOT NULL"),
+            ("table_name", "TEXT NOT NULL"),
+            ("row_id", "INTEGER NOT NULL"),
+            ("version", "INTEGER NOT NULL"),
+            ("action", "TEXT NOT NULL"),
+            ("old_values", "TEXT"),
+            ("new_values", "TEXT NOT NULL"),
+        ),
+        "fields": (),
+        "description": "Append-only audit trail: who changed what, when, old and new values",
+    },
+}
+
+
+def now_utc() -> str:
+    """The current time as a GeoPackage DATETIME (``YYYY-MM-DDTHH:MM:SS.SSSZ``)."""
+    t = dt.datetime.now(dt.UTC)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+# ======================================================================================
+# Connections and transactions
+# ======================================================================================
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection in autocommit mode with the busy timeout (no transaction open)."""
+    con = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    con.execute("PRAGMA synchronous = FULL")
+    return con
+
+
+def _locked(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _lock_error(path: Path) -> DataError:
+    return DataError(
+        f"The records file '{path.name}' stayed locked by another program for "
+        f"{WRITE_RETRY_S:.0f} s. Nothing was written. Fix: close QGIS layers of it that are "
+        "in edit mode (or another program writing it) and try again."
+    )
+
+
+@contextlib.contextmanager
+def write_tx(path: Path) -> Iterator[sqlite3.Connection]:
+    """One short write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``), retried on locks.
+
+    The body runs with the write lock held; if it raises, the transaction is rolled
+    back and nothing of it is in the file.
+    """
+    deadline = time.monotonic() + WRITE_RETRY_S
+    while True:
+        con = connect(path)
+        try:
+            with contextlib.suppress(sqlite3.OperationalError):  # a WAL file left by others
+                con.execute(f"PRAGMA journal_mode = {JOURNAL_MODE}")
+            con.execute("BEGIN IMMEDIATE")
+            break
+        except sqlite3.OperationalError as exc:
+            con.close()
+            if not _locked(exc) or time.monotonic() > deadline:
+                raise (_lock_error(path) if _locked(exc) else exc) from None
+            time.sleep(random.uniform(0.01, 0.1))
+    try:
+        yield con
+        while True:
+            try:
+                con.execute("COMMIT")
+                break
+            except sqlite3.OperationalError as exc:  # readers still hold shared locks
+                if not _locked(exc) or time.monotonic() > deadline:
+                    raise (_lock_error(path) if _locked(exc) else exc) from None
+                time.sleep(random.uniform(0.01, 0.1))
+    except BaseException:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        raise
+    finally:
+        con.close()
+
+
+@contextlib.contextmanager
+def read_tx(path: Path) -> Iterator[sqlite3.Connection]:
+    """A connection for reads; closed (and every shared lock released) on exit."""
+    if not path.exists():
+        raise InputOpenError(f"The records file '{path}' does not exist.")
+    deadline = time.monotonic() + WRITE_RETRY_S
+    con = connect(path)
+    try:
+        while True:
+            try:
+                con.execute("BEGIN")  # one consistent snapshot for several SELECTs
+                con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                break
+            except sqlite3.OperationalError as exc:
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
+                if not _locked(exc) or time.monotonic() > deadline:
+                    raise (_lock_error(path) if _locked(exc) else exc) from None
+                time.sleep(random.uniform(0.01, 0.1))
+        yield con
+    finally:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        con.close()
+
+
+# ======================================================================================
+# Geometry blobs (GeoPackage binary header + WKB)
+# ======================================================================================
+def encode_point(x: float | None, y: float | None, srs_id: int) -> bytes | None:
+    """A GeoPackage geometry blob of a 2-D point (``None`` for a missing location)."""
+    if x is None or y is None:
+        return None
+    head = b"GP" + bytes([0, 0b0000_0001]) + struct.pack("<i", srs_id)  # LE, no envelope
+    return head + shapely.to_wkb(shapely.Point(float(x), float(y)), byte_order=1)
+
+
+def decode_point(blob: bytes | None) -> Any:
+    """The shapely geometry of a GeoPackage blob (``None`` for NULL)."""
+    if blob is None:
+        return None
+    flags = blob[3]
+    env = (flags >> 1) & 0b111
+    size = {0: 0, 1: 32, 2: 48, 3: 48, 4: 64}.get(env, 0)
+    return shapely.from_wkb(bytes(blob[8 + size :]))
+
+
+# ======================================================================================
+# Schema
+# ======================================================================================
+_CORE = """
+CREATE TABLE IF NOT EXISTS gpkg_spatial_ref_sys (
+  srs_name TEXT NOT NULL, srs_id INTEGER NOT NULL PRIMARY KEY, organization TEXT NOT NULL,
+  organization_coordsys_id INTEGER NOT NULL, definition TEXT NOT NULL, description TEXT);
+CREATE TABLE IF NOT EXISTS gpkg_contents (
+  table_name TEXT NOT NULL PRIMARY KEY, data_type TEXT NOT NULL, identifier TEXT UNIQUE,
+  description TEXT DEFAULT '',
+  last_change DATETIME NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+  min_x DOUBLE, min_y DOUBLE, max_x DOUBLE, max_y DOUBLE,
+  srs_id INTEGER, CONSTRAINT fk_gc_r_srs_id FOREIGN KEY (srs_id)
+  REFERENCES gpkg_spatial_ref_sys(srs_id));
+CREATE TABLE IF NOT EXISTS gpkg_geometry_columns (
+  table_name TEXT NOT NULL, column_name TEXT NOT NULL, geometry_type_name TEXT NOT NULL,
+  srs_id INTEGER NOT NULL, z TINYINT NOT NULL, m TINYINT NOT NULL,
+  CONSTRAINT pk_geom_cols PRIMARY KEY (table_name, column_name),
+  CONSTRAINT fk_gc_tn FOREIGN KEY (table_name) REFERENCES gpkg_contents(table_name),
+  CONSTRAINT fk_gc_srs FOREIGN KEY (srs_id) REFERENCES gpkg_spatial_ref_sys (srs_id));
+CREATE TABLE IF NOT EXISTS records_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+_WGS84 = (
+    'GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563,'
+    'AUTHORITY["EPSG","7030"]],AUTHORITY["EPSG","6326"]],PRIMEM["Greenwich",0,'
+    'AUTHORITY["EPSG","8901"]],UNIT["degree",0.0174532925199433,AUTHORITY["EPSG","9122"]],'
+    'AXIS["Latitude",NORTH],AXIS["Longitude",EAST],AUTHORITY["EPSG","4326"]]'
+)
+
+
+def _columns(spec: dict[str, Any], srs: bool) -> list[str]:
+    cols = ["fid INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL"]
+    if spec["id"]:
+        cols += [f"{spec['id']} INTEGER NOT NULL", "version INTEGER NOT NULL"]
+    if spec["geometry"] and srs:
+        cols.append("geom POINT")
+    cols += [f"{name} {kind}" for name, kind in spec["fixed"]]
+    cols += [f"{f.name} {f.sql_type}" for f in spec["fields"]]
+    cols += ["created_at DATETIME NOT NULL", "created_by TEXT NOT NULL"]
+    if spec["id"]:
+        cols.append(f"UNIQUE ({spec['id']}, version)")
+    return cols
+
+
+def ensure_schema(
+    con: sqlite3.Connection,
+    *,
+    srs: tuple[int, str, str, int, str],
+    bounds: tuple[float, float, float, float] | None,
+    meta: dict[str, str],
+) -> None:
+    """Create the GeoPackage tables, the records tables and their triggers if missing.
+
+    Runs inside the caller's write transaction, so two processes creating the file at
+    the same moment both end with one complete schema.
+
+    Parameters
+    ----------
+    srs : (srs_id, name, organization, organization_coordsys_id, WKT definition)
+        The CRS of the geometry columns (the workspace's working CRS).
+    bounds : (min_x, min_y, max_x, max_y) or None
+        Extent of the outfalls, for ``gpkg_contents``.
+    meta : dict
+        ``records_meta`` rows written once (workspace, created, ...).
+    """
+    con.execute(f"PRAGMA application_id = {GPKG_APPLICATION_ID}")
+    con.execute(f"PRAGMA user_version = {GPKG_USER_VERSION}")
+    for statement in _CORE.split(";"):  # not executescript(): it would commit
+        if statement.strip():
+            con.execute(statement)
+    ref = [
+        ("Undefined cartesian SRS", -1, "NONE", -1, "undefined", "undefined cartesian"),
+        ("Undefined geographic SRS", 0, "NONE", 0, "undefined", "undefined geographic"),
+        ("WGS 84 geodetic", 4326, "EPSG", 4326, _WGS84, "longitude/latitude WGS 84"),
+        (srs[1], srs[0], srs[2], srs[3], srs[4], "working CRS of the ms4map workspace"),
+    ]
+    con.executemany("INSERT OR IGNORE INTO gpkg_spatial_ref_sys VALUES (?, ?, ?, ?, ?, ?)", ref)
+    for table, spec in TABLES.items():
+        cols = ",\n  ".join(_columns(spec, True))
+        con.execute(f"CREATE TABLE IF NOT EXISTS {table} (\n  {cols})")
+        if spec["id"]:
+            con.execute(f"CREATE INDEX IF NOT EXISTS {table}_id ON {table} ({spec['id']}, version)")
+        for op in ("UPDATE", "DELETE"):
+            con.execute(
+                f"CREATE TRIGGER IF NOT EXISTS {table}_no_{op.lower()} BEFORE {op} ON {table} "
+                f"BEGIN SELECT RAISE(ABORT, '{table} is append-only: ms4map records keep every "
+                "version; record a correction instead'); END"
+            )
+        kind = "features" if spec["geometry"] else "attributes"
+        b = bounds if spec["geometry"] and bounds else (None, None, None, None)
+        con.execute(
+            "INSERT OR IGNORE INTO gpkg_contents (table_name, data_type, identifier, "
+            "description, min_x, min_y, max_x, max_y, srs_id) VALUES (?,?,?,?,?,?,?,?,?)",
+            (table, kind, table, spec["description"], *b, srs[0] if spec["geometry"] else None),
+        )
+        if spec["geometry"]:
+            con.execute(
+                "INSERT OR IGNORE INTO gpkg_geometry_columns VALUES (?, 'geom', 'POINT', ?, 0, 0)",
+                (table, srs[0]),
+            )
+    con.executemany(
+        "INSERT OR IGNORE INTO records_meta VALUES (?, ?)",
+        [("schema_version", str(SCHEMA_VERSION)), *meta.items()],
+    )
+
+
+def file_srs(con: sqlite3.Connection) -> tuple[int, str] | None:
+    """``(srs_id, WKT definition)`` of the records' geometry columns, or None."""
+    row = con.execute(
+        "SELECT g.srs_id, s.definition FROM gpkg_geometry_columns g JOIN "
+        "gpkg_spatial_ref_sys s ON s.srs_id = g.srs_id WHERE g.table_name = 'inspections'"
+    ).fetchone()
+    return (int(row[0]), str(row[1])) if row else None
+
+
+def has_schema(path: Path) -> bool:
+    """Whether ``path`` already holds the records tables."""
+    if not path.exists() or path.stat().st_size == 0:
+        return False
+    with read_tx(path) as con:
+        names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    return set(TABLES) <= names

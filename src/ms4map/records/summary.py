@@ -1,0 +1,302 @@
+"""Outfall status and the reporting-year figures, as pure functions of the tables.
+
+Every figure counts outfalls or cases, never rows: two inspections of one outfall in
+a year screen one outfall; a correction (a new version of a row) is not a new event.
+The functions take the *current* versions the read methods of
+:class:`~ms4map.records.Records` return.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import pandas as pd
+
+from ..errors import UsageError
+
+__all__ = [
+    "SUMMARY_KEYS",
+    "annual_report",
+    "outfall_status",
+    "parse_year_start",
+    "reporting_period",
+    "reporting_year",
+    "summary",
+]
+
+#: Keys of :func:`summary` (after ``year``, ``period_start``, ``period_end``).
+SUMMARY_KEYS = (
+    "outfalls",
+    "outfalls_screened",
+    "screened_last_5_years",
+    "flowing",
+    "suspect_or_obvious",
+    "cases_opened",
+    "track_downs",
+    "samples_taken",
+    "illicit_found",
+    "notices_sent",
+    "illicit_eliminated",
+    "cases_open",
+)
+
+
+def parse_year_start(text: str | None) -> tuple[int, int]:
+    """``"01-03"`` -> ``(1, 3)``: month and day the reporting year starts on."""
+    if text is None or str(text).strip() == "":
+        return (1, 1)
+    m = re.fullmatch(r"\s*(\d{1,2})-(\d{1,2})\s*", str(text))
+    try:
+        if not m:
+            raise ValueError
+        month, day = int(m.group(1)), int(m.group(2))
+        dt.date(2001, month, day)  # not 29 February: every year must have the day
+    except ValueError:
+        raise UsageError(
+            f"reporting_year_start = {text!r}: give the first day of the reporting year as "
+            'MM-DD, e.g. "01-01" (calendar year) or "01-03".'
+        ) from None
+    return month, day
+
+
+def reporting_period(year: int, start: tuple[int, int] = (1, 1)) -> tuple[dt.date, dt.date]:
+    """``[first day, first day of the next year)`` of reporting year ``year``."""
+    return dt.date(year, *start), dt.date(year + 1, *start)
+
+
+def reporting_year(day: dt.date, start: tuple[int, int] = (1, 1)) -> int:
+    """The reporting year a day falls in."""
+    return day.year if day >= dt.date(day.year, *start) else day.year - 1
+
+
+def _dates(s: pd.Series) -> pd.Series:
+    return pd.to_datetime(s, errors="coerce").dt.date
+
+
+def _in(s: pd.Series, lo: dt.date, hi: dt.date) -> pd.Series:
+    d = _dates(s)
+    return d.map(lambda x: x is not None and not pd.isna(x) and lo <= x < hi).astype(bool)
+
+
+def _true(s: pd.Series) -> pd.Series:
+    return s.map(lambda v: bool(v) if v is not None and not pd.isna(v) else False).astype(bool)
+
+
+def _inspection_status(r: dict[str, Any]) -> tuple[str, str]:
+    char = r.get("characterization")
+    char = None if char is None or pd.isna(char) else str(char)
+    flow = r.get("flow_present")
+    flow = None if flow is None or pd.isna(flow) else bool(flow)
+    when = f"inspection {r['inspection_id']} on {r['date']}"
+    if char == "obvious":
+        return "illicit", f"{when} characterised the discharge as obvious"
+    if char in ("suspect", "potential"):
+        return "suspect", f"{when} characterised the discharge as {char}"
+    if flow is True:
+        return "flowing", f"{when} found dry-weather flow"
+    if flow is False:
+        return "not_flowing", f"{when} found no flow"
+    return "unknown", f"{when} recorded neither flow nor a characterization"
+
+
+def outfall_status(
+    outfalls: pd.DataFrame, inspections: pd.DataFrame, cases: pd.DataFrame
+) -> pd.DataFrame:
+    """The status of every outfall, derived from its latest inspection and its cases.
+
+    Rules, first match wins:
+
+    1. an active case (neither eliminated nor closed) with a source found or a notice
+       sent: ``illicit``; an active case still being investigated: ``suspect``;
+    2. a case eliminated and no later inspection that finds more than no flow:
+       ``eliminated``;
+    3. the latest inspection (by date, then id): characterization ``obvious`` ->
+       ``illicit``, ``suspect`` or ``potential`` -> ``suspect``, else flow present ->
+       ``flowing``, no flow -> ``not_flowing``;
+    4. never inspected, no case: ``unknown``.
+
+    Returns
+    -------
+    DataFrame
+        ``outfall_id, status, method, reason, last_inspection_id,
+        last_inspection_date, active_cases`` in the order of ``outfalls``.
+    """
+    rows = []
+    ins = inspections.sort_values(["date", "inspection_id"]) if len(inspections) else inspections
+    last = {str(r["outfall_id"]): r for r in ins.to_dict("records")} if len(ins) else {}
+    by_outfall: dict[str, list[dict[str, Any]]] = {}
+    for r in cases.to_dict("records") if len(cases) else []:
+        by_outfall.setdefault(str(r["outfall_id"]), []).append(r)
+
+    def blank(v: Any) -> bool:
+        return v is None or pd.isna(v) or str(v) == ""
+
+    for oid in outfalls["outfall_id"].astype(str):
+        lr = last.get(oid)
+        cs = by_outfall.get(oid, [])
+        active = [c for c in cs if blank(c.get("eliminated_on")) and blank(c.get("closed_on"))]
+        found = [
+            c
+            for c in active
+            if not blank(c.get("source_found_on")) or not blank(c.get("notice_on"))
+        ]
+        elim = max(
+            (str(c["eliminated_on"]) for c in cs if not blank(c.get("eliminated_on"))), default=None
+        )
+        if found:
+            c = found[0]
+            src = c.get("source_parcel_id")
+            status, method = "illicit", "active_case_source_found"
+            on = c["notice_on"] if blank(c.get("source_found_on")) else c["source_found_on"]
+            who = "the source" if blank(src) else f"source parcel {src}"
+            reason = f"case {c['case_id']} is active; {who} found (by {on})"
+        elif active:
+            c = active[0]
+            status, method = "suspect", "active_case"
+            reason = f"case {c['case_id']} is active since {c['opened_on']} (source not yet found)"
+        else:
+            status, method, reason = "unknown", "never_inspected", "no inspection and no case"
+            if lr is not None:
+                status, reason = _inspection_status(lr)
+                method = "latest_inspection"
+            if elim is not None and (
+                lr is None or str(lr["date"]) <= elim or status in ("not_flowing", "unknown")
+            ):
+                cid = next(c["case_id"] for c in cs if str(c.get("eliminated_on")) == elim)
+                after = f"; {reason} since" if lr is not None and str(lr["date"]) > elim else ""
+                status, method = "eliminated", "case_eliminated"
+                reason = f"case {cid} eliminated the discharge on {elim}{after}"
+        rows.append(
+            {
+                "outfall_id": oid,
+                "status": status,
+                "method": method,
+                "reason": reason,
+                "last_inspection_id": None if lr is None else int(lr["inspection_id"]),
+                "last_inspection_date": None if lr is None else str(lr["date"]),
+                "active_cases": len(active),
+            }
+        )
+    out = pd.DataFrame(rows)
+    out["last_inspection_id"] = out["last_inspection_id"].astype("Int64")
+    return out
+
+
+def summary(
+    outfalls: pd.DataFrame,
+    inspections: pd.DataFrame,
+    samples: pd.DataFrame,
+    cases: pd.DataFrame,
+    year: int,
+    *,
+    start: tuple[int, int] = (1, 1),
+) -> dict[str, Any]:
+    """Figures of one reporting year (counts of outfalls or cases, not of rows).
+
+    Parameters
+    ----------
+    outfalls : DataFrame
+        The workspace's outfalls (``outfall_id``).
+    inspections, samples, cases : DataFrame
+        Current versions (see :class:`~ms4map.records.Records`).
+    year : int
+        The reporting year, which starts on ``start`` (month, day) of ``year``.
+
+    Returns
+    -------
+    dict
+        ``year, period_start, period_end`` and :data:`SUMMARY_KEYS`:
+        ``outfalls`` (in the workspace), ``outfalls_screened`` (with an inspection in
+        the year), ``screened_last_5_years`` (share of the workspace's outfalls
+        inspected in the five reporting years ending with this one), ``flowing``
+        (outfalls found flowing at an inspection in the year), ``suspect_or_obvious``
+        (outfalls characterised suspect or obvious in the year), ``cases_opened``,
+        ``track_downs`` (cases with a sample in the year), ``samples_taken``,
+        ``illicit_found`` (cases whose source was found in the year),
+        ``notices_sent``, ``illicit_eliminated`` (cases eliminated in the year),
+        ``cases_open`` (cases opened before the year ended and not closed by then).
+    """
+    lo, hi = reporting_period(year, start)
+    lo5 = reporting_period(year - 4, start)[0]
+    known = set(outfalls["outfall_id"].astype(str))
+    n = len(known)
+    out: dict[str, Any] = {
+        "year": int(year),
+        "period_start": lo.isoformat(),
+        "period_end": (hi - dt.timedelta(days=1)).isoformat(),
+        "outfalls": n,
+    }
+    if len(inspections):
+        oid = inspections["outfall_id"].astype(str)
+        now = _in(inspections["date"], lo, hi)
+        five = _in(inspections["date"], lo5, hi)
+        out["outfalls_screened"] = int(oid[now].nunique())
+        out["screened_last_5_years"] = round(len(set(oid[five]) & known) / n, 4) if n else 0.0
+        out["flowing"] = int(oid[now & _true(inspections["flow_present"])].nunique())
+        char = inspections["characterization"].astype(object)
+        susp = char.isin(["suspect", "obvious"]).astype(bool)
+        out["suspect_or_obvious"] = int(oid[now & susp].nunique())
+    else:
+        out.update(outfalls_screened=0, screened_last_5_years=0.0, flowing=0, suspect_or_obvious=0)
+    if len(samples):
+        now = _in(samples["date"], lo, hi)
+        out["track_downs"] = int(samples.loc[now, "case_id"].nunique())
+        out["samples_taken"] = int(samples.loc[now, "sample_id"].nunique())
+    else:
+        out.update(track_downs=0, samples_taken=0)
+    if len(cases):
+        cid = cases["case_id"]
+
+        def count(col: str) -> int:
+            return int(cid[_in(cases[col], lo, hi)].nunique())
+
+        out["cases_opened"] = count("opened_on")
+        out["illicit_found"] = count("source_found_on")
+        out["notices_sent"] = count("notice_on")
+        out["illicit_eliminated"] = count("eliminated_on")
+        opened = _dates(cases["opened_on"]).map(lambda d: d is not None and d < hi)
+        closed = _dates(cases["closed_on"]).map(
+            lambda d: d is not None and not pd.isna(d) and d < hi
+        )
+        out["cases_open"] = int(cid[opened.astype(bool) & ~closed.astype(bool)].nunique())
+    else:
+        out.update(
+            cases_opened=0, illicit_found=0, notices_sent=0, illicit_eliminated=0, cases_open=0
+        )
+    return {k: out[k] for k in ("year", "period_start", "period_end", *SUMMARY_KEYS)}
+
+
+def annual_report(
+    outfalls: pd.DataFrame,
+    inspections: pd.DataFrame,
+    samples: pd.DataFrame,
+    cases: pd.DataFrame,
+    *,
+    last_year: int,
+    first_year: int | None = None,
+    start: tuple[int, int] = (1, 1),
+) -> pd.DataFrame:
+    """One :func:`summary` row per reporting year, from the first year with a record.
+
+    ``first_year`` defaults to the reporting year of the earliest inspection, sample
+    or case step (``last_year`` when there is none).
+    """
+    if first_year is None:
+        days: list[dt.date] = []
+        for df, cols in (
+            (inspections, ("date",)),
+            (samples, ("date",)),
+            (cases, ("opened_on",)),
+        ):
+            for c in cols:
+                if len(df) and c in df:
+                    days += [d for d in _dates(df[c]) if d is not None and not pd.isna(d)]
+        first_year = min((reporting_year(d, start) for d in days), default=last_year)
+    first_year = min(first_year, last_year)
+    rows = [
+        summary(outfalls, inspections, samples, cases, y, start=start)
+        for y in range(first_year, last_year + 1)
+    ]
+    return pd.DataFrame(rows)

@@ -1,0 +1,110 @@
+"""Case deadlines from the three bundled profiles, worked out by hand."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from test_records import make_town
+
+import ms4map.records as rec
+from ms4map.errors import DataError
+
+
+def _deadlines(r: rec.Records, cid: int, today: str) -> dict[str, tuple]:
+    d = r.deadlines(today=today, case_id=cid)
+    return {k: (due, st) for k, due, st in zip(d["deadline"], d["due"], d["status"], strict=True)}
+
+
+def _case(r: rec.Records, *, deadline: str | None = None, appeal: bool = True) -> int:
+    cid = r.open_case("OF-1", "2025-06-02")
+    r.advance_case(cid, "source_found", "2025-06-04", parcel_id="P-1")
+    r.advance_case(cid, "notice_sent", "2025-06-06", deadline=deadline)
+    return cid
+
+
+def test_stillwater_deadlines(tmp_path) -> None:
+    r = rec.open_records(make_town(tmp_path), user="smo", profile="stillwater")
+    cid = _case(r, deadline="2025-06-30")
+    # remedy: the date in the notice; appeal: 15 days after 2025-06-06 = 2025-06-21
+    assert _deadlines(r, cid, "2025-06-10") == {
+        "remedy": ("2025-06-30", "due"),
+        "appeal_window": ("2025-06-21", "window_open"),
+    }
+    assert _deadlines(r, cid, "2025-07-01") == {
+        "remedy": ("2025-06-30", "overdue"),
+        "appeal_window": ("2025-06-21", "window_closed"),
+    }
+    r.advance_case(cid, "appeal_filed", "2025-06-15")
+    # hearing within 30 days of filing: 2025-07-15
+    assert _deadlines(r, cid, "2025-07-16")["appeal_hearing"] == ("2025-07-15", "overdue")
+    r.advance_case(cid, "appeal_decided", "2025-07-10", outcome="upheld")  # a Thursday
+    r.advance_case(cid, "corrected", "2025-07-18")
+    r.advance_case(cid, "closed", "2025-07-20")
+    d = _deadlines(r, cid, "2025-07-21")
+    assert d["appeal_window"] == ("2025-06-21", "met")  # filed 06-15
+    assert d["appeal_hearing"] == ("2025-07-15", "met")  # decided 07-10
+    assert d["decision_filed"] == ("2025-07-15", "overdue")  # 5 days, not recorded as filed
+    # 5 business days after Thu 2025-07-10: Fri 11, Mon 14, Tue 15, Wed 16, Thu 17
+    assert d["corrective_action"] == ("2025-07-17", "late")  # corrected 07-18
+    assert d["remedy"] == ("2025-06-30", "late")
+    assert d["records_retention"] == ("2028-07-20", "keep")  # 3 years
+    assert _deadlines(r, cid, "2028-07-21")["records_retention"][1] == "may_discard"
+
+
+def test_stillwater_remedy_left_to_the_notice(tmp_path) -> None:
+    r = rec.open_records(make_town(tmp_path), user="smo", profile="stillwater")
+    cid = _case(r)
+    d = r.deadlines(today="2025-06-10", case_id=cid).set_index("deadline")
+    assert d.loc["remedy", "status"] == "not_set"
+    assert "the deadline set in the notice of violation" in d.loc["remedy", "reason"]
+    r.correct("cases", cid, remedy_deadline="2025-07-01")
+    assert _deadlines(r, cid, "2025-06-10")["remedy"] == ("2025-07-01", "due")
+
+
+def test_kingsbury_deadlines(tmp_path) -> None:
+    r = rec.open_records(make_town(tmp_path), user="smo", profile="kingsbury")
+    cid = _case(r)
+    # 48 hours after the notice of 2025-06-06 -> 2025-06-08; appeal 15 days -> 06-21
+    assert _deadlines(r, cid, "2025-06-07") == {
+        "remedy": ("2025-06-08", "due"),
+        "appeal_window": ("2025-06-21", "window_open"),
+    }
+    r.advance_case(cid, "eliminated", "2025-06-08")
+    r.advance_case(cid, "closed", "2025-06-30")
+    d = _deadlines(r, cid, "2025-07-01")
+    assert d["remedy"] == ("2025-06-08", "met")
+    assert d["records_retention"] == ("2032-06-30", "keep")  # 7 years
+    assert r.cases()["remedy_deadline"].iloc[0] == "2025-06-08"
+
+
+def test_kiryas_joel_states_no_periods(tmp_path) -> None:
+    r = rec.open_records(make_town(tmp_path), user="smo", profile="kiryas_joel")
+    cid = _case(r)
+    r.advance_case(cid, "appeal_filed", "2025-06-10")
+    r.advance_case(cid, "appeal_decided", "2025-06-20", outcome="upheld")
+    r.advance_case(cid, "closed", "2025-06-30")
+    d = r.deadlines(today="2025-07-01", case_id=cid).set_index("deadline")
+    assert d["status"].to_dict() == {
+        "remedy": "not_set",
+        "appeal_window": "not_stated",
+        "appeal_hearing": "not_stated",
+        "decision_filed": "not_stated",
+        "corrective_action": "not_stated",
+        "records_retention": "not_stated",
+    }
+    assert "appeal_days = 'not stated'" in d.loc["appeal_window", "reason"]
+    assert d["due"].isna().all()
+
+
+def test_business_days_and_bad_steps(tmp_path) -> None:
+    assert rec.add_business_days(dt.date(2025, 7, 11), 1) == dt.date(2025, 7, 14)  # Fri -> Mon
+    r = rec.open_records(make_town(tmp_path), user="smo")
+    cid = r.open_case("OF-1", "2025-06-02")
+    with pytest.raises(DataError, match="Unknown case step 'fixed'"):
+        r.advance_case(cid, "fixed", "2025-06-03")
+    with pytest.raises(DataError, match="'appeal_outcome' is needed"):
+        r.advance_case(cid, "appeal_decided", "2025-06-03")
+    r.advance_case(cid, "source_found", "2025-06-03", parcel_id="P-1")
+    with pytest.raises(DataError, match="'remedy_deadline' = 2025-06-01 is before"):
+        r.advance_case(cid, "notice_sent", "2025-06-04", deadline="2025-06-01")
