@@ -6,12 +6,22 @@ Prints build + QA, all-structures assignment, and next to them the baselines of 
 issue in the same run: a networkx graph build plus a per-structure BFS to the
 outfalls (on a sample, extrapolated), and a rustworkx build.
 Targets (issue 3): build + QA <= 5 s, all-structures assignment <= 0.1 s.
+
+Whole processes (issue 12, skip with --no-whole): the network is written to a
+GeoPackage, then ``ms4map trace FILE --all --out CSV`` and a naive tracer (read the same
+file with geopandas, snap ends to the nearest structure, orient by inverts, networkx BFS
+from every structure to the first outfall, write a CSV) run as separate processes;
+both times (imports included) and the ratio are printed. Target: ratio <= 1.2.
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import geopandas as gpd
 import numpy as np
@@ -108,17 +118,98 @@ def synthetic(n_conv: int, n_out: int, seed: int = 0, spacing: float = 30.0):
     return ws, root
 
 
+NAIVE = r"""
+import sys, time
+import geopandas as gpd, networkx as nx, numpy as np, shapely
+from scipy.spatial import cKDTree
+gpkg, out = sys.argv[1], sys.argv[2]
+st = gpd.read_file(gpkg, layer="structures")
+cv = gpd.read_file(gpkg, layer="conveyances")
+sxy = shapely.get_coordinates(st.geometry.values)
+ids = st["struct_id"].astype(str).to_numpy()
+g = cv.geometry.values
+a = shapely.get_coordinates(shapely.get_point(g, 0))
+b = shapely.get_coordinates(shapely.get_point(g, -1))
+tree = cKDTree(sxy)
+_, ia = tree.query(a)
+_, ib = tree.query(b)
+ui, di = cv["us_invert"].to_numpy(float), cv["ds_invert"].to_numpy(float)
+rev = di > ui
+fr, to = np.where(rev, ib, ia), np.where(rev, ia, ib)
+G = nx.DiGraph()
+G.add_nodes_from(range(len(ids)))
+G.add_edges_from(zip(fr.tolist(), to.tolist()))
+outs = set(np.where(st["kind"].astype(str).to_numpy() == "outfall")[0].tolist())
+res = []
+for s in range(len(ids)):
+    o = next((n for n in nx.bfs_tree(G, s) if n in outs), None)
+    res.append(ids[o] if o is not None else "")
+with open(out, "w") as f:
+    f.write("struct_id,outfall_id\n")
+    f.writelines(f"{i},{o}\n" for i, o in zip(ids, res))
+"""
+
+
+def whole_process(ws, tmp: Path) -> None:
+    """Time ``ms4map trace --all`` and the naive networkx tracer as whole processes."""
+    gpkg = tmp / "synthetic.gpkg"
+    ws.structures.to_file(gpkg, layer="structures", driver="GPKG")
+    ws.conveyances.to_file(gpkg, layer="conveyances", driver="GPKG")
+    import resource
+
+    def cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    exe = [sys.executable, "-m", "ms4map"]
+    c0, t0 = cpu(), time.perf_counter()
+    subprocess.run(
+        [*exe, "trace", str(gpkg), "--all", "--out", str(tmp / "ms4map.csv")],
+        check=True,
+        capture_output=True,
+    )
+    c1, t1 = cpu(), time.perf_counter()
+    subprocess.run([sys.executable, "-c", NAIVE, str(gpkg), str(tmp / "naive.csv")], check=True)
+    c2, t2 = cpu(), time.perf_counter()
+    import pandas as pd
+
+    a = pd.read_csv(tmp / "ms4map.csv", usecols=["struct_id", "outfall_id"], dtype=str)
+    b = pd.read_csv(tmp / "naive.csv", dtype=str)
+    same = (
+        a.set_index("struct_id")["outfall_id"].fillna("")
+        == b.set_index("struct_id")["outfall_id"].fillna("").reindex(a["struct_id"])
+    ).mean()
+    ms, nv = t1 - t0, t2 - t1
+    cm, cn = c1 - c0, c2 - c1
+    print(
+        f"whole process (wall): ms4map trace --all {ms:7.2f} s | naive networkx BFS "
+        f"{nv:7.2f} s | ratio {ms / nv:.2f} (target <= 1.2)"
+    )
+    print(
+        f"whole process (CPU, user+sys; steadier on a shared machine): ms4map {cm:7.2f} s | "
+        f"naive {cn:7.2f} s | ratio {cm / cn:.2f}; same outfall for {same * 100:.2f}% of "
+        "structures"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--outfalls", type=int, default=200)
     ap.add_argument("--bfs-sample", type=int, default=2000)
+    ap.add_argument("--no-whole", action="store_true", help="skip the whole-process timing")
+    ap.add_argument("--only-whole", action="store_true", help="only the whole-process timing")
     args = ap.parse_args()
     ws, true_root = synthetic(args.n, args.outfalls)
     print(
         f"synthetic network: {len(ws.conveyances)} conveyances, {len(ws.structures)} "
         f"structures, {args.outfalls} outfalls"
     )
+    if not args.no_whole:
+        with tempfile.TemporaryDirectory() as tmp:
+            whole_process(ws, Path(tmp))
+        if args.only_whole:
+            return
     t0 = time.perf_counter()
     net = build_network(ws)
     t1 = time.perf_counter()

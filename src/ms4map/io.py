@@ -882,14 +882,7 @@ def _canonicalise(
 
 
 def _str_or_na(s: pd.Series) -> pd.Series:
-    def conv(v: Any) -> Any:
-        if schema._blank(v):
-            return pd.NA
-        if isinstance(v, float) and v.is_integer():
-            v = int(v)
-        return str(v).strip()
-
-    return s.map(conv).astype(object)
+    return schema.text_or_na(s)
 
 
 def _normalise_values(
@@ -898,9 +891,11 @@ def _normalise_values(
     def apply_user_values(canon: str) -> None:
         vm = fmap.value_map(role, canon)
         if vm:
-            out[canon] = out[canon].map(
-                lambda v: vm.get(str(v).strip(), v) if not schema._blank(v) else v
+            keep = out[canon]
+            mapped = schema.map_unique(
+                keep, lambda v: vm.get(str(v).strip(), v) if not schema._blank(v) else v
             )
+            out[canon] = mapped.where(keep.notna(), keep)
 
     for col in schema.LAYERS[role].columns:
         apply_user_values(col.name)
@@ -911,8 +906,9 @@ def _normalise_values(
             out[c.name] = _str_or_na(out[c.name])
 
     if role == "structures":
-        unknown = sorted({str(v) for v in out["kind"] if not schema.is_known_structure_code(v)})
-        out["kind"] = out["kind"].map(schema.normalize_structure_kind).astype(object)
+        kinds = pd.Series(pd.unique(out["kind"].astype(object)), dtype=object)
+        unknown = sorted({str(v) for v in kinds if not schema.is_known_structure_code(v)})
+        out["kind"] = schema.map_unique(out["kind"], schema.normalize_structure_kind)
         out["kind"] = out["kind"].where(out["kind"].notna(), "other")
         if unknown and "kind" in used:
             report.info(
@@ -924,18 +920,17 @@ def _normalise_values(
                 count=int(sum(1 for v in out["kind"] if v == "other")),
             )
         for c in ("rim_elev", "invert_elev"):
-            out[c] = out[c].map(schema.normalize_elevation).astype(float)
+            out[c] = schema.normalize_elevations(out[c])
     elif role == "conveyances":
         default_kind = _kind_from_layer_name(label)
-        out["kind"] = (
-            out["kind"]
-            .map(lambda v: schema.normalize_conveyance_kind(v, default=default_kind))
-            .astype(object)
+        out["kind"] = schema.map_unique(
+            out["kind"], lambda v: schema.normalize_conveyance_kind(v, default=default_kind)
         )
         for c in ("us_invert", "ds_invert"):
-            out[c] = out[c].map(schema.normalize_elevation).astype(float)
-        sizes = out["diameter_in"].map(schema.parse_pipe_size)
-        bad = [str(v) for v in out["diameter_in"] if not schema.is_parseable_pipe_size(v)]
+            out[c] = schema.normalize_elevations(out[c])
+        sizes = schema.map_unique(out["diameter_in"], schema.parse_pipe_size)
+        parseable = schema.map_unique(out["diameter_in"], schema.is_parseable_pipe_size)
+        bad = out["diameter_in"][~parseable.to_numpy(dtype=bool)].astype(str).tolist()
         if bad and "diameter_in" in used:
             report.info(
                 "unparsed_pipe_size",
@@ -945,31 +940,32 @@ def _normalise_values(
                 count=len(bad),
                 fix="Use inches, e.g. 15'' or 60''X42'' (span x rise).",
             )
-        rise_given = out["rise_in"].map(lambda v: schema.parse_pipe_size(v)[0])
-        out["diameter_in"] = sizes.map(lambda t: t[0]).astype(float)
-        out["rise_in"] = [
-            r if r is not None and not pd.isna(r) else t[1]
-            for r, t in zip(rise_given, sizes, strict=True)
-        ]
-        out["rise_in"] = out["rise_in"].astype(float)
-        out["flow_dir"] = out["flow_dir"].map(schema.normalize_flow_dir).astype(object)
+        rise_given = pd.to_numeric(
+            schema.map_unique(out["rise_in"], lambda v: schema.parse_pipe_size(v)[0]),
+            errors="coerce",
+        ).to_numpy(dtype=float, na_value=np.nan)
+        span = schema.map_unique(sizes, lambda t: t[0] if t else None)
+        rise = schema.map_unique(sizes, lambda t: t[1] if t else None)
+        out["diameter_in"] = pd.to_numeric(span, errors="coerce").astype(float)
+        rise_f = pd.to_numeric(rise, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        out["rise_in"] = np.where(np.isnan(rise_given), rise_f, rise_given)
+        out["flow_dir"] = schema.map_unique(out["flow_dir"], schema.normalize_flow_dir)
         for c in ("from_id", "to_id"):
             out[c] = _str_or_na(out[c])
     elif role == "outfalls":
-        out["status"] = out["status"].map(schema.normalize_outfall_status).astype(object)
+        out["status"] = schema.map_unique(out["status"], schema.normalize_outfall_status)
     elif role == "parcels":
-        out["sewer"] = out["sewer"].map(schema.normalize_sewer).astype(object)
-        out["prop_class"] = (
-            out["prop_class"]
-            .map(lambda v: pd.NA if schema._blank(v) else str(v).strip().split(".")[0].zfill(3))
-            .astype(object)
+        out["sewer"] = schema.map_unique(out["sewer"], schema.normalize_sewer)
+        out["prop_class"] = schema.map_unique(
+            out["prop_class"],
+            lambda v: pd.NA if schema._blank(v) else str(v).strip().split(".")[0].zfill(3),
         )
         out["acres"] = pd.to_numeric(out["acres"], errors="coerce").astype(float)
     elif role == "impairments":
         out["category"] = _str_or_na(out["category"])
         out["list_year"] = pd.to_numeric(out["list_year"], errors="coerce").astype("Int64")
     elif role == "tmdl_watersheds":
-        out["stormwater_source"] = out["stormwater_source"].map(_to_bool).astype(object)
+        out["stormwater_source"] = schema.map_unique(out["stormwater_source"], _to_bool)
     if id_col is not None and id_col in out.columns:
         out[id_col] = _str_or_na(out[id_col])
 

@@ -21,6 +21,12 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from .errors import DataError
+from .network_settings import (
+    DEFAULT_ID_MATCH_M,
+    DEFAULT_LATERAL_M,
+    DEFAULT_SNAP_M,
+    DEFAULT_WATER_M,
+)
 from .qa import QAReport
 from .schema import INLET_KINDS, OPEN_CONVEYANCE_KINDS
 
@@ -35,17 +41,6 @@ __all__ = [
     "build_network",
     "crs_unit_factor",
 ]
-
-#: Default snap tolerance in metres (5 US ft); chosen by measurement, see docs/network.md.
-DEFAULT_SNAP_M = 1.524
-#: Default distance (metres) within which a terminal node counts as "at water".
-DEFAULT_WATER_M = 10.0
-#: A from/to id is trusted when its structure lies within this distance (metres) of the
-#: conveyance end it names; farther away the geometry wins and a QA finding is raised.
-DEFAULT_ID_MATCH_M = 15.0
-#: A structure that no conveyance reaches is assumed to drain through an unmapped lateral
-#: to the nearest conveyance within this distance (metres); 0 turns the inference off.
-DEFAULT_LATERAL_M = 15.0
 
 #: Values of ``edges.orient_method``: the rule of RULES.md section 1 that decided.
 ORIENT_METHODS = (
@@ -91,6 +86,8 @@ OUTFALL_RANK = {
 }
 
 _STEP = "network"
+#: Outfall attributes carried from the outfalls layer into ``net.outfalls``.
+_OUTFALL_ATTRS = ("receiving_water", "pwl_id", "status", "permit_id")
 _NA = pd.NA
 
 
@@ -1551,63 +1548,60 @@ class _Builder:
             geometry=geoms if len(geoms) else gpd.GeoSeries([], crs=self.crs),
             crs=self.crs,
         )
-        orow: list[dict[str, Any]] = []
-        out_nodes = np.where(np.array([v is not None for v in self.out_id]))[0]
+        # the outfall table, built column by column (no per-outfall Python rows)
+        out_nodes = np.where(self.out_id != None)[0]  # noqa: E711
         jnames = junction_outfall_ids(
-            [int(nd) for nd in out_nodes if nd >= n_st and self.out_id[nd] == self.node_ids[nd]],
+            [
+                int(nd)
+                for nd in out_nodes[out_nodes >= n_st]
+                if self.out_id[nd] == self.node_ids[nd]
+            ],
             self.e_u,
             self.e_v,
             np.asarray(r["conv_id"], dtype=object),
-            taken={str(v) for v in self.out_id if v is not None},
+            taken=set(self.out_id[out_nodes].astype(str).tolist()),
         )
-        for nd in out_nodes:
-            a = self.out_attrs.get(int(nd), {})
-            orow.append(
-                {
-                    "outfall_id": jnames.get(int(nd), str(self.out_id[nd])),
-                    "node_id": str(self.node_ids[nd]),
-                    "receiving_water": a.get("receiving_water"),
-                    "pwl_id": a.get("pwl_id"),
-                    "status": a.get("status", "unknown"),
-                    "permit_id": a.get("permit_id"),
-                    "method": self.out_method[nd],
-                    "geometry": shapely.points(self.node_xy_of(np.array([nd]))[0]),
-                }
-            )
-        for rec in self.unsnapped_outfalls:
-            orow.append(
-                {
-                    "outfall_id": str(rec["outfall_id"]),
-                    "node_id": None,
-                    "receiving_water": rec["receiving_water"],
-                    "pwl_id": rec["pwl_id"],
-                    "status": rec["status"],
-                    "permit_id": rec["permit_id"],
-                    "method": "outfalls_layer",
-                    "geometry": shapely.points(rec["xy"]),
-                }
-            )
-        cols = [
-            "outfall_id",
-            "node_id",
-            "receiving_water",
-            "pwl_id",
-            "status",
-            "permit_id",
-            "method",
-        ]
-        odf = pd.DataFrame(orow, columns=[*cols, "geometry"])
+        k = len(out_nodes)
+        oid = self.out_id[out_nodes].astype(str).astype(object)
+        for nd, name in jnames.items():
+            oid[np.searchsorted(out_nodes, nd)] = name
+        attr_cols = {c: np.full(k, None, dtype=object) for c in _OUTFALL_ATTRS}
+        attr_cols["status"][:] = "unknown"
+        for nd, a in self.out_attrs.items():
+            pos = int(np.searchsorted(out_nodes, nd))
+            if pos < k and out_nodes[pos] == nd:
+                for c in _OUTFALL_ATTRS:
+                    attr_cols[c][pos] = a.get(c, "unknown" if c == "status" else None)
+        un = self.unsnapped_outfalls
+        cols = ["outfall_id", "node_id", *_OUTFALL_ATTRS, "method"]
+        data = {
+            "outfall_id": np.r_[oid, np.array([str(x["outfall_id"]) for x in un], dtype=object)],
+            "node_id": np.r_[
+                self.node_ids[out_nodes].astype(str).astype(object),
+                np.full(len(un), None, dtype=object),
+            ],
+            **{
+                c: np.r_[attr_cols[c], np.array([x[c] for x in un], dtype=object)]
+                for c in _OUTFALL_ATTRS
+            },
+            "method": np.r_[
+                self.out_method[out_nodes].astype(object),
+                np.full(len(un), "outfalls_layer", dtype=object),
+            ],
+        }
+        xy = np.vstack([self.node_xy_of(out_nodes), np.array([x["xy"] for x in un]).reshape(-1, 2)])
+        odf = pd.DataFrame({c: data[c] for c in cols})
         for c in cols:
             odf[c] = pd.array(odf[c].astype(object).where(odf[c].notna(), None), dtype="str")
+        odf["geometry"] = shapely.points(xy) if len(xy) else np.zeros(0, dtype=object)
         outfalls = gpd.GeoDataFrame(odf, geometry="geometry", crs=self.crs).set_index("outfall_id")
         sn = pd.DataFrame(
             {
                 "struct_id": pd.array(self.st_ids_in.astype(str), dtype="str"),
                 "node_id": pd.array(
-                    [
-                        str(self.node_ids[self.st_primary[i]]) if self.st_ok[i] else None
-                        for i in range(n_st)
-                    ],
+                    np.where(self.st_ok, self.node_ids[self.st_primary].astype(str), None).astype(
+                        object
+                    ),
                     dtype="str",
                 ),
             }

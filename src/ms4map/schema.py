@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "ANSWER_COLUMNS",
     "CONVEYANCE_KINDS",
@@ -637,3 +639,71 @@ PWL_RE = re.compile(r"^\d{4}-\d{4}$")
 def is_pwl_id(value: Any) -> bool:
     """Whether ``value`` is a NYSDEC PWL ID such as ``1302-0092``."""
     return not _blank(value) and bool(PWL_RE.match(str(value).strip()))
+
+
+# ---- vectorised normalisers (one call per column; Python only per distinct value) -----------
+_BLANK_TEXT = ("", "<Null>", "NULL", "None")
+
+
+def map_unique(values: Any, func: Any) -> Any:
+    """``func`` applied to each *distinct* value of a Series (blanks passed as ``None``),
+    spread back to every row: the per-value Python work is per distinct value only."""
+    import pandas as pd
+
+    s = values if isinstance(values, pd.Series) else pd.Series(values)
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    res = [func(u) for u in uniques] + [func(None)]
+    arr = np.empty(len(res), dtype=object)
+    arr[:] = res
+    return pd.Series(arr[codes], index=s.index, dtype=object)
+
+
+def normalize_elevations(values: Any) -> np.ndarray:
+    """:func:`normalize_elevation` for a whole column: float array, NaN for blanks, text
+    that is no number, 0 and the sentinels."""
+    import pandas as pd
+
+    s = values if isinstance(values, pd.Series) else pd.Series(values)
+    if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+        v = s.to_numpy(dtype=float, na_value=np.nan)
+    else:
+        txt = s.astype(object).where(s.notna(), "").astype(str).str.strip()
+        txt = txt.str.replace(",", "", regex=False)
+        v = pd.to_numeric(txt, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    v = v.copy()
+    v[np.isin(v, list(ELEVATION_SENTINELS))] = np.nan
+    return v
+
+
+def text_or_na(values: Any) -> Any:
+    """Text column: stripped strings, NA for blanks; whole-number floats lose ``.0``
+    (an id read as 1204.0 is "1204")."""
+    import pandas as pd
+
+    s = values if isinstance(values, pd.Series) else pd.Series(values)
+    if pd.api.types.is_float_dtype(s.dtype):
+        v = s.to_numpy(dtype=float, na_value=np.nan).copy()
+        fin = np.isfinite(v)
+        whole = fin & (v == np.floor(v)) & (np.abs(v) < 2**53)
+        out = np.full(len(v), pd.NA, dtype=object)
+        out[whole] = v[whole].astype(np.int64).astype(str)
+        other = fin & ~whole
+        out[other] = v[other].astype(str)
+        return pd.Series(out, index=s.index, dtype=object)
+    kind = pd.api.types.infer_dtype(s, skipna=True)
+    if kind in ("string", "empty") or pd.api.types.is_integer_dtype(s.dtype):
+        blank = s.isna().to_numpy().copy()
+        txt = s.astype(object).where(~blank, "").astype(str).str.strip()
+        blank |= txt.isin(_BLANK_TEXT).to_numpy()
+        out = txt.to_numpy(dtype=object).copy()
+        out[blank] = pd.NA
+        return pd.Series(out, index=s.index, dtype=object)
+
+    def conv(v: Any) -> Any:
+        if _blank(v):
+            return pd.NA
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        return str(v).strip()
+
+    return map_unique(s, conv)

@@ -20,7 +20,7 @@ CSV_COLUMNS = [
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..network import DEFAULT_LATERAL_M, DEFAULT_SNAP_M
+    from ..network_settings import DEFAULT_LATERAL_M, DEFAULT_SNAP_M
 
     p = sub.add_parser(
         "trace",
