@@ -1,0 +1,809 @@
+"""Many towns at once: the whole chain per town, as one task each on ``dask.distributed``.
+
+A batch manifest (TOML) lists towns::
+
+    [[town]]
+    name = "alder-falls"             # file-safe name of the outputs
+    workspace = "alder/town.gpkg"    # relative to the manifest; a workspace manifest works too
+    profile = "stillwater"           # optional (default: the CLI's default)
+    # impairments = "303d.csv"       # optional, as `ms4map screen --impairments`
+    # pollutants = ["phosphorus"]    # optional, as `ms4map screen --pollutants`
+
+Each town runs validate -> network -> overland -> drainage -> batch screening -> septic
+flags (:func:`run_town`) and writes ``DIR/<name>.gpkg`` with the layers of
+``ms4map drainage`` and ``ms4map screen --all`` and their provenance, the same answers
+as those two commands on the workspace (the options come from the same command-line
+parsers, so defaults cannot drift apart).  :func:`run_batch` runs the towns in this
+process (``scheduler="none"``) or on a Dask cluster (``local``, ``local:N`` or a
+scheduler address) and keeps ``DIR/summary.csv`` up to date as towns finish.
+
+A town that fails (bad data, an ms4map bug, a lost worker) is ``failed`` with its error
+and the others go on.  A town whose output is complete and whose inputs, options,
+profile and ms4map version are those its provenance records is ``skipped`` unless
+``force=True``.  Details in ``docs/batch.md``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import InputOpenError, Ms4mapError, UsageError
+
+__all__ = [
+    "LAYERS",
+    "SUMMARY_COLUMNS",
+    "Town",
+    "output_path",
+    "parse_scheduler",
+    "read_manifest",
+    "run_batch",
+    "run_town",
+    "write_summary",
+]
+
+#: Columns of ``summary.csv``, one row per town.
+SUMMARY_COLUMNS = (
+    "name",
+    "status",
+    "error",
+    "parcels",
+    "condition_a_parcels",
+    "septic_flagged",
+    "outfalls",
+    "seconds",
+)
+#: Layers of a town's GeoPackage: those of ``ms4map drainage`` then ``ms4map screen --all``.
+DRAINAGE_LAYERS = ("parcel_drainage", "inlet_catchments", "sewersheds", "qa")
+SCREEN_LAYERS = ("screening", "septic")
+LAYERS = DRAINAGE_LAYERS + SCREEN_LAYERS
+STATUSES = ("ok", "failed", "skipped")
+
+_TOWN_KEYS = ("name", "workspace", "profile", "impairments", "pollutants")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+_COUNTS = ("parcels", "condition_a_parcels", "septic_flagged", "outfalls")
+
+TaskFn = Callable[..., dict[str, Any]]
+
+
+# ======================================================================================
+# The manifest
+# ======================================================================================
+@dataclass(frozen=True)
+class Town:
+    """One town of a batch manifest (paths absolute).
+
+    Attributes
+    ----------
+    name : str
+        File-safe name: the output is ``<name>.gpkg``.
+    workspace : str
+        The workspace (GeoPackage, folder, vector file or workspace TOML manifest).
+    profile : str
+        A bundled profile name or the absolute path of a profile TOML file.
+    impairments : str or None
+        A 303(d) CSV used instead of the workspace's impairments layer.
+    pollutants : tuple of str
+        Narrowed pollutants of concern (empty: the profile's own reading).
+    manifest : str
+        The batch manifest the town comes from (for messages).
+    """
+
+    name: str
+    workspace: str
+    profile: str = "stillwater"
+    impairments: str | None = None
+    pollutants: tuple[str, ...] = ()
+    manifest: str = ""
+
+    def screen_argv(self) -> list[str]:
+        """The ``ms4map screen --all`` arguments this town is screened with."""
+        argv = ["screen", self.workspace, "--all", "--profile", self.profile]
+        if self.impairments:
+            argv += ["--impairments", self.impairments]
+        if self.pollutants:
+            argv += ["--pollutants", ",".join(self.pollutants)]
+        return argv
+
+    def drainage_argv(self) -> list[str]:
+        """The ``ms4map drainage`` arguments this town's drainage layers are made with."""
+        return ["drainage", self.workspace]
+
+    def option_files(self) -> list[Path]:
+        """Files the town's options name besides its data (their content is in the key)."""
+        files = []
+        ws = Path(self.workspace)
+        if ws.suffix.lower() == ".toml":
+            files.append(ws)
+        for p in (self.profile, self.impairments):
+            if p and Path(p).suffix.lower() in (".toml", ".csv") and Path(p).is_file():
+                files.append(Path(p))
+        return files
+
+    def key(self) -> dict[str, Any]:
+        """What the output must have been made from to be skipped on a rerun.
+
+        The town's options, the drainage settings the command uses, and the SHA-256 of
+        the option files (workspace manifest, profile file, impairments CSV).  The data
+        files themselves are checked against the provenance's input hashes.
+        """
+        from .workspace import file_sha256
+
+        return {
+            "name": self.name,
+            "workspace": self.workspace,
+            "profile": self.profile,
+            "impairments": self.impairments,
+            "pollutants": list(self.pollutants),
+            "drainage_settings": _drainage_settings(self),
+            "option_files": {str(p): file_sha256(p) for p in self.option_files()},
+        }
+
+
+def read_manifest(path: str | Path) -> list[Town]:
+    """Read and check a batch manifest; every problem is reported before any town runs.
+
+    Raises
+    ------
+    InputOpenError
+        The manifest file does not exist or cannot be read (exit 3).
+    UsageError
+        Anything wrong inside it (exit 4): not TOML, no ``[[town]]``, unknown keys, a
+        missing workspace, a duplicate or unsafe name, an unknown profile, a missing
+        impairments CSV, an unknown pollutant.  The message lists every problem, each
+        naming the town, the file and the fix.
+    """
+    p = Path(path).expanduser()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputOpenError(f"Batch manifest '{p}' does not exist. Fix: check the path.") from None
+    except IsADirectoryError:
+        raise UsageError(
+            f"Batch manifest '{p}' is a folder. Fix: give the TOML file listing the towns."
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputOpenError(f"Cannot read batch manifest '{p}': {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(
+            f"Batch manifest '{p.name}' is not valid TOML: {exc}. Fix: correct the line it "
+            "names (each town is a [[town]] table with name and workspace)."
+        ) from None
+    base = p.resolve().parent
+    where = f"batch manifest '{p.name}'"
+    unknown = sorted(set(data) - {"town"})
+    if unknown:
+        raise UsageError(
+            f"{where[0].upper()}{where[1:]}: unknown key(s) {unknown}. Fix: list towns as "
+            "[[town]] tables (name, workspace, optional profile, impairments, pollutants)."
+        )
+    entries = data.get("town")
+    if (
+        not isinstance(entries, list)
+        or not entries
+        or not all(isinstance(e, dict) for e in entries)
+    ):
+        raise UsageError(
+            f"{where[0].upper()}{where[1:]} lists no town. Fix: add one [[town]] table per "
+            'town, e.g.\n  [[town]]\n  name = "alder-falls"\n  workspace = "alder/town.gpkg"'
+        )
+    problems: list[str] = []
+    towns: list[Town] = []
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(entries, start=1):
+        label = f"town #{i}" + (f" '{entry['name']}'" if isinstance(entry.get("name"), str) else "")
+        errs = _check_entry(entry, label, base)
+        if errs:
+            problems += errs
+            continue
+        name = entry["name"]
+        first = seen.setdefault(name.lower(), i)
+        if first != i:
+            problems.append(
+                f"{label}: the name '{name}' is already used by town #{first} (names are "
+                "compared ignoring case, as outputs <name>.gpkg share one folder). "
+                "Fix: give each town its own name."
+            )
+            continue
+        pollutants = entry.get("pollutants", ())
+        if isinstance(pollutants, str):
+            pollutants = [x.strip() for x in pollutants.split(",") if x.strip()]
+        towns.append(
+            Town(
+                name=name,
+                workspace=str(_resolve(entry["workspace"], base)),
+                profile=_profile_spec(entry.get("profile"), base),
+                impairments=(
+                    str(_resolve(entry["impairments"], base)) if entry.get("impairments") else None
+                ),
+                pollutants=tuple(pollutants),
+                manifest=str(p),
+            )
+        )
+    problems += _check_profiles(towns)
+    if problems:
+        head = f"{where[0].upper()}{where[1:]} has {len(problems)} problem(s); no town was run:"
+        raise UsageError("\n".join([head, *(f"  - {m}" for m in problems)]))
+    return towns
+
+
+def _resolve(text: str, base: Path) -> Path:
+    q = Path(text).expanduser()
+    return (q if q.is_absolute() else base / q).resolve()
+
+
+def _profile_spec(value: Any, base: Path) -> str:
+    from .profiles import BUILTIN_PROFILES, DEFAULT_PROFILE
+
+    if value is None:
+        return DEFAULT_PROFILE
+    if value in BUILTIN_PROFILES:
+        return str(value)
+    if Path(value).suffix or "/" in value or os.sep in value:
+        return str(_resolve(value, base))
+    return str(value)  # an unknown name: load_profile says which names exist
+
+
+def _check_entry(entry: dict[str, Any], label: str, base: Path) -> list[str]:
+    errs: list[str] = []
+    unknown = sorted(set(entry) - set(_TOWN_KEYS))
+    if unknown:
+        errs.append(f"{label}: unknown key(s) {unknown}. Fix: use only {list(_TOWN_KEYS)}.")
+    for key in ("name", "workspace"):
+        if not isinstance(entry.get(key), str) or not entry[key].strip():
+            errs.append(f'{label}: `{key}` is missing (a text). Fix: add {key} = "...".')
+    for key in ("profile", "impairments"):
+        if key in entry and not isinstance(entry[key], str):
+            errs.append(f"{label}: `{key}` must be a text, got {entry[key]!r}.")
+    pol = entry.get("pollutants")
+    if pol is not None and not (
+        isinstance(pol, str) or (isinstance(pol, list) and all(isinstance(x, str) for x in pol))
+    ):
+        errs.append(f"{label}: `pollutants` must be a list of texts, got {pol!r}.")
+    if errs:
+        return errs
+    name = entry["name"]
+    if not _NAME_RE.match(name) or name.endswith("."):
+        errs.append(
+            f"{label}: the name '{name}' is not a safe file name (its output is "
+            "<name>.gpkg in the --out folder). Fix: use letters, digits, '-', '_' and '.' "
+            "only, no path separators, starting with a letter or digit."
+        )
+    ws = _resolve(entry["workspace"], base)
+    if not ws.exists():
+        errs.append(
+            f"{label}: workspace '{entry['workspace']}' does not exist (looked for '{ws}'; "
+            "paths are relative to the manifest). Fix: correct the path."
+        )
+    elif ws.suffix.lower() == ".toml":
+        from .io import load_manifest
+
+        try:
+            inner = load_manifest(ws).get("workspace")
+        except Ms4mapError as exc:
+            errs.append(f"{label}: workspace manifest '{ws.name}': {exc}")
+        else:
+            if inner is not None and not Path(inner).exists():
+                errs.append(
+                    f"{label}: workspace manifest '{ws.name}' names workspace '{inner}', "
+                    "which does not exist. Fix: correct `workspace` in that file."
+                )
+    if entry.get("impairments"):
+        imp = _resolve(entry["impairments"], base)
+        if not imp.is_file():
+            errs.append(
+                f"{label}: impairments CSV '{entry['impairments']}' does not exist (looked "
+                f"for '{imp}'). Fix: correct the path or leave `impairments` out to use the "
+                "workspace's impairments layer."
+            )
+    return errs
+
+
+def _check_profiles(towns: Sequence[Town]) -> list[str]:
+    """Load every profile (with its pollutants) the way ``ms4map screen`` does."""
+    from .cli import screen as cli_screen
+
+    errs: list[str] = []
+    done: dict[tuple[str, tuple[str, ...]], str | None] = {}
+    for t in towns:
+        k = (t.profile, t.pollutants)
+        if k not in done:
+            try:
+                cli_screen._profile(_cli_args(t.screen_argv()))
+                done[k] = None
+            except Ms4mapError as exc:
+                done[k] = str(exc)
+        if done[k] is not None:
+            errs.append(f"town '{t.name}': profile '{t.profile}': {done[k]}")
+    return errs
+
+
+def parse_scheduler(text: str) -> tuple[str, Any]:
+    """``none`` -> ("none", None); ``local`` / ``local:N`` -> ("local", N);
+    an address (``tcp://host:8786``) -> ("address", text).
+
+    Raises
+    ------
+    UsageError
+        Anything else, or ``local:N`` with N < 1.
+    """
+    s = (text or "").strip()
+    low = s.lower()
+    if low == "none":
+        return "none", None
+    if low == "local":
+        return "local", _cores()
+    if low.startswith("local:"):
+        n = low.split(":", 1)[1]
+        if n.isdigit() and int(n) >= 1:
+            return "local", int(n)
+        raise UsageError(
+            f"--scheduler {text!r}: the number of workers must be a whole number >= 1, "
+            "e.g. local:2."
+        )
+    if "://" in s:
+        return "address", s
+    raise UsageError(
+        f"--scheduler {text!r} is not one of local, local:N, none or a scheduler address "
+        "such as tcp://host:8786."
+    )
+
+
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def output_path(out_dir: str | Path, town: Town) -> Path:
+    """``DIR/<name>.gpkg``."""
+    return Path(out_dir) / f"{town.name}.gpkg"
+
+
+def check_outputs(towns: Sequence[Town], out_dir: str | Path) -> Path:
+    """Check the output folder and every town's output before any town runs.
+
+    Raises
+    ------
+    UsageError
+        ``--out`` is a file, cannot be created, or a town's output would be one of the
+        towns' input files.
+    """
+    from .io import check_output_path
+
+    out = Path(out_dir).expanduser()
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out '{out}' is a file; give a folder for the towns' outputs.")
+    protected: list[Path] = []
+    for t in towns:
+        ws = Path(t.workspace)
+        protected += [ws, ws.with_name(f"{ws.stem}_dem.tif"), *t.option_files()]
+        if t.manifest:
+            protected.append(Path(t.manifest))
+    for t in towns:
+        try:
+            check_output_path(output_path(out, t), protected=protected, suffixes=(".gpkg",))
+        except UsageError as exc:
+            raise UsageError(f"town '{t.name}': {exc}") from None
+    check_output_path(out / "summary.csv", protected=protected, suffixes=(".csv",))
+    return out.resolve()
+
+
+# ======================================================================================
+# One town
+# ======================================================================================
+def _cli_args(argv: list[str]) -> Any:
+    from .cli import build_parser
+
+    return build_parser().parse_args(argv)
+
+
+def _drainage_settings(town: Town) -> dict[str, Any]:
+    from .cli import drainage as cli_drainage
+
+    return cli_drainage._settings(_cli_args(town.drainage_argv()))
+
+
+def run_town(town: Town, out_dir: str | Path, *, force: bool = False) -> dict[str, Any]:
+    """Run one town and write ``DIR/<name>.gpkg``; never raises for the town's own errors.
+
+    Returns
+    -------
+    dict
+        The :data:`SUMMARY_COLUMNS` of the town's row, plus ``peak_rss_mb`` (peak
+        resident memory of the process that ran it) and ``pid``.
+    """
+    t0 = time.perf_counter()
+    row: dict[str, Any] = {"name": town.name, "status": "failed", "error": ""}
+    out = output_path(out_dir, town)
+    try:
+        prev = None if force else previous_summary(town, out)
+        if prev is not None:
+            row.update(status="skipped", **prev)
+        else:
+            row.update(status="ok", **_compute(town, out))
+    except Ms4mapError as exc:
+        row["error"] = _town_error(town, exc)
+    except MemoryError:
+        row["error"] = (
+            f"workspace '{town.workspace}': out of memory. Fix: run fewer towns at once "
+            "(--scheduler local:1) or on a machine with more memory."
+        )
+    except Exception as exc:  # noqa: BLE001 - an ms4map bug must not stop the other towns
+        row["error"] = (
+            f"workspace '{town.workspace}': internal error (a bug in ms4map): "
+            f"{type(exc).__name__}: {exc}. Fix: run the town alone with "
+            f"`ms4map drainage {town.workspace} --debug` and report the traceback."
+        )
+    row["seconds"] = round(time.perf_counter() - t0, 3)
+    row["peak_rss_mb"] = _peak_rss_mb()
+    row["pid"] = os.getpid()
+    return row
+
+
+def _town_error(town: Town, exc: Ms4mapError) -> str:
+    msg = str(exc)
+    if town.workspace not in msg and Path(town.workspace).name not in msg:
+        msg = f"workspace '{town.workspace}': {msg}"
+    if "fix" not in msg.lower():
+        msg = msg.rstrip()
+        msg += "" if msg.endswith((".", "!", "?")) else "."
+        msg += (
+            f" Fix: `ms4map validate {town.workspace}` lists every problem; correct the "
+            "data and rerun (finished towns are skipped)."
+        )
+    return msg
+
+
+def _peak_rss_mb() -> float:
+    try:
+        import resource
+
+        kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return round(kb / 1024.0, 1)
+    except (ImportError, OSError):  # pragma: no cover - not POSIX
+        import psutil
+
+        return round(psutil.Process().memory_info().rss / 2**20, 1)
+
+
+def _compute(town: Town, out: Path) -> dict[str, Any]:
+    """The chain of ``ms4map drainage`` and ``ms4map screen --all`` on one workspace."""
+    from . import __version__, pipeline
+    from .cli import screen as cli_screen
+    from .cli import workspace_from_args
+    from .conditions import screen_all
+    from .io import check_output_path, write_outputs
+    from .septic import flag_septic
+
+    sargs = _cli_args(town.screen_argv())
+    ws = workspace_from_args(sargs)
+    protected = [*ws.inputs, town.workspace, *town.option_files()]
+    out = check_output_path(out, protected=protected, suffixes=(".gpkg",))
+    settings = _drainage_settings(town)
+    res = pipeline.run(ws, use_cache=False, **settings)
+    # `ms4map screen` runs the chain with the default settings; reuse the drainage run
+    # when they are the same (they are, unless the drainage command's defaults change)
+    same = all(pipeline.DEFAULT_SETTINGS.get(k) == v for k, v in settings.items())
+    res_screen = res if same else pipeline.run(ws, use_cache=False)
+    prof = cli_screen._profile(sargs)
+    waters = cli_screen._waters(sargs, ws)
+    scr = screen_all(res_screen, profile=prof, workspace=ws, waters=waters)
+    sep = flag_septic(res_screen, profile=prof, workspace=ws, waters=waters)
+    summary = {
+        "parcels": int(len(scr)),
+        "condition_a_parcels": int((scr["condition_a_text"] == "yes").sum()),
+        "septic_flagged": int(sep["flagged"].sum()) if len(sep) else 0,
+        "outfalls": int(len(res.network.outfalls)) if res.network is not None else 0,
+    }
+    batch = {"key": town.key(), "summary": summary, "ms4map": __version__}
+    screen_prov = ws.provenance(
+        profile=prof.name,
+        pollutant_reading=prof.pollutant_reading,
+        pollutants_of_concern=list(prof.pollutants_of_concern),
+        tributary_reach_km=prof.tributary_reach_km,
+        impairments=sargs.impairments,
+    )
+    tmp = out.with_name(f".{out.stem}.partial.gpkg")
+    tmp.unlink(missing_ok=True)
+    try:
+        write_outputs(
+            tmp,
+            res.layers(),
+            provenance={**ws.provenance(**settings), "batch": batch},
+            inputs=list(ws.inputs),
+        )
+        write_outputs(
+            tmp,
+            {"screening": scr, "septic": sep},
+            provenance={**screen_prov, "batch": batch},
+            inputs=list(ws.inputs),
+        )
+        os.replace(tmp, out)  # the town's output appears complete or not at all
+    finally:
+        tmp.unlink(missing_ok=True)
+    return summary
+
+
+def previous_summary(town: Town, out: Path) -> dict[str, Any] | None:
+    """The counts of an earlier complete output made from unchanged inputs, else ``None``.
+
+    Unchanged: every layer of :data:`LAYERS` is in the file with a provenance record of
+    this ms4map version and this town's :meth:`Town.key`, every input file recorded
+    there still has its SHA-256, and no DEM appeared beside a workspace that had none.
+    """
+    from . import __version__
+    from .io import _provenance_rows
+    from .workspace import file_sha256
+
+    if not out.is_file():
+        return None
+    import json
+
+    import pyogrio
+
+    rows = _provenance_rows(out)
+    try:
+        present = {str(r[0]) for r in pyogrio.list_layers(out)}
+    except Exception:  # noqa: BLE001 - an unreadable file is simply not reusable
+        return None
+    if not set(LAYERS) <= present or not set(LAYERS) <= set(rows):
+        return None
+    key = town.key()
+    records = []
+    for layer in LAYERS:
+        try:
+            rec = json.loads(rows[layer][1])
+        except (TypeError, ValueError):
+            return None
+        batch = rec.get("batch") or {}
+        if rec.get("version") != __version__ or batch.get("key") != key:
+            return None
+        records.append(rec)
+    hashes: dict[str, str] = {}
+    for rec in records:
+        for p, digest in (rec.get("inputs") or {}).items():
+            if p not in hashes:
+                hashes[p] = file_sha256(p) if Path(p).is_file() or Path(p).is_dir() else ""
+            if hashes[p] != digest:
+                return None
+        wss = rec.get("workspace_settings") or {}
+        if not wss.get("dem") and wss.get("path"):
+            base = Path(wss["path"])
+            if base.with_name(f"{base.stem}_dem.tif").exists():
+                return None
+    summary = records[-1]["batch"].get("summary") or {}
+    if not all(k in summary for k in _COUNTS):
+        return None
+    return {k: summary[k] for k in _COUNTS}
+
+
+# ======================================================================================
+# Many towns
+# ======================================================================================
+@dataclass
+class BatchRun:
+    """What :func:`run_batch` did: one row per town (manifest order) and timings."""
+
+    rows: list[dict[str, Any]]
+    wall_seconds: float
+    scheduler: str
+    workers: int | None = None
+    dashboard: str | None = None
+    summary_path: Path | None = None
+
+    @property
+    def failed(self) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r["status"] == "failed"]
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(r["status"] == s for r in self.rows) for s in STATUSES}
+
+
+def write_summary(rows: Iterable[dict[str, Any]], out_dir: str | Path) -> Path:
+    """Write ``DIR/summary.csv`` (atomically), one row per town, :data:`SUMMARY_COLUMNS`."""
+    import pandas as pd
+
+    from .io import write_text_output
+
+    recs = []
+    for r in rows:
+        rec = {c: r.get(c) for c in SUMMARY_COLUMNS}
+        rec["error"] = " ".join(str(rec["error"] or "").split())
+        recs.append(rec)
+    df = pd.DataFrame(recs, columns=list(SUMMARY_COLUMNS))
+    for c in _COUNTS:
+        df[c] = pd.array(df[c], dtype="Int64")
+    return write_text_output(
+        Path(out_dir) / "summary.csv", df.to_csv(index=False), suffixes=(".csv",)
+    )
+
+
+def _lost_row(town: Town, exc: BaseException) -> dict[str, Any]:
+    from distributed.scheduler import KilledWorker
+
+    if isinstance(exc, KilledWorker):
+        msg = (
+            f"workspace '{town.workspace}': the Dask worker running this town was lost "
+            "(it crashed or ran out of memory). Fix: give each worker more memory (fewer "
+            "workers, e.g. --scheduler local:1) or run the town alone with "
+            f"`ms4map drainage {town.workspace}`."
+        )
+    else:
+        msg = (
+            f"workspace '{town.workspace}': the task did not finish on the cluster: "
+            f"{type(exc).__name__}: {exc}. Fix: check the workers can read the town's files "
+            "and have ms4map installed, then rerun (finished towns are skipped)."
+        )
+    return {"name": town.name, "status": "failed", "error": msg, "seconds": None}
+
+
+def run_batch(
+    towns: Sequence[Town],
+    out_dir: str | Path,
+    *,
+    scheduler: str = "local",
+    force: bool = False,
+    on_start: Callable[[str], None] | None = None,
+    on_result: Callable[[dict[str, Any], int, int], None] | None = None,
+    task: TaskFn | None = None,
+    connect_timeout: float = 5.0,
+) -> BatchRun:
+    """Run every town (one task each) and write ``summary.csv`` as they finish.
+
+    Parameters
+    ----------
+    towns : sequence of Town
+        From :func:`read_manifest`.
+    out_dir : path
+        Folder of the outputs (created).
+    scheduler : str
+        ``local`` (a LocalCluster, one single-threaded worker process per core),
+        ``local:N``, a scheduler address (``tcp://host:8786``) or ``none`` (this
+        process, no Dask).
+    force : bool
+        Recompute towns whose output is up to date.
+    on_start : callable, optional
+        Called with a line about the cluster (its dashboard address).
+    on_result : callable, optional
+        Called with ``(row, done, total)`` as each town finishes.
+    task : callable, optional
+        The function run per town, ``task(town, out_dir, force=...) -> row``; default
+        :func:`run_town`.
+    connect_timeout : float
+        Seconds to wait for a scheduler address.
+
+    Raises
+    ------
+    UsageError
+        A bad scheduler, or a scheduler address that cannot be reached (before any town
+        runs).
+    """
+    kind, arg = parse_scheduler(scheduler)
+    out = check_outputs(towns, out_dir)
+    fn = task or run_town
+    total = len(towns)
+    rows: dict[str, dict[str, Any]] = {}
+    t0 = time.perf_counter()
+    say = on_start or (lambda _m: None)
+
+    def finished(row: dict[str, Any]) -> None:
+        rows[row["name"]] = row
+        write_summary([rows[t.name] for t in towns if t.name in rows], out)
+        if on_result is not None:
+            on_result(row, len(rows), total)
+
+    run = BatchRun(rows=[], wall_seconds=0.0, scheduler=scheduler)
+    if kind == "none":
+        for t in towns:
+            finished(fn(t, str(out), force=force))
+    else:
+        client, cluster = _connect(kind, arg, connect_timeout)
+        try:
+            run.workers = len(client.scheduler_info().get("workers", {})) or arg
+            run.dashboard = _dashboard(client)
+            if kind == "local":
+                say(f"Dask: local cluster of {arg} worker(s), dashboard {run.dashboard}")
+            else:
+                say(f"Dask: scheduler {arg} ({run.workers} worker(s)), dashboard {run.dashboard}")
+            _run_on(client, towns, out, fn, force, finished)
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    run.rows = [rows[t.name] for t in towns if t.name in rows]
+    run.wall_seconds = time.perf_counter() - t0
+    run.summary_path = out / "summary.csv"
+    if not run.rows:
+        write_summary([], out)
+    return run
+
+
+def _connect(kind: str, arg: Any, timeout: float) -> tuple[Any, Any]:
+    try:
+        import dask
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise UsageError(
+            "Running towns on Dask needs the dask extra. Fix: "
+            "python -m pip install 'ms4map[dask]', or use --scheduler none."
+        ) from None
+    if kind == "local":
+        # a task whose worker dies is failed at once (not retried on the next worker);
+        # the scheduler reads this when it starts
+        with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+            cluster = LocalCluster(
+                n_workers=int(arg),
+                threads_per_worker=1,
+                processes=True,
+                silence_logs=logging.CRITICAL,
+            )
+        return Client(cluster), cluster
+    try:
+        return Client(arg, timeout=timeout), None
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise UsageError(
+            f"Cannot reach the Dask scheduler at {arg} within {timeout:g} s: {exc}. Fix: "
+            f"start it (`dask scheduler`, then `dask worker {arg}` on each machine), check "
+            "the address, or use --scheduler local."
+        ) from None
+
+
+def _dashboard(client: Any) -> str:
+    try:
+        link = str(client.dashboard_link)
+    except Exception:  # noqa: BLE001 - no dashboard service
+        return "not available"
+    try:
+        import bokeh  # noqa: F401
+    except ImportError:
+        return f"{link} (its graphs need bokeh: python -m pip install 'bokeh>=3.1')"
+    return link
+
+
+def _run_on(
+    client: Any,
+    towns: Sequence[Town],
+    out: Path,
+    fn: TaskFn,
+    force: bool,
+    finished: Callable[[dict[str, Any]], None],
+) -> None:
+    import uuid
+
+    from distributed import as_completed
+
+    tag = uuid.uuid4().hex[:8]
+    futures = {}
+    for t in towns:
+        f = client.submit(
+            fn, t, str(out), force=force, key=f"ms4map-town-{t.name}-{tag}", pure=False
+        )
+        futures[f] = t
+    try:
+        for f in as_completed(list(futures)):
+            t = futures[f]
+            if f.status == "finished":
+                try:
+                    finished(f.result())
+                    continue
+                except Exception as exc:  # noqa: BLE001 - result could not be fetched
+                    finished(_lost_row(t, exc))
+                    continue
+            try:
+                exc = f.exception()
+            except BaseException as e:  # noqa: BLE001 - cancelled futures raise here
+                exc = e
+            finished(_lost_row(t, exc))
+    finally:
+        client.cancel(list(futures))

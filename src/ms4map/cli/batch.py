@@ -1,0 +1,90 @@
+"""``ms4map batch MANIFEST.toml --out DIR``: many towns at once, one Dask task per town.
+
+Each town gets ``DIR/<name>.gpkg`` (the layers of ``ms4map drainage`` and
+``ms4map screen --all``, with provenance); ``DIR/summary.csv`` has one row per town.
+Exit 0 when every town is ``ok`` or ``skipped``, 1 when some failed, 4 for a bad
+manifest or scheduler.  See ``docs/batch.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "batch",
+        help="run drainage and screening for many towns (one Dask task per town)",
+        description="Run the whole chain (validate, network, overland, drainage, batch "
+        "screening, septic flags) for every [[town]] of MANIFEST.toml, one task per town on "
+        "dask.distributed. Writes DIR/<name>.gpkg (the layers of `ms4map drainage` and "
+        "`ms4map screen --all`, with provenance) and DIR/summary.csv. A town that fails is "
+        "reported and the others finish; a town whose output is up to date is skipped. "
+        "Manifest layout and schedulers: docs/batch.md.",
+    )
+    p.add_argument("manifest", metavar="MANIFEST.toml", help="the towns ([[town]] tables)")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder of the outputs")
+    p.add_argument(
+        "--scheduler",
+        default="local",
+        metavar="local|local:N|ADDRESS|none",
+        help="local: a local Dask cluster, one single-threaded worker per core (default); "
+        "local:N: N workers; tcp://host:8786: an existing scheduler; none: in this process, "
+        "without Dask",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="recompute towns whose output is up to date"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..batch import parse_scheduler, read_manifest, run_batch
+
+    parse_scheduler(args.scheduler)  # a typo is a usage error before the manifest is read
+    towns = read_manifest(args.manifest)
+
+    def note(msg: str) -> None:
+        if not args.quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    width = len(str(len(towns)))
+
+    def on_result(row: dict[str, Any], done: int, total: int) -> None:
+        if args.quiet:
+            return
+        secs = row.get("seconds")
+        took = f" in {secs:.1f} s" if isinstance(secs, (int, float)) else ""
+        if row["status"] == "failed":
+            what = "failed" + took
+        else:
+            what = (
+                f"{row['status']}{took}: {row['parcels']} parcels, "
+                f"{row['condition_a_parcels']} would be Condition A, "
+                f"{row['septic_flagged']} septic flagged, {row['outfalls']} outfalls"
+            )
+        note(f"[{done:>{width}}/{total}] {row['name']}: {what}")
+
+    note(f"{len(towns)} town(s) from {args.manifest} -> {args.out} (scheduler {args.scheduler})")
+    res = run_batch(
+        towns,
+        args.out,
+        scheduler=args.scheduler,
+        force=args.force,
+        on_start=note,
+        on_result=on_result,
+    )
+    c = res.counts()
+    print(
+        f"{len(res.rows)} town(s) in {res.wall_seconds:.1f} s: {c['ok']} ok, "
+        f"{c['skipped']} skipped, {c['failed']} failed -> {res.summary_path}"
+    )
+    for row in res.failed:
+        print(f"ms4map: error: town '{row['name']}': {row['error']}", file=sys.stderr)
+    return 1 if res.failed else 0

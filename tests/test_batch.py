@@ -1,0 +1,420 @@
+"""`ms4map batch`: many towns give the same answers as one town at a time.
+
+Towns: the bundled demo (copied into tmp), the tiny valley town of
+``test_overland_fixtures`` written as a GeoPackage + DEM, and a copy of the tiny town
+whose DEM is corrupt.  The in-process runs (``--scheduler none``) are compared with
+``ms4map drainage`` and ``ms4map screen --all`` on each workspace; the Dask tests
+(``test_batch_dask.py``) compare with these.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pyogrio
+import pytest
+import rasterio
+from geopandas.testing import assert_geodataframe_equal
+from test_overland_fixtures import CRS18, TR, town_dem, town_layers
+
+from ms4map import __version__, pipeline
+from ms4map.batch import LAYERS, SUMMARY_COLUMNS, read_manifest
+from ms4map.cli import main
+from ms4map.io import demo_path, open_workspace, read_provenance
+
+
+# ---------------------------------------------------------------------------------------
+# towns
+# ---------------------------------------------------------------------------------------
+def write_tiny_town(folder: Path) -> Path:
+    """The valley town (36 parcels, 2 outfalls on a creek listed for phosphorus, every
+    third parcel on septic) as ``folder/town.gpkg`` + ``folder/town_dem.tif``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "town.gpkg"
+    layers = town_layers()
+    parcels = layers["parcels"]
+    parcels["sewer"] = np.where(np.arange(len(parcels)) % 3 == 0, "septic", "public")
+    parcels["owner"] = [f"Owner {i}" for i in range(len(parcels))]
+    parcels["owner_address"] = [f"{i} Main St" for i in range(len(parcels))]
+    for role, gdf in layers.items():
+        gdf.drop(columns=["src_layer", "src_fid"]).to_file(path, layer=role, driver="GPKG")
+    gpd.GeoDataFrame(
+        {
+            "wb_id": ["1302-0001"],
+            "pollutant": ["Phosphorus"],
+            "category": ["5"],
+            "list_year": [2018],
+            "source": ["Urban runoff"],
+        },
+        geometry=[None],
+        crs=CRS18,
+    ).to_file(path, layer="impairments", driver="GPKG")
+    arr = town_dem()
+    with rasterio.open(
+        folder / "town_dem.tif",
+        "w",
+        driver="GTiff",
+        height=arr.shape[0],
+        width=arr.shape[1],
+        count=1,
+        dtype="float64",
+        crs=CRS18,
+        transform=TR,
+    ) as dst:
+        dst.write(arr, 1)
+    return path
+
+
+def write_manifest(path: Path, towns: list[dict[str, str]]) -> Path:
+    lines = []
+    for t in towns:
+        lines.append("[[town]]")
+        lines += [f'{k} = "{v}"' for k, v in t.items()]
+        lines.append("")
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def towns(tmp_path_factory) -> Path:
+    """``towns/`` with ``demo/``, ``valley/`` and ``broken/`` (corrupt DEM)."""
+    root = tmp_path_factory.mktemp("towns")
+    demo = root / "demo"
+    demo.mkdir()
+    shutil.copyfile(demo_path(), demo / "demo.gpkg")
+    shutil.copyfile(demo_path().with_name("demo_dem.tif"), demo / "demo_dem.tif")
+    write_tiny_town(root / "valley")
+    write_tiny_town(root / "broken")
+    (root / "broken" / "town_dem.tif").write_bytes(b"II*\x00 this is not a GeoTIFF" * 10)
+    return root
+
+
+@pytest.fixture(scope="module")
+def first_run(towns, tmp_path_factory):
+    """``ms4map batch`` (scheduler none) on demo, valley and broken."""
+    man = write_manifest(
+        towns / "batch.toml",
+        [
+            {"name": "alder-falls", "workspace": "demo/demo.gpkg"},
+            {"name": "valley", "workspace": "valley/town.gpkg", "profile": "kingsbury"},
+            {"name": "broken", "workspace": "broken/town.gpkg"},
+        ],
+    )
+    out = tmp_path_factory.mktemp("batch_out")
+    return man, out
+
+
+@pytest.fixture(scope="module")
+def first_result(first_run):
+    man, out = first_run
+    import contextlib
+    import io
+
+    err, std = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(std):
+        code = main(["batch", str(man), "--out", str(out), "--scheduler", "none"])
+    return code, std.getvalue(), err.getvalue()
+
+
+def single_commands(workspace: Path, out: Path, *profile: str) -> Path:
+    """`ms4map drainage` then `ms4map screen --all` into one GeoPackage."""
+    assert main(["drainage", str(workspace), "--out", str(out), "--quiet"]) == 0
+    assert main(["screen", str(workspace), "--all", "--out", str(out), *profile]) == 0
+    return out
+
+
+def read_layer(path: Path, layer: str) -> pd.DataFrame:
+    return pyogrio.read_dataframe(path, layer=layer)
+
+
+def assert_same_outputs(batch_gpkg: Path, ref_gpkg: Path) -> None:
+    """Every layer equal, and the provenance equal but for time and the batch record."""
+    for layer in LAYERS:
+        a, b = read_layer(batch_gpkg, layer), read_layer(ref_gpkg, layer)
+        assert len(a) == len(b), layer
+        if isinstance(a, gpd.GeoDataFrame):
+            assert_geodataframe_equal(a, b, check_less_precise=False)
+        else:
+            pd.testing.assert_frame_equal(a, b)
+        pa, pb = read_provenance(batch_gpkg, layer), read_provenance(ref_gpkg, layer)
+        assert pa["batch"]["key"]["name"] == batch_gpkg.stem
+        for p in (pa, pb):
+            p.pop("created")
+            p.pop("batch", None)
+        assert pa == pb, layer
+
+
+def summary(out: Path) -> pd.DataFrame:
+    s = pd.read_csv(out / "summary.csv", dtype={"error": str}).set_index("name")
+    s["error"] = s["error"].fillna("")
+    return s
+
+
+# ---------------------------------------------------------------------------------------
+# one run in this process
+# ---------------------------------------------------------------------------------------
+def test_batch_failed_town_is_isolated_and_exit_1(first_run, first_result):
+    _, out = first_run
+    code, std, err = first_result
+    assert code == 1, err
+    s = summary(out)
+    assert list(s.reset_index().columns) == list(SUMMARY_COLUMNS)
+    assert list(s.index) == ["alder-falls", "valley", "broken"]  # manifest order
+    assert dict(s["status"]) == {"alder-falls": "ok", "valley": "ok", "broken": "failed"}
+    assert (s.loc[["alder-falls", "valley"], "error"] == "").all()
+    # the error names the town's file and the fix; the failed town has no output
+    broken_err = s.loc["broken", "error"]
+    assert "town_dem.tif" in broken_err and "fix" in broken_err.lower()
+    assert not (out / "broken.gpkg").exists()
+    assert not list(out.glob(".*partial*"))
+    assert "town 'broken'" in err and "town_dem.tif" in err
+    assert "3 town(s)" in std and "2 ok, 0 skipped, 1 failed" in std
+    # a progress line per town, with the overall count
+    for i, name in enumerate(["alder-falls", "valley", "broken"], start=1):
+        assert f"[{i}/3] {name}: " in err
+
+
+def test_batch_equals_single_commands_on_demo(towns, first_run, first_result, tmp_path):
+    _, out = first_run
+    assert first_result[0] == 1
+    ref = single_commands(towns / "demo" / "demo.gpkg", tmp_path / "demo_ref.gpkg")
+    assert_same_outputs(out / "alder-falls.gpkg", ref)
+
+
+def test_batch_equals_single_commands_on_small_town_with_profile(
+    towns, first_run, first_result, tmp_path
+):
+    _, out = first_run
+    assert first_result[0] == 1
+    ref = single_commands(
+        towns / "valley" / "town.gpkg", tmp_path / "valley_ref.gpkg", "--profile", "kingsbury"
+    )
+    assert_same_outputs(out / "valley.gpkg", ref)
+    assert read_provenance(out / "valley.gpkg", "screening")["settings"]["profile"] == "kingsbury"
+
+
+def test_summary_counts_are_those_of_the_layers(towns, first_run, first_result):
+    _, out = first_run
+    assert first_result[0] == 1
+    s = summary(out)
+    for name, ws_path in (("alder-falls", "demo/demo.gpkg"), ("valley", "valley/town.gpkg")):
+        scr = read_layer(out / f"{name}.gpkg", "screening")
+        sep = read_layer(out / f"{name}.gpkg", "septic")
+        net = pipeline.run(open_workspace(towns / ws_path)).network
+        assert s.loc[name, "parcels"] == len(scr) > 0
+        assert s.loc[name, "condition_a_parcels"] == (scr["condition_a_text"] == "yes").sum() > 0
+        assert s.loc[name, "septic_flagged"] == sep["flagged"].sum()
+        assert s.loc[name, "outfalls"] == len(net.outfalls) > 0
+        assert float(s.loc[name, "seconds"]) > 0
+    assert s.loc["valley", "parcels"] == 36 and s.loc["valley", "outfalls"] == 2
+    assert s.loc["broken", ["parcels", "outfalls"]].isna().all()  # no counts when failed
+
+
+def test_rerun_skips_unchanged_towns_and_retries_failed(first_run, first_result, capsys):
+    man, out = first_run
+    assert first_result[0] == 1
+    stamp = {n: (out / f"{n}.gpkg").stat().st_mtime_ns for n in ("alder-falls", "valley")}
+    before = summary(out)
+    code = main(["batch", str(man), "--out", str(out), "--scheduler", "none"])
+    assert code == 1  # broken is still broken
+    s = summary(out)
+    assert dict(s["status"]) == {
+        "alder-falls": "skipped",
+        "valley": "skipped",
+        "broken": "failed",
+    }
+    cols = ["parcels", "condition_a_parcels", "septic_flagged", "outfalls"]
+    pd.testing.assert_frame_equal(
+        s.loc[["alder-falls", "valley"], cols], before.loc[["alder-falls", "valley"], cols]
+    )
+    for n, t in stamp.items():
+        assert (out / f"{n}.gpkg").stat().st_mtime_ns == t, n
+    assert "2 skipped" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------
+# skip / --force / changed inputs (the small town only)
+# ---------------------------------------------------------------------------------------
+@pytest.fixture
+def valley_batch(tmp_path):
+    ws = write_tiny_town(tmp_path / "v")
+    man = write_manifest(tmp_path / "b.toml", [{"name": "v1", "workspace": "v/town.gpkg"}])
+    out = tmp_path / "out"
+    assert main(["batch", str(man), "--out", str(out), "--scheduler", "none", "--quiet"]) == 0
+    assert summary(out).loc["v1", "status"] == "ok"
+    return ws, man, out
+
+
+def test_force_recomputes_an_up_to_date_town(valley_batch):
+    _, man, out = valley_batch
+    t = (out / "v1.gpkg").stat().st_mtime_ns
+    argv = ["batch", str(man), "--out", str(out), "--scheduler", "none", "--quiet"]
+    assert main(argv) == 0
+    assert summary(out).loc["v1", "status"] == "skipped"
+    assert (out / "v1.gpkg").stat().st_mtime_ns == t
+    assert main([*argv, "--force"]) == 0
+    assert summary(out).loc["v1", "status"] == "ok"
+    assert (out / "v1.gpkg").stat().st_mtime_ns != t
+
+
+def test_changed_input_profile_or_incomplete_output_is_recomputed(valley_batch):
+    ws, man, out = valley_batch
+    argv = ["batch", str(man), "--out", str(out), "--scheduler", "none", "--quiet"]
+    # a changed input file (one more septic parcel)
+    parcels = gpd.read_file(ws, layer="parcels")
+    parcels.loc[1, "sewer"] = "septic"
+    parcels.to_file(ws, layer="parcels", driver="GPKG")
+    assert main(argv) == 0
+    assert summary(out).loc["v1", "status"] == "ok"
+    assert main(argv) == 0
+    assert summary(out).loc["v1", "status"] == "skipped"
+    # a changed profile in the manifest
+    write_manifest(man, [{"name": "v1", "workspace": "v/town.gpkg", "profile": "kingsbury"}])
+    assert main(argv) == 0
+    assert summary(out).loc["v1", "status"] == "ok"
+    # an output missing a layer (e.g. an older partial run) is not up to date
+    import sqlite3
+
+    with sqlite3.connect(out / "v1.gpkg") as con:
+        con.execute("DELETE FROM provenance WHERE layer = 'septic'")
+    assert main(argv) == 0
+    assert summary(out).loc["v1", "status"] == "ok"
+    # another ms4map version
+    with sqlite3.connect(out / "v1.gpkg") as con:
+        n = con.execute(
+            "UPDATE provenance SET value = replace(value, ?, ?)",
+            (f'"version": "{__version__}"', '"version": "0.0.0"'),
+        ).rowcount
+    assert n == len(LAYERS)
+    assert main(argv) == 0
+    assert summary(out).loc["v1", "status"] == "ok"
+
+
+# ---------------------------------------------------------------------------------------
+# bad manifests: usage errors (exit 4) before any town runs
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "expect"),
+    [
+        ('[[town]]\nname = "a"\nworkspace = "nowhere/town.gpkg"\n', ["town #1 'a'", "nowhere"]),
+        (
+            '[[town]]\nname = "a"\nworkspace = "v/town.gpkg"\n'
+            '[[town]]\nname = "A"\nworkspace = "v/town.gpkg"\n',
+            ["town #2 'A'", "already used by town #1"],
+        ),
+        (
+            '[[town]]\nname = "a"\nworkspace = "v/town.gpkg"\nprofile = "atlantis"\n',
+            ["town 'a'", "Unknown profile 'atlantis'", "stillwater"],
+        ),
+        ('[[town]]\nname = "../a"\nworkspace = "v/town.gpkg"\n', ["'../a'", "path separators"]),
+        ('[[town]]\nname = "a/b"\nworkspace = "v/town.gpkg"\n', ["'a/b'", "safe file name"]),
+        ('[[town]]\nworkspace = "v/town.gpkg"\n', ["town #1", "`name` is missing"]),
+        (
+            '[[town]]\nname = "a"\nworkspace = "v/town.gpkg"\nprofle = "x"\n',
+            ["unknown key(s) ['profle']"],
+        ),
+        (
+            '[[town]]\nname = "a"\nworkspace = "v/town.gpkg"\nimpairments = "no.csv"\n',
+            ["impairments CSV 'no.csv' does not exist"],
+        ),
+        (
+            '[[town]]\nname = "a"\nworkspace = "v/town.gpkg"\npollutants = ["kryptonite"]\n',
+            ["town 'a'", "kryptonite"],
+        ),
+        ('[towns]\nname = "a"\n', ["unknown key(s) ['towns']", "[[town]]"]),
+        ("", ["lists no town"]),
+        ('[[town]\nname = "a"\n', ["not valid TOML"]),
+    ],
+)
+def test_bad_manifest_is_usage_error_before_any_town(tmp_path, capsys, text, expect):
+    write_tiny_town(tmp_path / "v")
+    man = tmp_path / "bad.toml"
+    man.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    code = main(["batch", str(man), "--out", str(out), "--scheduler", "none"])
+    err = capsys.readouterr().err
+    assert code == 4, err
+    assert "bad.toml" in err
+    for e in expect:
+        assert e in err, (e, err)
+    assert not out.exists()  # nothing ran, nothing was written
+
+
+def test_every_manifest_problem_is_listed_at_once(tmp_path):
+    write_tiny_town(tmp_path / "v")
+    man = write_manifest(
+        tmp_path / "m.toml",
+        [
+            {"name": "ok", "workspace": "v/town.gpkg"},
+            {"name": "x/y", "workspace": "v/town.gpkg"},
+            {"name": "gone", "workspace": "gone.gpkg"},
+        ],
+    )
+    from ms4map.errors import UsageError
+
+    with pytest.raises(UsageError) as exc:
+        read_manifest(man)
+    msg = str(exc.value)
+    assert "2 problem(s)" in msg and "'x/y'" in msg and "gone.gpkg" in msg
+
+
+def test_manifest_paths_relative_to_it_and_workspace_manifest(tmp_path):
+    write_tiny_town(tmp_path / "v")
+    (tmp_path / "v" / "ws.toml").write_text('workspace = "town.gpkg"\n', encoding="utf-8")
+    sub = tmp_path / "lists"
+    sub.mkdir()
+    man = write_manifest(sub / "m.toml", [{"name": "t", "workspace": "../v/ws.toml"}])
+    (town,) = read_manifest(man)
+    assert town.workspace == str((tmp_path / "v" / "ws.toml").resolve())
+    assert town.profile == "stillwater"
+    out = tmp_path / "out"
+    assert main(["batch", str(man), "--out", str(out), "--scheduler", "none", "--quiet"]) == 0
+    assert len(read_layer(out / "t.gpkg", "screening")) == 36
+
+
+def test_missing_manifest_file_exit_3(tmp_path, capsys):
+    code = main(["batch", str(tmp_path / "none.toml"), "--out", str(tmp_path / "o")])
+    assert code == 3
+    assert "none.toml" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "expect"),
+    [("local:0", "whole number >= 1"), ("locl", "not one of local")],
+)
+def test_bad_scheduler_is_usage_error(tmp_path, capsys, scheduler, expect):
+    write_tiny_town(tmp_path / "v")
+    man = write_manifest(tmp_path / "m.toml", [{"name": "t", "workspace": "v/town.gpkg"}])
+    code = main(["batch", str(man), "--out", str(tmp_path / "o"), "--scheduler", scheduler])
+    assert code == 4
+    assert expect in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_unreachable_scheduler_is_usage_error_before_any_town(tmp_path, capsys):
+    write_tiny_town(tmp_path / "v")
+    man = write_manifest(tmp_path / "m.toml", [{"name": "t", "workspace": "v/town.gpkg"}])
+    out = tmp_path / "o"
+    code = main(["batch", str(man), "--out", str(out), "--scheduler", "tcp://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert code == 4, err
+    assert "Cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err and "Fix" in err
+    assert not list(out.glob("*.gpkg"))
+
+
+def test_output_over_an_input_is_refused(tmp_path, capsys):
+    write_tiny_town(tmp_path / "v")
+    man = write_manifest(tmp_path / "m.toml", [{"name": "town", "workspace": "v/town.gpkg"}])
+    before = (tmp_path / "v" / "town.gpkg").read_bytes()
+    code = main(["batch", str(man), "--out", str(tmp_path / "v"), "--scheduler", "none"])
+    err = capsys.readouterr().err
+    assert code == 4
+    assert "town 'town'" in err and "Refusing to write into input file 'town.gpkg'" in err
+    assert (tmp_path / "v" / "town.gpkg").read_bytes() == before
+    (tmp_path / "f").write_text("x")
+    code = main(["batch", str(man), "--out", str(tmp_path / "f"), "--scheduler", "none"])
+    assert code == 4 and "is a file" in capsys.readouterr().err

@@ -1,0 +1,108 @@
+"""`ms4map batch` on a Dask LocalCluster (worker processes): the same outputs as the
+single-workspace commands, a failing town and a lost worker isolated.
+
+Kept small: the tiny valley town of ``test_batch`` (36 parcels), one or two workers.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from test_batch import (
+    assert_same_outputs,
+    single_commands,
+    summary,
+    write_manifest,
+    write_tiny_town,
+)
+
+from ms4map.batch import read_manifest, run_batch, run_town
+from ms4map.cli import main
+
+pytest.importorskip("distributed")
+cloudpickle = pytest.importorskip("cloudpickle")
+# the crashing task below is defined here: send it to the workers by value
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.fixture(scope="module")
+def towns(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("dask_towns")
+    write_tiny_town(root / "valley")
+    shutil.copytree(root / "valley", root / "boom")
+    shutil.copytree(root / "valley", root / "broken")
+    (root / "broken" / "town_dem.tif").write_bytes(b"II*\x00 not a GeoTIFF" * 10)
+    return root
+
+
+@pytest.fixture(scope="module")
+def valley_ref(towns, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dask_ref") / "valley.gpkg"
+    return single_commands(towns / "valley" / "town.gpkg", out)
+
+
+def test_local_cluster_same_outputs_failed_town_isolated(towns, valley_ref, tmp_path, capsys):
+    man = write_manifest(
+        towns / "cli.toml",
+        [
+            {"name": "valley", "workspace": "valley/town.gpkg"},
+            {"name": "broken", "workspace": "broken/town.gpkg"},
+        ],
+    )
+    out = tmp_path / "out"
+    code = main(["batch", str(man), "--out", str(out), "--scheduler", "local:1"])
+    cap = capsys.readouterr()
+    assert code == 1, cap.err
+    assert "Dask: local cluster of 1 worker(s), dashboard http://" in cap.err
+    assert "valley: ok" in cap.err and "broken: failed" in cap.err
+    assert "/2] " in cap.err
+    s = summary(out)
+    assert dict(s["status"]) == {"valley": "ok", "broken": "failed"}
+    assert "town_dem.tif" in s.loc["broken", "error"]
+    assert_same_outputs(out / "valley.gpkg", valley_ref)
+    # a rerun on the cluster skips the finished town
+    code = main(["batch", str(man), "--out", str(out), "--scheduler", "local:1", "--quiet"])
+    assert code == 1
+    assert dict(summary(out)["status"]) == {"valley": "skipped", "broken": "failed"}
+
+
+def crash_on_boom(town, out_dir, *, force=False):
+    """The batch task, except that the worker running town 'boom' dies."""
+    if town.name == "boom":
+        os._exit(3)
+    return run_town(town, out_dir, force=force)
+
+
+def test_lost_worker_fails_its_town_only(towns, valley_ref, tmp_path):
+    man = write_manifest(
+        towns / "lost.toml",
+        [
+            {"name": "boom", "workspace": "boom/town.gpkg"},
+            {"name": "valley", "workspace": "valley/town.gpkg"},
+        ],
+    )
+    out = tmp_path / "out"
+    seen = []
+    res = run_batch(
+        read_manifest(man),
+        out,
+        scheduler="local:2",
+        task=crash_on_boom,
+        on_result=lambda row, done, total: seen.append((row["name"], done, total)),
+    )
+    assert res.counts() == {"ok": 1, "failed": 1, "skipped": 0}
+    assert res.workers == 2 and res.dashboard.startswith("http://")
+    assert sorted(n for n, _, _ in seen) == ["boom", "valley"]
+    assert [(d, t) for _, d, t in seen] == [(1, 2), (2, 2)]
+    s = summary(out)
+    assert list(s.index) == ["boom", "valley"]
+    assert s.loc["boom", "status"] == "failed"
+    assert "worker running this town was lost" in s.loc["boom", "error"]
+    assert "boom/town.gpkg" in s.loc["boom", "error"] and "Fix" in s.loc["boom", "error"]
+    assert not (out / "boom.gpkg").exists()
+    assert s.loc["valley", "status"] == "ok"
+    assert_same_outputs(out / "valley.gpkg", valley_ref)
