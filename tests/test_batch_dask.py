@@ -2,6 +2,7 @@
 single-workspace commands, a failing town and a lost worker isolated.
 
 Kept small: the tiny valley town of ``test_batch`` (36 parcels), one or two workers.
+The references are the outputs of ``ms4map drainage`` + ``ms4map screen --all``.
 """
 
 from __future__ import annotations
@@ -45,29 +46,47 @@ def valley_ref(towns, tmp_path_factory) -> Path:
     return single_commands(towns / "valley" / "town.gpkg", out)
 
 
-def test_local_cluster_same_outputs_failed_town_isolated(towns, valley_ref, tmp_path, capsys):
+@pytest.fixture(scope="module")
+def valley_kingsbury_ref(towns, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dask_ref") / "valley-k.gpkg"
+    return single_commands(towns / "valley" / "town.gpkg", out, "--profile", "kingsbury")
+
+
+def test_local_cluster_of_2_same_outputs_failed_town_isolated(
+    towns, valley_ref, valley_kingsbury_ref, tmp_path, capsys
+):
+    """The issue's check: 2 workers, 3 tiny towns, one with a corrupt DEM; a rerun skips."""
     man = write_manifest(
         towns / "cli.toml",
         [
             {"name": "valley", "workspace": "valley/town.gpkg"},
             {"name": "broken", "workspace": "broken/town.gpkg"},
+            {"name": "valley-k", "workspace": "valley/town.gpkg", "profile": "kingsbury"},
         ],
     )
     out = tmp_path / "out"
-    code = main(["batch", str(man), "--out", str(out), "--scheduler", "local:1"])
+    code = main(["batch", str(man), "--out", str(out), "--scheduler", "local:2"])
     cap = capsys.readouterr()
     assert code == 1, cap.err
-    assert "Dask: local cluster of 1 worker(s), dashboard http://" in cap.err
-    assert "valley: ok" in cap.err and "broken: failed" in cap.err
-    assert "/2] " in cap.err
+    assert "Dask: local cluster of 2 worker(s), dashboard http://" in cap.err
+    for name, status in (("valley", "ok"), ("broken", "failed"), ("valley-k", "ok")):
+        assert f"] {name}: {status}" in cap.err
+    assert [f"[{i}/3]" in cap.err for i in (1, 2, 3)] == [True] * 3
+    assert "0 skipped, 1 failed" in cap.out
     s = summary(out)
-    assert dict(s["status"]) == {"valley": "ok", "broken": "failed"}
+    assert list(s.index) == ["valley", "broken", "valley-k"]
+    assert dict(s["status"]) == {"valley": "ok", "broken": "failed", "valley-k": "ok"}
     assert "town_dem.tif" in s.loc["broken", "error"]
     assert_same_outputs(out / "valley.gpkg", valley_ref)
-    # a rerun on the cluster skips the finished town
-    code = main(["batch", str(man), "--out", str(out), "--scheduler", "local:1", "--quiet"])
+    assert_same_outputs(out / "valley-k.gpkg", valley_kingsbury_ref)
+    # a rerun on the cluster skips the finished towns and retries the failed one
+    code = main(["batch", str(man), "--out", str(out), "--scheduler", "local:2", "--quiet"])
     assert code == 1
-    assert dict(summary(out)["status"]) == {"valley": "skipped", "broken": "failed"}
+    assert dict(summary(out)["status"]) == {
+        "valley": "skipped",
+        "broken": "failed",
+        "valley-k": "skipped",
+    }
 
 
 def crash_on_boom(town, out_dir, *, force=False):
@@ -78,6 +97,7 @@ def crash_on_boom(town, out_dir, *, force=False):
 
 
 def test_lost_worker_fails_its_town_only(towns, valley_ref, tmp_path):
+    """One worker: it dies on 'boom', is restarted, and runs 'valley'."""
     man = write_manifest(
         towns / "lost.toml",
         [
@@ -90,12 +110,12 @@ def test_lost_worker_fails_its_town_only(towns, valley_ref, tmp_path):
     res = run_batch(
         read_manifest(man),
         out,
-        scheduler="local:2",
+        scheduler="local:1",
         task=crash_on_boom,
         on_result=lambda row, done, total: seen.append((row["name"], done, total)),
     )
     assert res.counts() == {"ok": 1, "failed": 1, "skipped": 0}
-    assert res.workers == 2 and res.dashboard.startswith("http://")
+    assert res.workers == 1 and res.dashboard.startswith("http://")
     assert sorted(n for n, _, _ in seen) == ["boom", "valley"]
     assert [(d, t) for _, d, t in seen] == [(1, 2), (2, 2)]
     s = summary(out)
@@ -106,3 +126,21 @@ def test_lost_worker_fails_its_town_only(towns, valley_ref, tmp_path):
     assert not (out / "boom.gpkg").exists()
     assert s.loc["valley", "status"] == "ok"
     assert_same_outputs(out / "valley.gpkg", valley_ref)
+
+
+def test_scheduler_address(towns, valley_ref, tmp_path):
+    """An existing scheduler by its address (here a cluster of threads in this process)."""
+    from distributed import LocalCluster
+
+    man = write_manifest(towns / "addr.toml", [{"name": "valley", "workspace": "valley/town.gpkg"}])
+    lines = []
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster:
+        res = run_batch(
+            read_manifest(man),
+            tmp_path / "out",
+            scheduler=cluster.scheduler_address,
+            on_start=lines.append,
+        )
+    assert res.counts()["ok"] == 1 and res.workers == 1
+    assert lines and f"scheduler {cluster.scheduler_address} with 1 worker(s)" in lines[0]
+    assert_same_outputs(tmp_path / "out" / "valley.gpkg", valley_ref)

@@ -117,7 +117,8 @@ class Town:
         return ["drainage", self.workspace]
 
     def option_files(self) -> list[Path]:
-        """Files the town's options name besides its data (their content is in the key)."""
+        """Files the town's options name besides its data (their content is in the key):
+        a workspace manifest, the profile's TOML (bundled or not), an impairments CSV."""
         files = []
         ws = Path(self.workspace)
         if ws.suffix.lower() == ".toml":
@@ -125,6 +126,10 @@ class Town:
         for p in (self.profile, self.impairments):
             if p and Path(p).suffix.lower() in (".toml", ".csv") and Path(p).is_file():
                 files.append(Path(p))
+        from .profiles import BUILTIN_PROFILES, builtin_profile_path
+
+        if self.profile in BUILTIN_PROFILES:  # a bundled profile's text may change too
+            files.append(Path(builtin_profile_path(self.profile)))
         return files
 
     def key(self) -> dict[str, Any]:
@@ -710,12 +715,16 @@ def run_batch(
     else:
         client, cluster = _connect(kind, arg, connect_timeout)
         try:
-            run.workers = len(client.scheduler_info().get("workers", {})) or arg
+            run.workers = len(client.scheduler_info().get("workers", {}))
             run.dashboard = _dashboard(client)
             if kind == "local":
                 say(f"Dask: local cluster of {arg} worker(s), dashboard {run.dashboard}")
             else:
-                say(f"Dask: scheduler {arg} ({run.workers} worker(s)), dashboard {run.dashboard}")
+                wait = "" if run.workers else "; no worker yet: the towns wait for one"
+                say(
+                    f"Dask: scheduler {arg} with {run.workers} worker(s){wait}, "
+                    f"dashboard {run.dashboard}"
+                )
             _run_on(client, towns, out, fn, force, finished)
         finally:
             client.close()
@@ -739,8 +748,8 @@ def _connect(kind: str, arg: Any, timeout: float) -> tuple[Any, Any]:
             "python -m pip install 'ms4map[dask]', or use --scheduler none."
         ) from None
     if kind == "local":
-        # a task whose worker dies is failed at once (not retried on the next worker);
-        # the scheduler reads this when it starts
+        # a town whose worker dies is failed at once, not retried on the next worker
+        # (the scheduler reads this when it starts)
         with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
             cluster = LocalCluster(
                 n_workers=int(arg),
@@ -779,31 +788,47 @@ def _run_on(
     force: bool,
     finished: Callable[[dict[str, Any]], None],
 ) -> None:
+    """Run the towns on the cluster, never more at once than it has worker threads.
+
+    The scheduler would otherwise send a worker queued towns besides the one it runs,
+    and count every one of them as having died with it when the worker is lost; handing
+    out one town per thread keeps a lost worker's failure to the town that caused it.
+    """
     import uuid
 
     from distributed import as_completed
 
     tag = uuid.uuid4().hex[:8]
-    futures = {}
-    for t in towns:
-        f = client.submit(
-            fn, t, str(out), force=force, key=f"ms4map-town-{t.name}-{tag}", pure=False
-        )
-        futures[f] = t
+    pending = list(towns)
+    inflight: dict[Any, Town] = {}
+    done = as_completed()
+
+    def top_up() -> None:
+        slots = max(1, sum(client.nthreads().values()))
+        while pending and len(inflight) < slots:
+            t = pending.pop(0)
+            f = client.submit(
+                fn, t, str(out), force=force, key=f"ms4map-town-{t.name}-{tag}", pure=False
+            )
+            inflight[f] = t
+            done.add(f)
+
     try:
-        for f in as_completed(list(futures)):
-            t = futures[f]
+        top_up()
+        for f in done:
+            t = inflight.pop(f)
             if f.status == "finished":
                 try:
-                    finished(f.result())
-                    continue
-                except Exception as exc:  # noqa: BLE001 - result could not be fetched
-                    finished(_lost_row(t, exc))
-                    continue
-            try:
-                exc = f.exception()
-            except BaseException as e:  # noqa: BLE001 - cancelled futures raise here
-                exc = e
-            finished(_lost_row(t, exc))
+                    row = f.result()
+                except Exception as exc:  # noqa: BLE001 - the result could not be fetched
+                    row = _lost_row(t, exc)
+            else:
+                try:
+                    exc = f.exception()
+                except BaseException as e:  # noqa: BLE001 - cancelled futures raise here
+                    exc = e
+                row = _lost_row(t, exc)
+            finished(row)
+            top_up()
     finally:
-        client.cancel(list(futures))
+        client.cancel(list(inflight))
