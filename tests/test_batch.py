@@ -418,3 +418,64 @@ def test_output_over_an_input_is_refused(tmp_path, capsys):
     (tmp_path / "f").write_text("x")
     code = main(["batch", str(man), "--out", str(tmp_path / "f"), "--scheduler", "none"])
     assert code == 4 and "is a file" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------
+# per-town screening options, an ms4map bug in one town
+# ---------------------------------------------------------------------------------------
+def test_impairments_csv_and_pollutants_as_the_screen_options(tmp_path):
+    ws = write_tiny_town(tmp_path / "v")
+    csv = Path(__file__).parent / "data" / "waters_303d_good.csv"
+    shutil.copyfile(csv, tmp_path / "v" / "303d.csv")
+    man = tmp_path / "m.toml"
+    man.write_text(
+        '[[town]]\nname = "v"\nworkspace = "v/town.gpkg"\nimpairments = "v/303d.csv"\n'
+        'pollutants = ["phosphorus", "nitrogen"]\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    assert main(["batch", str(man), "--out", str(out), "--scheduler", "none", "--quiet"]) == 0
+    opts = [
+        "--impairments",
+        str(tmp_path / "v" / "303d.csv"),
+        "--pollutants",
+        "phosphorus,nitrogen",
+    ]
+    ref = single_commands(ws, tmp_path / "ref.gpkg", *opts)
+    assert_same_outputs(out / "v.gpkg", ref)
+    prov = read_provenance(out / "v.gpkg", "screening")["settings"]
+    assert prov["impairments"].endswith("303d.csv")
+    assert "nitrogen" in prov["pollutants_of_concern"]
+    # the CSV is part of what the output was made from
+    argv = ["batch", str(man), "--out", str(out), "--scheduler", "none", "--quiet"]
+    assert main(argv) == 0 and summary(out).loc["v", "status"] == "skipped"
+    with open(tmp_path / "v" / "303d.csv", "a", encoding="utf-8") as fh:
+        fh.write("1302-0002,Other Creek,River,Nitrogen,Urban/Storm Runoff,1,2018\n")
+    assert main(argv) == 0 and summary(out).loc["v", "status"] == "ok"
+
+
+def test_a_bug_in_one_town_is_reported_and_the_others_finish(tmp_path, monkeypatch, capsys):
+    import ms4map.batch as batch
+
+    write_tiny_town(tmp_path / "a")
+    write_tiny_town(tmp_path / "b")
+    man = write_manifest(
+        tmp_path / "m.toml",
+        [{"name": "a", "workspace": "a/town.gpkg"}, {"name": "b", "workspace": "b/town.gpkg"}],
+    )
+    real = batch._compute
+
+    def compute(town, out):
+        if town.name == "a":
+            raise KeyError("parcel_id")
+        return real(town, out)
+
+    monkeypatch.setattr(batch, "_compute", compute)
+    out = tmp_path / "out"
+    assert main(["batch", str(man), "--out", str(out), "--scheduler", "none"]) == 1
+    s = summary(out)
+    assert dict(s["status"]) == {"a": "failed", "b": "ok"}
+    err = s.loc["a", "error"]
+    assert "internal error (a bug in ms4map): KeyError" in err
+    assert "a/town.gpkg" in err and "--debug" in err
+    assert "town 'a'" in capsys.readouterr().err
