@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 # ms4map.cli.records registers three commands: inspect, records, case
-COMMANDS = ("validate", "trace", "drainage", "screen", "batch", "app", "demo", "records")
+COMMANDS = ("validate", "trace", "drainage", "screen", "batch", "app", "demo", "records", "users")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -63,8 +63,12 @@ def records_path(workspace: str | Path) -> Path:
 def _users_role(user: str, users_file: str | Path | None) -> str | None:
     """The role the users file gives ``user`` (``None`` when it lists no role)."""
     src = users_file or os.environ.get(USERS_FILE_ENV)
-    if not src:
-        return None
+    if not src:  # the app's users file (ms4map users add), when there is one
+        from ..users import users_file_path
+
+        src = users_file_path()
+        if not src.exists():
+            return None
     p = Path(src).expanduser()
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))

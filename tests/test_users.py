@@ -1,0 +1,128 @@
+"""``ms4map users`` and :mod:`ms4map.users`: the app's users file, hashed passwords."""
+
+from __future__ import annotations
+
+import io
+import stat
+import tomllib
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("argon2")
+
+from ms4map import users  # noqa: E402
+from ms4map.cli import main  # noqa: E402
+from ms4map.errors import EXIT_USAGE, UsageError  # noqa: E402
+
+
+@pytest.fixture()
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MS4MAP_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("MS4MAP_USERS_FILE", raising=False)
+    return tmp_path / "data"
+
+
+def _stdin(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+
+
+def test_add_list_remove_from_the_command_line(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    _stdin(monkeypatch, "correct horse battery\n")
+    assert main(["users", "add", "jsmith", "--role", "smo", "--password-stdin"]) == 0
+    _stdin(monkeypatch, "guest password\n")
+    assert main(["users", "add", "guest", "--role", "viewer", "--password-stdin"]) == 0
+    f = data_dir / "users.toml"
+    text = f.read_text()
+    # never in clear; an Argon2id hash with its own salt
+    assert "correct horse battery" not in text and "guest password" not in text
+    data = tomllib.loads(text)
+    assert data["users"]["jsmith"]["role"] == "smo"
+    assert data["users"]["jsmith"]["password_hash"].startswith("$argon2id$")
+    assert stat.S_IMODE(f.stat().st_mode) == 0o600
+    capsys.readouterr()
+    assert main(["users", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "jsmith  smo" in out and "guest   viewer" in out and "argon2" not in out
+    assert main(["users", "remove", "guest"]) == 0
+    assert set(users.load_users()) == {"jsmith"}
+    assert users.verify_password(
+        users.load_users()["jsmith"].password_hash, "correct horse battery"
+    )
+    assert not users.verify_password(users.load_users()["jsmith"].password_hash, "wrong one!")
+
+
+def test_refusals(data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    _stdin(monkeypatch, "short\n")
+    assert main(["users", "add", "jsmith", "--role", "smo", "--password-stdin"]) == EXIT_USAGE
+    assert "too short" in capsys.readouterr().err
+    assert not (data_dir / "users.toml").exists()  # nothing written
+    _stdin(monkeypatch, "long enough pw\n")
+    assert main(["users", "add", "../evil", "--role", "smo", "--password-stdin"]) == EXIT_USAGE
+    assert main(["users", "add", "a", "--role", "admin", "--password-stdin"]) == EXIT_USAGE
+    _stdin(monkeypatch, "long enough pw\n")
+    assert main(["users", "add", "a", "--role", "smo", "--password-stdin"]) == 0
+    _stdin(monkeypatch, "another long pw\n")
+    assert main(["users", "add", "a", "--role", "viewer", "--password-stdin"]) == EXIT_USAGE
+    assert "exists already" in capsys.readouterr().err
+    _stdin(monkeypatch, "another long pw\n")
+    args = ["users", "add", "a", "--role", "viewer", "--password-stdin", "--replace"]
+    assert main(args) == 0
+    assert users.load_users()["a"].role == "viewer"
+    assert main(["users", "remove", "nobody"]) == EXIT_USAGE
+    # no terminal and no --password-stdin: says how, writes nothing
+    _stdin(monkeypatch, "")
+    assert main(["users", "add", "b", "--role", "smo"]) == EXIT_USAGE
+    assert "--password-stdin" in capsys.readouterr().err
+
+
+def test_users_file_env_and_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    other = tmp_path / "office" / "people.toml"
+    monkeypatch.setenv("MS4MAP_USERS_FILE", str(other))
+    assert users.users_file_path() == other
+    users.add_user("x1", "smo", "password one")
+    assert "x1" in users.load_users(other)
+    third = tmp_path / "third.toml"
+    _stdin(monkeypatch, "password two\n")
+    assert (
+        main(
+            [
+                "users",
+                "--users-file",
+                str(third),
+                "add",
+                "y",
+                "--role",
+                "viewer",
+                "--password-stdin",
+            ]
+        )
+        == 0
+    )
+    assert list(users.load_users(third)) == ["y"]
+    with pytest.raises(UsageError):
+        users.hash_password("1234567")
+
+
+def test_the_records_store_reads_roles_from_the_app_users_file(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """The users file of the app is the one the records store reads roles from."""
+    import shutil
+
+    from ms4map import io as msio
+    from ms4map.records import open_records
+
+    ws = tmp_path / "town.gpkg"
+    shutil.copy(msio.demo_path(), ws)
+    users.add_user("jsmith", "smo", "smo password")
+    users.add_user("guest", "viewer", "viewer password")
+    r = open_records(ws, user="jsmith")
+    assert r.role == "smo"
+    r.add_inspection("OF-009", "2025-06-02", flow_present=False)
+    g = open_records(ws, user="guest")
+    assert g.role == "viewer"
+    with pytest.raises(PermissionError):
+        g.add_inspection("OF-009", "2025-06-02", flow_present=False)
