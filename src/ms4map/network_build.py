@@ -3,6 +3,15 @@
 The public entry point is :func:`ms4map.network.build_network`; this module holds
 the work.  Everything runs on numpy arrays (cKDTree / STRtree for snapping) so a
 county-sized network builds in seconds.  See ``docs/network.md`` for the rules.
+
+The build is a chain of plain functions over plain tables (:func:`run_build`):
+:func:`read_structures` -> :class:`StructureTable`, :func:`read_conveyances` ->
+:class:`ConveyanceTable`, :func:`snap_ends` -> :class:`EndTable`,
+:func:`split_lines` and :func:`assumed_laterals` -> :class:`SplitTable`,
+:func:`orient_lines` -> :class:`Orientation`, :func:`assemble_edges` ->
+:class:`EdgeTable`, :func:`find_outfalls` -> :class:`OutfallTable`,
+:func:`graph_qa`, :func:`network_frames` -> :class:`StormNetwork`, and last
+:func:`sink_pools_and_graph_qa` on the solved graph.
 """
 
 from __future__ import annotations
@@ -16,7 +25,7 @@ import numpy as np
 import pandas as pd
 import shapely
 from pyproj import CRS
-from scipy.sparse import coo_matrix
+from scipy.sparse import coo_matrix, csr_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
@@ -326,8 +335,8 @@ def build_network(
             "links), so there is no storm network to build. Fix: map your pipe layer with "
             "--layer conveyances=LAYER."
         )
-    b = _Builder(ws, crs, snap_tolerance_m, water_tolerance_m, id_match_m, lateral_tolerance_m)
-    return b.run()
+    cfg = BuildConfig.of(crs, snap_tolerance_m, water_tolerance_m, id_match_m, lateral_tolerance_m)
+    return run_build(ws, cfg)
 
 
 # ------------------------------------------------------------------------------------
@@ -446,1222 +455,1596 @@ def open_end_headwalls(kind: np.ndarray, degree: np.ndarray) -> np.ndarray:
     return np.where((k == "headwall") & (degree[: len(k)] == 1))[0]
 
 
-class _Builder:
-    def __init__(
-        self, ws: Any, crs: CRS, snap_m: float, water_m: float, id_m: float, lateral_m: float
-    ) -> None:
-        self.ws = ws
-        self.crs = crs
-        self.f = crs_unit_factor(crs)  # metres per CRS unit
-        self.tol = snap_m / self.f
-        self.water_tol = water_m / self.f
-        self.id_tol = max(id_m, snap_m) / self.f
-        self.lateral_tol = lateral_m / self.f
-        self.coincident_tol = 0.01 / self.f  # 1 cm: "identical coordinates"
-        feetish = abs(self.f - 0.3048) < 0.001
+# ------------------------------------------------------------------------------------
+# the build steps: plain functions over plain tables
+# ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BuildConfig:
+    """Tolerances of one build, in CRS units (``settings`` keeps the metres)."""
+
+    crs: Any
+    f: float  # metres per CRS unit
+    tol: float
+    water_tol: float
+    id_tol: float
+    lateral_tol: float
+    coincident_tol: float
+    elev_thr: float
+    settings: dict[str, Any]
+
+    @classmethod
+    def of(
+        cls, crs: CRS, snap_m: float, water_m: float, id_m: float, lateral_m: float
+    ) -> BuildConfig:
+        f = crs_unit_factor(crs)
+        feetish = abs(f - 0.3048) < 0.001
         # RULES.md: 0.01 ft; the vertical unit is taken to be the CRS's linear unit.
-        self.elev_thr = 0.01 if feetish else 0.003
-        self.qa = QAReport()
-        self.settings = {
-            "snap_tolerance_m": snap_m,
-            "water_tolerance_m": water_m,
-            "id_match_m": id_m,
-            "lateral_tolerance_m": lateral_m,
-            "crs_unit_m": self.f,
-            "snap_tolerance_crs": self.tol,
-            "elev_threshold": self.elev_thr,
-        }
-
-    # -- QA helper --------------------------------------------------------------------
-    def warn(
-        self,
-        code: str,
-        layer: str,
-        msg: str,
-        fid: Any = None,
-        xy: Any = None,
-        fix: str = "",
-        level: str = "warning",
-        column: str | None = None,
-    ) -> None:
-        x = y = None
-        if xy is not None:
-            x, y = float(xy[0]), float(xy[1])
-        self.qa.add(
-            level,
-            code,
-            layer,
-            msg,
-            feature_id=None if fid is None else str(fid),
-            fix=fix,
-            step=_STEP,
-            x=x,
-            y=y,
-            column=column,
+        elev_thr = 0.01 if feetish else 0.003
+        return cls(
+            crs=crs,
+            f=f,
+            tol=snap_m / f,
+            water_tol=water_m / f,
+            id_tol=max(id_m, snap_m) / f,
+            lateral_tol=lateral_m / f,
+            coincident_tol=0.01 / f,  # 1 cm: "identical coordinates"
+            elev_thr=elev_thr,
+            settings={
+                "snap_tolerance_m": snap_m,
+                "water_tolerance_m": water_m,
+                "id_match_m": id_m,
+                "lateral_tolerance_m": lateral_m,
+                "crs_unit_m": f,
+                "snap_tolerance_crs": snap_m / f,
+                "elev_threshold": elev_thr,
+            },
         )
 
-    # -- structures -------------------------------------------------------------------
-    def load_structures(self) -> None:
-        st = self.ws.layers.get("structures")
-        if st is None or len(st) == 0:
-            st = gpd.GeoDataFrame({"struct_id": []}, geometry=[], crs=self.crs)
-        self.st_df = st
-        ids = _fill_ids(_col(st, "struct_id"), st, "structures")
-        kinds = _col(st, "kind")
-        geoms = st.geometry.values
-        ok = (shapely.get_type_id(geoms) == 0) & ~shapely.is_empty(geoms)
-        for i in np.where(~ok)[0]:
-            g = geoms[i]
-            self.warn(
-                "bad_geometry",
-                "structures",
-                f"Structure has {'no' if g is None or g.is_empty else g.geom_type} "
-                "geometry (a point is needed); it is left out of the network.",
-                ids[i],
-                fix="Give the structure a point location.",
-            )
-        xy = np.full((len(st), 2), np.nan)
-        if ok.any():
-            xy[ok] = shapely.get_coordinates(geoms[ok])[:, :2]
-        # duplicate ids
-        seen: dict[str, int] = {}
-        uniq = ids.copy()
-        for i, v in enumerate(ids):
-            if v in seen:
-                k = 2
-                while f"{v}~{k}" in seen:
-                    k += 1
-                uniq[i] = f"{v}~{k}"
-                self.warn(
-                    "duplicate_feature",
-                    "structures",
-                    f"Structure id '{v}' is used by more than one structure; this one "
-                    f"is called '{uniq[i]}' in the network.",
-                    v,
-                    xy[i] if ok[i] else None,
-                    fix="Give every structure a unique id.",
-                    column="struct_id",
-                )
-            seen[uniq[i]] = i
-        self.st_ids_in = ids
-        self.st_ids = uniq
-        self.st_kind = kinds
-        self.st_inv = _col(st, "invert_elev", kind="float")
-        self.st_rim = _col(st, "rim_elev", kind="float")
-        self.st_ok = ok
-        self.st_xy = xy
-        # coincident structures share one node (the first)
-        n = len(st)
-        primary = np.arange(n)
-        okidx = np.where(ok)[0]
-        if len(okidx) > 1:
-            tree = cKDTree(xy[okidx])
-            pairs = tree.query_pairs(self.coincident_tol, output_type="ndarray")
-            if len(pairs):
-                m = coo_matrix(
-                    (np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])),
-                    shape=(len(okidx), len(okidx)),
-                )
-                _, lab = connected_components(m, directed=False)
-                first = pd.Series(np.arange(len(okidx))).groupby(lab).transform("min").to_numpy()
-                primary[okidx] = okidx[first]
-                for i in okidx[first != np.arange(len(okidx))]:
-                    p = primary[i]
-                    self.warn(
-                        "duplicate_feature",
-                        "structures",
-                        f"Structure '{uniq[i]}' lies at the same coordinates as "
-                        f"'{uniq[p]}'; both are treated as one network node "
-                        f"'{uniq[p]}'.",
-                        uniq[i],
-                        xy[i],
-                        fix="Delete the duplicate structure or move it to its true place.",
-                    )
-        self.st_primary = primary
-        self.is_primary = ok & (primary == np.arange(n))
-        self.st_tree_idx = np.where(self.is_primary)[0]
-        self.st_tree = cKDTree(xy[self.st_tree_idx]) if len(self.st_tree_idx) else None
-        self.id_index: dict[str, int] = {}
-        for i in np.where(ok)[0][::-1]:
-            self.id_index[ids[i]] = int(primary[i])
 
-    # -- conveyances ------------------------------------------------------------------
-    def load_conveyances(self) -> None:
-        cv = self.ws.layers["conveyances"]
-        ids = _fill_ids(_col(cv, "conv_id"), cv, "conveyances")
-        cols = {
-            "kind": _col(cv, "kind"),
-            "from_id": _col(cv, "from_id"),
-            "to_id": _col(cv, "to_id"),
-            "flow_dir": _col(cv, "flow_dir"),
-            "us_invert": _col(cv, "us_invert", kind="float"),
-            "ds_invert": _col(cv, "ds_invert", kind="float"),
-            "diameter_in": _col(cv, "diameter_in", kind="float"),
-        }
-        rows: list[int] = []
-        geoms: list[Any] = []
-        cids: list[str] = []
-        seen: set[str] = set()
-        gv = cv.geometry.values
-        gv = np.asarray(shapely.force_2d(np.asarray(gv, dtype=object)), dtype=object)
-        simple = (
-            (shapely.get_type_id(gv) == 1)
-            & ~shapely.is_empty(gv)
-            & (shapely.length(gv) > self.coincident_tol)
-        )
-        dup = pd.Series(ids).duplicated(keep="first").to_numpy()
-        fast = simple & ~dup
-        seen.update(ids[fast])
-        slow_idx = np.where(~fast)[0]
-        for i in slow_idx:
-            g = gv[i]
-            cid = ids[i]
-            if cid in seen:
-                k = 2
-                while f"{cid}~{k}" in seen:
-                    k += 1
-                self.warn(
-                    "duplicate_feature",
-                    "conveyances",
-                    f"Conveyance id '{cid}' is used more than once; this one is called "
-                    f"'{cid}~{k}'.",
-                    cid,
-                    fix="Give every conveyance a unique id.",
-                    column="conv_id",
-                )
-                cid = f"{cid}~{k}"
-            seen.add(cid)
-            parts = _line_parts(g)
-            if not parts:
-                what = "no geometry" if g is None or g.is_empty else f"a {g.geom_type}"
-                self.warn(
-                    "bad_geometry",
-                    "conveyances",
-                    f"Conveyance has {what} (a line is needed); it is left out.",
-                    cid,
-                    fix="Redraw it as a line.",
-                )
-                continue
-            if len(parts) > 1:
-                c0 = shapely.get_coordinates(parts[0])[0]
-                self.warn(
-                    "multipart_line",
-                    "conveyances",
-                    f"Conveyance is a multi-part line whose {len(parts)} parts do not "
-                    f"join; each part becomes its own edge ('{cid}.1' ...).",
-                    cid,
-                    c0,
-                    fix="Merge or split the parts in the source layer.",
-                )
-            for k, part in enumerate(parts):
-                coords = shapely.get_coordinates(part)
-                length = float(part.length)
-                if len(coords) < 2 or length <= self.coincident_tol:
-                    self.warn(
-                        "zero_length_conveyance",
-                        "conveyances",
-                        "Conveyance has zero length (one vertex, or all vertices at "
-                        "one point); it is left out of the network.",
-                        cid,
-                        coords[0] if len(coords) else None,
-                        fix="Redraw it between the structures it joins, or delete it.",
-                    )
-                    continue
-                rows.append(i)
-                geoms.append(shapely.LineString(coords[:, :2]))
-                cids.append(cid if len(parts) == 1 else f"{cid}.{k + 1}")
-        rows_all = np.r_[np.where(fast)[0], np.array(rows, dtype=int)]
-        geoms_all = np.r_[gv[fast], np.array(geoms, dtype=object)] if rows else gv[fast]
-        cids_all = np.r_[ids[fast], np.array(cids, dtype=object)] if rows else ids[fast]
-        order = np.argsort(rows_all, kind="stable")
-        rows = list(rows_all[order])
-        geoms = list(geoms_all[order])
-        cids = list(cids_all[order])
-        if not rows:
-            raise DataError(
-                "The conveyances layer has no usable line (every feature is empty, a point "
-                "or of zero length). Fix: check that the right layer is mapped to "
-                "'conveyances'."
-            )
-        r = np.array(rows)
-        self.cv_row = r
-        self.cv_ids = np.array(cids, dtype=object)
-        self.cv_geom = np.array(geoms, dtype=object)
-        for k, v in cols.items():
-            setattr(self, f"cv_{k}", v[r])
-        self.cv_us_invert = self.cv_us_invert.astype(float)
-        self.cv_ds_invert = self.cv_ds_invert.astype(float)
-        self.cv_diameter_in = self.cv_diameter_in.astype(float)
-        self.L = len(r)
-        self.a = shapely.get_coordinates(shapely.get_point(self.cv_geom, 0))[:, :2]
-        self.b = shapely.get_coordinates(shapely.get_point(self.cv_geom, -1))[:, :2]
-        self.cv_len = shapely.length(self.cv_geom)
+@dataclass
+class StructureTable:
+    """Structures in input order: ids (unique), kind, elevations, points; coincident
+    structures share the node of the first (``primary``)."""
 
-    # -- snapping ---------------------------------------------------------------------
-    def snap(self) -> None:
-        L = self.L
-        ends = np.vstack([self.a, self.b])  # end e: e < L start, e >= L last vertex
-        self.ends = ends
-        end_struct = np.full(2 * L, -1)  # structure row index (primary) or -1
-        how = np.full(2 * L, "", dtype=object)
-        # 1. from/to ids, checked against the geometry
-        self.ids_rev = np.zeros(L, dtype=bool)
-        self.ids_known = np.zeros(L, dtype=bool)
-        fi = np.array([self.id_index.get(v, -1) if v is not None else -1 for v in self.cv_from_id])
-        ti = np.array([self.id_index.get(v, -1) if v is not None else -1 for v in self.cv_to_id])
-        for name, col, idx in (("from_id", self.cv_from_id, fi), ("to_id", self.cv_to_id, ti)):
-            unknown = np.where((idx < 0) & np.array([v is not None for v in col]))[0]
-            for j in unknown:
-                self.warn(
-                    "unknown_structure_id",
-                    "conveyances",
-                    f"{name} '{col[j]}' names no structure; the geometry decides.",
-                    self.cv_ids[j],
-                    self.a[j],
-                    level="info",
-                    column=name,
-                    fix="Correct the id or add the structure.",
-                )
-        same = (fi >= 0) & (fi == ti)
-        for j in np.where(same)[0]:
-            self.warn(
-                "id_geometry_mismatch",
-                "conveyances",
-                f"from_id and to_id both name '{self.cv_from_id[j]}'; the ids are ignored.",
-                self.cv_ids[j],
-                self.a[j],
-                fix="Correct from_id/to_id.",
-            )
-        fi[same] = -1
-        ti[same] = -1
-        sxy = self.st_xy
+    ids_in: np.ndarray
+    ids: np.ndarray
+    kind: np.ndarray
+    inv: np.ndarray
+    rim: np.ndarray
+    ok: np.ndarray
+    xy: np.ndarray
+    primary: np.ndarray
+    is_primary: np.ndarray
+    tree_idx: np.ndarray
+    tree: Any
+    id_index: dict[str, int]
 
-        def dist(idx: np.ndarray, pts: np.ndarray) -> np.ndarray:
-            d = np.full(len(idx), np.inf)
-            m = idx >= 0
-            d[m] = np.hypot(*(sxy[idx[m]] - pts[m]).T)
-            return d
+    @property
+    def n(self) -> int:
+        return len(self.ids)
 
-        dfa, dfb, dta, dtb = dist(fi, self.a), dist(fi, self.b), dist(ti, self.a), dist(ti, self.b)
-        both = (fi >= 0) & (ti >= 0)
-        rev = np.where(
-            both,
-            dfb + dta < dfa + dtb,
-            np.where(fi >= 0, dfb < dfa, np.where(ti >= 0, dta < dtb, False)),
-        )
-        d_from = np.where(rev, dfb, dfa)
-        d_to = np.where(rev, dta, dtb)
-        from_end = np.where(rev, np.arange(L) + L, np.arange(L))
-        to_end = np.where(rev, np.arange(L), np.arange(L) + L)
-        for idx, d, end, name, col in (
-            (fi, d_from, from_end, "from_id", self.cv_from_id),
-            (ti, d_to, to_end, "to_id", self.cv_to_id),
-        ):
-            good = (idx >= 0) & (d <= self.id_tol)
-            end_struct[end[good]] = idx[good]
-            how[end[good]] = "id"
-            far = np.where((idx >= 0) & (d > self.tol))[0]
-            for j in far:
-                trusted = d[j] <= self.id_tol
-                self.warn(
-                    "id_geometry_mismatch",
-                    "conveyances",
-                    f"{name} names structure '{col[j]}', which lies {d[j] * self.f:.1f} m from "
-                    "the conveyance end; "
-                    + ("the id is used." if trusted else "too far: the geometry decides."),
-                    self.cv_ids[j],
-                    ends[end[j]],
-                    column=name,
-                    fix="Move the line end onto the structure, or correct the id.",
-                )
-            self.ids_known |= good
-        self.ids_rev = rev & self.ids_known
-        # 2. ends to structures within tolerance (nearest)
-        free = np.where(end_struct < 0)[0]
-        if len(free) and self.st_tree is not None:
-            d, k = self.st_tree.query(ends[free], distance_upper_bound=self.tol)
-            m = np.isfinite(d)
-            end_struct[free[m]] = self.st_tree_idx[k[m]]
-            how[free[m]] = "structure"
-        self.end_struct = end_struct
-        # node numbering: structures (primary) first, junctions after
-        n_st = len(self.st_ids)
-        end_node = np.where(end_struct >= 0, end_struct, -1)
-        # 3. free ends to ends already at a node
-        free = np.where(end_node < 0)[0]
-        att = np.where(end_node >= 0)[0]
-        if len(free) and len(att):
-            t = cKDTree(ends[att])
-            d, k = t.query(ends[free], distance_upper_bound=self.tol)
-            m = np.isfinite(d)
-            end_node[free[m]] = end_node[att[k[m]]]
-            how[free[m]] = "end"
-        # 4. remaining free ends cluster into junctions
-        free = np.where(end_node < 0)[0]
-        jxy = np.zeros((0, 2))
-        if len(free):
-            t = cKDTree(ends[free])
-            pairs = t.query_pairs(self.tol, output_type="ndarray")
-            m = coo_matrix(
-                (
-                    np.ones(len(pairs)),
-                    (pairs[:, 0], pairs[:, 1])
-                    if len(pairs)
-                    else (np.zeros(0, int), np.zeros(0, int)),
-                ),
-                shape=(len(free), len(free)),
-            )
-            nj, lab = connected_components(m, directed=False)
-            end_node[free] = n_st + lab
-            jxy = np.zeros((nj, 2))
-            cnt = np.bincount(lab, minlength=nj).astype(float)
-            jxy[:, 0] = np.bincount(lab, weights=ends[free, 0], minlength=nj) / cnt
-            jxy[:, 1] = np.bincount(lab, weights=ends[free, 1], minlength=nj) / cnt
-            how[free] = np.where(cnt[lab] > 1, "junction", "none")
-        self.n_st = n_st
-        self.jxy = jxy
-        self.end_node = end_node
-        self.end_how = how
 
-    # -- splitting ----------------------------------------------------------------------
-    def split(self) -> None:
-        """Split conveyances where a dangling end or an orphan structure lies on them."""
-        L = self.L
-        n_st = self.n_st
-        n_nodes = n_st + len(self.jxy)
-        deg = np.bincount(self.end_node, minlength=n_nodes)
-        cand_nodes: list[int] = []
-        # dangling ends: junctions with a single end
-        dangling = np.where(deg[n_st:] == 1)[0] + n_st
-        cand_nodes.extend(dangling.tolist())
-        # orphan structures (primary, with a location, touched by no end)
-        orphan = np.where(self.is_primary & (deg[:n_st] == 0))[0]
-        cand_nodes.extend(orphan.tolist())
-        self.splits: dict[int, list[tuple[float, int]]] = {}
-        self.split_kind: dict[int, str] = {}
-        if not cand_nodes:
-            return
-        cand = np.array(cand_nodes)
-        xy = self.node_xy_of(cand)
-        tree = shapely.STRtree(self.cv_geom)
-        pts = shapely.points(xy)
-        pi, li = tree.query(pts, predicate="dwithin", distance=self.tol)
-        if len(pi) == 0:
-            return
-        # incident conveyances of each candidate node (exclude them)
-        end_conv = np.r_[np.arange(L), np.arange(L)]
-        inc: dict[int, set[int]] = {}
-        node_ends = {int(n): None for n in cand}
-        for e in np.where(np.isin(self.end_node, cand))[0]:
-            inc.setdefault(int(self.end_node[e]), set()).add(int(end_conv[e]))
-        del node_ends
-        d = shapely.distance(pts[pi], self.cv_geom[li])
-        t = shapely.line_locate_point(self.cv_geom[li], pts[pi])
-        order = np.lexsort((d, pi))
-        done: set[int] = set()
-        for k in order:
-            p, line = int(pi[k]), int(li[k])
-            if p in done:
-                continue
-            node = int(cand[p])
-            if line in inc.get(node, ()):
-                continue
-            tt = float(t[k])
-            # close to that line's own end: the end snapping step has handled it
-            if tt <= self.tol or tt >= self.cv_len[line] - self.tol:
-                continue
-            done.add(p)
-            self.splits.setdefault(line, []).append((tt, node))
-            self.split_kind[node] = "dangling" if node >= n_st else "structure"
+@dataclass
+class ConveyanceTable:
+    """Usable line parts (one row per part), with their attributes and end points."""
 
-    def laterals(self) -> None:
-        """Link orphan structures to the nearest conveyance by an assumed lateral."""
-        self.lateral_edges: list[tuple[int, int, float, int]] = []
-        if self.lateral_tol <= 0:
-            return
-        L, n_st = self.L, self.n_st
-        deg = np.bincount(self.end_node, minlength=n_st + len(self.jxy))[:n_st]
-        on_line = {nd for nd, k in self.split_kind.items() if k == "structure"}
-        orphan = np.array(
-            [
-                i
-                for i in np.where(self.is_primary & (deg == 0))[0]
-                if i not in on_line and self.st_kind[i] != "outfall"
-            ],
-            dtype=int,
-        )
-        if len(orphan) == 0:
-            return
-        tree = shapely.STRtree(self.cv_geom)
-        pts = shapely.points(self.st_xy[orphan])
-        pi, li = tree.query_nearest(pts, max_distance=self.lateral_tol, all_matches=False)
-        new_j: list[np.ndarray] = []
-        for p, line in zip(pi, li, strict=True):
-            node = int(orphan[p])
-            g = self.cv_geom[line]
-            t = float(g.project(pts[p]))
-            d = float(g.distance(pts[p]))
-            if t <= self.tol:
-                target = int(self.end_node[line])
-            elif t >= self.cv_len[line] - self.tol:
-                target = int(self.end_node[line + L])
-            else:
-                target = n_st + len(self.jxy) + len(new_j)
-                new_j.append(shapely.get_coordinates(g.interpolate(t))[0, :2])
-                self.splits.setdefault(int(line), []).append((t, target))
-                self.split_kind[target] = "lateral"
-            self.lateral_edges.append((node, target, d, int(line)))
-        if new_j:
-            self.jxy = np.vstack([self.jxy, np.array(new_j)])
+    row: np.ndarray
+    ids: np.ndarray
+    geom: np.ndarray
+    kind: np.ndarray
+    from_id: np.ndarray
+    to_id: np.ndarray
+    flow_dir: np.ndarray
+    us_invert: np.ndarray
+    ds_invert: np.ndarray
+    diameter_in: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    length: np.ndarray
+    _mids: Any = None
 
-    def node_xy_of(self, nodes: np.ndarray) -> np.ndarray:
-        out = np.zeros((len(nodes), 2))
-        st = nodes < self.n_st
-        out[st] = self.st_xy[nodes[st]]
-        out[~st] = self.jxy[nodes[~st] - self.n_st]
-        return out
+    @property
+    def n(self) -> int:
+        return len(self.ids)
 
-    # -- orientation ------------------------------------------------------------------
-    def orient(self) -> None:
-        L = self.L
-        thr = self.elev_thr
-        na, nb = self.end_node[:L], self.end_node[L:]
-        # inverts belong to the ends the ids name, else us at the first vertex
-        ui, di = self.cv_us_invert, self.cv_ds_invert
-        inv_a = np.where(self.ids_rev, di, ui)
-        inv_b = np.where(self.ids_rev, ui, di)
-        both = np.isfinite(inv_a) & np.isfinite(inv_b)
-        ev_inv = np.where(
-            both & (inv_a > inv_b + thr), 1, np.where(both & (inv_b > inv_a + thr), -1, 0)
-        )
-        ev_ids = np.where(self.ids_known, np.where(self.ids_rev, -1, 1), 0)
-        fd = np.asarray(self.cv_flow_dir, dtype=object)
-        ev_fd = np.where(fd == "reverse", -1, 0)
-        ev_uni = np.where(fd == "uni", 1, 0)
-        is_bi = fd == "bi"
-
-        def node_val(arr: np.ndarray, nodes: np.ndarray) -> np.ndarray:
-            out = np.full(len(nodes), np.nan)
-            m = nodes < self.n_st
-            out[m] = arr[nodes[m]]
-            return out
-
-        sia, sib = node_val(self.st_inv, na), node_val(self.st_inv, nb)
-        sb = np.isfinite(sia) & np.isfinite(sib)
-        ev_sinv = np.where(sb & (sia > sib + thr), 1, np.where(sb & (sib > sia + thr), -1, 0))
-        sra, srb = node_val(self.st_rim, na), node_val(self.st_rim, nb)
-        rb = np.isfinite(sra) & np.isfinite(srb)
-        ev_srim = np.where(rb & (sra > srb + thr), 1, np.where(rb & (srb > sra + thr), -1, 0))
-        direction = np.ones(L, dtype=int)
-        method = np.full(L, "digitized", dtype=object)
-        bi = np.zeros(L, dtype=bool)
-        decided = np.zeros(L, dtype=bool)
-        for ev, name in ((ev_inv, "inverts"), (ev_ids, "ids"), (ev_fd, "flow_dir")):
-            m = ~decided & (ev != 0)
-            direction[m] = ev[m]
-            method[m] = name
-            decided |= m
-            if name == "ids":
-                m = ~decided & is_bi
-                bi[m] = True
-                method[m] = "flow_dir_bi"
-                decided |= m
-        ev_dem = np.zeros(L, dtype=int)
-        dem = getattr(self.ws, "dem", None)
-        if dem is not None and not decided.all():
-            za = dem_ground_at(dem, self.node_xy_of(na))
-            zb = dem_ground_at(dem, self.node_xy_of(nb))
-            ev_dem = downhill_evidence(za, zb, thr)
-        for ev, name in (
-            (ev_sinv, "structure_inverts"),
-            (ev_srim, "structure_rims"),
-            (ev_dem, "dem_ground"),
-        ):
-            m = ~decided & (ev != 0)
-            direction[m] = ev[m]
-            method[m] = name
-            decided |= m
-        # outlet_path: from the end farther along the network from the nearest real
-        # outlet to the nearer end (only where no stronger evidence decided)
-        self.node_dist = None
-        ev_out = np.zeros(L, dtype=int)
-        if not decided.all():
-            self.node_dist = self._outlet_distances()
-            ev_out = orient_by_outlet_path(self.node_dist[na], self.node_dist[nb])
-        m = ~decided & (ev_out != 0)
-        direction[m] = ev_out[m]
-        method[m] = "outlet_path"
-        decided |= m
-        self.uni_disagrees = int(np.sum(m & (ev_uni != 0) & (ev_uni != ev_out)))
-        m = ~decided & (ev_uni != 0)
-        method[m] = "flow_dir_uni"
-        decided |= m
-        self.direction = direction
-        self.bi = bi
-        self.orient_method = method
-        # QA: conflicting evidence, reversed digitisation, uphill pipes
-        layer = "conveyances"
-        for j in np.where((ev_inv != 0) & (ev_ids != 0) & (ev_inv != ev_ids))[0]:
-            self.warn(
-                "orientation_conflict",
-                layer,
-                "The inverts say the conveyance flows from its to_id structure to its "
-                "from_id structure; the inverts win (RULES.md section 1).",
-                self.cv_ids[j],
-                self._mid(j),
-                fix="Check the invert elevations and the from/to ids.",
-            )
-        ev_fd = np.where(ev_uni != 0, ev_uni, ev_fd)  # any flow-direction value
-        for j in np.where((ev_inv != 0) & (ev_fd != 0) & (ev_inv != ev_fd))[0]:
-            self.warn(
-                "orientation_conflict",
-                layer,
-                "The flow-direction attribute disagrees with the inverts; the inverts win.",
-                self.cv_ids[j],
-                self._mid(j),
-                fix="Check flow_dir and the inverts.",
-            )
-        for j in np.where((method == "inverts") & (direction == -1))[0]:
-            self.warn(
-                "reversed_digitization",
-                layer,
-                "The line is digitised against the flow its inverts show; the network "
-                "uses it reversed.",
-                self.cv_ids[j],
-                self._mid(j),
-                level="info",
-                fix="Flip the line so it is drawn in the direction of flow.",
-            )
-        # uphill: the chosen direction runs from a lower to a higher structure invert,
-        # or the pipe's own inverts (read along the ids) run uphill
-        up_struct = (ev_sinv != 0) & (ev_sinv != direction) & ~bi
-        for j in np.where(up_struct)[0]:
-            self.warn(
-                "uphill_pipe",
-                layer,
-                f"The conveyance flows ({self.orient_method[j]}) from a structure with "
-                "a lower invert to one with a higher invert.",
-                self.cv_ids[j],
-                self._mid(j),
-                fix="Check the structure inverts and the conveyance direction.",
-            )
-        self.ev_inv, self.ev_ids = ev_inv, ev_ids
-        self.conflicts: dict[str, str] = {}
-        for j in np.where((ev_inv != 0) & (ev_fd != 0) & (ev_inv != ev_fd))[0]:
-            self.conflicts[str(self.cv_ids[j])] = "flow_dir"
-        for j in np.where((ev_inv != 0) & (ev_ids != 0) & (ev_inv != ev_ids))[0]:
-            self.conflicts[str(self.cv_ids[j])] = "ids"
-
-    def _outlet_distances(self) -> np.ndarray:
-        """Network distance (CRS units) of every node to its nearest real outlet."""
-        n_nodes = self.n_st + len(self.jxy)
-        seg = segment_table(self.end_node, self.cv_len, self.splits, self.lateral_edges)
-        self.segments = seg
-        outlets = self._real_outlet_nodes(n_nodes)
-        return outlet_distances(seg[0], seg[1], seg[2], n_nodes, outlets)
-
-    def _real_outlet_nodes(self, n_nodes: int) -> np.ndarray:
-        """Nodes that are real outlets before orientation: outfall structures, points of
-        the outfalls layer (nearest node within the snap tolerance), headwalls at an
-        open end, and open ends within the water tolerance of a waterbody."""
-        deg = np.bincount(self.end_node, minlength=n_nodes)
-        for parts in self.splits.values():
-            for _, nd in parts:
-                deg[nd] += 2
-        out = [np.where(self.is_primary & (self.st_kind == "outfall"))[0]]
-        out.append(open_end_headwalls(np.where(self.is_primary, self.st_kind, None), deg))
-        of = self.ws.layers.get("outfalls")
-        if of is not None and len(of):
-            g = of.geometry.values
-            ok = (shapely.get_type_id(g) == 0) & ~shapely.is_empty(g)
-            if ok.any():
-                idx = np.r_[np.where(self.is_primary)[0], self.n_st + np.arange(len(self.jxy))]
-                tree = cKDTree(self.node_xy_of(idx))
-                d, k = tree.query(
-                    shapely.get_coordinates(g[ok])[:, :2], distance_upper_bound=self.tol
-                )
-                out.append(idx[k[np.isfinite(d)]])
-        wt = self._water_tree()
-        ends = np.where(deg == 1)[0]
-        if wt is not None and len(ends):
-            pi, _ = wt.query(
-                shapely.points(self.node_xy_of(ends)), predicate="dwithin", distance=self.water_tol
-            )
-            out.append(ends[np.unique(pi)])
-        return np.unique(np.concatenate(out).astype(int)) if out else np.zeros(0, int)
-
-    def _water_tree(self) -> Any:
-        if not hasattr(self, "_wtree"):
-            wb = self.ws.layers.get("waterbodies")
-            self._wtree = None
-            if wb is not None and len(wb):
-                wg = np.array(
-                    [g for g in wb.geometry.values if g is not None and not g.is_empty],
-                    dtype=object,
-                )
-                self._wtree = shapely.STRtree(wg) if len(wg) else None
-        return self._wtree
-
-    def _mid(self, j: int) -> np.ndarray:
-        if getattr(self, "_mids", None) is None:
+    def mid(self, j: int) -> np.ndarray:
+        """Midpoint of line ``j`` (where QA findings about it are placed)."""
+        if self._mids is None:
             self._mids = shapely.get_coordinates(
-                shapely.line_interpolate_point(self.cv_geom, 0.5, normalized=True)
+                shapely.line_interpolate_point(self.geom, 0.5, normalized=True)
             )[:, :2]
         return self._mids[j]
 
-    # -- assemble edges ---------------------------------------------------------------
-    def assemble(self) -> None:
-        L = self.L
-        n_st = self.n_st
-        # node table
-        nodes_used = np.zeros(n_st + len(self.jxy), dtype=bool)
-        nodes_used[self.end_node] = True
-        nodes_used[:n_st] |= self.is_primary
-        for parts in self.splits.values():
-            for _, nd in parts:
-                nodes_used[nd] = True
-        self.nodes_used = nodes_used
-        j_ids = np.array([f"J{i + 1}" for i in range(len(self.jxy))], dtype=object)
-        self.node_ids = np.r_[self.st_ids, j_ids]
-        rows: dict[str, list[Any]] = {
-            k: []
-            for k in (
-                "conv_id",
-                "part",
-                "u",
-                "v",
-                "kind",
-                "orient_method",
-                "bi",
-                "geometry",
-                "diameter_in",
-                "us_invert",
-                "ds_invert",
-                "src",
-            )
-        }
-        # vectorised: conveyances that are not split and join two different nodes
-        na_all, nb_all = self.end_node[:L], self.end_node[L:]
-        has_split = np.zeros(L, dtype=bool)
-        has_split[list(self.splits)] = True
-        fast = ~has_split & (na_all != nb_all)
-        fj = np.where(fast)[0]
-        rev = self.direction[fj] == -1
-        ui0 = np.where(self.ids_rev[fj], self.cv_ds_invert[fj], self.cv_us_invert[fj])
-        di0 = np.where(self.ids_rev[fj], self.cv_us_invert[fj], self.cv_ds_invert[fj])
-        fgeom = self.cv_geom[fj].copy()
-        fgeom[rev] = shapely.reverse(fgeom[rev])
-        fast_cols = {
-            "conv_id": self.cv_ids[fj],
-            "part": np.zeros(len(fj), dtype=int),
-            "u": np.where(rev, nb_all[fj], na_all[fj]),
-            "v": np.where(rev, na_all[fj], nb_all[fj]),
-            "kind": self.cv_kind[fj],
-            "orient_method": self.orient_method[fj],
-            "bi": self.bi[fj],
-            "geometry": fgeom,
-            "diameter_in": self.cv_diameter_in[fj],
-            "us_invert": np.where(rev, di0, ui0),
-            "ds_invert": np.where(rev, ui0, di0),
-            "src": fj,
-        }
-        for j in np.where(~fast)[0]:
-            g = self.cv_geom[j]
-            na, nb = int(self.end_node[j]), int(self.end_node[j + L])
-            cuts = sorted(self.splits.get(j, []))
-            seq_nodes = [na] + [nd for _, nd in cuts] + [nb]
-            seq_t = [0.0] + [t for t, _ in cuts] + [float(self.cv_len[j])]
-            ui, di = self.cv_us_invert[j], self.cv_ds_invert[j]
-            if self.ids_rev[j]:
-                ui, di = di, ui  # invert at first vertex, at last vertex
-            k = 0
-            for p in range(len(seq_nodes) - 1):
-                u, v = seq_nodes[p], seq_nodes[p + 1]
-                t0, t1 = seq_t[p], seq_t[p + 1]
-                if t1 - t0 <= self.coincident_tol and len(seq_nodes) > 2:
-                    continue
-                if u == v:
-                    if len(seq_nodes) == 2:
-                        self.warn(
-                            "self_loop",
-                            "conveyances",
-                            "Both ends of the conveyance snap to the same node; it is "
-                            "left out of the network.",
-                            self.cv_ids[j],
-                            self.a[j],
-                            fix="Check the line: it may be a stub or drawn twice.",
-                        )
-                    continue
-                part = g if len(seq_nodes) == 2 else shapely.ops.substring(g, t0, t1)
-                ia = ui if p == 0 else np.nan
-                ib = di if p == len(seq_nodes) - 2 else np.nan
-                flip = self.direction[j] == -1
-                if self.orient_method[j] == "outlet_path" and len(seq_nodes) > 2:
-                    # each part of a split line runs towards its own nearer end
-                    du, dv = self.node_dist[u], self.node_dist[v]
-                    if np.isfinite(du) and np.isfinite(dv) and du != dv:
-                        flip = dv > du
-                if flip:
-                    u, v = v, u
-                    part = part.reverse()
-                    ia, ib = ib, ia
-                rows["conv_id"].append(self.cv_ids[j])
-                rows["part"].append(k)
-                rows["u"].append(u)
-                rows["v"].append(v)
-                rows["kind"].append(self.cv_kind[j])
-                rows["orient_method"].append(self.orient_method[j])
-                rows["bi"].append(bool(self.bi[j]))
-                rows["geometry"].append(part)
-                rows["diameter_in"].append(self.cv_diameter_in[j])
-                rows["us_invert"].append(ia)
-                rows["ds_invert"].append(ib)
-                rows["src"].append(j)
+
+@dataclass
+class EndTable:
+    """Line ends ``e`` (``e < L``: first vertex of line ``e``; else last vertex of
+    ``e - L``) and the node each attaches to: structures ``0..n_st-1``, junctions
+    after (``jxy``)."""
+
+    xy: np.ndarray
+    struct: np.ndarray
+    node: np.ndarray
+    how: np.ndarray
+    ids_rev: np.ndarray
+    ids_known: np.ndarray
+    n_st: int
+    jxy: np.ndarray
+
+
+@dataclass
+class SplitTable:
+    """Where lines are split (line -> [(distance along it, node)]), why
+    (node -> ``dangling``/``structure``/``lateral``), the assumed laterals
+    ``(structure node, target node, length, line)`` and the junction coordinates."""
+
+    splits: dict[int, list[tuple[float, int]]]
+    split_kind: dict[int, str]
+    lateral_edges: list[tuple[int, int, float, int]]
+    jxy: np.ndarray
+
+
+@dataclass
+class Orientation:
+    """Per line: direction (+1 as drawn, -1 reversed), two-way, the rule that decided."""
+
+    direction: np.ndarray
+    bi: np.ndarray
+    method: np.ndarray
+    node_dist: np.ndarray | None
+    conflicts: dict[str, str]
+    uni_disagrees: int
+
+
+@dataclass
+class EdgeTable:
+    """Directed edges (columns in ``rows``; ``u``/``v`` node numbers) and the nodes."""
+
+    rows: dict[str, np.ndarray]
+    u: np.ndarray
+    v: np.ndarray
+    bi: np.ndarray
+    src: np.ndarray
+    node_ids: np.ndarray
+    nodes_used: np.ndarray
+
+
+@dataclass
+class OutfallTable:
+    """Outfall id and method per node (None where none), outfalls-layer attributes,
+    unsnapped outfalls, terminals that are not outfalls, and the water checks."""
+
+    out_id: np.ndarray
+    method: np.ndarray
+    attrs: dict[int, dict[str, Any]]
+    unsnapped: list[dict[str, Any]]
+    not_at_water: list[int]
+    has_water: bool
+    water_tree: Any
+    terminals_are_outfalls: bool
+
+
+def node_xy(st_xy: np.ndarray, jxy: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """Coordinates of nodes: structures first (rows of ``st_xy``), junctions after."""
+    n_st = len(st_xy)
+    nodes = np.asarray(nodes, dtype=int)
+    out = np.zeros((len(nodes), 2))
+    s = nodes < n_st
+    out[s] = st_xy[nodes[s]]
+    out[~s] = jxy[nodes[~s] - n_st]
+    return out
+
+
+def _warn(
+    qa: QAReport,
+    code: str,
+    layer: str,
+    msg: str,
+    fid: Any = None,
+    xy: Any = None,
+    fix: str = "",
+    level: str = "warning",
+    column: str | None = None,
+) -> None:
+    x = y = None
+    if xy is not None:
+        x, y = float(xy[0]), float(xy[1])
+    qa.add(
+        level,
+        code,
+        layer,
+        msg,
+        feature_id=None if fid is None else str(fid),
+        fix=fix,
+        step=_STEP,
+        x=x,
+        y=y,
+        column=column,
+    )
+
+
+def water_tree(ws: Any) -> Any:
+    """STRtree of the waterbody geometries, or None without a (non-empty) water layer."""
+    wb = ws.layers.get("waterbodies")
+    if wb is None or not len(wb):
+        return None
+    wg = np.array([g for g in wb.geometry.values if g is not None and not g.is_empty], dtype=object)
+    return shapely.STRtree(wg) if len(wg) else None
+
+
+def read_structures(ws: Any, cfg: BuildConfig, qa: QAReport) -> StructureTable:
+    """Structures as nodes: unique ids, points, coincident structures merged (QA)."""
+    df = ws.layers.get("structures")
+    if df is None or len(df) == 0:
+        df = gpd.GeoDataFrame({"struct_id": []}, geometry=[], crs=cfg.crs)
+    ids = _fill_ids(_col(df, "struct_id"), df, "structures")
+    kinds = _col(df, "kind")
+    geoms = df.geometry.values
+    ok = (shapely.get_type_id(geoms) == 0) & ~shapely.is_empty(geoms)
+    for i in np.where(~ok)[0]:
+        g = geoms[i]
+        _warn(
+            qa,
+            "bad_geometry",
+            "structures",
+            f"Structure has {'no' if g is None or g.is_empty else g.geom_type} "
+            "geometry (a point is needed); it is left out of the network.",
+            ids[i],
+            fix="Give the structure a point location.",
+        )
+    xy = np.full((len(df), 2), np.nan)
+    if ok.any():
+        xy[ok] = shapely.get_coordinates(geoms[ok])[:, :2]
+    # duplicate ids
+    seen: dict[str, int] = {}
+    uniq = ids.copy()
+    for i, v in enumerate(ids):
+        if v in seen:
+            k = 2
+            while f"{v}~{k}" in seen:
                 k += 1
-        for node, target, d, line in self.lateral_edges:
-            geom = shapely.LineString(self.node_xy_of(np.array([node, target])))
-            rows["conv_id"].append(f"lateral:{self.st_ids[node]}")
-            rows["part"].append(0)
-            rows["u"].append(node)
-            rows["v"].append(target)
-            rows["kind"].append("connector")
-            rows["orient_method"].append("assumed_lateral")
-            rows["bi"].append(False)
-            rows["geometry"].append(geom)
-            rows["diameter_in"].append(np.nan)
-            rows["us_invert"].append(np.nan)
-            rows["ds_invert"].append(np.nan)
-            rows["src"].append(-1)
-            self.warn(
-                "assumed_lateral",
+            uniq[i] = f"{v}~{k}"
+            _warn(
+                qa,
+                "duplicate_feature",
                 "structures",
-                f"No conveyance reaches the structure; it is assumed to drain through an "
-                f"unmapped lateral to conveyance '{self.cv_ids[line]}', "
-                f"{d * self.f:.1f} m away.",
-                self.st_ids[node],
-                self.st_xy[node],
-                level="info",
-                fix="Map the lateral that serves this structure.",
+                f"Structure id '{v}' is used by more than one structure; this one "
+                f"is called '{uniq[i]}' in the network.",
+                v,
+                xy[i] if ok[i] else None,
+                fix="Give every structure a unique id.",
+                column="struct_id",
             )
-        cols = {}
-        for k, fv in fast_cols.items():
-            dt = object if k in ("conv_id", "kind", "orient_method", "geometry") else None
-            slow = np.array(rows[k], dtype=dt if dt else fv.dtype)
-            if k == "geometry" and len(slow) == 0:
-                slow = np.zeros(0, dtype=object)
-            cols[k] = np.concatenate([np.asarray(fv, dtype=object) if dt else fv, slow])
-        key = np.where(cols["src"] >= 0, cols["src"], L + np.arange(len(cols["src"])))
-        order = np.lexsort((cols["part"], key))
-        rows = {k: v[order] for k, v in cols.items()}
-        self.e_u = np.array(rows["u"], dtype=int)
-        self.e_v = np.array(rows["v"], dtype=int)
-        self.e_bi = np.array(rows["bi"], dtype=bool)
-        self.e_src = np.array(rows["src"], dtype=int)
-        self.rows = rows
-
-    # -- outfalls ---------------------------------------------------------------------
-    def find_outfalls(self) -> None:
-        n_nodes = len(self.node_ids)
-        used = self.nodes_used
-        out_method = np.full(n_nodes, None, dtype=object)
-        out_id = np.full(n_nodes, None, dtype=object)
-        attrs: dict[int, dict[str, Any]] = {}
-        # 1. outfalls layer
-        of = self.ws.layers.get("outfalls")
-        node_idx = np.where(used)[0]
-        node_xy = self.node_xy_of(node_idx)
-        ntree = cKDTree(node_xy) if len(node_idx) else None
-        self.unsnapped_outfalls: list[dict[str, Any]] = []
-        if of is not None and len(of) and ntree is not None:
-            oids = _fill_ids(_col(of, "outfall_id"), of, "outfalls")
-            rw, pwl, stt, permit = (
-                _col(of, c) for c in ("receiving_water", "pwl_id", "status", "permit_id")
+        seen[uniq[i]] = i
+    # coincident structures share one node (the first)
+    n = len(df)
+    primary = np.arange(n)
+    okidx = np.where(ok)[0]
+    if len(okidx) > 1:
+        tree = cKDTree(xy[okidx])
+        pairs = tree.query_pairs(cfg.coincident_tol, output_type="ndarray")
+        if len(pairs):
+            m = coo_matrix(
+                (np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])),
+                shape=(len(okidx), len(okidx)),
             )
-            for i, g in enumerate(of.geometry.values):
-                if g is None or g.is_empty or g.geom_type != "Point":
-                    self.warn(
-                        "bad_geometry",
-                        "outfalls",
-                        "Outfall has no point geometry; it is left out.",
-                        oids[i],
-                        fix="Give the outfall a location.",
-                    )
-                    continue
-                xy = shapely.get_coordinates(g)[0, :2]
-                d, k = ntree.query(xy, distance_upper_bound=self.tol)
-                rec = {
-                    "outfall_id": oids[i],
-                    "receiving_water": rw[i],
-                    "pwl_id": pwl[i],
-                    "status": stt[i] if stt[i] is not None else "unknown",
-                    "permit_id": permit[i],
-                }
-                if not np.isfinite(d):
-                    self.warn(
-                        "unsnapped_outfall",
-                        "outfalls",
-                        "Outfall is not within the snap tolerance of any network node; "
-                        "nothing drains to it.",
-                        oids[i],
-                        xy,
-                        fix="Move the outfall onto the end of its pipe.",
-                    )
-                    rec.update(node=-1, xy=xy)
-                    self.unsnapped_outfalls.append(rec)
-                    continue
-                nd = int(node_idx[k])
-                if out_id[nd] is not None:
-                    self.warn(
-                        "duplicate_feature",
-                        "outfalls",
-                        f"Outfall shares its network node with outfall '{out_id[nd]}'.",
-                        oids[i],
-                        xy,
-                        fix="Delete the duplicate outfall.",
-                    )
-                    continue
-                out_id[nd] = oids[i]
-                out_method[nd] = "outfalls_layer"
-                attrs[nd] = rec
-        # 2. structures of kind outfall
-        for i in np.where(self.is_primary)[0]:
-            if self.st_kind[i] == "outfall" and out_id[i] is None:
-                out_id[i] = self.st_ids[i]
-                out_method[i] = "outfall_structure"
-        # 3. terminals
-        outdeg = np.bincount(self.e_u, minlength=n_nodes) + np.bincount(
-            self.e_v[self.e_bi], minlength=n_nodes
-        )
-        indeg = np.bincount(self.e_v, minlength=n_nodes)
-        terminal = (outdeg == 0) & (indeg > 0) & (out_id == None)  # noqa: E711
-        # nodes whose only way out is a two-way link back are terminals too, decided in
-        # the assignment step (sink components); here single-node sinks only.
-        self.outdeg, self.indeg = outdeg, indeg
-        wb = self.ws.layers.get("waterbodies")
-        self.has_water = wb is not None and len(wb) > 0
-        self.water_geoms = None
-        if self.has_water:
-            wg = np.array(
-                [g for g in wb.geometry.values if g is not None and not g.is_empty], dtype=object
-            )
-            self.water_geoms = shapely.STRtree(wg) if len(wg) else None
-        self.not_at_water: list[int] = []
-        # Without a waterbody layer a terminal can be checked against nothing: it is an
-        # outfall candidate, ranked below the real outlets (terminal_at_structure, then
-        # terminal_loose_end), unless the town's outfall inventory (the outfalls layer)
-        # maps the outfalls: an inventory never gains outfalls at loose pipe ends.
-        # Outfall structures and headwalls are real outlets but no inventory: a few of
-        # them (Norfolk: 20 outfall structures for 1,901 scored structures) must not
-        # leave the rest of the network without an answer.
-        self.mapped_outfalls = bool(np.any(out_method == "outfalls_layer"))
-        self.terminals_are_outfalls = not self.has_water and not self.mapped_outfalls
-        self._terminal_outfalls(np.where(terminal)[0], out_id, out_method)
-        self.out_id, self.out_method, self.out_attrs = out_id, out_method, attrs
-
-    def _at_water(self, xy: np.ndarray) -> bool:
-        if self.water_geoms is None:
-            return False
-        hit = self.water_geoms.query(
-            shapely.points(xy), predicate="dwithin", distance=self.water_tol
-        )
-        return len(hit) > 0
-
-    def _terminal_outfalls(
-        self, term: np.ndarray, out_id: np.ndarray, out_method: np.ndarray
-    ) -> None:
-        """Rank the terminals: at a water, a headwall (real outlets); then, when nothing
-        else maps the outfalls and there is no waterbody layer, a terminal at any
-        other structure, and a bare line end last (outfall candidates)."""
-        if len(term) == 0:
-            return
-        at = np.zeros(len(term), dtype=bool)
-        if self.has_water and self.water_geoms is not None:
-            pts = shapely.points(self.node_xy_of(term))
-            pi, _ = self.water_geoms.query(pts, predicate="dwithin", distance=self.water_tol)
-            at[np.unique(pi)] = True
-        out_id[term[at]] = self.node_ids[term[at]]
-        out_method[term[at]] = "terminal_at_water"
-        kind = np.r_[self.st_kind, np.full(len(self.jxy), "junction", dtype=object)][term]
-        hw = ~at & (term < self.n_st) & (kind == "headwall")
-        out_id[term[hw]] = self.node_ids[term[hw]]
-        out_method[term[hw]] = "headwall_at_end"
-        rest = term[~at & ~hw]
-        if self.terminals_are_outfalls:
-            out_id[rest] = self.node_ids[rest]
-            out_method[rest] = np.where(
-                rest < self.n_st, "terminal_at_structure", "terminal_loose_end"
-            )
-        else:
-            self.not_at_water.extend(rest.tolist())
-
-    # -- QA on the graph --------------------------------------------------------------
-    def graph_qa(self) -> None:
-        n_nodes = len(self.node_ids)
-        L = self.L
-        # unsnapped ends / dangling conveyances
-        split_nodes = set(self.split_kind)
-        deg = np.bincount(self.end_node, minlength=n_nodes)
-        lonely = (
-            (self.end_node >= self.n_st)
-            & (deg[self.end_node] == 1)
-            & ~np.isin(self.end_node, list(split_nodes))
-        )
-        la, lb = lonely[:L], lonely[L:]
-        for j in np.where(la & lb)[0]:
-            self.warn(
-                "dangling_conveyance",
-                "conveyances",
-                "Neither end of the conveyance touches a structure or another "
-                "conveyance within the snap tolerance.",
-                self.cv_ids[j],
-                self._mid(j),
-                fix="Snap its ends to the structures it joins, or delete it.",
-            )
-        for e in np.where(lonely)[0]:
-            j = e % L
-            if la[j] and lb[j]:
-                continue
-            node = self.end_node[e]
-            is_out = self.out_id[node] is not None
-            upstream_end = (e < L) == (self.direction[j] != -1)
-            if upstream_end and self.cv_kind[j] in OPEN_CONVEYANCE_KINDS and not is_out:
-                # a ditch or swale naturally begins where surface runoff gathers
-                self.warn(
-                    "open_conveyance_head",
-                    "conveyances",
-                    "The open conveyance begins here without a structure (its head).",
-                    self.cv_ids[j],
-                    self.ends[e],
-                    level="info",
-                    fix="Nothing to do unless it should connect to something upstream.",
-                )
-                continue
-            self.warn(
-                "unsnapped_end",
-                "conveyances",
-                ("The downstream" if is_out else "A")
-                + " end of the conveyance touches no structure or other conveyance "
-                "within the snap tolerance"
-                + (
-                    (
-                        f"; it is treated as outfall '{self.out_id[node]}'."
-                        if node < self.n_st
-                        else "; the end itself is treated as an outfall (a terminal)."
-                    )
-                    if is_out
-                    else "."
-                ),
-                self.cv_ids[j],
-                self.ends[e],
-                fix="Snap the end to its structure, or add the missing structure.",
-            )
-        # orphan structures
-        touched = np.zeros(n_nodes, dtype=bool)
-        real = self.e_src >= 0  # assumed laterals do not count as a connection
-        touched[self.e_u[real]] = True
-        touched[self.e_v[real]] = True
-        self.touched = touched
-        for i in np.where(self.st_ok)[0]:
-            p = self.st_primary[i]
-            if not touched[p]:
-                self.warn(
-                    "orphan_structure",
+            _, lab = connected_components(m, directed=False)
+            first = pd.Series(np.arange(len(okidx))).groupby(lab).transform("min").to_numpy()
+            primary[okidx] = okidx[first]
+            for i in okidx[first != np.arange(len(okidx))]:
+                p = primary[i]
+                _warn(
+                    qa,
+                    "duplicate_feature",
                     "structures",
-                    "No conveyance reaches this structure within the snap tolerance.",
-                    self.st_ids[i],
-                    self.st_xy[i],
-                    fix="Draw the pipe that serves it, or snap the pipe end to it.",
+                    f"Structure '{uniq[i]}' lies at the same coordinates as "
+                    f"'{uniq[p]}'; both are treated as one network node "
+                    f"'{uniq[p]}'.",
+                    uniq[i],
+                    xy[i],
+                    fix="Delete the duplicate structure or move it to its true place.",
                 )
-        for node, kind in self.split_kind.items():
-            if kind == "structure" and touched[node]:
-                self.warn(
-                    "structure_on_conveyance",
-                    "structures",
-                    "The structure lies on the middle of a conveyance, which is split there.",
-                    self.node_ids[node],
-                    self.st_xy[node],
-                    level="info",
-                    fix="Split the line at the structure in the source data.",
-                )
-        # duplicate conveyances: same node pair and about the same length
-        key = pd.DataFrame(
-            {
-                "a": np.minimum(self.e_u, self.e_v),
-                "b": np.maximum(self.e_u, self.e_v),
-                "len": np.round(
-                    shapely.length(np.array(self.rows["geometry"])) / max(self.tol, 1e-9)
-                ),
-                "cid": self.rows["conv_id"],
-            }
-        )
-        dup = key.duplicated(["a", "b", "len"], keep="first")
-        for i in np.where(dup.to_numpy())[0]:
-            g = self.rows["geometry"][i]
-            self.warn(
+    is_primary = ok & (primary == np.arange(n))
+    tree_idx = np.where(is_primary)[0]
+    id_index: dict[str, int] = {}
+    for i in np.where(ok)[0][::-1]:
+        id_index[ids[i]] = int(primary[i])
+    return StructureTable(
+        ids_in=ids,
+        ids=uniq,
+        kind=kinds,
+        inv=_col(df, "invert_elev", kind="float"),
+        rim=_col(df, "rim_elev", kind="float"),
+        ok=ok,
+        xy=xy,
+        primary=primary,
+        is_primary=is_primary,
+        tree_idx=tree_idx,
+        tree=cKDTree(xy[tree_idx]) if len(tree_idx) else None,
+        id_index=id_index,
+    )
+
+
+def read_conveyances(ws: Any, cfg: BuildConfig, qa: QAReport) -> ConveyanceTable:
+    """Usable line parts: multi-part lines merged or split, bad and zero-length lines out (QA)."""
+    df = ws.layers["conveyances"]
+    ids = _fill_ids(_col(df, "conv_id"), df, "conveyances")
+    cols = {
+        "kind": _col(df, "kind"),
+        "from_id": _col(df, "from_id"),
+        "to_id": _col(df, "to_id"),
+        "flow_dir": _col(df, "flow_dir"),
+        "us_invert": _col(df, "us_invert", kind="float"),
+        "ds_invert": _col(df, "ds_invert", kind="float"),
+        "diameter_in": _col(df, "diameter_in", kind="float"),
+    }
+    rows: list[int] = []
+    geoms: list[Any] = []
+    cids: list[str] = []
+    seen: set[str] = set()
+    gv = df.geometry.values
+    gv = np.asarray(shapely.force_2d(np.asarray(gv, dtype=object)), dtype=object)
+    simple = (
+        (shapely.get_type_id(gv) == 1)
+        & ~shapely.is_empty(gv)
+        & (shapely.length(gv) > cfg.coincident_tol)
+    )
+    dup = pd.Series(ids).duplicated(keep="first").to_numpy()
+    fast = simple & ~dup
+    seen.update(ids[fast])
+    slow_idx = np.where(~fast)[0]
+    for i in slow_idx:
+        g = gv[i]
+        cid = ids[i]
+        if cid in seen:
+            k = 2
+            while f"{cid}~{k}" in seen:
+                k += 1
+            _warn(
+                qa,
                 "duplicate_feature",
                 "conveyances",
-                "Conveyance joins the same two nodes as another of the same length (drawn twice?).",
-                key["cid"].iat[i],
-                shapely.get_coordinates(g.interpolate(0.5, normalized=True))[0],
-                fix="Delete the duplicate line if it is not a parallel pipe.",
+                f"Conveyance id '{cid}' is used more than once; this one is called '{cid}~{k}'.",
+                cid,
+                fix="Give every conveyance a unique id.",
+                column="conv_id",
             )
+            cid = f"{cid}~{k}"
+        seen.add(cid)
+        parts = _line_parts(g)
+        if not parts:
+            what = "no geometry" if g is None or g.is_empty else f"a {g.geom_type}"
+            _warn(
+                qa,
+                "bad_geometry",
+                "conveyances",
+                f"Conveyance has {what} (a line is needed); it is left out.",
+                cid,
+                fix="Redraw it as a line.",
+            )
+            continue
+        if len(parts) > 1:
+            c0 = shapely.get_coordinates(parts[0])[0]
+            _warn(
+                qa,
+                "multipart_line",
+                "conveyances",
+                f"Conveyance is a multi-part line whose {len(parts)} parts do not "
+                f"join; each part becomes its own edge ('{cid}.1' ...).",
+                cid,
+                c0,
+                fix="Merge or split the parts in the source layer.",
+            )
+        for k, part in enumerate(parts):
+            coords = shapely.get_coordinates(part)
+            length = float(part.length)
+            if len(coords) < 2 or length <= cfg.coincident_tol:
+                _warn(
+                    qa,
+                    "zero_length_conveyance",
+                    "conveyances",
+                    "Conveyance has zero length (one vertex, or all vertices at "
+                    "one point); it is left out of the network.",
+                    cid,
+                    coords[0] if len(coords) else None,
+                    fix="Redraw it between the structures it joins, or delete it.",
+                )
+                continue
+            rows.append(i)
+            geoms.append(shapely.LineString(coords[:, :2]))
+            cids.append(cid if len(parts) == 1 else f"{cid}.{k + 1}")
+    rows_all = np.r_[np.where(fast)[0], np.array(rows, dtype=int)]
+    geoms_all = np.r_[gv[fast], np.array(geoms, dtype=object)] if rows else gv[fast]
+    cids_all = np.r_[ids[fast], np.array(cids, dtype=object)] if rows else ids[fast]
+    order = np.argsort(rows_all, kind="stable")
+    rows = list(rows_all[order])
+    geoms = list(geoms_all[order])
+    cids = list(cids_all[order])
+    if not rows:
+        raise DataError(
+            "The conveyances layer has no usable line (every feature is empty, a point "
+            "or of zero length). Fix: check that the right layer is mapped to "
+            "'conveyances'."
+        )
+    r = np.array(rows)
+    geom = np.array(geoms, dtype=object)
+    return ConveyanceTable(
+        row=r,
+        ids=np.array(cids, dtype=object),
+        geom=geom,
+        kind=cols["kind"][r],
+        from_id=cols["from_id"][r],
+        to_id=cols["to_id"][r],
+        flow_dir=cols["flow_dir"][r],
+        us_invert=cols["us_invert"][r].astype(float),
+        ds_invert=cols["ds_invert"][r].astype(float),
+        diameter_in=cols["diameter_in"][r].astype(float),
+        a=shapely.get_coordinates(shapely.get_point(geom, 0))[:, :2],
+        b=shapely.get_coordinates(shapely.get_point(geom, -1))[:, :2],
+        length=shapely.length(geom),
+    )
+
+
+def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAReport) -> EndTable:
+    """Attach every line end: from/to ids (checked), nearest structure, attached end, junctions."""
+    L = cv.n
+    ends = np.vstack([cv.a, cv.b])  # end e: e < L start, e >= L last vertex
+    end_struct = np.full(2 * L, -1)  # structure row index (primary) or -1
+    how = np.full(2 * L, "", dtype=object)
+    # 1. from/to ids, checked against the geometry
+    ids_known = np.zeros(L, dtype=bool)
+    fi = np.array([st.id_index.get(v, -1) if v is not None else -1 for v in cv.from_id])
+    ti = np.array([st.id_index.get(v, -1) if v is not None else -1 for v in cv.to_id])
+    for name, col, idx in (("from_id", cv.from_id, fi), ("to_id", cv.to_id, ti)):
+        unknown = np.where((idx < 0) & np.array([v is not None for v in col]))[0]
+        for j in unknown:
+            _warn(
+                qa,
+                "unknown_structure_id",
+                "conveyances",
+                f"{name} '{col[j]}' names no structure; the geometry decides.",
+                cv.ids[j],
+                cv.a[j],
+                level="info",
+                column=name,
+                fix="Correct the id or add the structure.",
+            )
+    same = (fi >= 0) & (fi == ti)
+    for j in np.where(same)[0]:
+        _warn(
+            qa,
+            "id_geometry_mismatch",
+            "conveyances",
+            f"from_id and to_id both name '{cv.from_id[j]}'; the ids are ignored.",
+            cv.ids[j],
+            cv.a[j],
+            fix="Correct from_id/to_id.",
+        )
+    fi[same] = -1
+    ti[same] = -1
+    sxy = st.xy
+
+    def dist(idx: np.ndarray, pts: np.ndarray) -> np.ndarray:
+        d = np.full(len(idx), np.inf)
+        m = idx >= 0
+        d[m] = np.hypot(*(sxy[idx[m]] - pts[m]).T)
+        return d
+
+    dfa, dfb, dta, dtb = dist(fi, cv.a), dist(fi, cv.b), dist(ti, cv.a), dist(ti, cv.b)
+    both = (fi >= 0) & (ti >= 0)
+    rev = np.where(
+        both,
+        dfb + dta < dfa + dtb,
+        np.where(fi >= 0, dfb < dfa, np.where(ti >= 0, dta < dtb, False)),
+    )
+    d_from = np.where(rev, dfb, dfa)
+    d_to = np.where(rev, dta, dtb)
+    from_end = np.where(rev, np.arange(L) + L, np.arange(L))
+    to_end = np.where(rev, np.arange(L), np.arange(L) + L)
+    for idx, d, end, name, col in (
+        (fi, d_from, from_end, "from_id", cv.from_id),
+        (ti, d_to, to_end, "to_id", cv.to_id),
+    ):
+        good = (idx >= 0) & (d <= cfg.id_tol)
+        end_struct[end[good]] = idx[good]
+        how[end[good]] = "id"
+        far = np.where((idx >= 0) & (d > cfg.tol))[0]
+        for j in far:
+            trusted = d[j] <= cfg.id_tol
+            _warn(
+                qa,
+                "id_geometry_mismatch",
+                "conveyances",
+                f"{name} names structure '{col[j]}', which lies {d[j] * cfg.f:.1f} m from "
+                "the conveyance end; "
+                + ("the id is used." if trusted else "too far: the geometry decides."),
+                cv.ids[j],
+                ends[end[j]],
+                column=name,
+                fix="Move the line end onto the structure, or correct the id.",
+            )
+        ids_known |= good
+    ids_rev = rev & ids_known
+    # 2. ends to structures within tolerance (nearest)
+    free = np.where(end_struct < 0)[0]
+    if len(free) and st.tree is not None:
+        d, k = st.tree.query(ends[free], distance_upper_bound=cfg.tol)
+        m = np.isfinite(d)
+        end_struct[free[m]] = st.tree_idx[k[m]]
+        how[free[m]] = "structure"
+    # node numbering: structures (primary) first, junctions after
+    n_st = st.n
+    end_node = np.where(end_struct >= 0, end_struct, -1)
+    # 3. free ends to ends already at a node
+    free = np.where(end_node < 0)[0]
+    att = np.where(end_node >= 0)[0]
+    if len(free) and len(att):
+        t = cKDTree(ends[att])
+        d, k = t.query(ends[free], distance_upper_bound=cfg.tol)
+        m = np.isfinite(d)
+        end_node[free[m]] = end_node[att[k[m]]]
+        how[free[m]] = "end"
+    # 4. remaining free ends cluster into junctions
+    free = np.where(end_node < 0)[0]
+    jxy = np.zeros((0, 2))
+    if len(free):
+        t = cKDTree(ends[free])
+        pairs = t.query_pairs(cfg.tol, output_type="ndarray")
+        m = coo_matrix(
+            (
+                np.ones(len(pairs)),
+                (pairs[:, 0], pairs[:, 1]) if len(pairs) else (np.zeros(0, int), np.zeros(0, int)),
+            ),
+            shape=(len(free), len(free)),
+        )
+        nj, lab = connected_components(m, directed=False)
+        end_node[free] = n_st + lab
+        jxy = np.zeros((nj, 2))
+        cnt = np.bincount(lab, minlength=nj).astype(float)
+        jxy[:, 0] = np.bincount(lab, weights=ends[free, 0], minlength=nj) / cnt
+        jxy[:, 1] = np.bincount(lab, weights=ends[free, 1], minlength=nj) / cnt
+        how[free] = np.where(cnt[lab] > 1, "junction", "none")
+    return EndTable(
+        xy=ends,
+        struct=end_struct,
+        node=end_node,
+        how=how,
+        ids_rev=ids_rev,
+        ids_known=ids_known,
+        n_st=n_st,
+        jxy=jxy,
+    )
+
+
+def split_lines(
+    st: StructureTable, cv: ConveyanceTable, ends: EndTable, cfg: BuildConfig
+) -> SplitTable:
+    """Where a dangling end or an orphan structure lies on another line's middle: split it there."""
+    L = cv.n
+    n_st = ends.n_st
+    n_nodes = n_st + len(ends.jxy)
+    deg = np.bincount(ends.node, minlength=n_nodes)
+    cand_nodes: list[int] = []
+    # dangling ends: junctions with a single end
+    dangling = np.where(deg[n_st:] == 1)[0] + n_st
+    cand_nodes.extend(dangling.tolist())
+    # orphan structures (primary, with a location, touched by no end)
+    orphan = np.where(st.is_primary & (deg[:n_st] == 0))[0]
+    cand_nodes.extend(orphan.tolist())
+    splits: dict[int, list[tuple[float, int]]] = {}
+    split_kind: dict[int, str] = {}
+    none = SplitTable(splits, split_kind, [], ends.jxy)
+    if not cand_nodes:
+        return none
+    cand = np.array(cand_nodes)
+    xy = node_xy(st.xy, ends.jxy, cand)
+    tree = shapely.STRtree(cv.geom)
+    pts = shapely.points(xy)
+    pi, li = tree.query(pts, predicate="dwithin", distance=cfg.tol)
+    if len(pi) == 0:
+        return none
+    # incident conveyances of each candidate node (exclude them)
+    end_conv = np.r_[np.arange(L), np.arange(L)]
+    inc: dict[int, set[int]] = {}
+    node_ends = {int(n): None for n in cand}
+    for e in np.where(np.isin(ends.node, cand))[0]:
+        inc.setdefault(int(ends.node[e]), set()).add(int(end_conv[e]))
+    del node_ends
+    d = shapely.distance(pts[pi], cv.geom[li])
+    t = shapely.line_locate_point(cv.geom[li], pts[pi])
+    order = np.lexsort((d, pi))
+    done: set[int] = set()
+    for k in order:
+        p, line = int(pi[k]), int(li[k])
+        if p in done:
+            continue
+        node = int(cand[p])
+        if line in inc.get(node, ()):
+            continue
+        tt = float(t[k])
+        # close to that line's own end: the end snapping step has handled it
+        if tt <= cfg.tol or tt >= cv.length[line] - cfg.tol:
+            continue
+        done.add(p)
+        splits.setdefault(line, []).append((tt, node))
+        split_kind[node] = "dangling" if node >= n_st else "structure"
+    return none
+
+
+def assumed_laterals(
+    st: StructureTable, cv: ConveyanceTable, ends: EndTable, sp: SplitTable, cfg: BuildConfig
+) -> SplitTable:
+    """Link orphan structures to the nearest line within the lateral tolerance (a new split table)."""
+    lateral_edges: list[tuple[int, int, float, int]] = []
+    splits = {k: list(v) for k, v in sp.splits.items()}
+    split_kind = dict(sp.split_kind)
+    if cfg.lateral_tol <= 0:
+        return SplitTable(splits, split_kind, lateral_edges, sp.jxy)
+    L, n_st = cv.n, ends.n_st
+    deg = np.bincount(ends.node, minlength=n_st + len(sp.jxy))[:n_st]
+    on_line = {nd for nd, k in split_kind.items() if k == "structure"}
+    orphan = np.array(
+        [
+            i
+            for i in np.where(st.is_primary & (deg == 0))[0]
+            if i not in on_line and st.kind[i] != "outfall"
+        ],
+        dtype=int,
+    )
+    if len(orphan) == 0:
+        return SplitTable(splits, split_kind, lateral_edges, sp.jxy)
+    tree = shapely.STRtree(cv.geom)
+    pts = shapely.points(st.xy[orphan])
+    pi, li = tree.query_nearest(pts, max_distance=cfg.lateral_tol, all_matches=False)
+    new_j: list[np.ndarray] = []
+    for p, line in zip(pi, li, strict=True):
+        node = int(orphan[p])
+        g = cv.geom[line]
+        t = float(g.project(pts[p]))
+        d = float(g.distance(pts[p]))
+        if t <= cfg.tol:
+            target = int(ends.node[line])
+        elif t >= cv.length[line] - cfg.tol:
+            target = int(ends.node[line + L])
+        else:
+            target = n_st + len(sp.jxy) + len(new_j)
+            new_j.append(shapely.get_coordinates(g.interpolate(t))[0, :2])
+            splits.setdefault(int(line), []).append((t, target))
+            split_kind[target] = "lateral"
+        lateral_edges.append((node, target, d, int(line)))
+    jxy = np.vstack([sp.jxy, np.array(new_j)]) if new_j else sp.jxy
+    return SplitTable(splits, split_kind, lateral_edges, jxy)
+
+
+def real_outlet_nodes(
+    ws: Any, st: StructureTable, ends: EndTable, sp: SplitTable, cfg: BuildConfig, wtree: Any
+) -> np.ndarray:
+    """Nodes that are real outlets before orientation: outfall structures, points of the
+    outfalls layer (nearest node within the snap tolerance), headwalls at an open end,
+    and open ends within the water tolerance of a waterbody."""
+    n_st = ends.n_st
+    n_nodes = n_st + len(sp.jxy)
+    deg = np.bincount(ends.node, minlength=n_nodes)
+    for parts in sp.splits.values():
+        for _, nd in parts:
+            deg[nd] += 2
+    out = [np.where(st.is_primary & (st.kind == "outfall"))[0]]
+    out.append(open_end_headwalls(np.where(st.is_primary, st.kind, None), deg))
+    of = ws.layers.get("outfalls")
+    if of is not None and len(of):
+        g = of.geometry.values
+        ok = (shapely.get_type_id(g) == 0) & ~shapely.is_empty(g)
+        if ok.any():
+            idx = np.r_[np.where(st.is_primary)[0], n_st + np.arange(len(sp.jxy))]
+            tree = cKDTree(node_xy(st.xy, sp.jxy, idx))
+            d, k = tree.query(shapely.get_coordinates(g[ok])[:, :2], distance_upper_bound=cfg.tol)
+            out.append(idx[k[np.isfinite(d)]])
+    open_ends = np.where(deg == 1)[0]
+    if wtree is not None and len(open_ends):
+        pts = shapely.points(node_xy(st.xy, sp.jxy, open_ends))
+        pi, _ = wtree.query(pts, predicate="dwithin", distance=cfg.water_tol)
+        out.append(open_ends[np.unique(pi)])
+    return np.unique(np.concatenate(out).astype(int))
+
+
+def orient_lines(
+    ws: Any,
+    st: StructureTable,
+    cv: ConveyanceTable,
+    ends: EndTable,
+    sp: SplitTable,
+    cfg: BuildConfig,
+    qa: QAReport,
+    wtree: Any = None,
+) -> Orientation:
+    """Orient every line by the rule chain of docs/network.md (first rule that applies); QA on conflicts."""
+    L = cv.n
+    thr = cfg.elev_thr
+    na, nb = ends.node[:L], ends.node[L:]
+    # inverts belong to the ends the ids name, else us at the first vertex
+    ui, di = cv.us_invert, cv.ds_invert
+    inv_a = np.where(ends.ids_rev, di, ui)
+    inv_b = np.where(ends.ids_rev, ui, di)
+    both = np.isfinite(inv_a) & np.isfinite(inv_b)
+    ev_inv = np.where(
+        both & (inv_a > inv_b + thr), 1, np.where(both & (inv_b > inv_a + thr), -1, 0)
+    )
+    ev_ids = np.where(ends.ids_known, np.where(ends.ids_rev, -1, 1), 0)
+    fd = np.asarray(cv.flow_dir, dtype=object)
+    ev_fd = np.where(fd == "reverse", -1, 0)
+    ev_uni = np.where(fd == "uni", 1, 0)
+    is_bi = fd == "bi"
+
+    def node_val(arr: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+        out = np.full(len(nodes), np.nan)
+        m = nodes < ends.n_st
+        out[m] = arr[nodes[m]]
+        return out
+
+    sia, sib = node_val(st.inv, na), node_val(st.inv, nb)
+    sb = np.isfinite(sia) & np.isfinite(sib)
+    ev_sinv = np.where(sb & (sia > sib + thr), 1, np.where(sb & (sib > sia + thr), -1, 0))
+    sra, srb = node_val(st.rim, na), node_val(st.rim, nb)
+    rb = np.isfinite(sra) & np.isfinite(srb)
+    ev_srim = np.where(rb & (sra > srb + thr), 1, np.where(rb & (srb > sra + thr), -1, 0))
+    direction = np.ones(L, dtype=int)
+    method = np.full(L, "digitized", dtype=object)
+    bi = np.zeros(L, dtype=bool)
+    decided = np.zeros(L, dtype=bool)
+    for ev, name in ((ev_inv, "inverts"), (ev_ids, "ids"), (ev_fd, "flow_dir")):
+        m = ~decided & (ev != 0)
+        direction[m] = ev[m]
+        method[m] = name
+        decided |= m
+        if name == "ids":
+            m = ~decided & is_bi
+            bi[m] = True
+            method[m] = "flow_dir_bi"
+            decided |= m
+    ev_dem = np.zeros(L, dtype=int)
+    dem = getattr(ws, "dem", None)
+    if dem is not None and not decided.all():
+        za = dem_ground_at(dem, node_xy(st.xy, sp.jxy, na))
+        zb = dem_ground_at(dem, node_xy(st.xy, sp.jxy, nb))
+        ev_dem = downhill_evidence(za, zb, thr)
+    for ev, name in (
+        (ev_sinv, "structure_inverts"),
+        (ev_srim, "structure_rims"),
+        (ev_dem, "dem_ground"),
+    ):
+        m = ~decided & (ev != 0)
+        direction[m] = ev[m]
+        method[m] = name
+        decided |= m
+    # outlet_path: from the end farther along the network from the nearest real
+    # outlet to the nearer end (only where no stronger evidence decided)
+    node_dist = None
+    ev_out = np.zeros(L, dtype=int)
+    if not decided.all():
+        seg = segment_table(ends.node, cv.length, sp.splits, sp.lateral_edges)
+        n_nodes = ends.n_st + len(sp.jxy)
+        outlets = real_outlet_nodes(ws, st, ends, sp, cfg, wtree)
+        node_dist = outlet_distances(seg[0], seg[1], seg[2], n_nodes, outlets)
+        ev_out = orient_by_outlet_path(node_dist[na], node_dist[nb])
+    m = ~decided & (ev_out != 0)
+    direction[m] = ev_out[m]
+    method[m] = "outlet_path"
+    decided |= m
+    uni_disagrees = int(np.sum(m & (ev_uni != 0) & (ev_uni != ev_out)))
+    m = ~decided & (ev_uni != 0)
+    method[m] = "flow_dir_uni"
+    decided |= m
+    # QA: conflicting evidence, reversed digitisation, uphill pipes
+    layer = "conveyances"
+    for j in np.where((ev_inv != 0) & (ev_ids != 0) & (ev_inv != ev_ids))[0]:
+        _warn(
+            qa,
+            "orientation_conflict",
+            layer,
+            "The inverts say the conveyance flows from its to_id structure to its "
+            "from_id structure; the inverts win (RULES.md section 1).",
+            cv.ids[j],
+            cv.mid(j),
+            fix="Check the invert elevations and the from/to ids.",
+        )
+    ev_fd = np.where(ev_uni != 0, ev_uni, ev_fd)  # any flow-direction value
+    for j in np.where((ev_inv != 0) & (ev_fd != 0) & (ev_inv != ev_fd))[0]:
+        _warn(
+            qa,
+            "orientation_conflict",
+            layer,
+            "The flow-direction attribute disagrees with the inverts; the inverts win.",
+            cv.ids[j],
+            cv.mid(j),
+            fix="Check flow_dir and the inverts.",
+        )
+    for j in np.where((method == "inverts") & (direction == -1))[0]:
+        _warn(
+            qa,
+            "reversed_digitization",
+            layer,
+            "The line is digitised against the flow its inverts show; the network "
+            "uses it reversed.",
+            cv.ids[j],
+            cv.mid(j),
+            level="info",
+            fix="Flip the line so it is drawn in the direction of flow.",
+        )
+    # uphill: the chosen direction runs from a lower to a higher structure invert,
+    # or the pipe's own inverts (read along the ids) run uphill
+    up_struct = (ev_sinv != 0) & (ev_sinv != direction) & ~bi
+    for j in np.where(up_struct)[0]:
+        _warn(
+            qa,
+            "uphill_pipe",
+            layer,
+            f"The conveyance flows ({method[j]}) from a structure with "
+            "a lower invert to one with a higher invert.",
+            cv.ids[j],
+            cv.mid(j),
+            fix="Check the structure inverts and the conveyance direction.",
+        )
+    conflicts: dict[str, str] = {}
+    for j in np.where((ev_inv != 0) & (ev_fd != 0) & (ev_inv != ev_fd))[0]:
+        conflicts[str(cv.ids[j])] = "flow_dir"
+    for j in np.where((ev_inv != 0) & (ev_ids != 0) & (ev_inv != ev_ids))[0]:
+        conflicts[str(cv.ids[j])] = "ids"
+    return Orientation(
+        direction=direction,
+        bi=bi,
+        method=method,
+        node_dist=node_dist,
+        conflicts=conflicts,
+        uni_disagrees=uni_disagrees,
+    )
+
+
+def assemble_edges(
+    st: StructureTable,
+    cv: ConveyanceTable,
+    ends: EndTable,
+    sp: SplitTable,
+    ori: Orientation,
+    cfg: BuildConfig,
+    qa: QAReport,
+) -> EdgeTable:
+    """Directed edges in flow order (split lines in parts, assumed laterals) and the node table."""
+    L = cv.n
+    n_st = ends.n_st
+    # node table
+    nodes_used = np.zeros(n_st + len(sp.jxy), dtype=bool)
+    nodes_used[ends.node] = True
+    nodes_used[:n_st] |= st.is_primary
+    for parts in sp.splits.values():
+        for _, nd in parts:
+            nodes_used[nd] = True
+    j_ids = np.array([f"J{i + 1}" for i in range(len(sp.jxy))], dtype=object)
+    node_ids = np.r_[st.ids, j_ids]
+    rows: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "conv_id",
+            "part",
+            "u",
+            "v",
+            "kind",
+            "orient_method",
+            "bi",
+            "geometry",
+            "diameter_in",
+            "us_invert",
+            "ds_invert",
+            "src",
+        )
+    }
+    # vectorised: conveyances that are not split and join two different nodes
+    na_all, nb_all = ends.node[:L], ends.node[L:]
+    has_split = np.zeros(L, dtype=bool)
+    has_split[list(sp.splits)] = True
+    fast = ~has_split & (na_all != nb_all)
+    fj = np.where(fast)[0]
+    rev = ori.direction[fj] == -1
+    ui0 = np.where(ends.ids_rev[fj], cv.ds_invert[fj], cv.us_invert[fj])
+    di0 = np.where(ends.ids_rev[fj], cv.us_invert[fj], cv.ds_invert[fj])
+    fgeom = cv.geom[fj].copy()
+    fgeom[rev] = shapely.reverse(fgeom[rev])
+    fast_cols = {
+        "conv_id": cv.ids[fj],
+        "part": np.zeros(len(fj), dtype=int),
+        "u": np.where(rev, nb_all[fj], na_all[fj]),
+        "v": np.where(rev, na_all[fj], nb_all[fj]),
+        "kind": cv.kind[fj],
+        "orient_method": ori.method[fj],
+        "bi": ori.bi[fj],
+        "geometry": fgeom,
+        "diameter_in": cv.diameter_in[fj],
+        "us_invert": np.where(rev, di0, ui0),
+        "ds_invert": np.where(rev, ui0, di0),
+        "src": fj,
+    }
+    for j in np.where(~fast)[0]:
+        g = cv.geom[j]
+        na, nb = int(ends.node[j]), int(ends.node[j + L])
+        cuts = sorted(sp.splits.get(j, []))
+        seq_nodes = [na] + [nd for _, nd in cuts] + [nb]
+        seq_t = [0.0] + [t for t, _ in cuts] + [float(cv.length[j])]
+        ui, di = cv.us_invert[j], cv.ds_invert[j]
+        if ends.ids_rev[j]:
+            ui, di = di, ui  # invert at first vertex, at last vertex
+        k = 0
+        for p in range(len(seq_nodes) - 1):
+            u, v = seq_nodes[p], seq_nodes[p + 1]
+            t0, t1 = seq_t[p], seq_t[p + 1]
+            if t1 - t0 <= cfg.coincident_tol and len(seq_nodes) > 2:
+                continue
+            if u == v:
+                if len(seq_nodes) == 2:
+                    _warn(
+                        qa,
+                        "self_loop",
+                        "conveyances",
+                        "Both ends of the conveyance snap to the same node; it is "
+                        "left out of the network.",
+                        cv.ids[j],
+                        cv.a[j],
+                        fix="Check the line: it may be a stub or drawn twice.",
+                    )
+                continue
+            part = g if len(seq_nodes) == 2 else shapely.ops.substring(g, t0, t1)
+            ia = ui if p == 0 else np.nan
+            ib = di if p == len(seq_nodes) - 2 else np.nan
+            flip = ori.direction[j] == -1
+            if ori.method[j] == "outlet_path" and len(seq_nodes) > 2:
+                # each part of a split line runs towards its own nearer end
+                du, dv = ori.node_dist[u], ori.node_dist[v]
+                if np.isfinite(du) and np.isfinite(dv) and du != dv:
+                    flip = dv > du
+            if flip:
+                u, v = v, u
+                part = part.reverse()
+                ia, ib = ib, ia
+            rows["conv_id"].append(cv.ids[j])
+            rows["part"].append(k)
+            rows["u"].append(u)
+            rows["v"].append(v)
+            rows["kind"].append(cv.kind[j])
+            rows["orient_method"].append(ori.method[j])
+            rows["bi"].append(bool(ori.bi[j]))
+            rows["geometry"].append(part)
+            rows["diameter_in"].append(cv.diameter_in[j])
+            rows["us_invert"].append(ia)
+            rows["ds_invert"].append(ib)
+            rows["src"].append(j)
+            k += 1
+    for node, target, d, line in sp.lateral_edges:
+        geom = shapely.LineString(node_xy(st.xy, sp.jxy, np.array([node, target])))
+        rows["conv_id"].append(f"lateral:{st.ids[node]}")
+        rows["part"].append(0)
+        rows["u"].append(node)
+        rows["v"].append(target)
+        rows["kind"].append("connector")
+        rows["orient_method"].append("assumed_lateral")
+        rows["bi"].append(False)
+        rows["geometry"].append(geom)
+        rows["diameter_in"].append(np.nan)
+        rows["us_invert"].append(np.nan)
+        rows["ds_invert"].append(np.nan)
+        rows["src"].append(-1)
+        _warn(
+            qa,
+            "assumed_lateral",
+            "structures",
+            f"No conveyance reaches the structure; it is assumed to drain through an "
+            f"unmapped lateral to conveyance '{cv.ids[line]}', "
+            f"{d * cfg.f:.1f} m away.",
+            st.ids[node],
+            st.xy[node],
+            level="info",
+            fix="Map the lateral that serves this structure.",
+        )
+    cols = {}
+    for k, fv in fast_cols.items():
+        dt = object if k in ("conv_id", "kind", "orient_method", "geometry") else None
+        slow = np.array(rows[k], dtype=dt if dt else fv.dtype)
+        if k == "geometry" and len(slow) == 0:
+            slow = np.zeros(0, dtype=object)
+        cols[k] = np.concatenate([np.asarray(fv, dtype=object) if dt else fv, slow])
+    key = np.where(cols["src"] >= 0, cols["src"], L + np.arange(len(cols["src"])))
+    order = np.lexsort((cols["part"], key))
+    rows = {k: v[order] for k, v in cols.items()}
+    return EdgeTable(
+        rows=rows,
+        u=np.array(rows["u"], dtype=int),
+        v=np.array(rows["v"], dtype=int),
+        bi=np.array(rows["bi"], dtype=bool),
+        src=np.array(rows["src"], dtype=int),
+        node_ids=node_ids,
+        nodes_used=nodes_used,
+    )
+
+
+def rank_terminals(
+    kind: np.ndarray,
+    is_structure: np.ndarray,
+    at_water: np.ndarray,
+    *,
+    terminals_are_outfalls: bool,
+) -> np.ndarray:
+    """Outfall method of each terminal node (no way out), or None where it is no outfall.
+
+    Real outlets first: ``terminal_at_water``, then a ``headwall`` structure
+    (``headwall_at_end``); then, only when ``terminals_are_outfalls`` (no waterbody
+    layer and no outfalls layer), ``terminal_at_structure`` and last
+    ``terminal_loose_end`` (a junction: a bare line end).
+    """
+    kind = np.asarray(kind, dtype=object)
+    is_structure = np.asarray(is_structure, dtype=bool)
+    at_water = np.asarray(at_water, dtype=bool)
+    out = np.full(len(kind), None, dtype=object)
+    out[at_water] = "terminal_at_water"
+    hw = ~at_water & is_structure & (kind == "headwall")
+    out[hw] = "headwall_at_end"
+    if terminals_are_outfalls:
+        rest = ~at_water & ~hw
+        out[rest & is_structure] = "terminal_at_structure"
+        out[rest & ~is_structure] = "terminal_loose_end"
+    return out
+
+
+def find_outfalls(
+    ws: Any,
+    st: StructureTable,
+    ends: EndTable,
+    sp: SplitTable,
+    ed: EdgeTable,
+    cfg: BuildConfig,
+    qa: QAReport,
+    wtree: Any = None,
+) -> OutfallTable:
+    """Outfalls in order: the outfalls layer, outfall structures, ranked terminals."""
+    n_nodes = len(ed.node_ids)
+    used = ed.nodes_used
+    out_method = np.full(n_nodes, None, dtype=object)
+    out_id = np.full(n_nodes, None, dtype=object)
+    attrs: dict[int, dict[str, Any]] = {}
+    # 1. outfalls layer
+    layer = ws.layers.get("outfalls")
+    node_idx = np.where(used)[0]
+    nxy = node_xy(st.xy, sp.jxy, node_idx)
+    ntree = cKDTree(nxy) if len(node_idx) else None
+    unsnapped: list[dict[str, Any]] = []
+    if layer is not None and len(layer) and ntree is not None:
+        oids = _fill_ids(_col(layer, "outfall_id"), layer, "outfalls")
+        rw, pwl, stt, permit = (
+            _col(layer, c) for c in ("receiving_water", "pwl_id", "status", "permit_id")
+        )
+        for i, g in enumerate(layer.geometry.values):
+            if g is None or g.is_empty or g.geom_type != "Point":
+                _warn(
+                    qa,
+                    "bad_geometry",
+                    "outfalls",
+                    "Outfall has no point geometry; it is left out.",
+                    oids[i],
+                    fix="Give the outfall a location.",
+                )
+                continue
+            xy = shapely.get_coordinates(g)[0, :2]
+            d, k = ntree.query(xy, distance_upper_bound=cfg.tol)
+            rec = {
+                "outfall_id": oids[i],
+                "receiving_water": rw[i],
+                "pwl_id": pwl[i],
+                "status": stt[i] if stt[i] is not None else "unknown",
+                "permit_id": permit[i],
+            }
+            if not np.isfinite(d):
+                _warn(
+                    qa,
+                    "unsnapped_outfall",
+                    "outfalls",
+                    "Outfall is not within the snap tolerance of any network node; "
+                    "nothing drains to it.",
+                    oids[i],
+                    xy,
+                    fix="Move the outfall onto the end of its pipe.",
+                )
+                rec.update(node=-1, xy=xy)
+                unsnapped.append(rec)
+                continue
+            nd = int(node_idx[k])
+            if out_id[nd] is not None:
+                _warn(
+                    qa,
+                    "duplicate_feature",
+                    "outfalls",
+                    f"Outfall shares its network node with outfall '{out_id[nd]}'.",
+                    oids[i],
+                    xy,
+                    fix="Delete the duplicate outfall.",
+                )
+                continue
+            out_id[nd] = oids[i]
+            out_method[nd] = "outfalls_layer"
+            attrs[nd] = rec
+    # 2. structures of kind outfall
+    for i in np.where(st.is_primary)[0]:
+        if st.kind[i] == "outfall" and out_id[i] is None:
+            out_id[i] = st.ids[i]
+            out_method[i] = "outfall_structure"
+    # 3. terminals
+    outdeg = np.bincount(ed.u, minlength=n_nodes) + np.bincount(ed.v[ed.bi], minlength=n_nodes)
+    indeg = np.bincount(ed.v, minlength=n_nodes)
+    terminal = (outdeg == 0) & (indeg > 0) & (out_id == None)  # noqa: E711
+    # nodes whose only way out is a two-way link back are terminals too, decided after
+    # the build (sink_pool_outfalls); here single-node sinks only.
+    has_water = wtree is not None or (
+        ws.layers.get("waterbodies") is not None and len(ws.layers["waterbodies"]) > 0
+    )
+    # Without a waterbody layer a terminal can be checked against nothing: it is an
+    # outfall candidate, ranked below the real outlets (terminal_at_structure, then
+    # terminal_loose_end), unless the town's outfall inventory (the outfalls layer)
+    # maps the outfalls: an inventory never gains outfalls at loose pipe ends.
+    # Outfall structures and headwalls are real outlets but no inventory: a few of
+    # them (Norfolk: 20 outfall structures for 1,901 scored structures) must not
+    # leave the rest of the network without an answer.
+    terminals_are_outfalls = not has_water and not bool(np.any(out_method == "outfalls_layer"))
+    term = np.where(terminal)[0]
+    kinds = np.r_[st.kind, np.full(len(sp.jxy), "junction", dtype=object)]
+    at = np.zeros(len(term), dtype=bool)
+    if wtree is not None and len(term):
+        pts = shapely.points(node_xy(st.xy, sp.jxy, term))
+        pi, _ = wtree.query(pts, predicate="dwithin", distance=cfg.water_tol)
+        at[np.unique(pi)] = True
+    meth = rank_terminals(
+        kinds[term], term < ends.n_st, at, terminals_are_outfalls=terminals_are_outfalls
+    )
+    is_out = meth != None  # noqa: E711
+    out_id[term[is_out]] = ed.node_ids[term[is_out]]
+    out_method[term[is_out]] = meth[is_out]
+    return OutfallTable(
+        out_id=out_id,
+        method=out_method,
+        attrs=attrs,
+        unsnapped=unsnapped,
+        not_at_water=term[~is_out].tolist(),
+        has_water=has_water,
+        water_tree=wtree,
+        terminals_are_outfalls=terminals_are_outfalls,
+    )
+
+
+def graph_qa(
+    st: StructureTable,
+    cv: ConveyanceTable,
+    ends: EndTable,
+    sp: SplitTable,
+    ori: Orientation,
+    ed: EdgeTable,
+    of: OutfallTable,
+    cfg: BuildConfig,
+    qa: QAReport,
+) -> None:
+    """QA on the assembled graph: unsnapped and dangling ends, orphans, lines on structures, duplicates."""
+    n_nodes = len(ed.node_ids)
+    n_st = ends.n_st
+    L = cv.n
+    # unsnapped ends / dangling conveyances
+    split_nodes = set(sp.split_kind)
+    deg = np.bincount(ends.node, minlength=n_nodes)
+    lonely = (ends.node >= n_st) & (deg[ends.node] == 1) & ~np.isin(ends.node, list(split_nodes))
+    la, lb = lonely[:L], lonely[L:]
+    for j in np.where(la & lb)[0]:
+        _warn(
+            qa,
+            "dangling_conveyance",
+            "conveyances",
+            "Neither end of the conveyance touches a structure or another "
+            "conveyance within the snap tolerance.",
+            cv.ids[j],
+            cv.mid(j),
+            fix="Snap its ends to the structures it joins, or delete it.",
+        )
+    for e in np.where(lonely)[0]:
+        j = e % L
+        if la[j] and lb[j]:
+            continue
+        node = ends.node[e]
+        is_out = of.out_id[node] is not None
+        upstream_end = (e < L) == (ori.direction[j] != -1)
+        if upstream_end and cv.kind[j] in OPEN_CONVEYANCE_KINDS and not is_out:
+            # a ditch or swale naturally begins where surface runoff gathers
+            _warn(
+                qa,
+                "open_conveyance_head",
+                "conveyances",
+                "The open conveyance begins here without a structure (its head).",
+                cv.ids[j],
+                ends.xy[e],
+                level="info",
+                fix="Nothing to do unless it should connect to something upstream.",
+            )
+            continue
+        _warn(
+            qa,
+            "unsnapped_end",
+            "conveyances",
+            ("The downstream" if is_out else "A")
+            + " end of the conveyance touches no structure or other conveyance "
+            "within the snap tolerance"
+            + (
+                (
+                    f"; it is treated as outfall '{of.out_id[node]}'."
+                    if node < n_st
+                    else "; the end itself is treated as an outfall (a terminal)."
+                )
+                if is_out
+                else "."
+            ),
+            cv.ids[j],
+            ends.xy[e],
+            fix="Snap the end to its structure, or add the missing structure.",
+        )
+    # orphan structures
+    touched = np.zeros(n_nodes, dtype=bool)
+    real = ed.src >= 0  # assumed laterals do not count as a connection
+    touched[ed.u[real]] = True
+    touched[ed.v[real]] = True
+    for i in np.where(st.ok)[0]:
+        p = st.primary[i]
+        if not touched[p]:
+            _warn(
+                qa,
+                "orphan_structure",
+                "structures",
+                "No conveyance reaches this structure within the snap tolerance.",
+                st.ids[i],
+                st.xy[i],
+                fix="Draw the pipe that serves it, or snap the pipe end to it.",
+            )
+    for node, kind in sp.split_kind.items():
+        if kind == "structure" and touched[node]:
+            _warn(
+                qa,
+                "structure_on_conveyance",
+                "structures",
+                "The structure lies on the middle of a conveyance, which is split there.",
+                ed.node_ids[node],
+                st.xy[node],
+                level="info",
+                fix="Split the line at the structure in the source data.",
+            )
+    # duplicate conveyances: same node pair and about the same length
+    key = pd.DataFrame(
+        {
+            "a": np.minimum(ed.u, ed.v),
+            "b": np.maximum(ed.u, ed.v),
+            "len": np.round(shapely.length(np.array(ed.rows["geometry"])) / max(cfg.tol, 1e-9)),
+            "cid": ed.rows["conv_id"],
+        }
+    )
+    dup = key.duplicated(["a", "b", "len"], keep="first")
+    for i in np.where(dup.to_numpy())[0]:
+        g = ed.rows["geometry"][i]
+        _warn(
+            qa,
+            "duplicate_feature",
+            "conveyances",
+            "Conveyance joins the same two nodes as another of the same length (drawn twice?).",
+            key["cid"].iat[i],
+            shapely.get_coordinates(g.interpolate(0.5, normalized=True))[0],
+            fix="Delete the duplicate line if it is not a parallel pipe.",
+        )
 
     # -- frames ---------------------------------------------------------------------
-    def frames(self) -> StormNetwork:
-        used = np.where(self.nodes_used)[0]
-        n_st = self.n_st
-        kinds = np.r_[self.st_kind, np.full(len(self.jxy), "junction", dtype=object)]
-        struct_id = np.r_[self.st_ids, np.full(len(self.jxy), None, dtype=object)]
-        inv = np.r_[self.st_inv, np.full(len(self.jxy), np.nan)]
-        rim = np.r_[self.st_rim, np.full(len(self.jxy), np.nan)]
-        xy = self.node_xy_of(used)
-        nodes = gpd.GeoDataFrame(
-            {
-                "struct_id": pd.array(struct_id[used], dtype="str"),
-                "kind": pd.array(kinds[used], dtype="str"),
-                "is_inlet": np.array([k in INLET_KINDS for k in kinds[used]], dtype=bool),
-                "invert_elev": inv[used],
-                "rim_elev": rim[used],
-            },
-            geometry=shapely.points(xy),
-            index=pd.Index(self.node_ids[used].astype(str), name="node_id"),
-            crs=self.crs,
-        )
-        r = self.rows
-        geoms = np.array(r["geometry"], dtype=object)
-        kinds_e = [k if k is not None else "pipe" for k in r["kind"]]
-        edges = gpd.GeoDataFrame(
-            {
-                "conv_id": pd.array(r["conv_id"], dtype="str"),
-                "part": np.array(r["part"], dtype=int),
-                "from_node": pd.array(self.node_ids[self.e_u].astype(str), dtype="str"),
-                "to_node": pd.array(self.node_ids[self.e_v].astype(str), dtype="str"),
-                "kind": pd.array(kinds_e, dtype="str"),
-                "is_open": np.array([k in OPEN_CONVEYANCE_KINDS for k in kinds_e], dtype=bool),
-                "bidirectional": self.e_bi,
-                "orient_method": pd.array(r["orient_method"], dtype="str"),
-                "length_m": shapely.length(geoms) * self.f if len(geoms) else np.zeros(0),
-                "diameter_in": np.array(r["diameter_in"], dtype=float),
-                "us_invert": np.array(r["us_invert"], dtype=float),
-                "ds_invert": np.array(r["ds_invert"], dtype=float),
-            },
-            geometry=geoms if len(geoms) else gpd.GeoSeries([], crs=self.crs),
-            crs=self.crs,
-        )
-        # the outfall table, built column by column (no per-outfall Python rows)
-        out_nodes = np.where(self.out_id != None)[0]  # noqa: E711
-        jnames = junction_outfall_ids(
-            [
-                int(nd)
-                for nd in out_nodes[out_nodes >= n_st]
-                if self.out_id[nd] == self.node_ids[nd]
-            ],
-            self.e_u,
-            self.e_v,
-            np.asarray(r["conv_id"], dtype=object),
-            taken=set(self.out_id[out_nodes].astype(str).tolist()),
-        )
-        k = len(out_nodes)
-        oid = self.out_id[out_nodes].astype(str).astype(object)
-        for nd, name in jnames.items():
-            oid[np.searchsorted(out_nodes, nd)] = name
-        attr_cols = {c: np.full(k, None, dtype=object) for c in _OUTFALL_ATTRS}
-        attr_cols["status"][:] = "unknown"
-        for nd, a in self.out_attrs.items():
-            pos = int(np.searchsorted(out_nodes, nd))
-            if pos < k and out_nodes[pos] == nd:
-                for c in _OUTFALL_ATTRS:
-                    attr_cols[c][pos] = a.get(c, "unknown" if c == "status" else None)
-        un = self.unsnapped_outfalls
-        cols = ["outfall_id", "node_id", *_OUTFALL_ATTRS, "method"]
-        data = {
-            "outfall_id": np.r_[oid, np.array([str(x["outfall_id"]) for x in un], dtype=object)],
-            "node_id": np.r_[
-                self.node_ids[out_nodes].astype(str).astype(object),
-                np.full(len(un), None, dtype=object),
-            ],
-            **{
-                c: np.r_[attr_cols[c], np.array([x[c] for x in un], dtype=object)]
-                for c in _OUTFALL_ATTRS
-            },
-            "method": np.r_[
-                self.out_method[out_nodes].astype(object),
-                np.full(len(un), "outfalls_layer", dtype=object),
-            ],
+
+
+def network_frames(
+    st: StructureTable,
+    ends: EndTable,
+    sp: SplitTable,
+    ori: Orientation,
+    ed: EdgeTable,
+    of: OutfallTable,
+    cfg: BuildConfig,
+    qa: QAReport,
+) -> StormNetwork:
+    """The StormNetwork frames (nodes, edges, outfalls) from the tables."""
+    used = np.where(ed.nodes_used)[0]
+    n_st = ends.n_st
+    kinds = np.r_[st.kind, np.full(len(sp.jxy), "junction", dtype=object)]
+    struct_id = np.r_[st.ids, np.full(len(sp.jxy), None, dtype=object)]
+    inv = np.r_[st.inv, np.full(len(sp.jxy), np.nan)]
+    rim = np.r_[st.rim, np.full(len(sp.jxy), np.nan)]
+    xy = node_xy(st.xy, sp.jxy, used)
+    nodes = gpd.GeoDataFrame(
+        {
+            "struct_id": pd.array(struct_id[used], dtype="str"),
+            "kind": pd.array(kinds[used], dtype="str"),
+            "is_inlet": np.array([k in INLET_KINDS for k in kinds[used]], dtype=bool),
+            "invert_elev": inv[used],
+            "rim_elev": rim[used],
+        },
+        geometry=shapely.points(xy),
+        index=pd.Index(ed.node_ids[used].astype(str), name="node_id"),
+        crs=cfg.crs,
+    )
+    r = ed.rows
+    geoms = np.array(r["geometry"], dtype=object)
+    kinds_e = [k if k is not None else "pipe" for k in r["kind"]]
+    edges = gpd.GeoDataFrame(
+        {
+            "conv_id": pd.array(r["conv_id"], dtype="str"),
+            "part": np.array(r["part"], dtype=int),
+            "from_node": pd.array(ed.node_ids[ed.u].astype(str), dtype="str"),
+            "to_node": pd.array(ed.node_ids[ed.v].astype(str), dtype="str"),
+            "kind": pd.array(kinds_e, dtype="str"),
+            "is_open": np.array([k in OPEN_CONVEYANCE_KINDS for k in kinds_e], dtype=bool),
+            "bidirectional": ed.bi,
+            "orient_method": pd.array(r["orient_method"], dtype="str"),
+            "length_m": shapely.length(geoms) * cfg.f if len(geoms) else np.zeros(0),
+            "diameter_in": np.array(r["diameter_in"], dtype=float),
+            "us_invert": np.array(r["us_invert"], dtype=float),
+            "ds_invert": np.array(r["ds_invert"], dtype=float),
+        },
+        geometry=geoms if len(geoms) else gpd.GeoSeries([], crs=cfg.crs),
+        crs=cfg.crs,
+    )
+    # the outfall table, built column by column (no per-outfall Python rows)
+    out_nodes = np.where(of.out_id != None)[0]  # noqa: E711
+    jnames = junction_outfall_ids(
+        [int(nd) for nd in out_nodes[out_nodes >= n_st] if of.out_id[nd] == ed.node_ids[nd]],
+        ed.u,
+        ed.v,
+        np.asarray(r["conv_id"], dtype=object),
+        taken=set(of.out_id[out_nodes].astype(str).tolist()),
+    )
+    k = len(out_nodes)
+    oid = of.out_id[out_nodes].astype(str).astype(object)
+    for nd, name in jnames.items():
+        oid[np.searchsorted(out_nodes, nd)] = name
+    attr_cols = {c: np.full(k, None, dtype=object) for c in _OUTFALL_ATTRS}
+    attr_cols["status"][:] = "unknown"
+    for nd, a in of.attrs.items():
+        pos = int(np.searchsorted(out_nodes, nd))
+        if pos < k and out_nodes[pos] == nd:
+            for c in _OUTFALL_ATTRS:
+                attr_cols[c][pos] = a.get(c, "unknown" if c == "status" else None)
+    un = of.unsnapped
+    cols = ["outfall_id", "node_id", *_OUTFALL_ATTRS, "method"]
+    data = {
+        "outfall_id": np.r_[oid, np.array([str(x["outfall_id"]) for x in un], dtype=object)],
+        "node_id": np.r_[
+            ed.node_ids[out_nodes].astype(str).astype(object),
+            np.full(len(un), None, dtype=object),
+        ],
+        **{
+            c: np.r_[attr_cols[c], np.array([x[c] for x in un], dtype=object)]
+            for c in _OUTFALL_ATTRS
+        },
+        "method": np.r_[
+            of.method[out_nodes].astype(object),
+            np.full(len(un), "outfalls_layer", dtype=object),
+        ],
+    }
+    xy = np.vstack(
+        [node_xy(st.xy, sp.jxy, out_nodes), np.array([x["xy"] for x in un]).reshape(-1, 2)]
+    )
+    odf = pd.DataFrame({c: data[c] for c in cols})
+    for c in cols:
+        odf[c] = pd.array(odf[c].astype(object).where(odf[c].notna(), None), dtype="str")
+    odf["geometry"] = shapely.points(xy) if len(xy) else np.zeros(0, dtype=object)
+    outfalls = gpd.GeoDataFrame(odf, geometry="geometry", crs=cfg.crs).set_index("outfall_id")
+    sn = pd.DataFrame(
+        {
+            "struct_id": pd.array(st.ids_in.astype(str), dtype="str"),
+            "node_id": pd.array(
+                np.where(st.ok, ed.node_ids[st.primary].astype(str), None).astype(object),
+                dtype="str",
+            ),
         }
-        xy = np.vstack([self.node_xy_of(out_nodes), np.array([x["xy"] for x in un]).reshape(-1, 2)])
-        odf = pd.DataFrame({c: data[c] for c in cols})
-        for c in cols:
-            odf[c] = pd.array(odf[c].astype(object).where(odf[c].notna(), None), dtype="str")
-        odf["geometry"] = shapely.points(xy) if len(xy) else np.zeros(0, dtype=object)
-        outfalls = gpd.GeoDataFrame(odf, geometry="geometry", crs=self.crs).set_index("outfall_id")
-        sn = pd.DataFrame(
+    )
+    remap = np.full(len(ed.node_ids), -1)
+    remap[used] = np.arange(len(used))
+    graph = {
+        "u": remap[ed.u],
+        "v": remap[ed.v],
+        "n_nodes": len(used),
+        "n_edges": len(ed.u),
+        "src": ed.src,
+    }
+    net = StormNetwork(
+        nodes=nodes,
+        edges=edges,
+        outfalls=outfalls,
+        qa=qa,
+        crs=cfg.crs,
+        _graph=graph,
+        settings=dict(cfg.settings),
+        structure_nodes=sn,
+        terminals_not_at_water=[str(ed.node_ids[i]) for i in of.not_at_water],
+        terminals_unchecked=not of.has_water and not of.terminals_are_outfalls,
+        orientation_conflicts=dict(ori.conflicts),
+    )
+    return net
+
+
+def sink_pools_and_graph_qa(
+    net: StormNetwork,
+    *,
+    has_water: bool = False,
+    at_water: Any = None,
+    terminals_are_outfalls: bool = True,
+) -> None:
+    """The last build step, on the solved graph: a pool of two-way links with no way out
+    becomes one terminal (ranked like any other), then QA ``cycle`` and
+    ``no_outfall_subnetwork``."""
+    from .network_trace import _solve
+
+    s = _solve(net)
+    nodes, edges = net.nodes, net.edges
+    n = len(s.node_index)
+    comp_sizes = np.bincount(s.comp, minlength=s.ncomp)
+    sinks = np.unique(s.sink)
+    new_rows = []
+    for c in sinks:
+        if s.comp_outfall[c] is not None or comp_sizes[c] < 2 or s.comp_cycle[c]:
+            continue
+        # a pool of two-way links with no way out: its lowest node is the terminal
+        members = np.where(s.comp == c)[0]
+        inv = nodes["invert_elev"].to_numpy(dtype=float)[members]
+        rim = nodes["rim_elev"].to_numpy(dtype=float)[members]
+        key = np.lexsort(
+            (
+                np.arange(len(members)),
+                np.nan_to_num(rim, nan=np.inf),
+                np.nan_to_num(inv, nan=np.inf),
+            )
+        )
+        rep = int(members[key[0]])
+        nid = str(s.node_index[rep])
+        kinds = nodes["kind"].to_numpy(dtype=object)[members]
+        hw = np.where(kinds == "headwall")[0]
+        xy = shapely.get_coordinates(nodes.geometry.iloc[rep])[0]
+        if has_water and at_water is not None and at_water(xy):
+            method = "terminal_at_water"
+        elif len(hw):
+            rep = int(members[hw[0]])
+            nid = str(s.node_index[rep])
+            method = "headwall_at_end"
+        elif has_water or not terminals_are_outfalls:
+            net.terminals_not_at_water.append(nid)
+            continue
+        elif pd.isna(nodes["struct_id"].iat[rep]):
+            method = "terminal_loose_end"
+        else:
+            method = "terminal_at_structure"
+        oid = nid
+        if pd.isna(nodes["struct_id"].iat[rep]):  # a junction: an id a user can look up
+            eu = s.node_index.get_indexer(edges["from_node"].astype(str))
+            ev = s.node_index.get_indexer(edges["to_node"].astype(str))
+            taken = set(net.outfalls.index.astype(str)) | {r["outfall_id"] for r in new_rows}
+            oid = junction_outfall_ids(
+                [rep], eu, ev, edges["conv_id"].astype(str).to_numpy(), taken=taken
+            )[rep]
+        new_rows.append(
             {
-                "struct_id": pd.array(self.st_ids_in.astype(str), dtype="str"),
-                "node_id": pd.array(
-                    np.where(self.st_ok, self.node_ids[self.st_primary].astype(str), None).astype(
-                        object
-                    ),
-                    dtype="str",
-                ),
+                "outfall_id": oid,
+                "node_id": nid,
+                "receiving_water": None,
+                "pwl_id": None,
+                "status": "unknown",
+                "permit_id": None,
+                "method": method,
+                "geometry": nodes.geometry.iloc[rep],
             }
         )
-        remap = np.full(len(self.node_ids), -1)
-        remap[used] = np.arange(len(used))
-        graph = {
-            "u": remap[self.e_u],
-            "v": remap[self.e_v],
-            "n_nodes": len(used),
-            "n_edges": len(self.e_u),
-            "src": self.e_src,
-        }
-        net = StormNetwork(
-            nodes=nodes,
-            edges=edges,
-            outfalls=outfalls,
-            qa=self.qa,
-            crs=self.crs,
-            _graph=graph,
-            settings=self.settings,
-            structure_nodes=sn,
-            terminals_not_at_water=[str(self.node_ids[i]) for i in self.not_at_water],
-            terminals_unchecked=not self.has_water and not self.terminals_are_outfalls,
-            orientation_conflicts=dict(self.conflicts),
+    if new_rows:
+        add = gpd.GeoDataFrame(pd.DataFrame(new_rows), geometry="geometry", crs=net.crs).set_index(
+            "outfall_id"
         )
-        return net
-
-    def run(self) -> StormNetwork:
-        self.load_structures()
-        self.load_conveyances()
-        self.snap()
-        self.split()
-        self.laterals()
-        self.orient()
-        self.assemble()
-        self.find_outfalls()
-        self.graph_qa()
-        net = self.frames()
-        from .network_trace import _graph_qa_after_build
-
-        _graph_qa_after_build(
-            net,
-            has_water=self.has_water,
-            at_water=self._at_water,
-            terminals_are_outfalls=self.terminals_are_outfalls,
-        )
-        counts = net.orient_counts
-        net.qa.note(
-            "Edge orientation (orient_method): "
-            + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        )
-        if self.uni_disagrees:
-            net.qa.note(
-                f"Flow direction 'uni' (the digitised direction) disagrees with the "
-                f"outlet_path rule on {self.uni_disagrees} conveyance(s); outlet_path wins."
+        for col in add.columns:
+            if col != "geometry":
+                add[col] = pd.array(
+                    add[col].astype(object).where(add[col].notna(), None), dtype="str"
+                )
+        net.outfalls = pd.concat([net.outfalls, add])
+        net._cache.clear()
+        s = _solve(net)
+    # cycles
+    conv = edges["conv_id"].astype(str).to_numpy()
+    if len(s.u):
+        cyc_nodes = np.zeros(n, dtype=bool)
+        cyc_nodes[np.isin(s.comp, np.where(s.comp_cycle)[0])] = True
+        arcs_in = cyc_nodes[s.u] & cyc_nodes[s.v] & (s.comp[s.u] == s.comp[s.v])
+        by_comp: dict[int, list[int]] = {}
+        for a in np.where(arcs_in)[0]:
+            if not edges["bidirectional"].iat[s.arc_edge[a]]:
+                by_comp.setdefault(int(s.comp[s.u[a]]), []).append(int(s.arc_edge[a]))
+        for c, eds in by_comp.items():
+            ids = sorted({conv[e] for e in eds})
+            trapped = s.comp_outfall[s.sink[c]] is None and s.sink[c] == c
+            g = edges.geometry.iloc[eds[0]]
+            xy = shapely.get_coordinates(g.interpolate(0.5, normalized=True))[0]
+            net.qa.warning(
+                "cycle",
+                "conveyances",
+                f"Conveyances {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''} form a "
+                "loop of one-way flow" + ("; water in it has no way out." if trapped else "."),
+                feature_id=ids[0],
+                step="network",
+                x=float(xy[0]),
+                y=float(xy[1]),
+                fix="Check the inverts/direction of the conveyances in the loop.",
             )
-        net.settings["uni_disagrees_outlet_path"] = self.uni_disagrees
+    # subnetworks (weakly connected pieces) with no outfall
+    if len(edges):
+        eu = s.node_index.get_indexer(edges["from_node"].astype(str))
+        ev = s.node_index.get_indexer(edges["to_node"].astype(str))
+        g = csr_matrix((np.ones(len(eu)), (eu, ev)), shape=(n, n))
+        nw, lab = connected_components(g, directed=False)
+        has_out = np.zeros(nw, dtype=bool)
+        has_out[lab[s.is_outfall]] = True
+        has_edge = np.zeros(nw, dtype=bool)
+        has_edge[lab[eu]] = True
+        for w in np.where(has_edge & ~has_out)[0]:
+            members = np.where(lab == w)[0]
+            ne = int(np.isin(eu, members).sum())
+            ids = sorted(set(conv[np.isin(eu, members)]))
+            xy = shapely.get_coordinates(nodes.geometry.iloc[members[0]])[0]
+            net.qa.warning(
+                "no_outfall_subnetwork",
+                "conveyances",
+                f"A connected piece of {ne} conveyance(s) ({', '.join(ids[:5])}"
+                f"{' ...' if len(ids) > 5 else ''}) reaches no outfall.",
+                feature_id=ids[0],
+                step="network",
+                x=float(xy[0]),
+                y=float(xy[1]),
+                fix="Connect it to the rest of the system, or add its outfall.",
+            )
+
+
+def run_build(ws: Any, cfg: BuildConfig) -> StormNetwork:
+    """The build steps in order, each a function of the tables before it."""
+    qa = QAReport()
+    st = read_structures(ws, cfg, qa)
+    cv = read_conveyances(ws, cfg, qa)
+    ends = snap_ends(st, cv, cfg, qa)
+    sp = split_lines(st, cv, ends, cfg)
+    sp = assumed_laterals(st, cv, ends, sp, cfg)
+    wtree = water_tree(ws)
+    ori = orient_lines(ws, st, cv, ends, sp, cfg, qa, wtree)
+    ed = assemble_edges(st, cv, ends, sp, ori, cfg, qa)
+    of = find_outfalls(ws, st, ends, sp, ed, cfg, qa, wtree)
+    graph_qa(st, cv, ends, sp, ori, ed, of, cfg, qa)
+    net = network_frames(st, ends, sp, ori, ed, of, cfg, qa)
+
+    def at_water(xy: np.ndarray) -> bool:
+        if wtree is None:
+            return False
+        hit = wtree.query(shapely.points(xy), predicate="dwithin", distance=cfg.water_tol)
+        return len(hit) > 0
+
+    sink_pools_and_graph_qa(
+        net,
+        has_water=of.has_water,
+        at_water=at_water,
+        terminals_are_outfalls=of.terminals_are_outfalls,
+    )
+    counts = net.orient_counts
+    net.qa.note(
+        "Edge orientation (orient_method): "
+        + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    )
+    if ori.uni_disagrees:
         net.qa.note(
-            f"Snap tolerance {self.settings['snap_tolerance_m']} m "
-            f"({self.tol:.3f} CRS units); {len(self.splits)} conveyance(s) split."
+            f"Flow direction 'uni' (the digitised direction) disagrees with the "
+            f"outlet_path rule on {ori.uni_disagrees} conveyance(s); outlet_path wins."
         )
-        return net
+    net.settings["uni_disagrees_outlet_path"] = ori.uni_disagrees
+    net.qa.note(
+        f"Snap tolerance {cfg.settings['snap_tolerance_m']} m "
+        f"({cfg.tol:.3f} CRS units); {len(sp.splits)} conveyance(s) split."
+    )
+    return net
