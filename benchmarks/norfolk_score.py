@@ -38,6 +38,7 @@ from ms4map.network import (
     DEFAULT_WATER_M,
     assign_outfalls,
     build_network,
+    unassigned_cause,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -76,26 +77,10 @@ def label_points(xy: np.ndarray, ends: np.ndarray, lab: np.ndarray, tol: float) 
     return out
 
 
-#: Cause of an unassigned structure, read from its method and reason (the words every
-#: unassigned row of ``ms4map trace --all`` carries).
-CAUSES = {
-    "unconnected": "no conveyance within the lateral tolerance",
-    "cycle": "cycle",
-    "loose end": "loose end",
-    "dead end": "dead end",
-}
-
-
 def cause_of(method: str, reason: str) -> str:
-    """unconnected / cycle / loose end (flow ends at a line end touching nothing) /
-    dead end (flow ends at a structure or junction that is not an outfall)."""
-    if method == "unconnected":
-        return "unconnected"
-    if method == "cycle":
-        return "cycle"
-    if method == "terminal_not_at_water":
-        return "loose end" if "unsnapped_end" in str(reason) else "dead end"
-    return str(method)
+    """Cause of an unassigned structure (ms4map.network.unassigned_cause: no conveyance
+    within the lateral tolerance, dead end, loose end, cycle)."""
+    return unassigned_cause(method, reason)
 
 
 def score(truth: pd.DataFrame, label_of_fid: dict, *, title: str) -> dict:
@@ -121,7 +106,7 @@ def score(truth: pd.DataFrame, label_of_fid: dict, *, title: str) -> dict:
         f"({res['right']}/{res['wrong']}/{res['unlabelled']}/{res['unassigned']})"
     )
     if why:
-        named = {CAUSES.get(k, k): v for k, v in why.items()}
+        named = {k: v for k, v in why.items()}
         print(f"{'':<28} unassigned by cause: {named}")
     return pct
 
@@ -257,14 +242,14 @@ def main(argv: list[str] | None = None) -> int:
     causes = Counter(cause_of(m, r) for m, r in zip(un["method"], un["reason"], strict=True))
     print(
         "unassigned (all structures) by cause:",
-        {CAUSES.get(k, k): v for k, v in causes.most_common()},
+        {k: v for k, v in causes.most_common()},
     )
     if args.unassigned:
         pd.DataFrame(
             {
                 "struct_id": un["struct_id"],
                 "cause": [
-                    CAUSES.get(c, c)
+                    c
                     for c in (
                         cause_of(m, r) for m, r in zip(un["method"], un["reason"], strict=True)
                     )

@@ -272,3 +272,51 @@ def test_component_without_a_real_outlet_beside_one_with():
     assert t.loc["Z2", "method"] == "terminal_not_at_water"
     assert pd.isna(t.loc["Z2", "outfall_id"])
     assert t.loc["CB3", "outfall_id"] == "HW"
+
+
+def test_field_check_points_name_the_guesses_and_every_unassigned_structure(tmp_path):
+    from ms4map.network import field_check_points
+
+    # the two-headwall network with its stub, plus a basin no line comes near, and a
+    # second workspace with a trapped loop
+    st = [
+        ("HW1", "headwall", 0, 0),
+        ("CB1", "catch_basin", 100, 0),
+        ("CB3", "catch_basin", 500, 0),
+        ("FAR", "catch_basin", 5000, 5000),
+    ]
+    cv = [
+        {"conv_id": "A", "coords": [(0, 0), (100, 0)]},
+        {"conv_id": "STUB", "coords": [(500, 0), (560, 0)]},
+    ]
+    net = build_network(network_workspace(st, cv))
+    pts = field_check_points(net).set_index("id")
+    assert pts.loc["end:STUB", "what"] == "loose_end"
+    assert pts.loc["end:STUB", "structures"] == 1  # CB3
+    assert pts.loc["FAR", "what"] == "unassigned"
+    assert pts.loc["FAR", "cause"] == "no conveyance within the lateral tolerance"
+    assert "HW1" not in pts.index and "CB1" not in pts.index
+    assert pts.geometry.notna().all()
+    # a loop: the cause is 'cycle'
+    ring = [(0, 0), (100, 0), (100, 100)]
+    st2 = [(f"M{i}", "manhole", x, y) for i, (x, y) in enumerate(ring)]
+    cv2 = [{"conv_id": f"R{i}", "coords": [ring[i], ring[(i + 1) % 3]]} for i in range(3)]
+    p2 = field_check_points(build_network(network_workspace(st2, cv2)))
+    assert set(p2["cause"]) == {"cycle"} and len(p2) == 3
+
+
+def test_cli_writes_the_field_check_layer(tmp_path):
+    import geopandas as gpd
+
+    from ms4map.cli import main
+
+    gpkg = tmp_path / "town.gpkg"
+    ws = network_workspace(TREE_ST + [("FAR", "catch_basin", 5000, 5000)], TREE_CV)
+    ws.layers["structures"].to_file(gpkg, layer="structures", driver="GPKG")
+    ws.layers["conveyances"].to_file(gpkg, layer="conveyances", driver="GPKG")
+    out, fc = tmp_path / "t.csv", tmp_path / "check.gpkg"
+    args = ["trace", str(gpkg), "--all", "--out", str(out), "--field-check", str(fc)]
+    assert main(args) == 0
+    layer = gpd.read_file(fc, layer="field_check")
+    assert layer["id"].tolist() == ["FAR"]
+    assert main(["trace", str(gpkg), "--all", "--out", str(out), "--field-check", str(gpkg)]) == 4

@@ -35,9 +35,11 @@ from .network_trace import (
     assign_outfalls,
     describe_nodes,
     edge_outfalls,
+    field_check_points,
     network_sewersheds,
     trace_downstream,
     trace_upstream,
+    unassigned_cause,
 )
 
 __all__ = [
@@ -49,6 +51,8 @@ __all__ = [
     "ORIENT_METHODS",
     "OUTFALL_METHODS",
     "StormNetwork",
+    "field_check_points",
+    "unassigned_cause",
     "Trace",
     "Upstream",
     "assign_outfalls",

@@ -28,9 +28,11 @@ __all__ = [
     "assign_outfalls",
     "describe_nodes",
     "edge_outfalls",
+    "field_check_points",
     "network_sewersheds",
     "trace_downstream",
     "trace_upstream",
+    "unassigned_cause",
 ]
 
 #: Closed list of ``method`` values of :func:`assign_outfalls` (see docs/network.md).
@@ -1140,3 +1142,72 @@ def network_sewersheds(
     diss["method"] = "network_voronoi"
     diss["outfall_id"] = diss["outfall_id"].astype("str")
     return diss[[*cols, "geometry"]]
+
+
+# ------------------------------------------------------------------------------------
+# field check: where the data needs a look on the ground
+# ------------------------------------------------------------------------------------
+#: Why a structure has no outfall (``field_check_points`` column ``cause``).
+UNASSIGNED_CAUSES = (
+    "no conveyance within the lateral tolerance",
+    "dead end",
+    "loose end",
+    "cycle",
+    "no geometry",
+)
+
+
+def unassigned_cause(method: str, reason: str) -> str:
+    """The cause of a structure without an outfall, from its method and reason."""
+    if method == "unconnected":
+        return "no conveyance within the lateral tolerance"
+    if method == "cycle":
+        return "cycle"
+    if method == "no_geometry":
+        return "no geometry"
+    return "loose end" if "unsnapped_end" in str(reason) else "dead end"
+
+
+def field_check_points(net: Any, table: pd.DataFrame | None = None) -> gpd.GeoDataFrame:
+    """Points to check in the field: the outfall candidates that are only guesses
+    (``terminal_loose_end``, ``terminal_at_structure``) with how many structures drain
+    to each, and every structure without an outfall with its cause and reason.
+
+    Columns ``what`` (``loose_end``, ``terminal_at_structure``, ``unassigned``),
+    ``id`` (outfall or structure id), ``cause``, ``structures`` (count draining there;
+    1 for an unassigned structure), ``reason``; geometry in the working CRS.
+    """
+    t = assign_outfalls(net) if table is None else table
+    of = net.outfalls
+    guess = of[of["method"].isin(["terminal_loose_end", "terminal_at_structure"])]
+    n_to = t["outfall_id"].value_counts()
+    rows_a = pd.DataFrame(
+        {
+            "what": np.where(
+                guess["method"].astype(str) == "terminal_loose_end",
+                "loose_end",
+                "terminal_at_structure",
+            ),
+            "id": guess.index.astype(str),
+            "cause": "",
+            "structures": n_to.reindex(guess.index.astype(str)).fillna(0).astype(int).to_numpy(),
+            "reason": [_OUT_WHY[str(m)] for m in guess["method"]],
+        }
+    )
+    un = t[t["outfall_id"].isna()]
+    node_geom = net.nodes.geometry
+    geom_un = node_geom.reindex(un["node_id"].astype(object).where(un["node_id"].notna()))
+    rows_b = pd.DataFrame(
+        {
+            "what": "unassigned",
+            "id": un["struct_id"].astype(str).to_numpy(),
+            "cause": [
+                unassigned_cause(m, r) for m, r in zip(un["method"], un["reason"], strict=True)
+            ],
+            "structures": 1,
+            "reason": un["reason"].astype(str).to_numpy(),
+        }
+    )
+    geoms = np.r_[guess.geometry.to_numpy(), geom_un.to_numpy()]
+    df = pd.concat([rows_a, rows_b], ignore_index=True)
+    return gpd.GeoDataFrame(df, geometry=list(geoms), crs=net.crs)

@@ -71,6 +71,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="also write the network QA report (.md, .json, .csv, or .gpkg with a "
         "point layer and a table); never one of the input files",
     )
+    p.add_argument(
+        "--field-check",
+        metavar="FILE.gpkg",
+        help="also write a point layer 'field_check' for a field check: the loose line "
+        "ends and terminals taken as outfall candidates, and every structure without an "
+        "outfall with its cause; never one of the input files",
+    )
     p.set_defaults(func=run)
 
 
@@ -106,6 +113,13 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.qa:
         _write_qa(net, outputs, prov, prot)
+    if getattr(args, "field_check", None):
+        from ..io import write_outputs
+        from ..network_trace import field_check_points
+
+        pts = field_check_points(net)
+        write_outputs(outputs["field_check"], {"field_check": pts}, provenance=prov, inputs=prot)
+        print(f"{len(pts)} points to check -> {outputs['field_check']}", file=sys.stderr)
     if args.from_id:
         _print_downstream(net, args.from_id)
     if args.upstream_of:
@@ -144,6 +158,8 @@ def _check_outputs(args: argparse.Namespace, prot: list[str]) -> dict[str, Path]
         want.append(("qa", "--qa", args.qa, QA_SUFFIXES))
         if Path(args.qa).suffix.lower() == ".csv":
             want.append(("qa_prov", "--qa", provenance_path(args.qa), (".json",)))
+    if getattr(args, "field_check", None):
+        want.append(("field_check", "--field-check", args.field_check, (".gpkg",)))
     seen: dict[Path, str] = {}
     got: dict[str, Path] = {}
     for key, option, path, suffixes in want:
