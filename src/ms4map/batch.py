@@ -184,11 +184,11 @@ def read_manifest(path: str | Path) -> list[Town]:
             "names (each town is a [[town]] table with name and workspace)."
         ) from None
     base = p.resolve().parent
-    where = f"batch manifest '{p.name}'"
+    where = f"Batch manifest '{p.name}'"
     unknown = sorted(set(data) - {"town"})
     if unknown:
         raise UsageError(
-            f"{where[0].upper()}{where[1:]}: unknown key(s) {unknown}. Fix: list towns as "
+            f"{where}: unknown key(s) {unknown}. Fix: list towns as "
             "[[town]] tables (name, workspace, optional profile, impairments, pollutants)."
         )
     entries = data.get("town")
@@ -198,7 +198,7 @@ def read_manifest(path: str | Path) -> list[Town]:
         or not all(isinstance(e, dict) for e in entries)
     ):
         raise UsageError(
-            f"{where[0].upper()}{where[1:]} lists no town. Fix: add one [[town]] table per "
+            f"{where} lists no town. Fix: add one [[town]] table per "
             'town, e.g.\n  [[town]]\n  name = "alder-falls"\n  workspace = "alder/town.gpkg"'
         )
     problems: list[str] = []
@@ -236,7 +236,7 @@ def read_manifest(path: str | Path) -> list[Town]:
         )
     problems += _check_profiles(towns)
     if problems:
-        head = f"{where[0].upper()}{where[1:]} has {len(problems)} problem(s); no town was run:"
+        head = f"{where} has {len(problems)} problem(s); no town was run:"
         raise UsageError("\n".join([head, *(f"  - {m}" for m in problems)]))
     return towns
 
