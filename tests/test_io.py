@@ -413,3 +413,66 @@ def test_validate_report_never_overwrites_inputs(town: Path, tmp_path: Path, cap
     assert main([*args, "--report", str(tmp_path / "qa" / "report.json")]) == 1
     assert '"summary"' in (tmp_path / "qa" / "report.json").read_text()
     assert '"missing_legal_layer"' in (tmp_path / "qa" / "report.json").read_text()
+
+
+def _tiled_dem(path: Path) -> None:
+    """A real 256 x 256 tiled, deflate-compressed float32 GeoTIFF around the town."""
+    z = (100 + np.add.outer(np.arange(256), np.arange(256)) * 0.01).astype("float32")
+    with rasterio.open(
+        path,
+        "w",
+        driver="GTiff",
+        width=256,
+        height=256,
+        count=1,
+        dtype="float32",
+        crs=UTM18,
+        transform=from_origin(X0 - 100, Y0 + 100, 1, 1),
+        nodata=-9999,
+        tiled=True,
+        blockxsize=64,
+        blockysize=64,
+        compress="deflate",
+    ) as dst:
+        dst.write(z, 1)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "corrupt"])
+def test_truncated_or_corrupt_dem_is_an_input_error_naming_the_file(
+    damage: str, town: Path, tmp_path: Path, capsys
+) -> None:
+    good = tmp_path / "good_dem.tif"
+    _tiled_dem(good)
+    assert np.isfinite(io.read_dem(good).array).all()  # the intact file reads
+    data = good.read_bytes()
+    bad = tmp_path / f"{damage}_dem.tif"
+    if damage == "truncated":  # the header survives, the last tiles are cut off
+        bad.write_bytes(data[: len(data) // 2])
+    else:  # garbage in the middle of the compressed tiles
+        mid = len(data) // 2
+        bad.write_bytes(data[:mid] + bytes(range(256)) * 4 + data[mid + 1024 :])
+    with rasterio.open(bad) as src:  # it still opens: only reading its blocks fails
+        assert src.shape == (256, 256)
+    with pytest.raises(InputOpenError, match=f"{damage}_dem.tif"):
+        io.read_dem(bad)
+    with pytest.raises(InputOpenError, match="truncated or corrupt"):
+        _open(town, dem=bad)
+    rc = main(
+        [
+            "drainage",
+            str(town),
+            "--layer",
+            "structures=storm_structures",
+            "--layer",
+            "conveyances=storm_pipes",
+            "--dem",
+            str(bad),
+            "--out",
+            str(tmp_path / "out.gpkg"),
+        ]
+    )
+    out = capsys.readouterr()
+    assert rc == 3, out
+    assert f"{damage}_dem.tif" in out.err and "cannot be read" in out.err
+    assert "internal error" not in out.err and "Traceback" not in out.err
+    assert not (tmp_path / "out.gpkg").exists()

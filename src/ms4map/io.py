@@ -1353,7 +1353,8 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
     report = report if report is not None else QAReport()
     p = Path(path)
     try:
-        src = rasterio.open(p)
+        # NUM_THREADS: GDAL decompresses the blocks of a compressed GeoTIFF on every core
+        src = rasterio.open(p, num_threads="ALL_CPUS")
     except rasterio.errors.RasterioIOError as exc:
         raise InputOpenError(f"DEM '{p}' cannot be opened: {_short(exc)}") from None
     with src:
@@ -1362,7 +1363,7 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
                 f"DEM '{p.name}' has no CRS. Fix: assign one (gdal_edit.py -a_srs EPSG:...)."
             )
         src_crs = CRS.from_user_input(src.crs.to_wkt())
-        arr = src.read(1, masked=True).astype("float64").filled(np.nan)
+        arr = _read_band(src, p)
         transform = src.transform
         unit = (src.units[0] if src.units and src.units[0] else None) or _vertical_unit(src_crs)
         target = CRS.from_user_input(crs) if crs is not None else src_crs
@@ -1439,6 +1440,33 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
     )
 
 
+def _read_band(src: Any, p: Path) -> np.ndarray:
+    """Band 1 as float64 with NaN where GDAL's mask says invalid (nodata, mask band).
+
+    The same values as ``src.read(1, masked=True).astype("float64").filled(np.nan)``,
+    without the float32 copy, the masked array and the filled copy: GDAL widens into
+    one float64 array and the mask (``read_masks``) is only read when the band has
+    one.  A file whose blocks cannot be read (truncated, corrupt) is an
+    :class:`~ms4map.errors.InputOpenError` naming it, not a traceback.
+    """
+    import rasterio
+    from rasterio.enums import MaskFlags
+
+    try:
+        arr = src.read(1, out_dtype="float64")
+        if MaskFlags.all_valid not in src.mask_flag_enums[0]:
+            arr[src.read_masks(1) == 0] = np.nan
+    except rasterio.errors.RasterioIOError as exc:
+        # rasterio's own message says "see previous exception": GDAL's is the cause
+        detail = _short(exc.__cause__ or exc).rstrip(".")
+        raise InputOpenError(
+            f"DEM '{p}' cannot be read ({detail}). Fix: the file is truncated or corrupt; "
+            "copy or export it again (gdalinfo -checksum shows whether GDAL can read every "
+            "block)."
+        ) from None
+    return arr
+
+
 def _vertical_unit(crs: CRS) -> str | None:
     if crs.is_compound:
         for sub in crs.sub_crs_list:
@@ -1488,15 +1516,20 @@ def _dem_coverage(dem: Dem, parcels: gpd.GeoDataFrame, report: QAReport) -> None
     from rasterio import features
 
     x0, y0, x1, y1 = dem.bounds
-    valid = np.isfinite(dem.array).astype("uint8")
-    shapes = [
-        g
-        for g, v in features.shapes(valid, mask=valid.astype(bool), transform=dem.transform)
-        if v == 1
-    ]
-    if not shapes:
-        return
-    covered = shapely.union_all([shapely.geometry.shape(s) for s in shapes])
+    finite = np.isfinite(dem.array)
+    if finite.all():
+        # no nodata cell: the covered area is the grid's rectangle (what polygonizing
+        # the all-valid mask gives, without the 36M-cell pass of features.shapes)
+        covered = shapely.box(x0, y0, x1, y1)
+    else:
+        valid = finite.astype("uint8")
+        shapes = [
+            g for g, v in features.shapes(valid, mask=finite, transform=dem.transform) if v == 1
+        ]
+        if not shapes:
+            return
+        covered = shapely.union_all([shapely.geometry.shape(s) for s in shapes])
+    del finite
     covered = shapely.buffer(covered, dem.cellsize * 0.01)
     geoms = parcels.geometry.values
     inside = shapely.covered_by(geoms, covered)
