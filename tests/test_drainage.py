@@ -154,3 +154,45 @@ def test_polygon_drainage_of_a_site(res):
     assert d.set_index("target_id")["fraction"]["I1"] == pytest.approx(
         i1_fraction_by_hand(0, 40, 20, 60), abs=0.01
     )
+
+
+def test_pair_counts_equal_unique_over_every_cell() -> None:
+    """The run-based (parcel, label) counting of the overlay gives exactly what
+    ``np.unique`` over every cell gives, also with runs cut by block edges."""
+    rng = np.random.default_rng(3)
+    for h, w, block in ((37, 53, 5), (64, 64, 256), (1, 9, 1), (20, 1, 3)):
+        codes = np.repeat(rng.integers(0, 6, size=(h, (w + 3) // 4)), 4, axis=1)[:, :w]
+        labels = np.repeat(rng.integers(0, 4, size=(h, (w + 1) // 2)), 2, axis=1)[:, :w]
+        nl = 4
+        m = codes.ravel() > 0
+        want_k, want_c = np.unique(
+            codes.ravel()[m].astype(np.int64) * nl + labels.ravel()[m], return_counts=True
+        )
+        got_k, got_c = drainage._pair_counts(codes.astype(np.int32), labels, nl, block_rows=block)
+        assert np.array_equal(got_k, want_k) and np.array_equal(got_c, want_c)
+    k, c = drainage._pair_counts(np.zeros((4, 4), np.int32), np.ones((4, 4), np.int32), 2)
+    assert k.size == 0 and c.size == 0
+
+
+def test_geojson_pairs_equal_the_geojson_text_round_trip() -> None:
+    from ms4map.overland import geojson_shapes
+
+    holes = shapely.Polygon(
+        [(0, 0), (10, 0), (10, 10), (0, 10)],
+        [[(2, 2), (3, 2), (3, 3), (2, 2)], [(5, 5), (6, 5), (6, 6), (5, 5)]],
+    )
+    geoms = np.array(
+        [
+            cell_box(0, 0, 3, 4),
+            holes,
+            shapely.Polygon(),
+            shapely.MultiPolygon([cell_box(0, 0, 1, 1), cell_box(5, 5, 6, 7)]),
+            shapely.Polygon([(0.1, 0.2, 5.0), (1.3, 0.2, 5.0), (1.3, 1.7, 5.0)]),
+            shapely.Point(1, 2),
+            shapely.Polygon([(500000.123456789, 1.0), (500001.987654321, 1.0), (500001.5, 2.5)]),
+        ],
+        dtype=object,
+    )
+    values = list(range(1, len(geoms) + 1))
+    assert drainage._geojson_pairs(geoms, values) == list(geojson_shapes(geoms, values))
+    assert drainage._geojson_pairs(geoms[:0], []) == []
