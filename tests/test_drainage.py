@@ -196,3 +196,12 @@ def test_geojson_pairs_equal_the_geojson_text_round_trip() -> None:
     values = list(range(1, len(geoms) + 1))
     assert drainage._geojson_pairs(geoms, values) == list(geojson_shapes(geoms, values))
     assert drainage._geojson_pairs(geoms[:0], []) == []
+
+
+def test_partly_unknown_warning_counts_parcels_by_cause(res):
+    found = [f for f in res.qa.findings if f.code == "drainage_partly_unknown"]
+    d = res.drainage
+    unk = d[d["target_kind"].isin(["unknown", "off_dem"])]
+    assert len(found) == 1 and found[0].count == unk["parcel_id"].nunique()
+    for reason, n in unk.groupby("reason")["parcel_id"].nunique().items():
+        assert f"{n} ({reason})" in found[0].message

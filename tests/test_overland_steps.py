@@ -148,3 +148,24 @@ def test_first_target_names_edge_hole_and_target_outlets():
     assert (got[1, 6:10] == "inlet:I").all()
     assert (got[5, 6:] == "off_dem:dem_edge").all() and (got[3, 6:] == "off_dem:dem_edge").all()
     assert res.labels[3, 3] == 0  # nodata cells carry no label
+
+
+def test_edge_outlets_name_the_side_flow_leaves_by():
+    # a plane falling south-east: flow leaves by the south and the east edges, and the
+    # drainage reason of such a part names its side
+    h, w = 12, 16
+    r, c = np.mgrid[0:h, 0:w].astype(float)
+    z = 100.0 - 0.1 * r - 0.05 * c
+    res = overland.route(overland.Dem(array=z, transform=TR, crs=CRS18))
+    t = res.targets
+    reason = t["reason"].reindex(res.labels.ravel()).to_numpy().reshape(h, w)
+    assert reason[h - 1, 3] == "flows off the south edge of the DEM"
+    assert reason[2, w - 1] == "flows off the east edge of the DEM"
+    south = (reason == "flows off the south edge of the DEM").sum()
+    east = (reason == "flows off the east edge of the DEM").sum()
+    assert south + east == h * w - 3  # all but three cells near far corners, by hand:
+    # (0, 14) and (0, 15) are north edge cells whose steepest drop runs into the east
+    # edge (an edge-to-edge pointer is cut: flow leaves where it is), and (10, 0) a west
+    # edge cell whose drop runs into the south edge
+    assert reason[0, w - 2] == reason[0, w - 1] == "flows off the north edge of the DEM"
+    assert reason[h - 2, 0] == "flows off the west edge of the DEM"

@@ -1114,8 +1114,9 @@ def first_target(flw: Any, targets: TargetGrid, valid: np.ndarray) -> np.ndarray
     """Label every cell with the first target on its downstream path (step 6).
 
     Pits that are no target get one of three: ``off_dem``/``dem_edge`` on the DEM
-    edge, ``off_dem``/``dem_nodata`` next to a nodata hole, else ``unknown``/
-    ``dem_pit``.  ``flw=None`` (a DEM under 3 x 3 cells): every cell is its own outlet.
+    edge (one target per side, its reason naming the side: north, south, west, east;
+    the grid's rows are taken as north-up), ``off_dem``/``dem_nodata`` next to a nodata
+    hole, else ``unknown``/``dem_pit``.  ``flw=None`` (a DEM under 3 x 3 cells): every cell is its own outlet.
 
     Returns
     -------
@@ -1133,9 +1134,19 @@ def first_target(flw: Any, targets: TargetGrid, valid: np.ndarray) -> np.ndarray
             at_hole = _next_to(~valid, free) & ~on_edge
         else:
             at_hole = np.zeros(free.size, dtype=bool)
-        lab_edge = targets.add(
-            "off_dem", "dem_edge", method="d8_catchment", reason="flows off the edge of the DEM"
-        )
+        # one target per side of the DEM that flow leaves by (the reason names the side;
+        # a corner cell counts for its row's side)
+        side = np.where(rr == 0, 0, np.where(rr == h - 1, 1, np.where(cc == 0, 2, 3)))
+        lab_side = np.zeros(4, dtype=np.int32)
+        for k, name in enumerate(("north", "south", "west", "east")):
+            if (on_edge & (side == k)).any():
+                lab_side[k] = targets.add(
+                    "off_dem",
+                    "dem_edge",
+                    method="d8_catchment",
+                    reason=f"flows off the {name} edge of the DEM",
+                )
+        lab_edge = lab_side[side]
         lab_hole = targets.add(
             "off_dem",
             "dem_nodata",

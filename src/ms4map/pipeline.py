@@ -386,12 +386,17 @@ def _summarise(qa: QAReport, table: pd.DataFrame) -> None:
     unk = table[table["target_kind"].isin(["unknown", "off_dem"])]
     if len(unk):
         ids = unk["parcel_id"].unique()
+        # by cause, each parcel counted once per cause (the reason names the DEM edge's side)
+        causes = unk.groupby("reason")["parcel_id"].nunique().sort_values(ascending=False)
+        detail = "; ".join(f"{n} ({reason})" for reason, n in causes.items())
         qa.warning(
             "drainage_partly_unknown",
             "parcels",
-            f"{len(ids)} parcel(s) drain partly or wholly off the DEM or to unknown places.",
+            f"{len(ids)} parcel(s) drain partly or wholly off the DEM or to unknown places, "
+            f"so their Condition A and septic answers may be undetermined: {detail}.",
             feature_id=", ".join(map(str, ids[:50])),
             count=len(ids),
             step="drainage",
-            fix="Extend the DEM over the whole area and fill its nodata holes.",
+            fix="Extend the DEM over the whole area with a margin beyond the town (runoff "
+            "that reaches its edge leaves it) and fill its nodata holes.",
         )
