@@ -55,11 +55,13 @@ __all__ = [
     "flow_arrows",
     "hillshade",
     "identify",
+    "inventory_totals",
     "legend_html",
     "metres_per_pixel",
     "outfall_area",
     "outfall_inventory",
     "outfall_map_pdf",
+    "overland_steps",
     "parcel_categories",
     "png_bytes",
     "render_layers",
@@ -196,6 +198,19 @@ IMPAIRED_COLOURS = {
 }
 PATH_COLOUR = "#ff00ff"
 HIGHLIGHT_COLOUR = "#00e5ff"
+#: The MS4-area outline: dark grey, dashed (not the pink of "toxics" or the magenta path).
+MS4_AREA_COLOUR = "#252525"
+#: Highlights drawn over the layers: label -> (colour, dash or None, legend words).
+#: A label not listed is drawn in :data:`HIGHLIGHT_COLOUR` and named as is.
+HIGHLIGHT_STYLES: dict[str, tuple[str, str | None, str]] = {
+    "selection": (HIGHLIGHT_COLOUR, None, "selected"),
+    "path": (PATH_COLOUR, None, "path to the outfall (pipes and ditches)"),
+    "overland step": (PATH_COLOUR, "6 6", "overland step (parcel to inlet or water)"),
+    "outfalls reached": (PATH_COLOUR, None, "outfall(s) reached"),
+    "sewershed": (HIGHLIGHT_COLOUR, "8 4", "sewershed of the outfall"),
+    "upstream network": ("#ffd400", None, "network upstream of the outfall"),
+    "contributing parcels": (HIGHLIGHT_COLOUR, None, "parcels draining to the outfall"),
+}
 
 
 @dataclass
@@ -235,6 +250,7 @@ class MapLayer:
     weight: float = 1.0
     arrows: bool = False
     radius: float = 4.0
+    dash: str | None = None
 
     def colour(self, category: str) -> str:
         return self.styles.get(category, self.styles.get("other", "#888888"))
@@ -262,6 +278,17 @@ class MapView:
         if zoom is None:
             zoom = fit_zoom(south, west, north, east)
         return cls(south, west, north, east, int(zoom))
+
+    @classmethod
+    def around(
+        cls, lat: float, lng: float, zoom: int, *, width_px: int = 1000, height_px: int = 600
+    ) -> MapView:
+        """The view a ``width_px`` x ``height_px`` map centred at ``(lat, lng)`` shows at
+        ``zoom`` (what to draw before the browser reports its own bounds)."""
+        mpp = metres_per_pixel(lat, zoom)
+        dlat = height_px * mpp / 110574 / 2
+        dlng = width_px * mpp / (111320 * max(math.cos(math.radians(lat)), 1e-6)) / 2
+        return cls(lat - dlat, lng - dlng, lat + dlat, lng + dlng, int(zoom))
 
     @classmethod
     def from_st_folium(cls, out: dict | None, default: MapView) -> MapView:
@@ -632,7 +659,7 @@ def build_layers(
             fill_opacity=0.05,
             weight=2.0,
         )
-    for role, colour in (("ms4_area", "#e7298a"), ("sewer_districts", "#66a61e")):
+    for role, colour in (("ms4_area", MS4_AREA_COLOUR), ("sewer_districts", "#66a61e")):
         frame = get(role)
         if frame is not None and len(frame) and "geometry" in getattr(frame, "columns", []):
             layers[role] = MapLayer(
@@ -645,6 +672,7 @@ def build_layers(
                 "polygon",
                 fill_opacity=0.03,
                 weight=2.0,
+                dash="8 4" if role == "ms4_area" else None,
             )
     return {k: layers[k] for k in LAYER_ORDER if k in layers}
 
@@ -873,6 +901,8 @@ def _add_geojson(
             "fillColor": colour,
             "fillOpacity": layer.fill_opacity,
         }
+        if layer.dash:
+            style["dashArray"] = layer.dash
         folium.GeoJson(data, style_function=_const_style(style)).add_to(fg)
 
 
@@ -921,23 +951,26 @@ def highlight_group(
             tol = max(0.5, 0.5 * view.metres_per_pixel()) / _crs_unit_m(frame.crs)
             if not len(frame):
                 continue
-        colour = colours.get(label, HIGHLIGHT_COLOUR if label != "path" else PATH_COLOUR)
-        kinds = set(frame.geometry.geom_type)
+        colour, dash, _words = HIGHLIGHT_STYLES.get(label, (HIGHLIGHT_COLOUR, None, label))
+        colour = colours.get(label, colour)
         style = {
             "color": colour,
-            "weight": 4 if label == "path" else 3,
+            "weight": 4 if label in ("path", "overland step", "upstream network") else 3,
             "fillOpacity": 0.15,
             "fillColor": colour,
         }
-        if kinds <= {"Point", "MultiPoint"}:
+        if dash:
+            style["dashArray"] = dash
+        is_pt = frame.geometry.geom_type.isin(["Point", "MultiPoint"]).to_numpy()
+        if is_pt.any():  # circle markers (a plain GeoJson point is an image marker)
             folium.GeoJson(
-                display_geojson(frame, decimals=decimals),
+                display_geojson(frame[is_pt], decimals=decimals),
                 marker=folium.CircleMarker(radius=7, fill=True),
                 style_function=_const_style(style | {"fillOpacity": 0.6}),
             ).add_to(fg)
-        else:
+        if not is_pt.all():
             folium.GeoJson(
-                display_geojson(frame, tolerance=tol, decimals=decimals),
+                display_geojson(frame[~is_pt], tolerance=tol, decimals=decimals),
                 style_function=_const_style(style),
             ).add_to(fg)
     return fg
@@ -1029,7 +1062,7 @@ def static_map(
     if highlights:
         highlight_group(highlights).add_to(m)
     if legend:
-        html = legend_html(layers, visible=visible)
+        html = legend_html(layers, visible=visible, highlights=highlights)
         m.get_root().html.add_child(
             folium.Element(
                 '<div style="position:fixed;bottom:24px;left:10px;z-index:9999;background:white;'
@@ -1041,12 +1074,72 @@ def static_map(
     return m
 
 
+def _swatch(geom: str, colour: str, dash: str | None = None) -> str:
+    if geom == "point":
+        return (
+            '<span style="display:inline-block;width:10px;height:10px;border-radius:50%;'
+            f'background:{colour};border:1px solid #222"></span>'
+        )
+    if geom == "line":
+        style = "dashed" if dash else "solid"
+        return (
+            '<span style="display:inline-block;width:18px;height:0;'
+            f'border-top:3px {style} {colour};vertical-align:middle"></span>'
+        )
+    if dash:  # an outline only
+        return (
+            '<span style="display:inline-block;width:14px;height:10px;'
+            f'border:2px dashed {colour}"></span>'
+        )
+    return (
+        '<span style="display:inline-block;width:14px;height:10px;'
+        f'background:{colour};opacity:0.8;border:1px solid #555"></span>'
+    )
+
+
+def _highlight_geom(label: str, geoms: Any) -> str:
+    kinds = set(getattr(geoms, "geom_type", [])) if geoms is not None else set()
+    if kinds and kinds <= {"Point", "MultiPoint"}:
+        return "point"
+    if kinds and kinds <= {"LineString", "MultiLineString"}:
+        return "line"
+    if label in ("path", "overland step", "upstream network"):
+        return "line"
+    if label == "outfalls reached":
+        return "point"
+    return "polygon"
+
+
 def legend_html(
-    layers: dict[str, MapLayer], *, visible: Iterable[str] | None = None, only_present: bool = True
+    layers: dict[str, MapLayer],
+    *,
+    visible: Iterable[str] | None = None,
+    only_present: bool = True,
+    highlights: dict[str, Any] | None = None,
+    horizontal: bool = False,
 ) -> str:
-    """An HTML legend: one swatch per category of each visible layer."""
+    """An HTML legend: one swatch per category of each visible layer.
+
+    Parameters
+    ----------
+    highlights : dict, optional
+        ``label -> geometries`` drawn on top (as given to :func:`highlight_group`):
+        each gets an entry under "Highlighted" (:data:`HIGHLIGHT_STYLES` words).
+    horizontal : bool
+        Lay the layers side by side (a legend under a full-width map).
+    """
     vis = None if visible is None else set(visible)
     parts = []
+    if highlights:
+        rows = []
+        for label, geoms in highlights.items():
+            if geoms is None or not len(geoms):
+                continue
+            colour, dash, words = HIGHLIGHT_STYLES.get(label, (HIGHLIGHT_COLOUR, None, label))
+            geom = _highlight_geom(label, getattr(geoms, "geometry", geoms))
+            rows.append(f"{_swatch(geom, colour, dash)}&nbsp;{_esc(words)}")
+        if rows:
+            parts.append("<b>Highlighted</b><br>" + "<br>".join(rows))
     for key in LAYER_ORDER:
         if key not in layers or (vis is not None and key not in vis):
             continue
@@ -1059,15 +1152,17 @@ def legend_html(
             continue
         rows = []
         for c in cats:
-            colour = layer.colour(c)
-            if layer.geom == "point":
-                sw = f'<span style="display:inline-block;width:10px;height:10px;border-radius:50%;background:{colour};border:1px solid #222"></span>'
-            elif layer.geom == "line":
-                sw = f'<span style="display:inline-block;width:16px;height:0;border-top:3px solid {colour};vertical-align:middle"></span>'
-            else:
-                sw = f'<span style="display:inline-block;width:14px;height:10px;background:{colour};opacity:0.8;border:1px solid #555"></span>'
+            sw = _swatch(layer.geom, layer.colour(c), layer.dash)
             rows.append(f"{sw}&nbsp;{_esc(c.replace('_', ' '))}")
         parts.append(f"<b>{_esc(layer.label)}</b><br>" + "<br>".join(rows))
+    if horizontal:
+        cells = "".join(
+            f'<div style="margin:0 18px 6px 0;vertical-align:top">{p}</div>' for p in parts
+        )
+        return (
+            '<div class="ms4map-legend" style="font-size:12px;line-height:1.5;display:flex;'
+            f'flex-wrap:wrap">{cells}</div>'
+        )
     return (
         '<div class="ms4map-legend" style="font-size:12px;line-height:1.5">'
         + "<br>".join(parts)
@@ -1348,6 +1443,31 @@ class PathResult:
     outfall_ids: list[str]
     receiving_waters: list[str]
     reason: str = ""
+    overland: gpd.GeoDataFrame | None = None
+    outfalls: gpd.GeoSeries | None = None
+
+    def highlights(self) -> dict[str, Any]:
+        """The path as map highlights: ``path`` (network lines), ``overland step`` and
+        ``outfalls reached`` (see :data:`HIGHLIGHT_STYLES`); empty parts left out."""
+        out: dict[str, Any] = {}
+        if len(self.geometry):
+            out["path"] = self.geometry
+        if self.overland is not None and len(self.overland):
+            out["overland step"] = self.overland.geometry
+        if self.outfalls is not None and len(self.outfalls):
+            out["outfalls reached"] = self.outfalls
+        return out
+
+    def extent(self) -> Any:
+        """Every geometry of the path (network lines, overland steps, outfalls reached),
+        as one geometry in the working CRS, or ``None``: what a map should fit."""
+        geoms = [
+            g
+            for part in self.highlights().values()
+            for g in part
+            if g is not None and not g.is_empty
+        ]
+        return shapely.union_all(geoms) if geoms else None
 
 
 def feature_path(ws: Any, result: Any, layer: str, fid: str) -> PathResult:
@@ -1373,12 +1493,14 @@ def feature_path(ws: Any, result: Any, layer: str, fid: str) -> PathResult:
         attrs = feature_attributes(ws, "outfalls", fid)
         rw = attrs.get("receiving_water") or "unknown water"
         geom = feature_geometry(ws, "outfalls", fid)
+        crs = getattr(outs, "crs", ws.crs)
         return PathResult(
-            gpd.GeoSeries([geom] if geom is not None else [], crs=getattr(outs, "crs", ws.crs)),
+            gpd.GeoSeries([], crs=crs),
             [f"Outfall {fid} discharges to {rw} (PWL {attrs.get('pwl_id') or 'unknown'})."],
             [fid],
             [str(rw)],
             "an outfall is the end of the MS4",
+            outfalls=gpd.GeoSeries([geom] if geom is not None else [], crs=crs),
         )
     starts: list[tuple[str, float, str]] = []  # (start id, fraction, label)
     direct: list[str] = []
@@ -1424,17 +1546,151 @@ def feature_path(ws: Any, result: Any, layer: str, fid: str) -> PathResult:
         w = [str(x) for x in (tr.receiving_waters or [])]
         outs_ += o
         waters += w
-        steps.append(
-            f"{label} -> outfall {', '.join(o) or 'none found'} -> {', '.join(w) or 'unknown water'}"
-            f" ({tr.length_m:,.0f} m; {tr.reason or tr.method})"
-        )
+        steps.append(_step_text(label, o, w, tr.length_m, tr.reason or tr.method))
+    overland = overland_steps(ws, result, fid) if layer == "parcels" else None
+    reached = [feature_geometry(ws, "outfalls", o) for o in dict.fromkeys(outs_)]
     return PathResult(
         gpd.GeoSeries(geoms, crs=ws.crs),
         steps,
         list(dict.fromkeys(outs_)),
         list(dict.fromkeys(waters)),
         "traced downstream through the storm network" if geoms else "no path found",
+        overland=overland,
+        outfalls=gpd.GeoSeries([g for g in reached if g is not None], crs=ws.crs),
     )
+
+
+def _step_text(label: str, outfalls: list[str], waters: list[str], metres: float, why: str) -> str:
+    """One line of a path, saying each thing once.
+
+    The trace's reason already reads "3 conveyance(s), 276 m downstream to outfall
+    OF-013 (in the outfalls layer)"; it is used as is, followed by the water.
+    """
+    water = ", ".join(waters) or "an unknown water"
+    why = str(why or "").strip()
+    if outfalls and all(f"outfall {o}" in why for o in outfalls[:1]):
+        return f"{label}, then {why}, which discharges to {water}"
+    if outfalls:
+        return (
+            f"{label}, then {metres:,.0f} m downstream to outfall {', '.join(outfalls)}"
+            f" ({why}), which discharges to {water}"
+        )
+    return f"{label}: no outfall found ({why or 'no reason given'})"
+
+
+#: Words of the overland-step methods on the map and in its legend.
+OVERLAND_METHODS = {
+    "d8": "over the ground (steepest descent on the DEM)",
+    "nearest_inlet": "to the nearest inlet (no DEM: a straight line, not the ground)",
+}
+
+
+def overland_steps(ws: Any, result: Any, parcel_id: str) -> gpd.GeoDataFrame:
+    """The overland step of a parcel: a line from the parcel to each target it drains to.
+
+    With the DEM routing (``result.overland``), each line follows the steepest-descent
+    directions from the cell of the parcel's part draining to that target nearest that
+    part's centre, down to the target's first cell (method ``d8``).  Without a DEM
+    (the nearest-inlet fallback), a straight line from the parcel to the inlet
+    (method ``nearest_inlet``).
+
+    Returns
+    -------
+    GeoDataFrame
+        ``target_kind, target_id, fraction, method`` and a line geometry (working CRS),
+        one row per target reached overland; empty when there is none.
+    """
+    cols = ["target_kind", "target_id", "fraction", "method"]
+    empty = gpd.GeoDataFrame({c: [] for c in cols}, geometry=[], crs=ws.crs)
+    d = getattr(result, "drainage", None) if result is not None else None
+    parcels = ws.layers.get("parcels")
+    if d is None or not len(d) or parcels is None or not len(parcels):
+        return empty
+    rows = d[d["parcel_id"].astype(str) == str(parcel_id)]
+    prow = parcels[parcels["parcel_id"].astype(str) == str(parcel_id)]
+    if not len(rows) or not len(prow):
+        return empty
+    poly = prow.geometry.iloc[0]
+    ov = getattr(result, "overland", None)
+    recs: list[dict[str, Any]] = []
+    for r in rows.to_dict("records"):
+        kind, tid = str(r.get("target_kind")), r.get("target_id")
+        if _isna(tid) or kind not in ("inlet", "conveyance", "water_direct", "depression"):
+            continue
+        line = None
+        method = "d8"
+        if ov is not None:
+            line = _d8_line(ov, poly, kind, str(tid))
+        if line is None and kind == "inlet":
+            end = _inlet_point(ws, result, str(tid))
+            if end is not None:
+                start = poly.representative_point()
+                line = LineString([(start.x, start.y), (end.x, end.y)])
+                method = "d8" if ov is not None else "nearest_inlet"
+        if line is None or line.is_empty:
+            continue
+        recs.append(
+            {
+                "target_kind": kind,
+                "target_id": str(tid),
+                "fraction": float(r.get("fraction") or 0.0),
+                "method": method,
+                "geometry": line,
+            }
+        )
+    if not recs:
+        return empty
+    return gpd.GeoDataFrame(recs, geometry="geometry", crs=ws.crs)
+
+
+def _inlet_point(ws: Any, result: Any, node_id: str) -> Any:
+    inlets = getattr(result, "inlets", None)
+    if inlets is not None and len(inlets) and "node_id" in inlets.columns:
+        hit = inlets[inlets["node_id"].astype(str) == node_id]
+        if len(hit):
+            return hit.geometry.iloc[0]
+    return feature_geometry(ws, "structures", node_id)
+
+
+def _d8_line(ov: Any, poly: Any, kind: str, target_id: str, max_cells: int = 20000) -> Any:
+    """Steepest-descent line from the parcel's part draining to a target down to it."""
+    label = ov.label_of(kind, target_id)
+    if label is None or getattr(ov, "flwdir", None) is None:
+        return None
+    t = ov.transform
+    h, w = ov.shape
+    minx, miny, maxx, maxy = poly.bounds
+    c0, c1 = sorted(((minx - t.c) / t.a, (maxx - t.c) / t.a))
+    r0, r1 = sorted(((miny - t.f) / t.e, (maxy - t.f) / t.e))
+    c0, r0 = max(int(np.floor(c0)), 0), max(int(np.floor(r0)), 0)
+    c1, r1 = min(int(np.ceil(c1)), w), min(int(np.ceil(r1)), h)
+    if c0 >= c1 or r0 >= r1:
+        return None
+    rr, cc = np.mgrid[r0:r1, c0:c1]
+    xs, ys = t.c + (cc + 0.5) * t.a, t.f + (rr + 0.5) * t.e
+    inside = shapely.contains_xy(poly, xs, ys) & (ov.labels[r0:r1, c0:c1] == label)
+    if not inside.any():
+        return None
+    px, py = xs[inside], ys[inside]
+    k = int(np.argmin((px - px.mean()) ** 2 + (py - py.mean()) ** 2))
+    start = int(rr[inside][k] * w + cc[inside][k])
+    try:
+        down = ov.flwdir.idxs_ds  # downstream cell of every cell (a pit: itself)
+    except Exception:  # noqa: BLE001 - no line rather than no map
+        return None
+    mask = np.asarray(ov.target_mask).ravel()
+    idx = [start]
+    while len(idx) < max_cells and not mask[idx[-1]]:  # stop at the target's first cell
+        nxt = int(down[idx[-1]])
+        if nxt == idx[-1] or nxt < 0 or nxt >= h * w:
+            break
+        idx.append(nxt)
+    idx = np.asarray(idx, dtype=np.int64)
+    r, c = np.divmod(idx, w)
+    coords = np.column_stack([t.c + (c + 0.5) * t.a, t.f + (r + 0.5) * t.e])
+    if len(coords) < 2:
+        coords = np.vstack([coords, coords + [0.01, 0.0]])
+    return LineString(coords)
 
 
 # -- hillshade ----------------------------------------------------------------------------
@@ -1618,21 +1874,35 @@ def candidate_sources(area: OutfallArea, *, septic: pd.DataFrame | None = None) 
     return candidates_for_area(area, septic=septic)
 
 
-def outfall_inventory(ws: Any, result: Any) -> pd.DataFrame:
+def outfall_inventory(ws: Any, result: Any, *, septic: pd.DataFrame | None = None) -> pd.DataFrame:
     """The outfall inventory the MS4 permit asks for, one row per outfall.
+
+    Parameters
+    ----------
+    ws : Workspace
+    result : PipelineResult or None
+    septic : DataFrame, optional
+        The ``septic`` layer (:func:`ms4map.septic.flag_septic`): the septic parcels
+        counted are then its *flagged* parcels (those the Septic page lists); without
+        it, parcels whose ``sewer`` is ``septic``.
 
     Returns
     -------
     DataFrame
-        ``outfall_id, receiving_water, pwl_id, status, sewershed_acres,
-        structures_upstream, parcels_upstream, septic_parcels_upstream, x, y``
-        (x, y in the working CRS); counts are NA without a pipeline result.
+        ``outfall_id, receiving_water, pwl_id, status, latitude, longitude,
+        sewershed_acres, structures_upstream, parcels_upstream,
+        septic_parcels_upstream, x, y`` (latitude/longitude in WGS 84, x, y in the
+        working CRS); counts are NA without a pipeline result.  A parcel draining to
+        several outfalls is counted in each of their rows (see
+        :func:`inventory_totals` for the town's totals, each parcel once).
     """
     cols = [
         "outfall_id",
         "receiving_water",
         "pwl_id",
         "status",
+        "latitude",
+        "longitude",
         "sewershed_acres",
         "structures_upstream",
         "parcels_upstream",
@@ -1662,6 +1932,15 @@ def outfall_inventory(ws: Any, result: Any) -> pd.DataFrame:
             "y": base.geometry.y.to_numpy(),
         }
     )
+    if len(inv):
+        from pyproj import Transformer
+
+        lon, lat = Transformer.from_crs(ws.crs, WGS84, always_xy=True).transform(
+            inv["x"].to_numpy(dtype=float), inv["y"].to_numpy(dtype=float)
+        )
+        inv["latitude"], inv["longitude"] = np.round(lat, 6), np.round(lon, 6)
+    else:
+        inv["latitude"], inv["longitude"] = [], []
     unit = _crs_unit_m(ws.crs)
     acres = pd.Series(np.nan, index=inv.index)
     n_struct = pd.Series(pd.NA, index=inv.index, dtype="Int64")
@@ -1689,11 +1968,8 @@ def outfall_inventory(ws: Any, result: Any) -> pd.DataFrame:
             dd["parcel_id"] = dd["parcel_id"].astype(str)
             n_parc = inv["outfall_id"].map(dd.groupby("outfall_id")["parcel_id"].nunique())
             n_parc = n_parc.fillna(0).astype("Int64")
-            parcels = ws.layers.get("parcels")
-            if parcels is not None and "sewer" in parcels.columns:
-                septic_ids = set(
-                    parcels.loc[parcels["sewer"].astype(str) == "septic", "parcel_id"].astype(str)
-                )
+            septic_ids = _septic_ids(ws, septic)
+            if septic_ids is not None:
                 ds = dd[dd["parcel_id"].isin(septic_ids)]
                 n_sept = inv["outfall_id"].map(ds.groupby("outfall_id")["parcel_id"].nunique())
                 n_sept = n_sept.fillna(0).astype("Int64")
@@ -1702,6 +1978,58 @@ def outfall_inventory(ws: Any, result: Any) -> pd.DataFrame:
     inv["parcels_upstream"] = n_parc
     inv["septic_parcels_upstream"] = n_sept
     return inv[cols].sort_values("outfall_id", kind="stable").reset_index(drop=True)
+
+
+def _septic_ids(ws: Any, septic: pd.DataFrame | None) -> set[str] | None:
+    """The septic parcels the inventory counts: the septic layer's flagged parcels, else
+    the parcels whose ``sewer`` is ``septic``; None when neither is known."""
+    if septic is not None and "parcel_id" in septic.columns:
+        keep = septic["flagged"].fillna(False).astype(bool) if "flagged" in septic.columns else True
+        return set(septic.loc[keep, "parcel_id"].astype(str))
+    parcels = ws.layers.get("parcels")
+    if parcels is not None and "sewer" in parcels.columns:
+        return set(parcels.loc[parcels["sewer"].astype(str) == "septic", "parcel_id"].astype(str))
+    return None
+
+
+def inventory_totals(ws: Any, result: Any, *, septic: pd.DataFrame | None = None) -> dict:
+    """The town's totals behind the inventory, each parcel counted once.
+
+    Returns
+    -------
+    dict
+        ``parcels`` / ``septic_parcels``: parcels (septic parcels, as
+        :func:`outfall_inventory` counts them) draining at least partly to an
+        outfall, each once; ``parcels_in_rows`` / ``septic_in_rows``: the sums of the
+        inventory's per-outfall columns (a parcel draining to several outfalls is in
+        each of their rows); ``multi_outfall_parcels``: parcels draining to more than
+        one outfall; ``septic_basis``: ``"flagged"`` (the Septic page's parcels) or
+        ``"sewer attribute"``.  Counts are None without a drainage table.
+    """
+    out: dict[str, Any] = {
+        "parcels": None,
+        "septic_parcels": None,
+        "parcels_in_rows": None,
+        "septic_in_rows": None,
+        "multi_outfall_parcels": None,
+        "septic_basis": "flagged" if septic is not None else "sewer attribute",
+    }
+    d = getattr(result, "drainage", None) if result is not None else None
+    if d is None or not len(d):
+        return out
+    dd = d[d["outfall_id"].notna()]
+    pid, oid = dd["parcel_id"].astype(str), dd["outfall_id"].astype(str)
+    pairs = pd.DataFrame({"p": pid.to_numpy(), "o": oid.to_numpy()}).drop_duplicates()
+    per = pairs.groupby("p")["o"].nunique()
+    out["parcels"] = int(len(per))
+    out["parcels_in_rows"] = int(len(pairs))
+    out["multi_outfall_parcels"] = int((per > 1).sum())
+    ids = _septic_ids(ws, septic)
+    if ids is not None:
+        sp = pairs[pairs["p"].isin(ids)]
+        out["septic_parcels"] = int(sp["p"].nunique())
+        out["septic_in_rows"] = int(len(sp))
+    return out
 
 
 def outfall_map_pdf(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["PAGES", "main", "run_page"]
+__all__ = ["PAGES", "main", "page_object", "run_page"]
 
 #: url path -> (module, title, icon)
 PAGES: dict[str, tuple[str, str, str]] = {
@@ -21,6 +21,14 @@ PAGES: dict[str, tuple[str, str, str]] = {
     "septic": ("septic_page", "Septic", ":material/water_damage:"),
     "data": ("data_page", "Data", ":material/folder_open:"),
 }
+
+
+_PAGE_OBJECTS: dict[str, object] = {}
+
+
+def page_object(name: str):
+    """The ``st.Page`` of a page when the navigation runs (``None`` for a page run alone)."""
+    return _PAGE_OBJECTS.get(name)
 
 
 def _page_module(name: str):
@@ -70,10 +78,10 @@ def main(app_dir: str | Path | None = None, argv: list[str] | None = None) -> No
     _setup(app_dir, args[0] if args else None)
     pages = []
     for url, (_mod, title, _icon) in PAGES.items():
-        pages.append(
-            # no icons: Streamlit fetches a page's icon as the favicon from the internet
-            st.Page(_make_runner(url), title=title, url_path=url, default=url == "map")
-        )
+        # no icons: Streamlit fetches a page's icon as the favicon from the internet
+        pg = st.Page(_make_runner(url), title=title, url_path=url, default=url == "map")
+        _PAGE_OBJECTS[url] = pg
+        pages.append(pg)
     nav = st.navigation(pages)
     nav.run()
 
@@ -90,5 +98,6 @@ def run_page(name: str, app_dir: str | Path | None = None) -> None:
     """Run one page on its own (tests use this with ``AppTest.from_string``)."""
     if name not in PAGES:
         raise ValueError(f"Unknown page {name!r}, select from {list(PAGES)}")
+    _PAGE_OBJECTS.clear()  # no navigation: links are plain links
     _setup(app_dir)
     _page_module(name).render()

@@ -93,7 +93,7 @@ def show_map(
     basemap: str = "none",
     hillshade: bool = False,
     focus: Any = None,
-    height: int = 560,
+    height: int = 600,
     legend: bool = True,
     focus_zoom: tuple[int, int] = (16, 19),
 ) -> MapOutput:
@@ -112,6 +112,9 @@ def show_map(
         Jump the map to this geometry (working CRS) when it changes.
     focus_zoom : (int, int)
         Zoom range of that jump (a point: street level; an area: fit it).
+    legend : bool
+        The legend of the visible layers and of the highlights, under the map (the
+        map itself takes the page's whole width).
     """
     from streamlit_folium import st_folium
 
@@ -121,11 +124,13 @@ def show_map(
     center = zoom = None
     if focus is not None and not focus.is_empty:
         fview = maps.MapView.from_bounds(tuple(focus.buffer(60).bounds), ws.crs)
-        fview.zoom = min(max(fview.zoom, focus_zoom[0]), focus_zoom[1])
+        fit = maps.fit_zoom(fview.south, fview.west, fview.north, fview.east, height_px=height)
+        fview.zoom = min(max(fit, focus_zoom[0]), focus_zoom[1])
         center, zoom = list(fview.center), fview.zoom
         if st.session_state.get(f"{key}_focus") != (center, zoom):
             st.session_state[f"{key}_focus"] = (center, zoom)
-            view = fview
+            # what the map will show there (it may be wider than the focus itself)
+            view = maps.MapView.around(*center, zoom, height_px=height)
     hs = state.hillshade_url(ws) if hillshade else None
     static_ok = bool(st.get_option("server.enableStaticServing")) and st.session_state.get(
         "ms4map_assets", False
@@ -141,8 +146,7 @@ def show_map(
     groups = maps.render_layers(layers, view, visible=visible, crs=ws.crs, stats=stats)
     if highlights:
         groups.append(maps.highlight_group(highlights, view=view))
-    cols = st.columns([4, 1]) if legend else [st.container()]
-    with cols[0]:
+    with st.container():
         out = st_folium(
             m,
             key=key,
@@ -160,9 +164,11 @@ def show_map(
                 "Offline map scripts are not served (start with `ms4map app` or with "
                 "server.enableStaticServing = true); the map loads Leaflet from the internet."
             )
-    if legend:
-        with cols[1]:
-            st.markdown(maps.legend_html(layers, visible=visible), unsafe_allow_html=True)
+        if legend:
+            st.markdown(
+                maps.legend_html(layers, visible=visible, highlights=highlights, horizontal=True),
+                unsafe_allow_html=True,
+            )
     click = None
     lc = (out or {}).get("last_clicked")
     if lc and lc != st.session_state.get(f"{key}_last_click"):
@@ -173,3 +179,4 @@ def show_map(
         except (KeyError, TypeError, ValueError):
             click = None
     return MapOutput(view=maps.MapView.from_st_folium(out, view), click=click, stats=stats)
+

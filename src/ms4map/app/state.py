@@ -27,6 +27,7 @@ __all__ = [
     "library",
     "map_layers",
     "not_available",
+    "outfall_inventory",
     "pipeline_result",
     "set_app_dir",
     "workspace",
@@ -229,6 +230,21 @@ def map_layers(
         parcel_colour,
     )
     return _layers(ws, result, septic, screening, key)
+
+
+@st.cache_resource(show_spinner="Counting what drains to each outfall ...", max_entries=8)
+def _inventory(_ws: Any, _result: Any, _septic: Any, key: tuple) -> Any:
+    from .. import maps
+
+    return maps.outfall_inventory(_ws, _result, septic=_septic)
+
+
+def outfall_inventory(ws: Any, result: Any, septic: Any = None) -> Any:
+    """Cached :func:`ms4map.maps.outfall_inventory` (septic counts from the septic layer
+    when given: the parcels the Septic page flags)."""
+    return _inventory(
+        ws, result, septic, (ws.fingerprint(), result is not None, septic is not None)
+    )
 
 
 @st.cache_resource(show_spinner="Indexing ids and addresses ...", max_entries=4)

@@ -9,7 +9,7 @@ import streamlit as st
 
 from .. import maps
 
-__all__ = ["feature_details", "search_box", "show_path"]
+__all__ = ["feature_details", "outfall_summary", "page_link", "search_box", "show_path"]
 
 
 def search_box(
@@ -59,14 +59,77 @@ def search_box(
     return lyr, fid
 
 
+def page_link(name: str, label: str, **query: str) -> None:
+    """A link to another page of the app with ``query`` as its query parameters.
+
+    In the app (``st.navigation`` running) it is Streamlit's page link, which keeps
+    the session; a page run on its own (tests) gets a plain link to the same URL.
+    """
+    from urllib.parse import urlencode
+
+    from .. import app as _app
+
+    target = _app.page_object(name)
+    if target is not None:
+        st.page_link(target, label=label, query_params=query or None)
+    else:
+        url = name + (f"?{urlencode(query)}" if query else "")
+        st.markdown(f"[{label}]({url})")
+
+
+def outfall_summary(ws: Any, result: Any, fid: str, area: Any = None) -> None:
+    """What drains to an outfall: its upstream area and counts, and a link to investigate."""
+    from . import state
+
+    if result is None:
+        st.caption("Upstream area and counts need the drainage analysis.")
+        return
+    septic = state.septic_layer(ws, result)
+    inv = state.outfall_inventory(ws, result, septic)
+    row = inv[inv["outfall_id"].astype(str) == str(fid)]
+    st.markdown("**What drains here**")
+    if len(row):
+        r = row.iloc[0]
+        c = st.columns(4)
+        acres = r["sewershed_acres"]
+        c[0].metric("Sewershed (acres)", "unknown" if pd.isna(acres) else f"{acres:,.1f}")
+        for col, name, label in (
+            (c[1], "structures_upstream", "Structures upstream"),
+            (c[2], "parcels_upstream", "Parcels draining here"),
+            (c[3], "septic_parcels_upstream", "Flagged septic parcels"),
+        ):
+            v = r[name]
+            col.metric(label, "unknown" if pd.isna(v) else f"{int(v):,}")
+        st.caption(
+            f"Outfall {fid} at {r['latitude']:.6f}, {r['longitude']:.6f} (lat, long). "
+            "Parcels count if any part of them drains here; the sewershed (dashed) and the "
+            "network upstream (yellow) are drawn on the map."
+        )
+    if area is not None and area.reason:
+        st.caption(f"Upstream: {area.reason}.")
+    page_link("investigation", f"Investigate outfall {fid}: candidate sources", outfall=str(fid))
+
+
 def feature_details(
-    ws: Any, result: Any, layer: str, fid: str, *, path: maps.PathResult | None = None
+    ws: Any,
+    result: Any,
+    layer: str,
+    fid: str,
+    *,
+    path: maps.PathResult | None = None,
+    area: Any = None,
 ) -> maps.PathResult | None:
-    """Attributes of the selected feature and its downstream path, as text."""
+    """Attributes of the selected feature and its downstream path, as text.
+
+    An outfall also gets what drains to it (:func:`outfall_summary`); ``area`` is its
+    :func:`ms4map.maps.outfall_area` when the caller has it.
+    """
     attrs = maps.feature_attributes(ws, layer, fid, result=result)
     st.subheader(
         f"{maps.LAYER_LABELS.get(layer, layer)[:-1] if layer.endswith('s') else layer} {fid}"
     )
+    if layer == "outfalls":
+        outfall_summary(ws, result, fid, area)
     if attrs:
         shown = {k: v for k, v in attrs.items() if v is not None and k not in ("src_fid",)}
         st.dataframe(
@@ -89,5 +152,9 @@ def show_path(path: maps.PathResult) -> None:
             st.markdown(f"- {s}")
     else:
         st.caption(path.reason or "No path.")
+    ov = path.overland
+    if ov is not None and len(ov):
+        how = sorted({maps.OVERLAND_METHODS.get(m, m) for m in ov["method"].astype(str)})
+        st.caption("The overland step (dashed on the map) runs " + "; ".join(how) + ".")
     if path.receiving_waters:
         st.markdown("Receiving water(s): " + ", ".join(path.receiving_waters))

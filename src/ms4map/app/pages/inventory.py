@@ -23,21 +23,42 @@ def render() -> None:
     if ctx is None:
         return
     ws, result = ctx.ws, ctx.result
-    inv = maps.outfall_inventory(ws, result)
+    septic = state.septic_layer(ws, result) if result is not None else None
+    inv = state.outfall_inventory(ws, result, septic)
     if not len(inv):
         st.warning("This workspace has no outfalls.")
         return
-    c = st.columns(4)
+    c = st.columns(5)
     c[0].metric("Outfalls", len(inv))
     c[1].metric("With a PWL id", int(inv["pwl_id"].notna().sum()))
     c[2].metric(
         "Flowing / suspect / illicit",
         int(inv["status"].astype(str).isin(["flowing", "suspect", "illicit"]).sum()),
     )
-    c[3].metric(
-        "Septic parcels upstream",
-        int(inv["septic_parcels_upstream"].fillna(0).sum()) if result is not None else 0,
+    tot = maps.inventory_totals(ws, result, septic=septic)
+    c[3].metric("Parcels draining to an outfall", _n(tot["parcels"]))
+    septic_label = (
+        "Flagged septic parcels draining to an outfall"
+        if tot["septic_basis"] == "flagged"
+        else "Septic parcels draining to an outfall"
     )
+    c[4].metric(septic_label, _n(tot["septic_parcels"]))
+    if tot["parcels"] is not None:
+        st.caption(
+            "Totals count each parcel once. The table counts a parcel in the row of every "
+            f"outfall it drains to: {tot['multi_outfall_parcels']:,} parcel(s) drain to more "
+            f"than one, so its parcel column sums to {tot['parcels_in_rows']:,}"
+            + (
+                f" and its septic column to {tot['septic_in_rows']:,}."
+                if tot["septic_in_rows"] is not None
+                else "."
+            )
+            + (
+                " Septic parcels are those the Septic page flags (tributary to the MS4)."
+                if tot["septic_basis"] == "flagged"
+                else " Septic parcels are those whose sewer attribute says septic."
+            )
+        )
     shown = inv.drop(columns=["x", "y"])
     st.dataframe(shown, hide_index=True, width="stretch")
     c1, c2 = st.columns(2)
@@ -58,3 +79,7 @@ def render() -> None:
             mime="application/pdf",
             key="inventory_dl_pdf",
         )
+
+
+def _n(v) -> str:
+    return "unknown" if v is None else f"{v:,}"

@@ -28,6 +28,13 @@ def render() -> None:
     # suspect / flowing / illicit outfalls first
     rank = {"illicit": 0, "suspect": 1, "flowing": 2}
     ids.sort(key=lambda o: (rank.get(status.get(o, ""), 9), o))
+    asked = st.query_params.get("outfall")  # a link from the Map page: ?outfall=OF-009
+    if asked and st.session_state.get("inv_outfall_asked") != asked:
+        st.session_state["inv_outfall_asked"] = asked
+        if asked in ids:
+            st.session_state["inv_outfall"] = asked
+        else:
+            st.warning(f"Outfall {asked!r} (from the link) is not in this workspace's outfalls.")
     oid = st.selectbox(
         "Outfall",
         ids,

@@ -73,14 +73,21 @@ def _map_fragment(ws, result, layers, controls) -> None:
             st.session_state["map_selected"] = found
     sel = st.session_state.get("map_selected")
     geom = maps.feature_geometry(ws, *sel, result=result) if sel else None
-    searched = st.session_state.get("map_search_last")  # the map jumps to searches only
-    focus = maps.feature_geometry(ws, *searched, result=result) if searched else None
     highlights = {}
     path = maps.feature_path(ws, result, *sel) if sel else None
+    area = None
+    if sel and sel[0] == "outfalls" and result is not None:
+        area = maps.outfall_area(ws, result, sel[1])  # what drains there, on the map too
+        if len(area.sewershed):
+            highlights["sewershed"] = area.sewershed
+        if area.edges is not None and len(area.edges):
+            highlights["upstream network"] = area.edges.geometry
     if geom is not None:
         highlights["selection"] = _series(geom, ws.crs)
-    if path is not None and len(path.geometry):
-        highlights["path"] = path.geometry
+    if path is not None:
+        highlights.update(path.highlights())
+        if sel[0] == "outfalls":  # the outfall is the selection itself
+            highlights.pop("outfalls reached", None)
     out = mapview.show_map(
         "map_main",
         ws,
@@ -89,7 +96,9 @@ def _map_fragment(ws, result, layers, controls) -> None:
         highlights=highlights,
         basemap=controls["basemap"],
         hillshade=controls["hillshade"],
-        focus=focus,
+        focus=_search_focus(ws, result, sel, path),
+        focus_zoom=(12, 18),
+        height=620,
     )
     if out.click is not None:  # a click pending_click could not see (first run)
         found = maps.identify(layers, *out.click, zoom=out.view.zoom, visible=controls["visible"])
@@ -97,12 +106,35 @@ def _map_fragment(ws, result, layers, controls) -> None:
             st.session_state["map_selected"] = found
             st.rerun(scope="fragment")
     if sel:
-        widgets.feature_details(ws, result, *sel, path=path)
+        widgets.feature_details(ws, result, *sel, path=path, area=area)
     else:
         st.caption(
             "Click a feature on the map, or search in the sidebar, to see its attributes "
             "and its path to the receiving water."
         )
+
+
+def _search_focus(ws, result, sel, path):
+    """Where the map jumps after a search: the feature found and its whole path (overland
+    step, pipes, outfall), not the feature alone at street level.  Computed once per
+    search, so a later click elsewhere does not move the map."""
+    from ... import maps
+
+    searched = st.session_state.get("map_search_last")  # the map jumps to searches only
+    if not searched:
+        return None
+    cached = st.session_state.get("map_search_focus")
+    if cached is not None and cached[0] == searched:
+        return cached[1]
+    if sel != searched or path is None:
+        path = maps.feature_path(ws, result, *searched)
+    geoms = [maps.feature_geometry(ws, *searched, result=result), path.extent()]
+    geoms = [g for g in geoms if g is not None and not g.is_empty]
+    import shapely
+
+    focus = shapely.union_all(geoms) if geoms else None
+    st.session_state["map_search_focus"] = (searched, focus)
+    return focus
 
 
 def _series(geom, crs):

@@ -65,6 +65,11 @@ def render() -> None:
     highlights = _highlights(ws, mode, site)
     if det is not None and getattr(det, "map_layers", None):
         highlights.update(_det_layers(det))
+        if mode == "parcels":  # the overland step from each parcel to its inlet(s)
+            steps = [maps.overland_steps(ws, result, pid) for pid in site]
+            steps = [g for s in steps for g in s.geometry]
+            if steps:
+                highlights["overland step"] = gpd.GeoSeries(steps, crs=ws.crs)
     out = mapview.show_map(
         "screen_map",
         ws,
@@ -154,7 +159,7 @@ def _focus(highlights: dict[str, Any]) -> Any:
 
     geoms = [
         g
-        for k in ("selection", "path", "outfalls reached")
+        for k in ("selection", "path", "overland step", "outfalls reached")
         for g in getattr(highlights.get(k), "values", [])
         if g is not None and not g.is_empty
     ]

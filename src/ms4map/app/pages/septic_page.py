@@ -26,13 +26,32 @@ def render() -> None:
     if flagged is None:
         return
     df = pd.DataFrame(flagged.drop(columns=[flagged.geometry.name], errors="ignore"))
-    st.caption(f"{len(df)} parcel(s) in the septic layer.")
+    order = _priority_order(df)
+    df, flagged = df.iloc[order], flagged.iloc[order]
+    st.caption(
+        f"{len(df)} parcel(s) in the septic layer, highest priority first (recorded "
+        "violations, then special conditions, then the rest)."
+    )
     with st.sidebar:
         st.subheader("Filters")
         include_all = st.checkbox(
             "Include septic parcels not tributary to the MS4", key="septic_all"
         )
         only_special = st.checkbox("Special condition only", key="septic_special")
+        pols = _septic_pollutants()
+        only_septic_pol = st.checkbox(
+            "Water impaired by a septic pollutant only" + (f" ({', '.join(pols)})" if pols else ""),
+            key="septic_pollutant",
+            help="A special condition because the receiving water is listed for a pollutant "
+            "septic systems release, not for another one (e.g. PCBs).",
+        )
+        listed = sorted(
+            {p.strip() for v in _col(df, "listed_pollutants").dropna() for p in str(v).split(",")}
+            - {""}
+        )
+        chosen_pols = st.multiselect(
+            "Receiving water listed for", listed, key="septic_listed_pollutants"
+        )
         setback = st.checkbox(
             "Within a 75-A setback of water or an open conveyance only", key="septic_setback"
         )
@@ -43,6 +62,16 @@ def render() -> None:
         keep &= df["flagged"].fillna(False).astype(bool)
     if only_special and "special_condition" in df.columns:
         keep &= df["special_condition"].fillna(False).astype(bool)
+    if only_septic_pol:
+        if "septic_pollutant" in df.columns:
+            keep &= df["septic_pollutant"].fillna(False).astype(bool)
+        else:
+            st.sidebar.caption("The septic layer has no septic-pollutant column.")
+    if chosen_pols:
+        have = _col(df, "listed_pollutants").map(
+            lambda v: {p.strip() for p in str(v).split(",")} if isinstance(v, str) else set()
+        )
+        keep &= have.map(lambda s: bool(s & set(chosen_pols)))
     if setback:
         if "within_setback" in df.columns:
             keep &= df["within_setback"].fillna(False).astype(bool)
@@ -51,7 +80,7 @@ def render() -> None:
     if chosen:
         keep &= _col(df, "receiving_water").astype(str).isin(chosen)
     sel = flagged[keep.to_numpy()]
-    filtered = bool(only_special or setback or chosen)
+    filtered = bool(only_special or only_septic_pol or chosen_pols or setback or chosen)
     table = df[keep]
     st.subheader(f"Flagged parcels ({len(table)})")
     layers = state.map_layers(ws, result, parcel_colour="septic", septic=flagged)
@@ -88,6 +117,27 @@ def render() -> None:
         mime="text/csv",
         key="septic_dl_letters",
     )
+
+
+def _priority_order(df: pd.DataFrame):
+    """Row order: violations first, then by priority (high first), then by the share
+    draining to the MS4, then by parcel id (a stable order for letters)."""
+    import numpy as np
+
+    viol = _col(df, "violation").fillna(False).astype(bool).to_numpy()
+    pri = pd.to_numeric(_col(df, "priority"), errors="coerce").fillna(-1).to_numpy()
+    frac = pd.to_numeric(_col(df, "ms4_fraction"), errors="coerce").fillna(0).to_numpy()
+    pid = _col(df, "parcel_id").astype(str).to_numpy()
+    return np.lexsort((pid, -frac, -pri, ~viol))
+
+
+def _septic_pollutants() -> list[str]:
+    try:
+        from ...profiles import load_profile
+
+        return list(load_profile("stillwater").septic_pollutants)
+    except Exception:  # noqa: BLE001 - the filter still works without the words
+        return []
 
 
 def _col(df: pd.DataFrame, name: str) -> pd.Series:
