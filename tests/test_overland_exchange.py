@@ -130,3 +130,20 @@ def test_route_gives_the_same_result_with_and_without_the_mapped_exchange(tmp_pa
     assert np.array_equal(mapped.labels, plain.labels)
     assert np.array_equal(mapped.conditioned, plain.conditioned)
     assert mapped.targets.equals(plain.targets)
+
+
+def test_saga_int_grid_written_by_whitebox_reads_back(tmp_path):
+    # whitebox writes 32-bit integer grids with DATAFORMAT = INT (GDAL's SAGA driver
+    # refuses that name): read as int32, rows in place
+    z = np.arange(12, dtype=np.int32).reshape(3, 4)
+    path = tmp_path / "labels.sdat"
+    with overland._Whitebox(tmp_path / "wb") as wb:
+        r = wb.send(z.astype(float), TR, CRS18, "f")
+        out = wb.wbe.hydrology.watershed_from_raster_pour_points(
+            d8_pntr=wb.send(np.zeros((3, 4)), TR, CRS18, "p"), pour_points=r, esri_pntr=True
+        )
+        wb.wbe.write_raster(out, str(path))
+    head = path.with_suffix(".sgrd").read_text()
+    arr, _ = overland._read_sgrd(path)
+    assert "= INT\n" in head and arr.dtype == np.int32
+    assert np.array_equal(arr[z > 0], z[z > 0])  # every pour point labels its own cell

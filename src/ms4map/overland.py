@@ -229,6 +229,7 @@ _SAGA_TYPES = {
     "SHORTINT": "i2",
     "WORD": "u2",
     "INTEGER": "i4",
+    "INT": "i4",
     "DWORD": "u4",
     "BYTE": "u1",
     "BYTE_UNSIGNED": "u1",
