@@ -18,6 +18,7 @@ PAGES: dict[str, tuple[str, str, str]] = {
     "screening": ("screening", "Site screening", ":material/fact_check:"),
     "investigation": ("investigation", "Outfall investigation", ":material/search:"),
     "inventory": ("inventory", "Outfall inventory", ":material/list_alt:"),
+    "cases": ("cases_page", "IDDE cases", ":material/assignment:"),
     "septic": ("septic_page", "Septic", ":material/water_damage:"),
     "data": ("data_page", "Data", ":material/folder_open:"),
 }
@@ -58,6 +59,9 @@ def _setup(app_dir: str | Path | None, workspace: str | None = None) -> None:
         except Exception as exc:  # noqa: BLE001
             st.session_state["ms4map_assets"] = False
             st.warning(f"Offline map scripts could not be prepared: {exc}")
+    from .auth import login_gate
+
+    login_gate()  # with a users file: the login form (and nothing else) until logged in
 
 
 def main(app_dir: str | Path | None = None, argv: list[str] | None = None) -> None:

@@ -143,7 +143,9 @@ def show_map(
         hillshade_bounds=hs[1] if hs else None,
     )
     stats = maps.RenderStats()
+    layers, case_groups, case_legend = _records_overlay(ws, layers, visible)
     groups = maps.render_layers(layers, view, visible=visible, crs=ws.crs, stats=stats)
+    groups += case_groups
     if highlights:
         groups.append(maps.highlight_group(highlights, view=view))
     with st.container():
@@ -169,6 +171,8 @@ def show_map(
                 maps.legend_html(layers, visible=visible, highlights=highlights, horizontal=True),
                 unsafe_allow_html=True,
             )
+    if case_legend:
+        st.markdown(case_legend, unsafe_allow_html=True)
     click = None
     lc = (out or {}).get("last_clicked")
     if lc and lc != st.session_state.get(f"{key}_last_click"):
@@ -180,3 +184,15 @@ def show_map(
             click = None
     return MapOutput(view=maps.MapView.from_st_folium(out, view), click=click, stats=stats)
 
+
+def _records_overlay(ws: Any, layers: dict[str, Any], visible: list[str] | None) -> tuple:
+    """Outfalls coloured by their derived status and the open cases (IDDE records)."""
+    if visible is not None and "outfalls" not in visible:
+        return layers, [], ""
+    try:
+        from .records_ui import map_overlay
+
+        return map_overlay(ws, layers)
+    except Exception as exc:  # noqa: BLE001 - the map draws without records
+        st.caption(f"IDDE records not shown on the map: {exc}")
+        return layers, [], ""

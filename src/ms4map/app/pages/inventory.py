@@ -79,6 +79,9 @@ def render() -> None:
             mime="application/pdf",
             key="inventory_dl_pdf",
         )
+    from .. import records_ui
+
+    records_ui.inventory_records(inv)
 
 
 def _n(v) -> str:

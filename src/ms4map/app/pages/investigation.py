@@ -98,6 +98,9 @@ def render() -> None:
         key="inv_dl_csv",
     )
     _notice_drafter(ws, result, cand)
+    from .. import records_ui
+
+    records_ui.outfall_records("inv", oid)
 
 
 def _notice_drafter(ws, result, cand) -> None:

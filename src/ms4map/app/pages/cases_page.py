@@ -1,0 +1,268 @@
+"""IDDE cases: deadlines, steps, the notice of violation, and the track-down on the map."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from .. import auth, mapview, records_ui, state
+
+#: Row colours of the deadlines table.
+DEADLINE_HIGHLIGHT = {"overdue": "#f4a6a6", "due": "#fde9a9", "late": "#f9d2c0"}
+
+
+def render() -> None:
+    st.title("IDDE cases")
+    st.caption(
+        "Cases opened from an inspection or a complaint, advanced step by step; their "
+        "deadlines from the municipality profile; the notice of violation; and the "
+        "track-down: the next structure to sample, on the map."
+    )
+    rec = records_ui.reader()
+    if rec is None:
+        st.info("No records yet: open a case from the Outfall investigation page.")
+        records_ui.read_only_note("cases")
+        return
+    cases = rec.cases()
+    if not len(cases):
+        st.info("No case yet: open one from the Outfall investigation page.")
+        records_ui.read_only_note("cases")
+        return
+    dl = rec.deadlines()
+    deadline_table(dl)
+    shown = pd.DataFrame(cases.drop(columns="geometry"))
+    cols = ["case_id", "outfall_id", "status", "step_on", "origin", "opened_on"]
+    cols += ["source_parcel_id", "notice_on", "remedy_deadline", "created_by"]
+    st.dataframe(shown[[c for c in cols if c in shown]], hide_index=True, width="stretch")
+    ids = [int(c) for c in cases["case_id"]]
+    cid = st.selectbox(
+        "Case",
+        ids,
+        index=len(ids) - 1,
+        format_func=lambda c: (
+            f"case {c} — {_case(cases, c)['outfall_id']} — {_case(cases, c)['status']}"
+        ),
+        key="cases_case",
+    )
+    case = _case(cases, cid)
+    records_ui.read_only_note("cases")
+    steps = rec.cases(history=True)
+    steps = steps[steps["case_id"] == cid]
+    st.markdown(f"**Steps of case {cid}** at {case['outfall_id']}")
+    st.dataframe(
+        pd.DataFrame(steps.drop(columns="geometry"))[["version", "step", "step_on", "created_by"]],
+        hide_index=True,
+        width="stretch",
+    )
+    advance_form(cid, case)
+    ctx = state.context()
+    notice_download(ctx, case)
+    track_down(ctx, rec, cid, case)
+
+
+def _case(cases: Any, cid: int) -> dict[str, Any]:
+    return cases[cases["case_id"] == int(cid)].iloc[0].to_dict()
+
+
+def _blank(v: Any) -> bool:
+    return v is None or (not isinstance(v, str) and pd.isna(v)) or v == ""
+
+
+def deadline_table(dl: pd.DataFrame) -> None:
+    """Every deadline, due and overdue ones highlighted."""
+    if not len(dl):
+        st.caption("No deadline has started yet (they start with the notice of violation).")
+        return
+    n_over = int((dl["status"] == "overdue").sum())
+    n_due = int((dl["status"] == "due").sum())
+    (st.error if n_over else st.info)(
+        f"Deadlines: {n_over} overdue, {n_due} due (from the municipality profile)."
+    )
+
+    def colour(row: pd.Series) -> list[str]:
+        c = DEADLINE_HIGHLIGHT.get(str(row["status"]))
+        return [f"background-color: {c}" if c else ""] * len(row)
+
+    st.dataframe(dl.style.apply(colour, axis=1), hide_index=True, width="stretch")
+
+
+def next_steps(case: dict[str, Any]) -> list[str]:
+    """The steps a case can take next (not done, their prerequisites done, not closed)."""
+    from ...records.cases import STEPS
+
+    if not _blank(case.get("closed_on")):
+        return []
+    out = []
+    for step, (col, needs) in STEPS.items():
+        if step == "opened" or not _blank(case.get(col)):
+            continue
+        if all(not _blank(case.get(n)) for n in needs):
+            out.append(step)
+    return out
+
+
+def advance_form(cid: int, case: dict[str, Any]) -> None:
+    if auth.current().role != "smo":
+        return
+    options = next_steps(case)
+    if not options:
+        st.caption(f"Case {cid} is closed: no further step.")
+        return
+    st.markdown(f"**Advance case {cid}**")
+    step = st.selectbox("Next step", options, key="cases_step")
+    with st.form("cases_step_form", clear_on_submit=True):
+        day = st.date_input(
+            "Date", value=dt.date.today(), max_value=dt.date.today(), key="cases_step_date"
+        )
+        kw: dict[str, Any] = {}
+        if step == "source_found":
+            kw["parcel_id"] = st.text_input("Source parcel id (SBL)", key="cases_parcel") or None
+        if step == "notice_sent":
+            kw["deadline"] = st.date_input(
+                "Remedy deadline (blank = the profile's remedy period, if it states one)",
+                value=None,
+                key="cases_deadline",
+            )
+        if step == "appeal_decided":
+            kw["outcome"] = st.selectbox("Outcome", ["upheld", "overturned"], key="cases_outcome")
+        if step == "closed":
+            kw["reason"] = st.text_input("Why closed", key="cases_reason") or None
+        kw["notes"] = st.text_input("Notes", key="cases_notes") or None
+        submitted = st.form_submit_button("Record the step")
+    if submitted:
+        try:
+            v = records_ui.save_step(cid, step, day, **kw)
+        except Exception as exc:  # noqa: BLE001
+            records_ui._error(exc)
+            return
+        st.success(f"Case {cid}: {step} recorded (version {v}).")
+        st.rerun()
+
+
+def notice_download(ctx: Any, case: dict[str, Any]) -> None:
+    """The notice of violation of the case, filled from the case and the source parcel."""
+    from ... import idde
+
+    pid = case.get("source_parcel_id")
+    if _blank(pid):
+        st.caption("The notice of violation is printed once the source parcel is found.")
+        return
+    if ctx is None:
+        return
+    violation = st.selectbox(
+        "Violation",
+        list(idde.VIOLATIONS),
+        index=list(idde.VIOLATIONS).index("illicit_discharge"),
+        format_func=lambda c: idde.VIOLATIONS[c]["label"],
+        key="cases_violation",
+    )
+    finding = (
+        f"Case {case['case_id']} at outfall {case['outfall_id']}, opened {case['opened_on']} "
+        f"({case.get('origin')}); source traced to this parcel on {case.get('source_found_on')}."
+    )
+    if not _blank(case.get("description")):
+        finding += f" {case['description']}"
+    try:
+        notice = idde.notice_of_violation(
+            str(pid),
+            violation=violation,
+            result=ctx.result,
+            workspace=ctx.ws,
+            profile=case.get("profile") or "stillwater",
+            issued=None if _blank(case.get("notice_on")) else case["notice_on"],
+            deadline=None if _blank(case.get("remedy_deadline")) else case["remedy_deadline"],
+            finding=finding,
+        )
+    except Exception as exc:  # noqa: BLE001
+        st.error(f"The notice could not be drafted: {exc}")
+        return
+    for w in notice.warnings:
+        st.warning(w)
+    st.download_button(
+        "Print the notice of violation (HTML)",
+        notice.to_html(),
+        file_name=f"notice_case{case['case_id']}_{pid}.html",
+        mime="text/html",
+        key="cases_notice",
+    )
+
+
+def track_down(ctx: Any, rec: Any, cid: int, case: dict[str, Any]) -> None:
+    """The next structure to sample, highlighted with why; its result proposes the next."""
+    import geopandas as gpd
+
+    st.subheader("Track-down")
+    if ctx is None or ctx.result is None:
+        st.info("The sampling plan needs the drainage analysis (not available).")
+        return
+    try:
+        nxt = rec.next_sample(cid, result=ctx.result)
+    except Exception as exc:  # noqa: BLE001
+        st.error(f"No sampling plan: {exc}")
+        return
+    sid = nxt.get("struct_id")
+    if sid:
+        st.markdown(f"**Next structure to sample: {sid}** ({nxt.get('kind')})")
+    else:
+        st.markdown("**The source reach is isolated**: no structure left to split.")
+    st.caption(nxt["reason"])
+    ws = ctx.ws
+    structures = ws.layers.get("structures")
+    highlights: dict[str, Any] = {}
+    focus = None
+    if sid and structures is not None:
+        g = structures[structures["struct_id"].astype(str) == str(sid)].geometry
+        if len(g):
+            highlights["next structure to sample"] = gpd.GeoSeries(list(g), crs=structures.crs)
+            focus = g.iloc[0]
+    smp = rec.samples(cid)
+    if len(smp):
+        highlights["samples taken"] = gpd.GeoSeries(list(smp.geometry), crs=smp.crs).to_crs(ws.crs)
+        st.dataframe(
+            pd.DataFrame(smp.drop(columns="geometry"))[
+                ["sample_id", "struct_id", "date", "result", "sampler"]
+            ],
+            hide_index=True,
+            width="stretch",
+        )
+    layers = state.map_layers(ws, ctx.result)
+    mapview.show_map(
+        "cases_map",
+        ws,
+        layers,
+        visible=[k for k in ("parcels", "conveyances", "structures", "outfalls") if k in layers],
+        highlights=highlights,
+        focus=focus,
+        focus_zoom=(16, 18),
+        height=420,
+    )
+    if auth.current().role != "smo" or not _blank(case.get("closed_on")):
+        return
+    with st.form("cases_sample_form", clear_on_submit=True):
+        st.markdown("**Record a sample**")
+        c = st.columns(4)
+        struct = c[0].text_input("Structure", value=sid or "", key="cases_sample_struct")
+        day = c[1].date_input(
+            "Date", value=dt.date.today(), max_value=dt.date.today(), key="cases_sample_date"
+        )
+        result = c[2].selectbox(
+            "Result",
+            ["flow", "clean"],
+            format_func=lambda r: {"flow": "flow / pollutant found", "clean": "clean"}[r],
+            key="cases_sample_result",
+        )
+        det = c[3].number_input("Detergents (mg/L)", value=None, step=0.1, key="cases_sample_det")
+        submitted = st.form_submit_button("Save the sample")
+    if submitted:
+        fields: dict[str, Any] = {"result": result}
+        if det is not None:
+            fields["detergents"] = det
+        try:
+            records_ui.save_sample(cid, struct.strip(), day, **fields)
+        except Exception as exc:  # noqa: BLE001
+            records_ui._error(exc)
+            return
+        st.rerun()

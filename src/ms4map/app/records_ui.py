@@ -1,0 +1,559 @@
+"""The IDDE records in the app: where they live, reading them, the forms that write them.
+
+Pages call these functions; the records themselves are :mod:`ms4map.records`.  Reading
+works for everyone (a viewer, or nobody logged in); every ``save_*`` function first
+calls :func:`ms4map.app.auth.require_smo` on the server and then opens the records with
+the session's user and role, so the audit trail names who did it and the store refuses
+a viewer a second time.
+
+Where: the demo town's records go to ``MS4MAP_DATA_DIR/records/demo.records.gpkg`` (the
+app writes only in its data folder); a workspace opened from a path keeps its records
+beside it (``town.records.gpkg``, the file the ``ms4map inspect`` / ``case`` commands
+use), or in ``$MS4MAP_RECORDS``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from . import auth, state
+from .upload import app_data_dir
+
+__all__ = [
+    "CASE_COLOURS",
+    "FIELD_TESTS",
+    "inspection_form",
+    "map_overlay",
+    "open_case_form",
+    "outfall_history",
+    "reader",
+    "records_location",
+    "save_case",
+    "save_inspection",
+    "save_sample",
+    "save_step",
+]
+
+#: Field tests charted over time (mg/L).
+FIELD_TESTS = ("ammonia", "detergents", "fluoride", "potassium")
+#: Rings of the open-cases layer.
+CASE_COLOURS = {"open case": "#7b3294", "open case, deadline overdue": "#b2182b"}
+_UNSET = "—"
+
+
+# -- where and who -----------------------------------------------------------------------
+def records_location() -> dict[str, Any] | None:
+    """The workspace path and records file of the app's workspace (None: not supported)."""
+    from ..io import demo_path
+
+    src = state.workspace_source()
+    path = src.get("path")
+    if path is None and not src.get("layers"):
+        rec = app_data_dir() / "records" / "demo.records.gpkg"
+        return {"workspace": str(demo_path()), "records": str(rec), "layers": None}
+    if path is None:
+        return None  # uploaded layers only: no workspace file to keep records with
+    env = os.environ.get("MS4MAP_RECORDS")
+    return {"workspace": str(path), "records": env or None, "layers": src.get("layers")}
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _reader(key: str) -> Any:
+    from ..records import open_records
+
+    loc = json.loads(key)
+    return open_records(
+        loc["workspace"],
+        user="viewer",
+        role="viewer",
+        records=loc["records"],
+        layers=loc["layers"],
+    )
+
+
+def _rec_file(loc: dict[str, Any]) -> Path:
+    from ..records import records_path
+
+    return Path(loc["records"]) if loc.get("records") else records_path(loc["workspace"])
+
+
+def reader() -> Any | None:
+    """The records opened read-only (None when there are none yet)."""
+    loc = records_location()
+    if loc is None or not _rec_file(loc).exists():
+        return None
+    return _reader(json.dumps(loc, sort_keys=True, default=str))
+
+
+def _writer(what: str) -> Any:
+    """The server-side check, then the records opened as the session's user and role."""
+    from .. import users
+    from ..records import open_records
+
+    s = auth.require_smo(what)
+    loc = records_location()
+    if loc is None:
+        raise PermissionError(
+            f"{what} is refused: records are kept with a workspace opened from a path "
+            "(Data page: 'Open a workspace'), not with uploaded layers only."
+        )
+    rec_file = _rec_file(loc)
+    rec_file.parent.mkdir(parents=True, exist_ok=True)
+    return open_records(
+        loc["workspace"],
+        user=s.name,
+        role=s.role,
+        records=str(rec_file),
+        layers=loc["layers"],
+        users_file=users.users_file_path(),
+    )
+
+
+# -- writes (each one: require_smo, then the store) ---------------------------------------
+def save_inspection(
+    outfall_id: str,
+    date: dt.date | str,
+    fields: dict[str, Any],
+    photos: list[tuple[str, bytes]] = (),
+) -> int:
+    """Record an inspection and its photos; every photo is checked before anything is written."""
+    from ..records import check_photo
+
+    rec = _writer("Recording an inspection")
+    for name, data in photos:
+        check_photo(data, filename=name)
+    iid = rec.add_inspection(outfall_id, date, **fields)
+    for name, data in photos:
+        rec.attach("inspections", iid, data, filename=name)
+    return iid
+
+
+def save_case(outfall_id: str, date: dt.date | str, **kwargs: Any) -> int:
+    """Open a case (origin ``complaint`` or ``finding``, optionally from an inspection)."""
+    return _writer("Opening a case").open_case(outfall_id, date, **kwargs)
+
+
+def save_step(case_id: int, step: str, date: dt.date | str, **kwargs: Any) -> int:
+    """Record the next step of a case."""
+    return _writer("Advancing a case").advance_case(case_id, step, date, **kwargs)
+
+
+def save_sample(case_id: int, struct_id: str, date: dt.date | str, **fields: Any) -> int:
+    """Record a track-down sample."""
+    return _writer("Recording a sample").add_sample(case_id, struct_id, date, **fields)
+
+
+def read_only_note(key: str) -> None:
+    """Say why there is no form (the role, no login, no users file)."""
+    s = auth.current()
+    if not s.users_file:
+        st.info(
+            "Records are read-only: the app has no users. To record inspections and cases, "
+            f"add the SMO on the server: `{auth.ADD_USER_HINT}`, then reload and log in."
+        )
+    elif s.role != "smo":
+        st.caption(f"You are logged in as {s.name} ({s.role}): records are read-only for you.")
+
+
+def _error(exc: BaseException) -> None:
+    from ..errors import Ms4mapError
+
+    if isinstance(exc, PermissionError | Ms4mapError):
+        st.error(str(exc))
+    else:  # pragma: no cover - a bug: say what
+        st.error(f"{type(exc).__name__}: {exc}")
+
+
+# -- the inspection form -------------------------------------------------------------------
+def _label(f: Any) -> str:
+    words = f.name.replace("_", " ").replace("temperature c", "temperature").capitalize()
+    if f.kind == "number" and f.unit:
+        return f"{words} ({f.unit})"
+    if f.kind == "severity":
+        return f"{words} (0-3, 0 = not present)"
+    return words
+
+
+def _field_widget(f: Any, key: str, user: str) -> Any:
+    wkey = f"{key}_{f.name}"
+    if f.kind == "text":
+        if f.name == "notes":
+            return st.text_area(_label(f), key=wkey) or None
+        return st.text_input(_label(f), value=user, key=wkey) or None
+    if f.kind == "time":
+        return st.text_input(_label(f) + " (HH:MM)", key=wkey) or None
+    if f.kind == "bool":
+        v = st.selectbox(_label(f), [_UNSET, "yes", "no"], key=wkey)
+        return None if v == _UNSET else v == "yes"
+    if f.kind == "severity":
+        v = st.selectbox(_label(f), [_UNSET, 0, 1, 2, 3], key=wkey)
+        return None if v == _UNSET else int(v)
+    if f.kind == "choice":
+        v = st.selectbox(_label(f), [_UNSET, *f.choices], key=wkey)
+        return None if v == _UNSET else v
+    if f.kind in ("number", "int"):
+        return st.number_input(_label(f), value=None, step=0.1, format="%.2f", key=wkey)
+    return st.text_input(_label(f), key=wkey) or None
+
+
+def inspection_form(key: str, outfall_id: str) -> int | None:
+    """The ORI field sheet for one outfall (only for the SMO); returns a new inspection id."""
+    from ..records import INSPECTION_FIELDS, MAX_PHOTO_BYTES
+
+    s = auth.current()
+    if s.role != "smo":
+        read_only_note(key)
+        return None
+    if records_location() is None:
+        st.info("Records are kept with a workspace opened from a path (Data page).")
+        return None
+    with st.form(f"{key}_ins_form", clear_on_submit=True):
+        st.markdown(f"**Record an inspection of {outfall_id}** (outfall reconnaissance)")
+        day = st.date_input(
+            "Date", value=dt.date.today(), max_value=dt.date.today(), key=f"{key}_date"
+        )
+        cols = st.columns(3)
+        fields: dict[str, Any] = {}
+        for i, f in enumerate(INSPECTION_FIELDS):
+            with cols[i % 3]:
+                v = _field_widget(f, f"{key}_f", s.name)
+            if v is not None:
+                fields[f.name] = v
+        photos = st.file_uploader(
+            f"Photos (JPEG or PNG, checked by their content; at most "
+            f"{MAX_PHOTO_BYTES // 2**20} MB each)",
+            type=["jpg", "jpeg", "png"],
+            accept_multiple_files=True,
+            key=f"{key}_photos",
+        )
+        submitted = st.form_submit_button("Save the inspection")
+    if not submitted:
+        return None
+    try:
+        files = [(p.name, p.getvalue()) for p in (photos or [])]
+        iid = save_inspection(outfall_id, day, fields, files)
+    except Exception as exc:  # noqa: BLE001 - every refusal is shown
+        _error(exc)
+        return None
+    st.session_state[f"{key}_saved"] = iid
+    st.success(
+        f"Inspection {iid} of {outfall_id} recorded by {s.name}"
+        + (f" with {len(files)} photo(s)." if files else ".")
+    )
+    return iid
+
+
+# -- history --------------------------------------------------------------------------------
+def outfall_history(key: str, outfall_id: str) -> pd.DataFrame:
+    """The outfall's inspections and samples (table) and its field tests over time (chart)."""
+    rec = reader()
+    if rec is None:
+        st.caption(f"No records yet for {outfall_id}.")
+        return pd.DataFrame()
+    oid = str(outfall_id)
+    ins = rec.inspections()
+    ins = ins[ins["outfall_id"].astype(str) == oid]
+    cases = rec.cases()
+    case_ids = set(cases.loc[cases["outfall_id"].astype(str) == oid, "case_id"].astype(int))
+    smp = rec.samples()
+    smp = smp[smp["case_id"].astype(int).isin(case_ids)] if len(smp) else smp
+    att = rec.attachments()
+    photos = (
+        att[att["target_table"] == "inspections"].groupby("target_id").size()
+        if len(att)
+        else pd.Series(dtype=int)
+    )
+    rows = []
+    for r in ins.to_dict("records"):
+        rows.append(
+            {
+                "record": f"inspection {r['inspection_id']}",
+                "date": r["date"],
+                "where": oid,
+                "by": r.get("inspector") or r.get("created_by"),
+                "flow": r.get("flow_present"),
+                "characterization": r.get("characterization"),
+                "flow_type": r.get("flow_type"),
+                **{t: r.get(t) for t in FIELD_TESTS},
+                "photos": int(photos.get(r["inspection_id"], 0)),
+            }
+        )
+    for r in smp.to_dict("records"):
+        rows.append(
+            {
+                "record": f"sample {r['sample_id']} (case {r['case_id']})",
+                "date": r["date"],
+                "where": r["struct_id"],
+                "by": r.get("sampler") or r.get("created_by"),
+                "flow": r.get("flow_present"),
+                "characterization": r.get("result"),
+                "flow_type": r.get("flow_type"),
+                **{t: r.get(t) for t in FIELD_TESTS},
+                "photos": 0,
+            }
+        )
+    hist = pd.DataFrame(rows)
+    st.markdown(f"**History of {oid}**: {len(ins)} inspection(s), {len(smp)} sample(s)")
+    if not len(hist):
+        st.caption("Nothing recorded yet at this outfall.")
+        return hist
+    hist = hist.sort_values(["date", "record"]).reset_index(drop=True)
+    st.dataframe(hist, hide_index=True, width="stretch", key=f"{key}_history")
+    tests = hist[["date", *FIELD_TESTS]].copy()
+    tests[list(FIELD_TESTS)] = tests[list(FIELD_TESTS)].apply(pd.to_numeric, errors="coerce")
+    tests = tests.dropna(how="all", subset=list(FIELD_TESTS))
+    if len(tests):
+        tests["date"] = pd.to_datetime(tests["date"])
+        st.caption("Field tests over time (mg/L)")
+        st.line_chart(tests.groupby("date")[list(FIELD_TESTS)].max(), height=200)
+    return hist
+
+
+# -- cases ------------------------------------------------------------------------------------
+def open_case_form(key: str, outfall_id: str) -> int | None:
+    """Open a case at the outfall, from one of its inspections or from a complaint."""
+    from ..records.fields import ORIGINS
+
+    if auth.current().role != "smo":
+        return None
+    rec = reader()
+    ins_ids: list[int] = []
+    if rec is not None:
+        ins = rec.inspections()
+        ins_ids = [
+            int(i)
+            for i in ins.loc[ins["outfall_id"].astype(str) == str(outfall_id), "inspection_id"]
+        ]
+    with st.form(f"{key}_case_form", clear_on_submit=True):
+        st.markdown(f"**Open a case at {outfall_id}**")
+        c = st.columns(3)
+        origin = c[0].selectbox("Origin", list(ORIGINS), key=f"{key}_case_origin")
+        day = c[1].date_input(
+            "Opened on", value=dt.date.today(), max_value=dt.date.today(), key=f"{key}_case_date"
+        )
+        from_ins = c[2].selectbox(
+            "From inspection",
+            [None, *reversed(ins_ids)],
+            format_func=lambda i: "none (a complaint)" if i is None else f"inspection {i}",
+            key=f"{key}_case_inspection",
+        )
+        desc = st.text_input("What was reported or found", key=f"{key}_case_desc")
+        submitted = st.form_submit_button("Open the case")
+    if not submitted:
+        return None
+    try:
+        cid = save_case(
+            outfall_id, day, origin=origin, description=desc or None, inspection_id=from_ins
+        )
+    except Exception as exc:  # noqa: BLE001
+        _error(exc)
+        return None
+    st.success(f"Case {cid} opened at {outfall_id}. Advance it on the Cases page.")
+    return cid
+
+
+# -- the map: derived status and open cases ------------------------------------------------
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _status(_rec: Any, path: str, stamp: tuple[int, int], today: str) -> tuple[Any, Any]:
+    st_ = _rec.outfall_status()
+    cases = _rec.cases()
+    dl = _rec.deadlines(today=today)
+    return st_, (cases, dl)
+
+
+def derived_status() -> tuple[Any, Any, Any] | None:
+    """(outfall status, current cases, deadlines) of the records, cached per file change."""
+    rec = reader()
+    if rec is None:
+        return None
+    stat = rec.path.stat()
+    s, (cases, dl) = _status(
+        rec, str(rec.path), (stat.st_mtime_ns, stat.st_size), dt.date.today().isoformat()
+    )
+    return s, cases, dl
+
+
+def open_cases(cases: Any, deadlines: Any) -> Any:
+    """The cases not closed nor eliminated, with ``overdue`` (any deadline overdue)."""
+    if cases is None or not len(cases):
+        return cases
+    active = cases[cases["closed_on"].isna() & cases["eliminated_on"].isna()].copy()
+    over = (
+        set(deadlines.loc[deadlines["status"] == "overdue", "case_id"].astype(int))
+        if deadlines is not None and len(deadlines)
+        else set()
+    )
+    active["overdue"] = active["case_id"].astype(int).isin(over)
+    return active
+
+
+def map_overlay(ws: Any, layers: dict[str, Any]) -> tuple[dict[str, Any], list[Any], str]:
+    """Outfalls recoloured by their derived status, and the open-cases rings.
+
+    Returns ``(layers, extra folium groups, legend HTML)``; without records the
+    layers are returned as they are.  An outfall never inspected and without a case
+    keeps the status of the outfalls layer.
+    """
+    import dataclasses
+
+    import folium
+    import numpy as np
+
+    from .. import maps
+
+    got = derived_status()
+    if got is None or "outfalls" not in layers:
+        return layers, [], ""
+    status, cases, dl = got
+    lay = layers["outfalls"]
+    frame = lay.frame.copy()
+    known = status[status["method"] != "never_inspected"]
+    derived = dict(zip(known["outfall_id"].astype(str), known["status"].astype(str), strict=True))
+    frame["category"] = [
+        derived.get(str(f), c) for f, c in zip(frame["fid"], frame["category"], strict=True)
+    ]
+    rank = frame["category"].map(maps.OUTFALL_PRIORITY).fillna(0).to_numpy()
+    frame = frame.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)
+    out = dict(layers)
+    out["outfalls"] = dataclasses.replace(lay, frame=frame)
+    active = open_cases(cases, dl)
+    groups: list[Any] = []
+    legend = ""
+    if active is not None and len(active):
+        import geopandas as gpd
+
+        fg = folium.FeatureGroup(name="Open cases")
+        pts = gpd.GeoDataFrame(active, geometry="geometry", crs=cases.crs).to_crs(ws.crs)
+        for overdue, part in pts.groupby("overdue"):
+            label = "open case, deadline overdue" if overdue else "open case"
+            colour = CASE_COLOURS[label]
+            part = part.assign(case=part["case_id"].astype(int), status=part["status"].astype(str))
+            folium.GeoJson(
+                maps.display_geojson(part, properties=["case", "outfall_id", "status"]),
+                marker=folium.CircleMarker(radius=12 if overdue else 10, fill=False),
+                style_function=_style(
+                    {
+                        "color": colour,
+                        "weight": 4 if overdue else 2.5,
+                        "fill": False,
+                        "dashArray": None if overdue else "4 3",
+                    }
+                ),
+                tooltip=folium.GeoJsonTooltip(["case", "outfall_id", "status"]),
+                interactive=True,
+            ).add_to(fg)
+        groups.append(fg)
+        n_over = int(active["overdue"].sum())
+        legend = (
+            "<b>Open cases</b><br>"
+            + "".join(
+                f'<span style="display:inline-block;width:12px;height:12px;border-radius:50%;'
+                f'border:3px solid {c}"></span>&nbsp;{lab}<br>'
+                for lab, c in CASE_COLOURS.items()
+            )
+            + f"{len(active)} open, {n_over} overdue"
+        )
+    return out, groups, legend
+
+
+def _style(style: dict[str, Any]):
+    def fn(_feature: Any) -> dict[str, Any]:
+        return style
+
+    return fn
+
+
+def inventory_columns(inv: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The inventory with ``derived_status`` and ``last_inspection``; and the coverage figures."""
+    rec = reader()
+    figures: dict[str, Any] = {"screened_share": 0.0, "screened": 0, "outfalls": len(inv)}
+    inv = inv.copy()
+    if rec is None:
+        inv["last_inspection"] = None
+        return inv, figures
+    status = rec.outfall_status()
+    m = status.set_index(status["outfall_id"].astype(str))
+    ids = inv["outfall_id"].astype(str)
+    inv["derived_status"] = ids.map(m["status"]).to_numpy()
+    inv["last_inspection"] = ids.map(m["last_inspection_date"]).to_numpy()
+    s = rec.summary()
+    figures.update(
+        screened_share=float(s.get("screened_last_5_years") or 0.0),
+        screened=int(s.get("outfalls_screened") or 0),
+        year=s.get("year"),
+        summary=s,
+    )
+    return inv, figures
+
+
+def annual_report_pdf() -> bytes | None:
+    """The annual report of the records (PDF bytes), or None without records."""
+    import tempfile
+
+    from ..records.annual import write_annual_report
+
+    rec = reader()
+    if rec is None:
+        return None
+    report = rec.annual_report()
+    with tempfile.TemporaryDirectory(dir=app_data_dir()) as d:
+        out = write_annual_report(
+            report,
+            Path(d) / "idde_annual_report.pdf",
+            title=f"Municipality profile {rec.profile.name}",
+        )
+        return out.read_bytes()
+
+
+def outfall_records(key: str, outfall_id: str) -> None:
+    """The records section of an outfall page: history, chart, inspection and case forms."""
+    st.subheader(f"Records of {outfall_id}")
+    outfall_history(key, outfall_id)
+    inspection_form(key, outfall_id)
+    open_case_form(key, outfall_id)
+
+
+def inventory_records(inv: pd.DataFrame) -> None:
+    """The inventory page's records part: coverage, last inspections, annual report, form."""
+    st.subheader("Inspections (IDDE records)")
+    table, fig = inventory_columns(inv)
+    c = st.columns(3)
+    c[0].metric(
+        "Screened in the permit's 5-year cycle",
+        f"{fig['screened_share']:.0%}",
+        help="Share of the outfalls inspected in the five reporting years ending this year.",
+    )
+    c[1].metric(f"Screened in {fig.get('year', dt.date.today().year)}", fig["screened"])
+    c[2].metric("Outfalls", fig["outfalls"])
+    cols = [x for x in ("outfall_id", "status", "derived_status", "last_inspection") if x in table]
+    st.dataframe(table[cols], hide_index=True, width="stretch", key="inventory_records_table")
+    rec = reader()
+    if rec is not None:
+        d = st.columns(2)
+        d[0].download_button(
+            "Download the annual report (CSV)",
+            rec.annual_report().to_csv(index=False),
+            file_name="idde_annual_report.csv",
+            mime="text/csv",
+            key="inventory_annual_csv",
+        )
+        if d[1].button("Make the annual report (PDF)", key="inventory_annual_make"):
+            st.session_state["inventory_annual_pdf"] = annual_report_pdf()
+        if st.session_state.get("inventory_annual_pdf"):
+            d[1].download_button(
+                "Download the annual report (PDF)",
+                st.session_state["inventory_annual_pdf"],
+                file_name="idde_annual_report.pdf",
+                mime="application/pdf",
+                key="inventory_annual_pdf_dl",
+            )
+    ids = inv["outfall_id"].astype(str).tolist()
+    oid = st.selectbox("Outfall to inspect", ids, key="inventory_ins_outfall")
+    inspection_form("inventory", oid)

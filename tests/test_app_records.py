@@ -1,0 +1,314 @@
+"""AppTest: login, roles enforced on the server, the inspection and case forms writing records.
+
+The app runs on the demo town; its records go to ``MS4MAP_DATA_DIR/records/``.  Users
+are made with :mod:`ms4map.users` (what ``ms4map users add`` does) in that data folder.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+pytest.importorskip("argon2")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from ms4map import users  # noqa: E402
+
+TIMEOUT = 180
+OUTFALL = "OF-009"
+SMO, SMO_PW = "jsmith", "smo password 1"
+VIEWER, VIEWER_PW = "guest", "viewer password 1"
+
+
+@pytest.fixture()
+def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    data = tmp_path / "data"
+    monkeypatch.delenv("MS4MAP_WORKSPACE", raising=False)
+    monkeypatch.delenv("MS4MAP_USERS_FILE", raising=False)
+    monkeypatch.delenv("MS4MAP_RECORDS", raising=False)
+    monkeypatch.setenv("MS4MAP_DATA_DIR", str(data))
+    from ms4map.app import auth
+
+    auth.reset_rate_limit()
+    return data
+
+
+@pytest.fixture()
+def with_users(app_env: Path) -> Path:
+    users.add_user(SMO, "smo", SMO_PW)
+    users.add_user(VIEWER, "viewer", VIEWER_PW)
+    return app_env
+
+
+def page(name: str) -> AppTest:
+    return AppTest.from_string(
+        f"from ms4map.app import run_page\nrun_page({name!r})", default_timeout=TIMEOUT
+    )
+
+
+def _texts(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [e.value for e in at.error] + [e.value for e in at.warning]
+    parts += [e.value for e in at.info] + [e.value for e in at.success]
+    return "\n".join(str(p) for p in parts)
+
+
+def _button(at: AppTest, label: str):
+    hits = [b for b in at.button if b.label == label]
+    return hits[0] if hits else None
+
+
+def _login(at: AppTest, name: str, password: str) -> AppTest:
+    at.text_input(key="auth_user").set_value(name)
+    at.text_input(key="auth_password").set_value(password)
+    return _button(at, "Log in").click().run()
+
+
+def _records(data: Path, user: str = "reader", role: str = "viewer"):
+    from ms4map import io as msio
+    from ms4map.records import open_records
+
+    return open_records(
+        msio.demo_path(),
+        user=user,
+        role=role,
+        records=data / "records" / "demo.records.gpkg",
+    )
+
+
+def _png() -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 6), (120, 90, 40)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _forced_write(user: str | None) -> AppTest:
+    """A run that calls the page's save function directly (no button involved)."""
+    login = f"st.session_state['ms4map_auth'] = {{'user': {user!r}}}\n" if user else ""
+    script = (
+        "import streamlit as st\n"
+        "from ms4map.app import records_ui\n"
+        + login
+        + "records_ui.save_inspection('OF-009', '2025-06-02', {'flow_present': True})\n"
+    )
+    return AppTest.from_string(script, default_timeout=TIMEOUT).run()
+
+
+# -- no users file -----------------------------------------------------------------------
+def test_no_users_file_read_only_with_the_hint(app_env: Path) -> None:
+    at = page("investigation").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "ms4map users add NAME --role smo" in _texts(at)
+    assert _button(at, "Save the inspection") is None
+    assert _button(at, "Open the case") is None
+    assert not [t for t in at.title if "log in" in t.value]  # no login without users
+    forced = _forced_write(None)
+    assert forced.exception and "no users" in forced.exception[0].message
+    assert not (app_env / "records" / "demo.records.gpkg").exists()
+
+
+# -- login -----------------------------------------------------------------------------------
+def test_wrong_password_refused_then_rate_limited(with_users: Path) -> None:
+    at = page("map").run()
+    assert [t.value for t in at.title] == ["ms4map: log in"]  # nothing else before login
+    at = _login(at, SMO, "not the password")
+    assert "Wrong user name or password." in [e.value for e in at.error]
+    assert [t.value for t in at.title] == ["ms4map: log in"]
+    at = _login(at, "nobody", "whatever it is")  # unknown name: the same answer
+    assert "Wrong user name or password." in [e.value for e in at.error]
+    from ms4map.app import auth
+
+    for _ in range(auth.MAX_FAILURES - 1):
+        at = _login(at, SMO, "still wrong")
+    at = _login(at, SMO, SMO_PW)  # the right password, but locked now
+    assert any("Too many wrong passwords" in e.value for e in at.error)
+    assert [t.value for t in at.title] == ["ms4map: log in"]
+    auth.reset_rate_limit()
+    at = _login(at, SMO, SMO_PW)
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Map" in [t.value for t in at.title]
+    assert f"Logged in as **{SMO}** (smo)." in _texts(at)
+
+
+# -- the SMO records -------------------------------------------------------------------------
+def test_smo_records_an_inspection_with_a_photo_and_it_shows_in_the_history(
+    with_users: Path,
+) -> None:
+    at = _login(page("investigation").run(), SMO, SMO_PW)
+    assert not at.exception, [e.value for e in at.exception]
+    at.selectbox(key="inv_outfall").set_value(OUTFALL).run()
+    assert f"No records yet for {OUTFALL}." in _texts(at)
+    at.selectbox(key="inv_f_flow_present").set_value("yes")
+    at.selectbox(key="inv_f_odor").set_value(2)
+    at.number_input(key="inv_f_detergents").set_value(0.4)
+    at.selectbox(key="inv_f_characterization").set_value("suspect")
+    at.file_uploader(key="inv_photos").upload("outfall.png", _png(), "image/png")
+    at = _button(at, "Save the inspection").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert f"Inspection 1 of {OUTFALL} recorded by {SMO} with 1 photo(s)." in _texts(at)
+    at.run()  # the next run shows the new history
+    hist = [d.value for d in at.dataframe if "record" in d.value.columns]
+    assert hist and list(hist[0]["record"]) == ["inspection 1"]
+    assert hist[0]["detergents"].iloc[0] == pytest.approx(0.4)
+    assert hist[0]["photos"].iloc[0] == 1
+    rec = _records(with_users)
+    ins = rec.inspections()
+    assert ins["characterization"].tolist() == ["suspect"] and ins["odor"].tolist() == [2]
+    audit = rec.audit()
+    assert set(audit["created_by"]) == {SMO} and set(audit["role"]) == {"smo"}
+    assert list(audit["action"]) == ["insert", "attach"]
+    status = rec.outfall_status().set_index("outfall_id")
+    assert status.loc[OUTFALL, "status"] == "suspect"
+
+
+def test_smo_opens_a_case_from_the_inspection_and_advances_it(with_users: Path) -> None:
+    smo = _records(with_users, SMO, "smo")
+    iid = smo.add_inspection(OUTFALL, "2025-06-02", flow_present=True, characterization="suspect")
+    at = _login(page("investigation").run(), SMO, SMO_PW)
+    at.selectbox(key="inv_outfall").set_value(OUTFALL).run()
+    at.selectbox(key="inv_case_origin").set_value("finding")
+    at.selectbox(key="inv_case_inspection").set_value(iid)
+    at.text_input(key="inv_case_desc").set_value("grey water, soap smell")
+    at = _button(at, "Open the case").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert f"Case 1 opened at {OUTFALL}" in _texts(at)
+    case = _records(with_users).cases().iloc[0]
+    assert (case["origin"], int(case["inspection_id"]), case["created_by"]) == (
+        "finding",
+        iid,
+        SMO,
+    )
+    # advance step by step on the cases page
+    at = _login(page("cases").run(), SMO, SMO_PW)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="cases_step").options[:2] == ["investigation", "source_found"]
+    assert "notice_sent" not in at.selectbox(key="cases_step").options  # needs the source
+    at.selectbox(key="cases_step").set_value("source_found").run()
+    at.text_input(key="cases_parcel").set_value("106.12-2-14")
+    at = _button(at, "Record the step").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    case = _records(with_users).cases().iloc[0]
+    assert (case["status"], case["source_parcel_id"]) == ("source_found", "106.12-2-14")
+    assert "notice_sent" in at.selectbox(key="cases_step").options
+    # the notice of violation of the case, to the source parcel's owner
+    dl = [b for b in at.get("download_button") if "notice of violation" in str(b.proto.label)]
+    assert dl, "no notice download"
+
+
+def test_cases_page_highlights_overdue_and_proposes_the_next_sample(with_users: Path) -> None:
+    smo = _records(with_users, SMO, "smo")
+    cid = smo.open_case(OUTFALL, "2025-06-03", origin="complaint")
+    smo.advance_case(cid, "source_found", "2025-06-05", parcel_id="106.12-2-14")
+    smo.advance_case(cid, "notice_sent", "2025-06-06", deadline="2025-06-30")
+    cid2 = smo.open_case(OUTFALL, "2025-07-01", origin="complaint")
+    at = _login(page("cases").run(), SMO, SMO_PW)
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("overdue" in e.value for e in at.error)  # the remedy of June 30 is overdue
+    at.selectbox(key="cases_case").set_value(cid2).run()
+    text = _texts(at)
+    assert "Next structure to sample:" in text
+    first = _records(with_users).next_sample(cid2)["struct_id"]
+    assert f"Next structure to sample: {first}" in text
+    assert at.text_input(key="cases_sample_struct").value == first
+    at.selectbox(key="cases_sample_result").set_value("flow")
+    at = _button(at, "Save the sample").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    second = _records(with_users).next_sample(cid2)
+    assert second["struct_id"] != first and second["followed"] == [f"{first}: flow"]
+    assert f"Next structure to sample: {second['struct_id']}" in _texts(at)
+    smp = _records(with_users).samples(cid2)
+    assert list(smp["created_by"]) == [SMO]
+
+
+# -- the viewer -------------------------------------------------------------------------------
+def test_viewer_sees_everything_but_no_edit_control_and_a_forced_write_raises(
+    with_users: Path,
+) -> None:
+    smo = _records(with_users, SMO, "smo")
+    smo.add_inspection(OUTFALL, "2025-06-02", flow_present=True, detergents=0.3)
+    smo.open_case(OUTFALL, "2025-06-03")
+    at = _login(page("investigation").run(), VIEWER, VIEWER_PW)
+    at.selectbox(key="inv_outfall").set_value(OUTFALL).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert f"History of {OUTFALL}" in _texts(at)  # reads everything
+    assert "read-only for you" in _texts(at)
+    for label in ("Save the inspection", "Open the case"):
+        assert _button(at, label) is None
+    assert not at.get("file_uploader")
+    at = _login(page("cases").run(), VIEWER, VIEWER_PW)
+    assert not at.exception, [e.value for e in at.exception]
+    for label in ("Record the step", "Save the sample"):
+        assert _button(at, label) is None
+    at = _login(page("inventory").run(), VIEWER, VIEWER_PW)
+    assert _button(at, "Save the inspection") is None
+    before = len(_records(with_users).inspections())
+    forced = _forced_write(VIEWER)
+    assert forced.exception and "viewer role" in forced.exception[0].message
+    nobody = _forced_write(None)
+    assert nobody.exception and "nobody is logged in" in nobody.exception[0].message
+    assert len(_records(with_users).inspections()) == before  # nothing written
+
+
+def test_a_demoted_smo_can_no_longer_write(with_users: Path) -> None:
+    """The role is read from the users file at each write, not remembered from the login."""
+    users.add_user(SMO, "viewer", SMO_PW, replace=True)
+    forced = _forced_write(SMO)
+    assert forced.exception and "viewer role" in forced.exception[0].message
+
+
+# -- inventory and map -----------------------------------------------------------------------
+def test_inventory_shows_last_inspection_and_screening_coverage(with_users: Path) -> None:
+    import datetime as dt
+
+    smo = _records(with_users, SMO, "smo")
+    smo.add_inspection(OUTFALL, dt.date.today().isoformat(), flow_present=False)
+    at = _login(page("inventory").run(), SMO, SMO_PW)
+    assert not at.exception, [e.value for e in at.exception]
+    n = len(smo.outfalls)
+    share = [m for m in at.metric if m.label == "Screened in the permit's 5-year cycle"]
+    assert share and share[0].value == f"{1 / n:.0%}"
+    table = [d.value for d in at.dataframe if "last_inspection" in d.value.columns][0]
+    row = table[table["outfall_id"] == OUTFALL].iloc[0]
+    assert row["last_inspection"] == dt.date.today().isoformat()
+    assert row["derived_status"] == "not_flowing"
+    assert table["last_inspection"].isna().sum() == n - 1
+    labels = [str(b.proto.label) for b in at.get("download_button")]
+    assert "Download the annual report (CSV)" in labels
+    assert _button(at, "Save the inspection") is not None  # the form is there for the SMO
+
+
+def test_map_colours_outfalls_by_derived_status_and_rings_open_cases(
+    with_users: Path,
+) -> None:
+    from ms4map import io as msio
+    from ms4map import maps, open_workspace
+    from ms4map.app import records_ui
+
+    ws = open_workspace(msio.demo_path(), no_dem=True)
+    layers = maps.build_layers(ws)
+    base = layers["outfalls"].frame.set_index("fid")["category"]
+    same, groups, legend = records_ui.map_overlay(ws, layers)
+    assert same is layers and not groups  # no records: the layer's own status
+    smo = _records(with_users, SMO, "smo")
+    smo.add_inspection(OUTFALL, "2025-06-02", flow_present=True, characterization="obvious")
+    cid = smo.open_case("OF-001", "2025-06-03")
+    smo.advance_case(cid, "source_found", "2025-06-04", parcel_id="106.12-2-14")
+    smo.advance_case(cid, "notice_sent", "2025-06-05", deadline="2025-06-20")
+    out, groups, legend = records_ui.map_overlay(ws, layers)
+    cat = out["outfalls"].frame.set_index("fid")["category"]
+    assert cat[OUTFALL] == "illicit" and cat["OF-001"] == "illicit"
+    others = [f for f in cat.index if f not in (OUTFALL, "OF-001")]
+    assert (cat[others] == base[others]).all()  # never inspected: the layer's status
+    assert out["outfalls"].frame["fid"].iloc[-1] in (OUTFALL, "OF-001")  # drawn on top
+    assert len(groups) == 1 and "1 open, 1 overdue" in legend
+    import folium
+
+    m = folium.Map()
+    groups[0].add_to(m)
+    html = m.get_root().render()
+    assert "#b2182b" in html  # the overdue ring
