@@ -1,4 +1,4 @@
-"""Condition A, B and C determinations (RULES.md sections 2 and 3).
+"""Condition A, B and C determinations (docs/rules.md sections 2 and 3).
 
 The rules are pure functions over a site's drainage rows (the parcel drainage
 table's columns: ``target_kind, target_id, fraction, outfall_id, receiving_water,
@@ -892,7 +892,7 @@ def determine(
     provenance: dict[str, Any] | None = None,
     labels: dict[str, str] | None = None,
 ) -> Determination:
-    """Apply RULES.md section 3 to one site: the pure core of :func:`evaluate_site`.
+    """Apply docs/rules.md section 3 to one site: the pure core of :func:`evaluate_site`.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Illicit discharge detection and elimination (RULES.md section 5; Stillwater 174 Art. I).
+"""Illicit discharge detection and elimination (docs/rules.md section 5; Stillwater 174 Art. I).
 
 A flowing, suspect outfall starts an investigation.  This module answers the
 Stormwater Management Officer's questions in order:
@@ -63,7 +63,7 @@ __all__ = [
 # Flow type (CWP IDDE manual, 2004, residential flow-type chart)
 # ======================================================================================
 #: Detergents (surfactants, as MBAS) above this (mg/L) mean sewage or wash water.
-#: RULES.md section 5 takes it from the CWP IDDE manual (Brown, Caraco and Pitt, 2004);
+#: docs/rules.md section 5 takes it from the CWP IDDE manual (Brown, Caraco and Pitt, 2004);
 #: verify it against the manual before relying on it.
 DETERGENTS_MG_L = 0.25
 #: Ammonia / potassium ratio above this means sewage, else wash water (verify as above).
@@ -114,8 +114,8 @@ def flow_type(
     water, else natural water.  ``None`` (or NaN) means "not measured": the answer
     then stops at the last branch the measurements reach.
 
-    The thresholds are the ones RULES.md quotes from the CWP IDDE manual (2004);
-    RULES.md asks that they be verified against the manual before relying on them.
+    The thresholds are the ones docs/rules.md section 5 gives from the CWP IDDE manual (2004);
+    they are to be verified against the manual before a decision rests on them.
 
     Returns
     -------

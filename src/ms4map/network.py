@@ -4,7 +4,7 @@ This is the public face of the network step (see ``docs/network.md``):
 
 - :func:`build_network` snaps conveyance ends to structures (or to each other, or
   onto another conveyance, which is split), orients every edge by the rule chain
-  of RULES.md section 1, finds the outfalls and writes a QA report.
+  of docs/rules.md section 1, finds the outfalls and writes a QA report.
 - :func:`assign_outfalls` gives the outfall of every structure at once;
   :func:`edge_outfalls` the same per conveyance.
 - :func:`trace_downstream` and :func:`trace_upstream` follow the flow from or to

@@ -51,7 +51,7 @@ __all__ = [
     "crs_unit_factor",
 ]
 
-#: Values of ``edges.orient_method``: the rule of RULES.md section 1 that decided.
+#: Values of ``edges.orient_method``: the rule of docs/rules.md section 1 that decided.
 ORIENT_METHODS = (
     "inverts",
     "ids",
@@ -478,7 +478,7 @@ class BuildConfig:
     ) -> BuildConfig:
         f = crs_unit_factor(crs)
         feetish = abs(f - 0.3048) < 0.001
-        # RULES.md: 0.01 ft; the vertical unit is taken to be the CRS's linear unit.
+        # docs/rules.md section 1: 0.01 ft; the vertical unit is taken to be the CRS's linear unit.
         elev_thr = 0.01 if feetish else 0.003
         return cls(
             crs=crs,
@@ -1242,7 +1242,7 @@ def orient_lines(
             "orientation_conflict",
             layer,
             "The inverts say the conveyance flows from its to_id structure to its "
-            "from_id structure; the inverts win (RULES.md section 1).",
+            "from_id structure; the inverts win (docs/rules.md section 1).",
             cv.ids[j],
             cv.mid(j),
             fix="Check the invert elevations and the from/to ids.",

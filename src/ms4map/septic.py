@@ -1,4 +1,4 @@
-"""Septic systems tributary to the MS4 (RULES.md section 4; Stillwater 174-6 and 174-7).
+"""Septic systems tributary to the MS4 (docs/rules.md section 4; Stillwater 174-6 and 174-7).
 
 Every parcel with an on-site system is listed in the ``septic`` layer: from the
 ``sewer`` attribute, or inferred (an improved parcel, property class not 3xx,
@@ -158,7 +158,7 @@ def flag_septic_table(
     conveyances: Any = None,
     outfall_points: dict[str, Any] | None = None,
 ) -> Any:
-    """The rules of RULES.md section 4 over a parcels layer and its drainage table.
+    """The rules of docs/rules.md section 4 over a parcels layer and its drainage table.
 
     Parameters
     ----------

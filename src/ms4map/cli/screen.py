@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "screen",
         help="Condition A/B/C determination for a site, or batch screening of every parcel",
         description="Decide whether a land development activity needs a SWPPP and whether "
-        "Conditions A, B and C apply (RULES.md), with the drainage path, the impaired waters "
+        "Conditions A, B and C apply (docs/rules.md), with the drainage path, the impaired waters "
         "reached and the law's citations. With --all: for every parcel, would a development "
         "there be Condition A, plus the septic flags (layers screening and septic). The JSON "
         "document and CSV layouts are described in docs/screening.md.",

@@ -41,7 +41,7 @@ __all__ = [
 DEFAULT_PROFILE = "stillwater"
 BUILTIN_PROFILES = ("stillwater", "kingsbury", "kiryas_joel")
 
-#: Exemption codes of RULES.md (Stillwater Art. II list).
+#: Exemption codes of docs/rules.md (Stillwater Art. II list).
 EXEMPTION_CODES = (
     "agricultural_activity",
     "silviculture",
