@@ -29,6 +29,7 @@ __all__ = [
     "not_available",
     "outfall_inventory",
     "pipeline_result",
+    "plain",
     "set_app_dir",
     "workspace",
     "workspace_source",
@@ -91,14 +92,23 @@ def workspace_source() -> dict[str, Any]:
     if chosen:
         return dict(chosen)
     path = _CLI_WORKSPACE or os.environ.get("MS4MAP_WORKSPACE") or None
-    return {"path": path, "layers": None, "field_map": None, "dem": None, "label": path or "demo"}
+    return {
+        "path": path,
+        "layers": None,
+        "field_map": None,
+        "dem": None,
+        "crs": None,
+        "label": path or "demo",
+    }
 
 
 def _key(src: dict[str, Any]) -> str:
     import json
 
     return json.dumps(
-        {k: src.get(k) for k in ("path", "layers", "field_map", "dem")}, sort_keys=True, default=str
+        {k: src.get(k) for k in ("path", "layers", "field_map", "dem", "crs")},
+        sort_keys=True,
+        default=str,
     )
 
 
@@ -119,6 +129,8 @@ def _open_workspace(key: str) -> Any:
         kwargs["field_map"] = src["field_map"]
     if src.get("dem"):
         kwargs["dem"] = src["dem"]
+    if src.get("crs"):
+        kwargs["crs"] = src["crs"]
     return open_workspace(path, **kwargs)
 
 
@@ -133,29 +145,73 @@ def workspace(*, show_error: bool = True) -> Any | None:
         return None
 
 
+def plain(text: Any) -> str:
+    """Text shown as is in Streamlit's markdown: GDAL's ``'<DRIVER>:'`` is not swallowed as
+    an HTML tag (the message looked cut off), ``$`` does not start a formula."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: no code spans at all
+        parts = [str(text).replace("`", "'")]
+    for i in range(0, len(parts), 2):  # outside `code spans` (escapes show there)
+        for ch in ("\\", "<", ">", "$", "*", "_", "[", "]"):
+            parts[i] = parts[i].replace(ch, "\\" + ch)
+    return "`".join(parts)
+
+
 def _show_error(title: str, exc: BaseException) -> None:
     from ..errors import Ms4mapError
 
     if isinstance(exc, Ms4mapError):
-        st.error(f"{title}: {exc}")
+        st.error(f"{title}: {plain(exc)}")
         report = getattr(exc, "report", None)
         if report is not None and hasattr(report, "to_markdown"):
             with st.expander("QA report"):
                 st.markdown(report.to_markdown())
     else:
-        st.error(f"{title}: {type(exc).__name__}: {exc}")
+        st.error(f"{title}: {type(exc).__name__}: {plain(exc)}")
         with st.expander("Details"):
             st.code("".join(traceback.format_exception(exc))[-4000:])
 
 
-@st.cache_resource(
-    show_spinner="Tracing drainage (network, overland flow, parcels) ...", max_entries=4
-)
-def _run_pipeline(_ws: Any, fingerprint: str) -> Any:
+#: Pipeline results by workspace fingerprint (one copy per server process, like
+#: st.cache_resource, but computed under a progress box the user sees).
+_RESULTS: dict[str, Any] = {}
+_RESULTS_MAX = 4
+_RESULT_LOCKS: dict[str, Any] = {}
+
+
+def _run_pipeline(ws: Any, fingerprint: str) -> Any:
+    """Run (or reuse) the pipeline; the first run shows each step as it goes, with the
+    seconds so far, and ends with the time of each step (what was slow)."""
+    import threading
+    import time
+
+    if fingerprint in _RESULTS:
+        return _RESULTS[fingerprint]
     pipeline = library("pipeline")
-    if pipeline is None:
-        return None
-    return pipeline.run(_ws)
+    lock = _RESULT_LOCKS.setdefault(fingerprint, threading.Lock())
+    with lock:  # two sessions opening the same town compute it once
+        if fingerprint in _RESULTS:
+            return _RESULTS[fingerprint]
+        t0 = time.perf_counter()
+        with st.status("Tracing drainage (network, overland flow, parcels) ...") as box:
+
+            def say(message: str) -> None:
+                box.write(f"{time.perf_counter() - t0:5.1f} s  {message}")
+
+            result = pipeline.run(ws, progress=say)
+            total = time.perf_counter() - t0
+            steps = ", ".join(
+                f"{k} {v:.1f} s" for k, v in (getattr(result, "timings", {}) or {}).items() if v
+            )
+            box.update(
+                label=f"Drainage traced in {total:.0f} s" + (f" ({steps})" if steps else ""),
+                state="complete",
+                expanded=False,
+            )
+        while len(_RESULTS) >= _RESULTS_MAX:
+            _RESULTS.pop(next(iter(_RESULTS)))
+        _RESULTS[fingerprint] = result
+        return result
 
 
 def pipeline_result(ws: Any, *, show_error: bool = True) -> Any | None:

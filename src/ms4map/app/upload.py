@@ -27,11 +27,18 @@ __all__ = [
     "MAX_UPLOAD_BYTES",
     "MAX_ZIP_MEMBERS",
     "MAX_ZIP_UNPACKED",
+    "RASTER_SUFFIXES",
     "SPATIAL_SUFFIXES",
     "StoredUpload",
+    "UploadInfo",
     "app_data_dir",
+    "check_layer_file",
+    "check_raster_file",
+    "list_uploads",
+    "remove_upload",
     "safe_extract_zip",
     "store_upload",
+    "uploads_dir",
 ]
 
 MAX_UPLOAD_BYTES = 200 * 2**20
@@ -39,7 +46,15 @@ MAX_ZIP_UNPACKED = 2**30
 MAX_ZIP_MEMBERS = 10_000
 #: Files the app can read as layers (a Shapefile is its .shp plus side files).
 SPATIAL_SUFFIXES = (".gpkg", ".geojson", ".json", ".shp", ".gml", ".kml", ".fgb")
-_SIDE_SUFFIXES = (".shx", ".dbf", ".prj", ".cpg", ".qix", ".sbn", ".sbx", ".xml", ".qmd")
+#: Rasters the app takes as a DEM (GeoTIFF).
+RASTER_SUFFIXES = (".tif", ".tiff")
+_SIDE_SUFFIXES = (
+    ".shx", ".dbf", ".prj", ".cpg", ".qix", ".sbn", ".sbx", ".xml", ".qmd",
+    ".aux.xml", ".tfw", ".ovr",
+)  # fmt: skip
+#: Written last in an upload folder: the folder is complete (an upload being written, or
+#: one interrupted, has none).
+_COMPLETE = ".complete"
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -68,6 +83,136 @@ class StoredUpload:
     folder: Path
     layers: list[Path] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    rasters: list[Path] = field(default_factory=list)
+    problems: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+    reused: bool = False
+
+
+def uploads_dir(data_dir: str | Path | None = None) -> Path:
+    """``<data dir>/uploads``: where every upload is kept (one folder each)."""
+    return (Path(data_dir) if data_dir is not None else app_data_dir()) / "uploads"
+
+
+def check_layer_file(path: str | Path) -> tuple[str | None, str | None]:
+    """Check a vector file as it arrives: ``(problem, note)``, each ``None`` when none.
+
+    A problem means the file cannot be a layer (a text file renamed ``.gpkg``, a file
+    GDAL cannot read, a layer whose features all lack a geometry); a note is worth
+    saying but does not stop it (no CRS: choose one on the Data page; some features
+    without a geometry).  Messages name the file, the layer and the fix.
+    """
+    import pyogrio
+
+    path = Path(path)
+    name = path.name
+    if path.suffix.lower() == ".gpkg":
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+        if head != b"SQLite format 3\x00":
+            kind = "text" if _looks_like_text(head) else "something else"
+            return (
+                f"'{name}' is not a GeoPackage: it holds {kind}, not the SQLite database a "
+                "GeoPackage is (a file renamed .gpkg?). Fix: export the layer as a "
+                "GeoPackage from your GIS, or upload it as a zipped Shapefile or GeoJSON.",
+                None,
+            )
+    try:
+        layer_names = [str(x) for x in pyogrio.list_layers(path)[:, 0]]
+    except Exception as exc:  # noqa: BLE001 - GDAL's own words, in full
+        return (
+            f"'{name}' cannot be read as a layer: GDAL says: {exc} Fix: upload a "
+            "GeoPackage, a zipped Shapefile (.shp with its .shx, .dbf and .prj) or a GeoJSON "
+            "file.",
+            None,
+        )
+    problems, notes = [], []
+    for lyr in layer_names or [path.stem]:
+        try:
+            info = pyogrio.read_info(path, layer=lyr)
+        except Exception as exc:  # noqa: BLE001
+            problems.append(f"layer '{lyr}' of '{name}' cannot be read: GDAL says: {exc}")
+            continue
+        n = int(info.get("features") or 0)
+        if n <= 0:
+            notes.append(f"layer '{lyr}' of '{name}' has no features.")
+            continue
+        if not info.get("geometry_type") and not info.get("geometry_name"):
+            if path.suffix.lower() == ".gpkg":  # a table in a GeoPackage (e.g. impairments)
+                continue
+        missing = _null_geometries(path, lyr, n, info)
+        if missing == n:
+            problems.append(
+                f"every one of the {n:,} feature(s) of layer '{lyr}' in '{name}' has no "
+                "geometry (null): it cannot be drawn or traced. Fix: export the layer with "
+                'its geometries (a GeoJSON feature needs a "geometry" object, not null).'
+            )
+        elif missing:
+            notes.append(
+                f"{missing:,} of the {n:,} feature(s) of layer '{lyr}' in '{name}' have no "
+                "geometry (null); the validation report says what happens to them."
+            )
+        if not info.get("crs"):
+            notes.append(
+                f"layer '{lyr}' of '{name}' has no CRS (a Shapefile without its .prj?): "
+                "choose its CRS below before validating."
+            )
+    return ("; ".join(problems) or None), (" ".join(notes) or None)
+
+
+def _looks_like_text(head: bytes) -> bool:
+    try:
+        head.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def _null_geometries(path: Path, layer: str, n: int, info: dict) -> int:
+    """How many features of a layer have no geometry (all of them when GDAL sees no
+    geometry at all)."""
+    import pyogrio
+
+    if info.get("total_bounds") is not None and info.get("geometry_type") not in (None, "Unknown"):
+        # bounds known and a geometry type: count nulls only on small layers (cheap)
+        if n > 200_000:
+            return 0
+    try:
+        df = pyogrio.read_dataframe(path, layer=layer, columns=[], read_geometry=True)
+    except Exception:  # noqa: BLE001 - the validation will say
+        return 0
+    if "geometry" not in df.columns:
+        return n
+    return int(df.geometry.isna().sum() + df.geometry.is_empty.fillna(False).sum())
+
+
+def check_raster_file(path: str | Path) -> tuple[str | None, str | None]:
+    """Check a DEM GeoTIFF as it arrives: ``(problem, note)`` like :func:`check_layer_file`."""
+    path = Path(path)
+    try:
+        import rasterio
+
+        with rasterio.open(path) as src:
+            crs, count, shape = src.crs, src.count, (src.height, src.width)
+            unit = src.crs.linear_units if src.crs is not None else None
+    except Exception as exc:  # noqa: BLE001
+        return (
+            f"'{path.name}' is not a GeoTIFF the app can read as a DEM: {exc} Fix: export "
+            "the elevation raster as a GeoTIFF (.tif).",
+            None,
+        )
+    if crs is None:
+        return (
+            f"DEM '{path.name}' has no CRS. Fix: assign one in your GIS (or with "
+            "gdal_edit.py -a_srs EPSG:...) and upload it again.",
+            None,
+        )
+    note = f"DEM '{path.name}': {shape[1]:,} x {shape[0]:,} cells, {crs.to_string()}"
+    if count > 1:
+        note += f", {count} bands (the first is used as elevations)"
+    if unit:
+        note += f", horizontal unit {unit}"
+    return None, note + "."
 
 
 def _clean_name(name: str) -> str:
@@ -115,8 +260,17 @@ def store_upload(
         )
     if size == 0:
         raise InputOpenError(f"'{name}' is empty.")
+    import hashlib
+
     root = Path(data_dir) if data_dir is not None else app_data_dir()
-    folder = root / "uploads" / uuid.uuid4().hex[:12]
+    # the same file uploaded again is the same folder (uploads do not pile up)
+    digest = hashlib.sha256(_clean_name(name).encode() + b"\0" + data).hexdigest()[:12]
+    final = root / "uploads" / digest
+    if (final / _COMPLETE).exists():
+        stored = _scan(final, name)
+        stored.reused = True
+        return stored
+    folder = root / "uploads" / f".tmp-{uuid.uuid4().hex[:12]}"
     folder.mkdir(parents=True)
     try:
         clean = _clean_name(name)
@@ -133,25 +287,109 @@ def store_upload(
             base = folder / "files"
             base.mkdir()
             (base / clean).write_bytes(data)
-        stored = StoredUpload(folder)
-        for p in sorted(base.rglob("*")):
-            if not p.is_file():
-                continue
-            suffix = p.suffix.lower()
-            if suffix in SPATIAL_SUFFIXES:
-                stored.layers.append(p)
-            elif suffix not in _SIDE_SUFFIXES:
-                stored.skipped.append(str(p.relative_to(base)))
-        if not stored.layers:
+        (folder / "name.txt").write_text(name[:300], encoding="utf-8")
+        stored = _scan(folder, name)
+        if not stored.layers and not stored.rasters:
             raise InputOpenError(
                 f"'{name}' holds no spatial layer (looked for "
-                f"{', '.join(SPATIAL_SUFFIXES)}). Fix: upload a zipped Shapefile, a "
-                "GeoPackage or a GeoJSON file."
+                f"{', '.join(SPATIAL_SUFFIXES + RASTER_SUFFIXES)}). Fix: upload a zipped "
+                "Shapefile, a GeoPackage, a GeoJSON file or a DEM GeoTIFF."
             )
+        usable = [p for p in stored.layers + stored.rasters if p.name not in stored.problems]
+        if not usable:
+            raise InputOpenError(" ".join(stored.problems.values()))
+        (folder / _COMPLETE).write_text("")
+        try:
+            folder.rename(final)
+        except OSError:  # stored meanwhile by another session: use that copy
+            shutil.rmtree(folder, ignore_errors=True)
+            if not (final / _COMPLETE).exists():
+                raise
+        stored = _scan(final, name)
         return stored
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
+
+
+def _scan(folder: Path, name: str) -> StoredUpload:
+    """The layers, rasters, skipped files and arrival checks of an upload folder."""
+    base = folder / "files"
+    stored = StoredUpload(folder)
+    for p in sorted(base.rglob("*")):
+        if not p.is_file():
+            continue
+        low = p.name.lower()
+        suffix = p.suffix.lower()
+        if suffix in SPATIAL_SUFFIXES:
+            stored.layers.append(p)
+            problem, note = check_layer_file(p)
+        elif suffix in RASTER_SUFFIXES:
+            stored.rasters.append(p)
+            problem, note = check_raster_file(p)
+        else:
+            if not low.endswith(_SIDE_SUFFIXES):
+                stored.skipped.append(str(p.relative_to(base)))
+            continue
+        if problem:
+            stored.problems[p.name] = problem
+        if note:
+            stored.notes[p.name] = note
+    return stored
+
+
+@dataclass
+class UploadInfo:
+    """One stored upload, as the Data page lists it."""
+
+    folder: Path
+    name: str
+    files: list[str]
+    bytes: int
+    modified: float
+
+
+def list_uploads(data_dir: str | Path | None = None) -> list[UploadInfo]:
+    """Every complete upload in ``<data dir>/uploads``, newest first."""
+    root = uploads_dir(data_dir)
+    out = []
+    if not root.is_dir():
+        return out
+    for folder in root.iterdir():
+        if not folder.is_dir() or folder.name.startswith(".") or folder.is_symlink():
+            continue
+        files = [p for p in (folder / "files").rglob("*") if p.is_file()]
+        try:
+            name = (folder / "name.txt").read_text(encoding="utf-8").strip()
+        except OSError:
+            name = ", ".join(sorted(p.name for p in files)[:3]) or folder.name
+        out.append(
+            UploadInfo(
+                folder=folder,
+                name=name,
+                files=sorted(str(p.relative_to(folder / "files")) for p in files),
+                bytes=sum(p.stat().st_size for p in files),
+                modified=folder.stat().st_mtime,
+            )
+        )
+    return sorted(out, key=lambda u: -u.modified)
+
+
+def remove_upload(folder: str | Path, data_dir: str | Path | None = None) -> None:
+    """Delete one stored upload (the app's copy; the user's own file is not touched).
+
+    Raises
+    ------
+    ms4map.errors.InputOpenError
+        ``folder`` is not an upload folder of this data folder.
+    """
+    root = uploads_dir(data_dir).resolve()
+    target = Path(folder)
+    if target.is_symlink() or target.resolve().parent != root or not target.is_dir():
+        raise InputOpenError(
+            f"'{folder}' is not an upload of this app (uploads are in {root}); nothing removed."
+        )
+    shutil.rmtree(target)
 
 
 def safe_extract_zip(

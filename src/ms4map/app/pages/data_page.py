@@ -14,11 +14,33 @@ import streamlit as st
 
 from ...schema import LAYERS
 from .. import state
-from ..upload import MAX_UPLOAD_BYTES, app_data_dir, store_upload
+from ..state import plain
+from ..upload import (
+    MAX_UPLOAD_BYTES,
+    list_uploads,
+    remove_upload,
+    store_upload,
+    uploads_dir,
+)
 
 IGNORE = "(not used)"
 AUTO = "(automatic)"
 ROLES = [r for r in LAYERS]
+NO_DEM = "(no DEM: parcels drain to the nearest inlet)"
+AS_FILE = "(as in the file)"
+OTHER_CRS = "other: type an EPSG code"
+#: CRSs a New York town's data is usually in (EPSG code -> words).
+COMMON_CRS = {
+    "EPSG:26918": "NAD83 / UTM zone 18N (eastern NY)",
+    "EPSG:26917": "NAD83 / UTM zone 17N (western NY)",
+    "EPSG:2260": "NAD83 / New York East (ftUS)",
+    "EPSG:2261": "NAD83 / New York Central (ftUS)",
+    "EPSG:2262": "NAD83 / New York West (ftUS)",
+    "EPSG:2263": "NAD83 / New York Long Island (ftUS)",
+    "EPSG:32618": "WGS 84 / UTM zone 18N",
+    "EPSG:4326": "WGS 84 latitude/longitude",
+    "EPSG:4269": "NAD83 latitude/longitude",
+}
 
 
 def render() -> None:
@@ -62,25 +84,33 @@ def render() -> None:
         key="data_path",
         placeholder="/path/to/town.gpkg",
     )
+    dem_path = st.text_input(
+        "DEM GeoTIFF (optional; default: <name>_dem.tif beside a GeoPackage)",
+        key="data_path_dem",
+        placeholder="/path/to/town_dem.tif",
+    )
     if st.button("Open and validate", key="data_open") and path.strip():
         _try_open(
             {
                 "path": path.strip(),
                 "layers": None,
                 "field_map": None,
-                "dem": None,
+                "dem": dem_path.strip() or None,
+                "crs": None,
                 "label": path.strip(),
             }
         )
 
     st.header("Upload layers")
     st.caption(
-        f"Zipped Shapefile, GeoPackage or GeoJSON; up to {MAX_UPLOAD_BYTES // 2**20} MB per "
-        f"file. Files are kept in {app_data_dir() / 'uploads'}; yours are never modified."
+        f"Zipped Shapefile, GeoPackage or GeoJSON layers and a DEM GeoTIFF; up to "
+        f"{MAX_UPLOAD_BYTES // 2**20} MB per file. Each file is checked as it arrives. Copies "
+        f"are kept in {uploads_dir()} (listed below, where you can remove them); your own "
+        "files are never modified."
     )
     files = st.file_uploader(
-        "Layer files",
-        type=["zip", "gpkg", "geojson", "json", "fgb"],
+        "Layer files and DEM",
+        type=["zip", "gpkg", "geojson", "json", "fgb", "tif", "tiff"],
         accept_multiple_files=True,
         key="data_upload",
     )
@@ -93,24 +123,43 @@ def render() -> None:
             stored[fid] = (f.name, store_upload(f.name, f.getvalue()))
         except Exception as exc:  # noqa: BLE001 - every bad file becomes a message
             stored[fid] = (f.name, exc)
-    layer_files: list[tuple[str, str]] = []  # (label, source spec)
+    current = {getattr(f, "file_id", None) or f.name for f in files or []}
+    for fid in [k for k in stored if k not in current]:  # removed from the uploader
+        stored.pop(fid)
+    layer_files: list[tuple[str, str, Path]] = []  # (label, source spec, file)
+    rasters: list[tuple[str, Path]] = []
     for name, item in stored.values():
         if isinstance(item, Exception):
-            st.error(f"{name}: {item}")
+            st.error(f"{name}: {plain(item)}")
             continue
+        if not item.folder.exists():  # removed below in another run
+            continue
+        for problem in item.problems.values():
+            st.error(f"{name}: {plain(problem)}")
+        for note in item.notes.values():
+            st.info(f"{name}: {plain(note)}")
         for p in item.layers:
+            if p.name in item.problems:
+                continue
             for lyr in _layers_of(p):
                 spec = f"{p}::{lyr}" if p.suffix.lower() == ".gpkg" else str(p)
                 label = f"{name}: {lyr}" if p.suffix.lower() == ".gpkg" else f"{name}: {p.name}"
-                layer_files.append((label, spec))
+                layer_files.append((label, spec, p))
+        rasters += [(f"{name}: {p.name}", p) for p in item.rasters if p.name not in item.problems]
         if item.skipped:
-            st.caption(f"{name}: ignored non-layer files: {', '.join(item.skipped[:10])}")
-    if not layer_files:
-        return
+            st.caption(f"{name}: ignored non-layer files: {plain(', '.join(item.skipped[:10]))}")
+    if layer_files:
+        _assign_layers(layer_files, rasters)
+    _stored_uploads()
+
+
+def _assign_layers(layer_files: list[tuple[str, str, Path]], rasters: list[tuple[str, Path]]):
+    """Which layer is which, each layer's CRS and fields, the DEM, then validate."""
     st.subheader("Which layer is which")
     roles: dict[str, list[str]] = {}
     field_map: dict[str, dict[str, str]] = {}
-    for i, (label, spec) in enumerate(layer_files):
+    crs_of: dict[str, str] = {}
+    for i, (label, spec, _file) in enumerate(layer_files):
         guess = _guess_role(label)
         role = st.selectbox(
             label,
@@ -121,6 +170,17 @@ def render() -> None:
         if role == IGNORE:
             continue
         roles.setdefault(role, []).append(spec)
+        own = _crs_of(spec)
+        crs_choice = _crs_select(
+            f"CRS of {label}",
+            key=f"data_crs_{i}",
+            own=own,
+            help_text="The coordinate system the file's coordinates are in. A Shapefile "
+            "without its .prj has none: choose it here (the app writes a copy with it; "
+            "your file is not changed).",
+        )
+        if crs_choice:
+            crs_of[spec] = crs_choice
         cols = _columns_of(spec)
         spec_cols = LAYERS[role].column_names
         with st.expander(f"Fields of {label} -> {role}"):
@@ -134,29 +194,201 @@ def render() -> None:
                 )
                 if choice != AUTO:
                     field_map.setdefault(role, {})[c] = choice
+    st.subheader("Elevation (DEM)")
+    dem_options = [NO_DEM, *[str(p) for _label, p in rasters]]
+    dem_labels = {str(p): label for label, p in rasters}
+    dem = st.selectbox(
+        "DEM GeoTIFF for overland flow",
+        dem_options,
+        index=1 if len(dem_options) > 1 else 0,
+        format_func=lambda o: dem_labels.get(o, o),
+        key="data_dem",
+        help="Without a DEM every parcel drains to its nearest inlet (a straight line, "
+        "not the ground). Upload the town's elevation GeoTIFF above to trace runoff over "
+        "the ground.",
+    )
+    if dem == NO_DEM:
+        st.caption(
+            "No DEM: parcels will drain to the nearest inlet. Upload a DEM GeoTIFF (.tif) "
+            "with the layers to follow the ground."
+        )
+    working = _crs_select(
+        "Working CRS (projected; automatic: the DEM's, else the data's, else its UTM zone)",
+        key="data_working_crs",
+        own=None,
+        automatic=True,
+        projected_only=True,
+    )
     if st.button("Validate the uploaded layers", key="data_validate", type="primary"):
+        try:
+            roles = {
+                role: [_with_crs(spec, crs_of[spec]) if spec in crs_of else spec for spec in specs]
+                for role, specs in roles.items()
+            }
+        except Exception as exc:  # noqa: BLE001
+            st.error(f"The CRS could not be given to the layer: {plain(exc)}")
+            return
         _try_open(
             {
                 "path": None,
                 "layers": roles,
                 "field_map": field_map or None,
-                "dem": None,
+                "dem": None if dem == NO_DEM else dem,
+                "crs": working,
                 "label": "uploaded layers",
             }
         )
+
+
+def _crs_select(
+    label: str,
+    *,
+    key: str,
+    own: str | None,
+    help_text: str | None = None,
+    automatic: bool = False,
+    projected_only: bool = False,
+) -> str | None:
+    """A CRS chooser: ``None`` = keep the file's own (or automatic), else ``EPSG:xxxx``."""
+    first = AUTO if automatic else (f"{AS_FILE}: {own}" if own else "(none in the file: choose)")
+    codes = [c for c in COMMON_CRS if not (projected_only and COMMON_CRS[c].endswith("longitude"))]
+    options = [first, *codes, OTHER_CRS]
+    choice = st.selectbox(
+        label,
+        options,
+        format_func=lambda c: f"{c} — {COMMON_CRS[c]}" if c in COMMON_CRS else c,
+        key=key,
+        help=help_text,
+    )
+    if choice == first:
+        return None
+    if choice == OTHER_CRS:
+        typed = st.text_input(f"EPSG code ({label})", key=f"{key}_code", placeholder="e.g. 26918")
+        typed = typed.strip().upper().removeprefix("EPSG:")
+        if not typed:
+            return None
+        if not typed.isdigit():
+            st.warning(f"'{typed}' is not an EPSG code (a number such as 26918).")
+            return None
+        try:
+            from pyproj import CRS
+
+            crs = CRS.from_epsg(int(typed))
+        except Exception:  # noqa: BLE001
+            st.warning(f"EPSG:{typed} is not a CRS pyproj knows. Check the code.")
+            return None
+        if projected_only and not crs.is_projected:
+            st.warning(f"EPSG:{typed} ({crs.name}) is not projected; the working CRS must be.")
+            return None
+        st.caption(f"EPSG:{typed}: {crs.name}")
+        return f"EPSG:{typed}"
+    return choice
+
+
+def _crs_of(spec: str) -> str | None:
+    import pyogrio
+
+    path, _, layer = spec.partition("::")
+    try:
+        return pyogrio.read_info(path, layer=layer or None).get("crs") or None
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _with_crs(spec: str, crs: str) -> str:
+    """A copy of the layer with ``crs`` as its CRS, beside the upload (``crs/`` folder of
+    the upload's own folder, never the user's file); the copy's source spec."""
+    import re
+
+    import pyogrio
+
+    path, _, layer = spec.partition("::")
+    src = Path(path)
+    root = uploads_dir().resolve()
+    folder = next((q for q in src.resolve().parents if q.parent == root), None)
+    if folder is None:
+        raise ValueError(f"'{src.name}' is not an upload of this app: its CRS is not changed.")
+    stem = re.sub(r"[^A-Za-z0-9_-]+", "_", f"{src.stem}_{layer}" if layer else src.stem)
+    out = folder / "crs" / f"{stem}-{crs.replace(':', '')}.gpkg"
+    if not out.exists():
+        out.parent.mkdir(exist_ok=True)
+        df = pyogrio.read_dataframe(path, layer=layer or None)
+        df = df.set_crs(crs, allow_override=True)
+        tmp = out.with_suffix(".tmp.gpkg")
+        pyogrio.write_dataframe(df, tmp, layer=stem, driver="GPKG")
+        tmp.replace(out)
+    return str(out)
+
+
+def _in_use(folder: Path) -> bool:
+    """Whether the workspace in use (or about to be) reads files of this upload."""
+    import json
+
+    text = json.dumps(
+        [st.session_state.get("ms4map_workspace"), st.session_state.get("data_candidate")],
+        default=str,
+    )
+    return str(folder) in text
+
+
+def _stored_uploads() -> None:
+    """The uploads kept in the data folder: where they are, and a button to remove each."""
+    import datetime as dt
+    import shutil
+
+    ups = list_uploads()
+    where = uploads_dir()
+    st.header(f"Stored uploads ({len(ups)})")
+    free = shutil.disk_usage(where if where.exists() else where.parent).free
+    st.caption(
+        f"Copies of the files you uploaded, kept in {where} ({free / 2**30:,.1f} GiB free "
+        "there). The same file uploaded again reuses its copy. Removing a copy does not "
+        "touch your own file."
+    )
+    for up in ups:
+        c1, c2 = st.columns([5, 1])
+        when = dt.datetime.fromtimestamp(up.modified).strftime("%Y-%m-%d %H:%M")
+        c1.markdown(
+            f"**{plain(up.name)}** — {len(up.files)} file(s), {up.bytes / 2**20:,.1f} MB, "
+            f"{when}  \n`{up.folder}`"
+        )
+        busy = _in_use(up.folder)
+        if c2.button(
+            "Remove",
+            key=f"data_remove_{up.folder.name}",
+            disabled=busy,
+            help="In use by the current workspace: open another one first."
+            if busy
+            else "Delete this copy from the app's data folder.",
+        ):
+            try:
+                remove_upload(up.folder)
+            except Exception as exc:  # noqa: BLE001
+                st.error(plain(exc))
+                return
+            stored = st.session_state.get("data_stored", {})
+            for fid in [
+                k for k, (_n, item) in stored.items() if getattr(item, "folder", None) == up.folder
+            ]:
+                stored.pop(fid)
+            st.session_state["data_removed_msg"] = f"Removed {up.name} ({up.folder})."
+            st.rerun()
+    msg = st.session_state.pop("data_removed_msg", None)
+    if msg:
+        st.success(plain(msg))
 
 
 def _try_open(src: dict[str, Any]) -> None:
     """Open + validate; show the QA report; offer to use it only when it opened."""
     from ...io import open_workspace
 
-    kwargs = {k: src[k] for k in ("layers", "field_map", "dem") if src.get(k)}
+    kwargs = {k: src[k] for k in ("layers", "field_map", "dem", "crs") if src.get(k)}
     try:
         ws = open_workspace(src["path"], **kwargs)
     except Exception as exc:  # noqa: BLE001
         for k in ("data_candidate", "data_candidate_msg", "data_candidate_report"):
             st.session_state.pop(k, None)
-        st.error(f"Cannot use these data: {exc}")
+        st.error(f"Cannot use these data: {plain(exc)}")
         report = getattr(exc, "report", None)
         if report is not None and hasattr(report, "to_markdown"):
             st.markdown(report.to_markdown(title="Validation report"))
@@ -164,8 +396,13 @@ def _try_open(src: dict[str, Any]) -> None:
     st.session_state["data_candidate"] = src
     st.session_state["data_candidate_msg"] = (
         f"Opened '{src['label']}': "
-        f"{', '.join(f'{k} ({len(v):,})' for k, v in ws.layers.items())}. "
-        "Read the validation report, then use these data."
+        f"{', '.join(f'{k} ({len(v):,})' for k, v in ws.layers.items())}"
+        + (
+            f"; DEM {ws.dem.shape[1]:,} x {ws.dem.shape[0]:,} cells"
+            if ws.dem is not None
+            else "; no DEM (parcels drain to the nearest inlet)"
+        )
+        + ". Read the validation report, then use these data."
     )
     st.session_state["data_candidate_report"] = ws.qa.to_markdown(title="Validation report")
     st.rerun()
