@@ -1570,32 +1570,28 @@ def network_targets(ws: Any, net: Any = None) -> tuple[gpd.GeoDataFrame, gpd.Geo
             crs=edges.crs,
         )
         return inlets, conv
-    st = ws.get("structures")
-    if st is not None and len(st):
-        inl = st[st["kind"].isin(INLET_KINDS)]
-        inlets = gpd.GeoDataFrame(
-            {"node_id": inl["struct_id"].astype(str).values}, geometry=inl.geometry.values, crs=crs
-        )
-    else:
-        inlets = gpd.GeoDataFrame(
-            {"node_id": pd.Series([], dtype=str)}, geometry=gpd.GeoSeries([], crs=crs), crs=crs
-        )
-    cv = ws.get("conveyances")
-    if cv is not None and len(cv):
-        op = cv[cv["kind"].isin(OPEN_CONVEYANCE_KINDS)]
-        conv = gpd.GeoDataFrame(
-            {"conv_id": op["conv_id"].astype(str).values}, geometry=op.geometry.values, crs=crs
-        )
-    else:
-        conv = gpd.GeoDataFrame(
-            {"conv_id": pd.Series([], dtype=str)}, geometry=gpd.GeoSeries([], crs=crs), crs=crs
-        )
+    inlets = _kind_layer(ws.get("structures"), INLET_KINDS, "struct_id", "node_id", crs)
+    conv = _kind_layer(ws.get("conveyances"), OPEN_CONVEYANCE_KINDS, "conv_id", "conv_id", crs)
     return inlets, conv
 
 
 # ======================================================================================
 # Helpers
 # ======================================================================================
+def _kind_layer(
+    df: gpd.GeoDataFrame | None, kinds: Any, id_col: str, out_col: str, crs: Any
+) -> gpd.GeoDataFrame:
+    """The features of ``df`` whose ``kind`` is in ``kinds``: column ``out_col`` (ids) + geometry."""
+    if df is not None and len(df):
+        sel = df[df["kind"].isin(kinds)]
+        return gpd.GeoDataFrame(
+            {out_col: sel[id_col].astype(str).values}, geometry=sel.geometry.values, crs=crs
+        )
+    return gpd.GeoDataFrame(
+        {out_col: pd.Series([], dtype=str)}, geometry=gpd.GeoSeries([], crs=crs), crs=crs
+    )
+
+
 def _check_dem(dem: Dem) -> None:
     if not isinstance(dem, Dem):
         raise TypeError(f"'dem' must be an ms4map.workspace.Dem, got {type(dem).__name__}")
