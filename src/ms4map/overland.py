@@ -825,20 +825,15 @@ def rasterize_targets(
             )
             for r in wb.itertuples()
         ]
-        cells = _rasterize(wb.geometry.values, labs, (h, w), transform)
-        hit = cells > 0
-        seed[hit] = cells[hit]
-        grid.burn |= hit
+        _rasterize(wb.geometry.values, labs, seed, transform)
     if conveyances is not None and len(conveyances):
         cv = _clean_geoms(conveyances)
         labs = [
             grid.add("conveyance", str(r.conv_id), reason="reaches an open MS4 conveyance overland")
             for r in cv.itertuples()
         ]
-        cells = _rasterize(cv.geometry.values, labs, (h, w), transform, all_touched=True)
-        hit = cells > 0
-        seed[hit] = cells[hit]
-        grid.burn |= hit
+        _rasterize(cv.geometry.values, labs, seed, transform, all_touched=True)
+    np.greater(seed, 0, out=grid.burn)  # waters and open conveyances are burned
     if inlets is not None and len(inlets):
         pts = inlets[~inlets.geometry.is_empty & inlets.geometry.notna()]
         cols, rows = _to_colrow(transform, pts.geometry.x.to_numpy(), pts.geometry.y.to_numpy())
@@ -1654,15 +1649,17 @@ def geojson_shapes(geoms: Any, values: Any) -> Any:
 def _rasterize(
     geoms: Any,
     values: list[int],
-    shape: tuple[int, int],
+    out: np.ndarray,
     transform: Any,
     *,
     all_touched: bool = False,
-) -> np.ndarray:
-    """Burn ``values`` for ``geoms`` (later geometries win); lines always touch their cells.
+) -> None:
+    """Burn ``values`` for ``geoms`` into ``out`` (later geometries win); lines touch their cells.
 
     Polygons take the cells whose centre they hold, plus the cells their outline
-    touches (so narrow water polygons stay connected).
+    touches (so narrow water polygons stay connected); where a polygon's cells and a
+    line's touched cells meet, the polygon (and the lines drawn without ``all_touched``)
+    win.  Cells no geometry covers keep their value in ``out``.
     """
     from rasterio import features
 
@@ -1673,18 +1670,7 @@ def _rasterize(
             shapes.append((g.boundary, v))
         else:
             shapes.append((g, v))
-    out = features.rasterize(
-        shapes,
-        out_shape=shape,
-        transform=transform,
-        fill=0,
-        all_touched=True if all_touched else False,
-        dtype="int32",
-    )
     lines = [(g, v) for g, v in shapes if g.geom_type not in ("Polygon", "MultiPolygon")]
-    if lines and not all_touched:
-        touched = features.rasterize(
-            lines, out_shape=shape, transform=transform, fill=0, all_touched=True, dtype="int32"
-        )
-        out = np.where(out > 0, out, touched)
-    return out
+    if lines and not all_touched:  # the touched cells first: the shapes below win over them
+        features.rasterize(lines, out=out, transform=transform, all_touched=True)
+    features.rasterize(shapes, out=out, transform=transform, all_touched=all_touched)
