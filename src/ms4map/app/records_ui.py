@@ -174,6 +174,7 @@ def _error(exc: BaseException) -> None:
 # -- the inspection form -------------------------------------------------------------------
 def _label(f: Any) -> str:
     words = f.name.replace("_", " ").replace("temperature c", "temperature").capitalize()
+    words = "pH" if f.name == "ph" else words
     if f.kind == "number" and f.unit:
         return f"{words} ({f.unit})"
     if f.kind == "severity":
@@ -214,6 +215,9 @@ def inspection_form(key: str, outfall_id: str) -> int | None:
     if records_location() is None:
         st.info("Records are kept with a workspace opened from a path (Data page).")
         return None
+    saved = st.session_state.pop(f"{key}_saved", None)
+    if saved:
+        st.success(saved)
     with st.form(f"{key}_ins_form", clear_on_submit=True):
         st.markdown(f"**Record an inspection of {outfall_id}** (outfall reconnaissance)")
         day = st.date_input(
@@ -232,6 +236,7 @@ def inspection_form(key: str, outfall_id: str) -> int | None:
             type=["jpg", "jpeg", "png"],
             accept_multiple_files=True,
             key=f"{key}_photos",
+            **_upload_limit(MAX_PHOTO_BYTES),
         )
         submitted = st.form_submit_button("Save the inspection")
     if not submitted:
@@ -242,12 +247,20 @@ def inspection_form(key: str, outfall_id: str) -> int | None:
     except Exception as exc:  # noqa: BLE001 - every refusal is shown
         _error(exc)
         return None
-    st.session_state[f"{key}_saved"] = iid
-    st.success(
-        f"Inspection {iid} of {outfall_id} recorded by {s.name}"
-        + (f" with {len(files)} photo(s)." if files else ".")
+    st.session_state[f"{key}_saved"] = f"Inspection {iid} of {outfall_id} recorded by {s.name}" + (
+        f" with {len(files)} photo(s)." if files else "."
     )
-    return iid
+    st.rerun()  # the history, the chart and the map show it at once
+    return iid  # pragma: no cover - st.rerun ends the run
+
+
+def _upload_limit(max_bytes: int) -> dict[str, int]:
+    """The uploader's own size limit, on Streamlit versions that have it."""
+    import inspect
+
+    if "max_upload_size" in inspect.signature(st.file_uploader).parameters:
+        return {"max_upload_size": max(1, max_bytes // 2**20)}
+    return {}
 
 
 # -- history --------------------------------------------------------------------------------
@@ -340,8 +353,8 @@ def open_case_form(key: str, outfall_id: str) -> int | None:
         )
         from_ins = c[2].selectbox(
             "From inspection",
-            [None, *reversed(ins_ids)],
-            format_func=lambda i: "none (a complaint)" if i is None else f"inspection {i}",
+            [0, *reversed(ins_ids)],
+            format_func=lambda i: "none (a complaint)" if not i else f"inspection {i}",
             key=f"{key}_case_inspection",
         )
         desc = st.text_input("What was reported or found", key=f"{key}_case_desc")
@@ -350,7 +363,7 @@ def open_case_form(key: str, outfall_id: str) -> int | None:
         return None
     try:
         cid = save_case(
-            outfall_id, day, origin=origin, description=desc or None, inspection_id=from_ins
+            outfall_id, day, origin=origin, description=desc or None, inspection_id=from_ins or None
         )
     except Exception as exc:  # noqa: BLE001
         _error(exc)
