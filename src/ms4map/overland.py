@@ -946,20 +946,28 @@ def find_depressions(
             "max_depth_m": pd.Series([], dtype=float),
         }
     )
-    depth = filled - z
-    raised = np.isfinite(depth) & (depth > 1e-9)
+    h, w = z.shape
+    raised = np.empty((h, w), dtype=bool)
+    step = max(1, (1 << 22) // max(w, 1))  # blocks of rows: no full-grid float temporary
+    for r0 in range(0, h, step):
+        # NaN (nodata) compares False
+        np.greater(filled[r0 : r0 + step] - z[r0 : r0 + step], 1e-9, out=raised[r0 : r0 + step])
     regions, n = ndimage.label(raised, structure=np.ones((3, 3), bool))
+    del raised
     if n == 0:
         return empty
     flat_regions = regions.ravel()
     in_region = np.flatnonzero(flat_regions)
     reg_of = flat_regions[in_region]
     cells = np.bincount(reg_of, minlength=n + 1)
+    rr, cc = np.divmod(in_region, w)
+    depth = filled[rr, cc] - z[rr, cc]  # only where the fill raised a cell
+    del rr, cc
     # max depth per region: sort once, reduce per run (ndimage.maximum is slow with many labels)
     order = np.argsort(reg_of, kind="stable")
     starts = np.concatenate(([0], np.cumsum(cells[1:])[:-1]))
     maxdepth = np.zeros(n + 1)
-    maxdepth[1:] = np.maximum.reduceat(depth.ravel()[in_region][order], starts)
+    maxdepth[1:] = np.maximum.reduceat(depth[order], starts)
     real = np.flatnonzero((maxdepth >= min_depth) & (cells >= min_cells))
     real = real[real > 0]
     if real.size == 0:
