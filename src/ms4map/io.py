@@ -1666,7 +1666,8 @@ def write_outputs(
     output is never left half-written.  Refuses to write over any input file.
     Layers of an earlier run that this one does not replace are kept, and so is
     their provenance: the ``provenance`` table has one row per layer (``layer``,
-    ``created``, ``value`` = the JSON record of the run that wrote it).
+    ``created``, ``value`` = the JSON record of the run that wrote it).  Each spatial
+    layer written gets its default QGIS style in ``layer_styles`` (:mod:`ms4map.styles`).
     """
     protected = list(inputs) + list(provenance.get("inputs", {}))
     out = check_output_path(out_path, protected=protected, suffixes=(".gpkg",))
@@ -1701,6 +1702,9 @@ def write_outputs(
             }
         )
         pyogrio.write_dataframe(prov, tmp, layer="provenance", driver="GPKG")
+        from .styles import write_layer_styles  # QGIS styles (layer_styles) of these layers
+
+        write_layer_styles(tmp, list(layers))
         os.replace(tmp, out)
     finally:
         if tmp.exists():

@@ -38,6 +38,20 @@ import pandas as pd
 import shapely
 from shapely.geometry import LineString, Point, box
 
+from .styles import (
+    CONVEYANCE_COLOURS,
+    DRAINAGE_CLASS_OF_TARGET,
+    IMPAIRED_COLOURS,
+    MS4_AREA_COLOUR,
+    OUTFALL_COLOURS,
+    PARCEL_COLOURS,
+    SEWER_DISTRICT_COLOUR,
+    SEWERSHED_COLOUR,
+    STRUCTURE_COLOURS,
+    TMDL_COLOUR,
+    WATER_COLOUR,
+)
+
 __all__ = [
     "BASEMAPS",
     "LAYER_ORDER",
@@ -111,58 +125,7 @@ LAYER_LABELS = {
     "outfalls": "Outfalls",
 }
 
-# -- styles --------------------------------------------------------------------------
-PARCEL_COLOURS: dict[str, dict[str, str]] = {
-    "drainage": {
-        "MS4": "#1f78b4",
-        "direct to water": "#33a02c",
-        "internally drained": "#b15928",
-        "unknown": "#999999",
-        "not computed": "#d9d9d9",
-    },
-    "septic": {
-        "septic violation": "#67000d",
-        "septic, special condition": "#d7301f",
-        "septic, tributary to MS4": "#fc8d59",
-        "septic, not tributary": "#fdd49e",
-        "public sewer / unknown": "#e0e0e0",
-        "not computed": "#d9d9d9",
-    },
-    "condition_a": {
-        "Condition A": "#d7301f",
-        "undetermined": "#fdae6b",
-        "not Condition A": "#74c476",
-        "not computed": "#d9d9d9",
-    },
-}
-STRUCTURE_COLOURS = {
-    "catch_basin": "#1f78b4",
-    "inlet": "#a6cee3",
-    "manhole": "#6a3d9a",
-    "junction": "#cab2d6",
-    "headwall": "#ff7f00",
-    "outfall": "#e31a1c",
-    "cleanout": "#b2df8a",
-    "bmp": "#33a02c",
-    "other": "#666666",
-}
-CONVEYANCE_COLOURS = {
-    "pipe": "#08519c",
-    "culvert": "#6a51a3",
-    "ditch": "#41ab5d",
-    "swale": "#a1d99b",
-    "channel": "#238b45",
-    "connector": "#969696",
-    "other": "#666666",
-}
-OUTFALL_COLOURS = {
-    "unknown": "#969696",
-    "not_flowing": "#1a9850",
-    "flowing": "#fee08b",
-    "suspect": "#fc8d59",
-    "illicit": "#d73027",
-    "eliminated": "#4575b4",
-}
+# -- styles: colours and classes come from ms4map.styles (shared with the QGIS styles) --
 #: Outfall statuses by importance: the more important are drawn on top and win a
 #: click on overlapping markers (then the nearest).
 OUTFALL_PRIORITY = {
@@ -189,17 +152,8 @@ POLLUTANT_GROUPS = {
     "mercury": "toxics (PCBs, metals, ...)",
     "metals": "toxics (PCBs, metals, ...)",
 }
-IMPAIRED_COLOURS = {
-    "nutrients": "#238443",
-    "pathogens": "#88419d",
-    "sediment": "#8c510a",
-    "toxics (PCBs, metals, ...)": "#e7298a",
-    "other pollutant": "#d95f02",
-}
 PATH_COLOUR = "#ff00ff"
 HIGHLIGHT_COLOUR = "#00e5ff"
-#: The MS4-area outline: dark grey, dashed (not the pink of "toxics" or the magenta path).
-MS4_AREA_COLOUR = "#252525"
 #: Highlights drawn over the layers: label -> (colour, dash or None, legend words).
 #: A label not listed is drawn in :data:`HIGHLIGHT_COLOUR` and named as is.
 HIGHLIGHT_STYLES: dict[str, tuple[str, str | None, str]] = {
@@ -414,12 +368,7 @@ def parcel_categories(
         d["fraction"] = pd.to_numeric(d["fraction"], errors="coerce").fillna(0.0)
         d = d.sort_values("fraction", ascending=False).drop_duplicates("parcel_id")
         kind = dict(zip(d["parcel_id"], d["target_kind"].astype(str), strict=False))
-        names = {
-            "inlet": "MS4",
-            "conveyance": "MS4",
-            "water_direct": "direct to water",
-            "depression": "internally drained",
-        }
+        names = DRAINAGE_CLASS_OF_TARGET
         out = ids.map(
             lambda p: names.get(kind.get(p, ""), "unknown" if p in kind else "not computed")
         )
@@ -619,7 +568,7 @@ def build_layers(
             _layer_frame(
                 waterbodies, _ids(waterbodies, "wb_id"), pd.Series("water", index=waterbodies.index)
             ),
-            {"water": "#4a90d9"},
+            {"water": WATER_COLOUR},
             "polygon",
             fill_opacity=0.4,
             weight=2.0,
@@ -642,7 +591,7 @@ def build_layers(
             "tmdl_watersheds",
             LAYER_LABELS["tmdl_watersheds"],
             _layer_frame(tmdl, _ids(tmdl, "tmdl_id"), lab),
-            {c: "#e6ab02" for c in lab.unique()} | {"other": "#e6ab02"},
+            {c: TMDL_COLOUR for c in lab.unique()} | {"other": TMDL_COLOUR},
             "polygon",
             fill_opacity=0.08,
             weight=2.5,
@@ -654,12 +603,12 @@ def build_layers(
             "sewersheds",
             LAYER_LABELS["sewersheds"],
             _layer_frame(sewersheds, sid, pd.Series("sewershed", index=sewersheds.index)),
-            {"sewershed": "#7570b3"},
+            {"sewershed": SEWERSHED_COLOUR},
             "polygon",
             fill_opacity=0.05,
             weight=2.0,
         )
-    for role, colour in (("ms4_area", MS4_AREA_COLOUR), ("sewer_districts", "#66a61e")):
+    for role, colour in (("ms4_area", MS4_AREA_COLOUR), ("sewer_districts", SEWER_DISTRICT_COLOUR)):
         frame = get(role)
         if frame is not None and len(frame) and "geometry" in getattr(frame, "columns", []):
             layers[role] = MapLayer(
