@@ -166,6 +166,21 @@ def test_smo_records_an_inspection_with_a_photo_and_it_shows_in_the_history(
     assert status.loc[OUTFALL, "status"] == "suspect"
 
 
+def test_a_photo_that_is_not_an_image_is_refused_and_nothing_is_written(
+    with_users: Path,
+) -> None:
+    at = _login(page("investigation").run(), SMO, SMO_PW)
+    at.selectbox(key="inv_outfall").set_value(OUTFALL).run()
+    at.selectbox(key="inv_f_flow_present").set_value("no")
+    at.file_uploader(key="inv_photos").upload("outfall.jpg", b"MZ not a photo", "image/jpeg")
+    at = _button(at, "Save the inspection").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("is not a JPEG or PNG image" in e.value for e in at.error)
+    assert not (with_users / "records" / "demo.records.gpkg").exists() or not len(
+        _records(with_users).inspections()
+    )
+
+
 def test_smo_opens_a_case_from_the_inspection_and_advances_it(with_users: Path) -> None:
     smo = _records(with_users, SMO, "smo")
     iid = smo.add_inspection(OUTFALL, "2025-06-02", flow_present=True, characterization="suspect")
@@ -221,6 +236,9 @@ def test_cases_page_highlights_overdue_and_proposes_the_next_sample(with_users: 
     second = _records(with_users).next_sample(cid2)
     assert second["struct_id"] != first and second["followed"] == [f"{first}: flow"]
     assert f"Next structure to sample: {second['struct_id']}" in _texts(at)
+    # the candidate area narrows: fewer structures are still suspect after the sample
+    counts = [int(t.split("Still suspect: ")[1].split(" ")[0]) for t in (text, _texts(at))]
+    assert counts[1] < counts[0], counts
     smp = _records(with_users).samples(cid2)
     assert list(smp["created_by"]) == [SMO]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -218,6 +219,21 @@ def track_down(ctx: Any, rec: Any, cid: int, case: dict[str, Any]) -> None:
         if len(g):
             highlights["next structure to sample"] = gpd.GeoSeries(list(g), crs=structures.crs)
             focus = g.iloc[0]
+    suspect = suspect_network(ctx.result, str(case["outfall_id"]), nxt["followed"])
+    if suspect is not None:
+        nodes, edges = suspect
+        st.caption(
+            f"Still suspect: {len(nodes)} structure(s) and {len(edges)} conveyance part(s) "
+            f"upstream of {case['outfall_id']}"
+            + (f", after {len(nxt['followed'])} sample(s) on the plan." if nxt["followed"] else ".")
+        )
+        if len(edges):
+            highlights["still suspect network"] = edges.geometry
+            from shapely import box
+
+            b = edges.total_bounds
+            area = box(*b)
+            focus = area if focus is None else box(*area.union(focus).bounds)
     smp = rec.samples(cid)
     if len(smp):
         highlights["samples taken"] = gpd.GeoSeries(list(smp.geometry), crs=smp.crs).to_crs(ws.crs)
@@ -236,7 +252,7 @@ def track_down(ctx: Any, rec: Any, cid: int, case: dict[str, Any]) -> None:
         visible=[k for k in ("parcels", "conveyances", "structures", "outfalls") if k in layers],
         highlights=highlights,
         focus=focus,
-        focus_zoom=(16, 18),
+        focus_zoom=(14, 18),
         height=420,
     )
     if auth.current().role != "smo" or not _blank(case.get("closed_on")):
@@ -266,3 +282,35 @@ def track_down(ctx: Any, rec: Any, cid: int, case: dict[str, Any]) -> None:
             records_ui._error(exc)
             return
         st.rerun()
+
+
+def suspect_network(result: Any, outfall_id: str, followed: list[str]) -> tuple[Any, Any] | None:
+    """The structures and conveyances still suspect after the samples on the plan.
+
+    Everything upstream of the outfall, then for each sample followed (``"MH-1: flow"``):
+    flow keeps only what is upstream of that structure, clean removes it.
+    """
+    from ...network import trace_upstream
+
+    net = getattr(result, "network", None)
+    if net is None:
+        return None
+    try:
+        up = trace_upstream(net, outfall_id)
+    except Exception:  # noqa: BLE001 - an outfall off the network: no area to show
+        return None
+    structs = set(up.struct_ids)
+    edges = set(map(int, np.flatnonzero(net.edges.index.isin(up.edges.index))))
+    for f in followed:
+        sid, _, res = f.partition(": ")
+        s_up = trace_upstream(net, sid)
+        s_structs = set(s_up.struct_ids)
+        s_edges = set(map(int, np.flatnonzero(net.edges.index.isin(s_up.edges.index))))
+        if res == "flow":
+            structs &= s_structs
+            edges &= s_edges
+        else:
+            structs -= s_structs
+            edges -= s_edges
+    nodes = net.nodes[net.nodes["struct_id"].astype(str).isin(structs)]
+    return nodes, net.edges.iloc[sorted(edges)]
