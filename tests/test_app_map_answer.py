@@ -153,3 +153,23 @@ def test_septic_pollutant_filter_sharpens_special_condition(app_env: Path) -> No
     _ok(at)
     pcbs = at.dataframe[0].value
     assert len(pcbs) and pcbs["listed_pollutants"].str.contains("PCBs").all()
+
+
+def test_the_cleared_note_survives_the_rerun_of_the_map_moving(app_env: Path) -> None:
+    """Changing the site moves the map to it, and st_folium's new bounds rerun the page:
+    the note that the old answer was cleared stays until the site is screened again."""
+    at = page("screening").run()
+    at.text_input(key="screen_parcel_ids").set_value("107.12-2-11").run()
+    at.number_input(key="screen_acres").set_value(2.0)
+    at.button(key="screen_submit").click().run()
+    assert {m.label for m in at.metric} >= {"Condition A"}
+    at.text_input(key="screen_parcel_ids").set_value("102.15-2-9").run()
+    note = "changed after the last screening"
+    assert any(note in i.value for i in at.info)
+    at.run()  # the rerun the map's move causes
+    assert any(note in i.value for i in at.info)
+    assert not at.metric
+    at.number_input(key="screen_acres").set_value(1.0)  # the lot is 1.38 acres
+    at.button(key="screen_submit").click().run()
+    assert not any(note in i.value for i in at.info)
+    assert {m.label for m in at.metric} >= {"Condition A"}

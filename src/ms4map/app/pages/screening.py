@@ -56,12 +56,15 @@ def render() -> None:
     site = _site_inputs(ws, mode)
     # the answer on screen is always for the inputs on screen: a determination made for
     # other inputs is cleared (with its path and downloads) as soon as an input changes
-    stale = False
     det = st.session_state.get("screen_det")
     if det is not None and st.session_state.get("screen_det_inputs") != _inputs_key(mode, site):
         st.session_state.pop("screen_det", None)
         st.session_state.pop("screen_det_inputs", None)
-        det, stale = None, True
+        # the note stays until the next screening: the map moving to the new site reruns
+        # the page, and the note must not vanish with that rerun
+        st.session_state["screen_stale"] = True
+        det = None
+    stale = det is None and bool(st.session_state.get("screen_stale"))
     highlights = _highlights(ws, mode, site)
     if det is not None and getattr(det, "map_layers", None):
         highlights.update(_det_layers(det))
@@ -302,6 +305,7 @@ def _screen(conditions, ws, result, site, mode, disturbed, plan, ptype, exemptio
         return
     st.session_state["screen_det"] = det
     st.session_state["screen_det_inputs"] = _inputs_key(mode, site)
+    st.session_state.pop("screen_stale", None)
     st.rerun()
 
 
