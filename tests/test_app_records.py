@@ -107,6 +107,9 @@ def test_no_users_file_read_only_with_the_hint(app_env: Path) -> None:
     assert _button(at, "Save the inspection") is None
     assert _button(at, "Open the case") is None
     assert not [t for t in at.title if "log in" in t.value]  # no login without users
+    cases = page("cases").run()
+    assert not cases.exception, [e.value for e in cases.exception]
+    assert "No records yet" in _texts(cases) and "ms4map users add NAME --role smo" in _texts(cases)
     forced = _forced_write(None)
     assert forced.exception and "no users" in forced.exception[0].message
     assert not (app_env / "records" / "demo.records.gpkg").exists()
