@@ -29,7 +29,9 @@ __all__ = [
 ]
 
 # ms4map.cli.records registers three commands: inspect, records, case
-COMMANDS = ("validate", "trace", "drainage", "screen", "batch", "app", "demo", "records", "users")
+COMMANDS = (
+    "validate", "trace", "drainage", "screen", "batch", "app", "demo", "records", "users", "export",
+)  # fmt: skip
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,46 @@
+"""``ms4map export SRC.gpkg --to FILE [--layer NAME ...]``: results for QGIS and ArcGIS."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from ..export import FORMATS
+
+    p = sub.add_parser(
+        "export",
+        help="copy result layers to a styled GeoPackage, File Geodatabase, zipped "
+        "shapefiles or GeoJSON",
+        description="Copy layers of an ms4map GeoPackage to another format, chosen by the "
+        "suffix of --to: "
+        + "; ".join(f"{k} {v}" for k, v in FORMATS.items())
+        + ". SRC is only read. Details: docs/exports.md.",
+    )
+    p.add_argument("src", metavar="SRC.gpkg", help="GeoPackage to export (ms4map's results)")
+    p.add_argument(
+        "--to",
+        required=True,
+        metavar="FILE",
+        help="output: FILE.gpkg, FILE.gdb, FILE.zip or FILE.geojson (replaced if it exists)",
+    )
+    p.add_argument(
+        "--layer",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a layer to export (repeatable; default every layer; one for .geojson)",
+    )
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..export import export
+
+    res = export(args.src, args.to, args.layer or None)
+    rows = ", ".join(f"{n} ({k} rows)" for n, k in res.layers.items())
+    print(f"{len(res.layers)} layer(s) -> {res.path} ({res.format}): {rows}")
+    for note in res.notes:
+        print(f"  note: {note}")
+    return 0

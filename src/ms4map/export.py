@@ -1,0 +1,603 @@
+"""Results for QGIS and ArcGIS: copy the layers of an ms4map GeoPackage to another format.
+
+``export(src, dest, layers)`` writes, by the suffix of ``dest``:
+
+``.gpkg``
+    A GeoPackage with the chosen layers, their provenance and their QGIS styles
+    (the source's ``layer_styles`` rows, else ms4map's own, :mod:`ms4map.styles`).
+``.gdb``
+    A File Geodatabase (GDAL's OpenFileGDB driver), for ArcGIS.  Unstyled.  64-bit
+    integer columns are written as 32-bit integers when every value fits (older
+    ArcGIS, before Pro 3.2, cannot read 64-bit integers), else as doubles (exact up to
+    2**53), else as text; each change is reported.
+``.zip``
+    One shapefile per spatial layer (with a ``.qml`` and ``.sld`` style beside it, the
+    QGIS style of the layer), each table without geometry as CSV, ``provenance.csv``,
+    and ``fields.csv`` mapping each shapefile's 10-character field names to the full
+    names, with what was cut (text over 254 bytes) or changed (date-times as text).
+``.geojson``
+    One layer (``layers`` must name it when ``src`` has several), in WGS 84 (RFC 7946).
+
+The source is only read.  An output path that is an input, an unknown layer or a
+suffix not listed is refused before anything is written.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+import uuid
+import warnings
+import zipfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import geopandas as gpd
+import pandas as pd
+import pyogrio
+
+from .errors import DataError, InputOpenError, UsageError
+
+__all__ = ["FORMATS", "META_TABLES", "ExportResult", "export", "source_layers"]
+
+#: Suffix -> what it is.
+FORMATS = {
+    ".gpkg": "GeoPackage (styled)",
+    ".gdb": "File Geodatabase (unstyled)",
+    ".zip": "zipped shapefiles + fields.csv",
+    ".geojson": "GeoJSON, one layer, WGS 84",
+}
+#: Tables of an ms4map GeoPackage that describe the layers rather than being layers.
+META_TABLES = ("provenance", "layer_styles")
+TEXT_BYTES = 254  # longest DBF text field
+_INT32 = (-(2**31), 2**31 - 1)
+_GEOM_OF_KIND = {"point": "Point", "line": "LineString", "polygon": "Polygon"}
+
+
+@dataclass
+class ExportResult:
+    """What :func:`export` wrote: the path, the format, rows per layer and notes."""
+
+    path: Path
+    format: str
+    layers: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def source_layers(src: str | Path) -> dict[str, str | None]:
+    """The data layers of a GeoPackage: name -> geometry type (None for a table).
+
+    The ``provenance`` and ``layer_styles`` tables are not listed (they travel with
+    the layers they describe)."""
+    path = Path(src).expanduser()
+    if not path.is_file():
+        raise InputOpenError(f"Cannot open '{path}': no such file. Fix: check the path.")
+    if path.suffix.lower() != ".gpkg":
+        raise InputOpenError(
+            f"'{path.name}' is not a GeoPackage; ms4map export reads the .gpkg files ms4map "
+            "writes. Fix: give a .gpkg file."
+        )
+    try:
+        listed = pyogrio.list_layers(path)
+    except Exception as exc:  # noqa: BLE001 - GDAL's many errors: the file cannot be read
+        raise InputOpenError(f"Cannot read '{path.name}' as a GeoPackage: {exc}") from exc
+    return {str(n): (None if g is None else str(g)) for n, g in listed if str(n) not in META_TABLES}
+
+
+def _choose(available: dict[str, str | None], layers: Sequence[str] | None, src: Path) -> list:
+    if not layers:
+        return list(available)
+    unknown = [n for n in layers if n not in available]
+    if unknown:
+        raise InputOpenError(
+            f"No layer {', '.join(repr(n) for n in unknown)} in '{src.name}'. "
+            f"Its layers: {', '.join(available) or 'none'}. Fix: --layer one of these."
+        )
+    return list(dict.fromkeys(layers))
+
+
+def _check_dest(dest: str | Path, protected: list[Path]) -> Path:
+    from .io import check_output_path
+
+    out = Path(dest).expanduser()
+    suffix = out.suffix.lower()
+    if suffix not in FORMATS:
+        hint = " (a shapefile goes in a .zip)" if suffix == ".shp" else ""
+        raise UsageError(
+            f"--to '{out.name}': ms4map export writes {', '.join(FORMATS)}{hint}, not "
+            f"'{suffix or 'no suffix'}'. Fix: end the file name in one of these."
+        )
+    if suffix == ".gdb" and out.is_dir():  # an existing geodatabase is replaced
+        res = out.resolve()
+        if any(res == p.resolve() for p in protected):
+            raise UsageError(
+                f"Refusing to write into input file '{out.name}' (--to); ms4map never "
+                "modifies your data. Fix: choose another output path."
+            )
+        if not (res / "gdb").exists() and not any(res.glob("*.gdbtable")):
+            raise UsageError(
+                f"--to '{out}' is a folder that is not a File Geodatabase; refusing to "
+                "replace it. Fix: choose another name."
+            )
+        return res
+    return check_output_path(out, protected=protected, suffixes=tuple(FORMATS), option="--to")
+
+
+def _read(src: Path, name: str) -> pd.DataFrame:
+    """A layer, with its integer and boolean columns that hold NULLs given back their
+    type (GDAL hands them over as floats)."""
+    try:
+        frame = pyogrio.read_dataframe(src, layer=name)
+        info = pyogrio.read_info(src, layer=name)
+    except Exception as exc:  # noqa: BLE001
+        raise InputOpenError(f"Cannot read layer '{name}' of '{src.name}': {exc}") from exc
+    for col, dtype in zip(info["fields"], info["dtypes"], strict=False):
+        if col not in frame.columns or not pd.api.types.is_float_dtype(frame[col]):
+            continue
+        if dtype == "bool":
+            frame[col] = frame[col].astype("boolean")
+        elif str(dtype).startswith("int"):
+            frame[col] = frame[col].astype(f"Int{str(dtype)[3:]}")
+    return frame
+
+
+def _geometry_type(frame: pd.DataFrame, declared: str | None, name: str) -> str | None:
+    """The one geometry type to write (None: the layer is a table)."""
+    if not isinstance(frame, gpd.GeoDataFrame) or declared is None:
+        return None
+    if declared != "Unknown":
+        return declared
+    kinds = {t for t in frame.geometry.geom_type.dropna().unique()}
+    if kinds:
+        base = {k.replace("Multi", "") for k in kinds}
+        if len(base) > 1:
+            raise DataError(
+                f"Layer '{name}' mixes geometry types ({', '.join(sorted(kinds))}); this "
+                "format holds one type per layer. Fix: export it to .gpkg or .geojson."
+            )
+        (b,) = base
+        return f"Multi{b}" if any(k.startswith("Multi") for k in kinds) else b
+    from .styles import LAYER_STYLES
+
+    st = LAYER_STYLES.get(name)
+    return _GEOM_OF_KIND[st.geom] if st is not None else None
+
+
+def _provenance(src: Path) -> dict[str, tuple[str, str]]:
+    from .io import _provenance_rows
+
+    return _provenance_rows(src)
+
+
+def _style_rows(src: Path, names: Iterable[str]) -> list[dict[str, Any]]:
+    from .styles import read_layer_styles
+
+    wanted = set(names)
+    return [r for r in read_layer_styles(src) if r.get("f_table_name") in wanted]
+
+
+def _default_style(src: Path, name: str, geom: str | None) -> tuple[str, str] | None:
+    """(QML, SLD) of a layer: the source's default style, else ms4map's."""
+    from .styles import qml, sld, style_for
+
+    rows = [r for r in _style_rows(src, [name]) if r.get("styleQML")]
+    rows.sort(key=lambda r: (not r.get("useAsDefault"), -(r.get("id") or 0)))
+    if rows:
+        return str(rows[0]["styleQML"]), str(rows[0].get("styleSLD") or "")
+    if geom is None:
+        return None
+    kind = "point" if "Point" in geom else "line" if "Line" in geom else "polygon"
+    st = style_for(name, kind)
+    if st.geom != kind:
+        return None
+    return qml(st), sld(st, name)
+
+
+# -- formats -----------------------------------------------------------------------------
+def _export_gpkg(src: Path, out: Path, names: list[str], protected: list[Path]) -> ExportResult:
+    from .io import write_outputs
+
+    res = ExportResult(out, FORMATS[".gpkg"])
+    prov = _provenance(src)
+    exported = {"exported_from": str(src)}
+    fd, tmp_name = tempfile.mkstemp(suffix=".gpkg", dir=out.parent, prefix=".ms4map-export-")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    tmp.unlink()
+    try:
+        # one write per provenance record (layers written by the same run go together)
+        groups: dict[str, list[str]] = {}
+        for n in names:
+            groups.setdefault(prov.get(n, ("", "{}"))[1], []).append(n)
+        for record, group in groups.items():
+            try:
+                rec = json.loads(record)
+            except ValueError:
+                rec = {}
+            frames = {n: _read(src, n) for n in group}
+            write_outputs(
+                tmp,
+                frames,
+                provenance={**rec, **exported},
+                inputs=[src, *protected],
+            )
+            res.layers.update({n: len(f) for n, f in frames.items()})
+        rows = _style_rows(src, names)
+        if rows:  # the source's own styles (a style edited in QGIS travels with the layer)
+            _copy_styles(tmp, rows)
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return res
+
+
+def _copy_styles(gpkg: Path, rows: list[dict[str, Any]]) -> None:
+    cols = [
+        "f_table_catalog",
+        "f_table_schema",
+        "f_table_name",
+        "f_geometry_column",
+        "styleName",
+        "styleQML",
+        "styleSLD",
+        "useAsDefault",
+        "description",
+        "owner",
+        "ui",
+        "update_time",
+    ]
+    from .styles import _ensure_table
+
+    with sqlite3.connect(gpkg) as con:
+        _ensure_table(con)
+        for t in {r["f_table_name"] for r in rows}:
+            con.execute('DELETE FROM "layer_styles" WHERE f_table_name = ?', (t,))
+        con.executemany(
+            f'INSERT INTO "layer_styles" ({", ".join(cols)}) VALUES ({", ".join("?" * len(cols))})',
+            [tuple(r.get(c) for c in cols) for r in rows],
+        )
+
+
+def _gdb_ints(frame: pd.DataFrame, name: str, notes: list[str]) -> pd.DataFrame:
+    """64-bit integer columns as 32-bit integers (or doubles, or text) for older ArcGIS."""
+    out = frame
+    for c in frame.columns:
+        s = frame[c]
+        if not pd.api.types.is_integer_dtype(s) or s.dtype.itemsize < 8:
+            continue
+        v = s.dropna()
+        lo, hi = (int(v.min()), int(v.max())) if len(v) else (0, 0)
+        if out is frame:
+            out = frame.copy()
+        if _INT32[0] <= lo and hi <= _INT32[1]:
+            out[c] = s.astype("Int32" if s.hasnans else "int32")
+        elif max(abs(lo), abs(hi)) <= 2**53:
+            out[c] = s.astype("float64")
+            notes.append(
+                f"{name}.{c}: 64-bit integers beyond the 32-bit range written as doubles "
+                "(exact up to 2**53) for ArcGIS before Pro 3.2"
+            )
+        else:
+            out[c] = s.astype("string")
+            notes.append(f"{name}.{c}: 64-bit integers beyond 2**53 written as text")
+    return out
+
+
+def _export_gdb(src: Path, out: Path, names: list[str], available: dict) -> ExportResult:
+    res = ExportResult(out, FORMATS[".gdb"])
+    res.notes.append(
+        "a File Geodatabase holds no QGIS style: ArcGIS draws the layers with its defaults "
+        "(the .gpkg or .zip export carries the styles)"
+    )
+    tmp = out.parent / f".ms4map-export-{uuid.uuid4().hex}.gdb"
+    old = out.parent / f".ms4map-old-{uuid.uuid4().hex}.gdb"
+    try:
+        for n in names:
+            frame = _read(src, n)
+            gtype = _geometry_type(frame, available[n], n)
+            frame = _gdb_ints(frame, n, res.notes)
+            if gtype is None and isinstance(frame, gpd.GeoDataFrame):
+                frame = pd.DataFrame(frame.drop(columns=frame.geometry.name))
+            with warnings.catch_warnings():  # GDAL's renames are reported below
+                warnings.simplefilter("ignore", RuntimeWarning)
+                pyogrio.write_dataframe(
+                    frame, tmp, layer=n, driver="OpenFileGDB", geometry_type=gtype
+                )
+            cols = [c for c in frame.columns if not isinstance(frame, gpd.GeoDataFrame)
+                    or c != frame.geometry.name]  # fmt: skip
+            written = list(pyogrio.read_info(tmp, layer=n)["fields"])
+            renamed = [f"{a} -> {b}" for a, b in zip(cols, written, strict=False) if a != b]
+            if renamed:  # names a geodatabase reserves (column, ...) get a suffix
+                res.notes.append(f"{n}: fields renamed by the geodatabase: {', '.join(renamed)}")
+            res.layers[n] = len(frame)
+        prov = _provenance_frame(src, names)
+        if len(prov):
+            pyogrio.write_dataframe(prov, tmp, layer="provenance", driver="OpenFileGDB")
+        if out.exists():
+            os.replace(out, old)
+        os.replace(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+    return res
+
+
+def _recorded_inputs(src: Path) -> list[Path]:
+    """The input files the provenance of ``src`` names (never written either)."""
+    if not src.is_file():
+        return []
+    out: list[Path] = []
+    for _created, record in _provenance(src).values():
+        try:
+            inputs = json.loads(record).get("inputs") or {}
+        except (ValueError, AttributeError):
+            continue
+        out += [Path(p) for p in inputs if isinstance(p, str) and p]
+    return out
+
+
+def _provenance_frame(src: Path, names: list[str]) -> pd.DataFrame:
+    rows = _provenance(src)
+    keep = [n for n in names if n in rows]
+    return pd.DataFrame(
+        {
+            "layer": keep,
+            "created": [rows[n][0] for n in keep],
+            "value": [rows[n][1] for n in keep],
+        }
+    )
+
+
+def _dbf_name(name: str, taken: set[str]) -> str:
+    """A DBF field name of at most 10 bytes, unique (case-insensitively) in ``taken``."""
+
+    def cut(text: str, nbytes: int) -> str:
+        b = text.encode("utf-8")[:nbytes]
+        return b.decode("utf-8", errors="ignore")
+
+    cand = cut(name, 10)
+    k = 1
+    while cand.casefold() in taken:
+        suffix = f"_{k}"
+        cand = cut(name, 10 - len(suffix)) + suffix
+        k += 1
+    taken.add(cand.casefold())
+    return cand
+
+
+def _cut_text(value: Any) -> tuple[Any, bool]:
+    if not isinstance(value, str):
+        return value, False
+    b = value.encode("utf-8")
+    if len(b) <= TEXT_BYTES:
+        return value, False
+    return b[:TEXT_BYTES].decode("utf-8", errors="ignore"), True
+
+
+def _shapefile_frame(frame: pd.DataFrame, layer: str) -> tuple[pd.DataFrame, list[dict]]:
+    """The frame with 10-character names and cut text, and its fields.csv rows."""
+    geom = frame.geometry.name if isinstance(frame, gpd.GeoDataFrame) else None
+    taken: set[str] = set()
+    renamed: dict[str, str] = {}
+    rows: list[dict] = []
+    out = frame.copy()
+    for c in frame.columns:
+        if c == geom:
+            continue
+        s = frame[c]
+        short = _dbf_name(str(c), taken)
+        renamed[c] = short
+        notes = []
+        kind = str(s.dtype)
+        if pd.api.types.is_datetime64_any_dtype(s):
+            out[c] = s.map(lambda v: None if pd.isna(v) else v.isoformat())
+            notes.append("date-time written as ISO 8601 text (a shapefile date has no time)")
+            kind = "datetime (as text)"
+        elif s.dtype == object or pd.api.types.is_string_dtype(s):
+            cut = s.map(_cut_text)
+            n_cut = int(sum(flag for _v, flag in cut))
+            out[c] = [v for v, _flag in cut]
+            kind = "text"
+            if n_cut:
+                notes.append(
+                    f"text over {TEXT_BYTES} bytes cut to {TEXT_BYTES} in {n_cut} row(s); the "
+                    ".gpkg export keeps it whole"
+                )
+        elif pd.api.types.is_bool_dtype(s):
+            # a DBF logical field reads back as 'T'/'F' text in older GDAL and ArcGIS
+            out[c] = s.astype("Int32")
+            kind = "boolean (as 1/0)"
+            notes.append("boolean written as 1 (true) / 0 (false)")
+        rows.append(
+            {
+                "layer": layer,
+                "file": f"{layer}.shp",
+                "field": short,
+                "full_name": str(c),
+                "type": kind,
+                "note": "; ".join(notes),
+            }
+        )
+    return out.rename(columns=renamed), rows
+
+
+def _export_zip(src: Path, out: Path, names: list[str], available: dict) -> ExportResult:
+    res = ExportResult(out, FORMATS[".zip"])
+    mapping: list[dict] = []
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".ms4map-export-") as td:
+        work = Path(td)
+        members: list[Path] = []
+        for n in names:
+            frame = _read(src, n)
+            gtype = _geometry_type(frame, available[n], n)
+            if gtype is None:
+                if isinstance(frame, gpd.GeoDataFrame):
+                    frame = pd.DataFrame(frame.drop(columns=frame.geometry.name))
+                p = work / f"{n}.csv"
+                frame.to_csv(p, index=False)
+                members.append(p)
+                res.layers[n] = len(frame)
+                continue
+            shp_frame, rows = _shapefile_frame(frame, n)
+            mapping += rows
+            if any(r["note"].startswith("text over") or " text over" in r["note"] for r in rows):
+                res.notes.append(f"{n}: some text over {TEXT_BYTES} bytes cut (see fields.csv)")
+            if any(len(r["field"]) < len(r["full_name"]) for r in rows):
+                res.notes.append(f"{n}: field names cut to 10 characters (see fields.csv)")
+            pyogrio.write_dataframe(
+                shp_frame,
+                work / f"{n}.shp",
+                driver="ESRI Shapefile",
+                geometry_type=gtype,
+                promote_to_multi=gtype.startswith("Multi") or None,
+                encoding="UTF-8",
+            )
+            members += sorted(p for p in work.glob(f"{n}.*") if p.suffix.lower() != ".csv")
+            style = _default_style(src, n, gtype)
+            if style is not None:  # QGIS reads <name>.qml beside a shapefile as its style
+                qml_text = _shapefile_qml(style[0], rows)
+                (work / f"{n}.qml").write_text(qml_text, encoding="utf-8")
+                members.append(work / f"{n}.qml")
+                if style[1]:
+                    (work / f"{n}.sld").write_text(
+                        _shapefile_qml(style[1], rows, sld=True), encoding="utf-8"
+                    )
+                    members.append(work / f"{n}.sld")
+            res.layers[n] = len(frame)
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, ["layer", "file", "field", "full_name", "type", "note"])
+        w.writeheader()
+        w.writerows(mapping)
+        (work / "fields.csv").write_text(buf.getvalue(), encoding="utf-8")
+        members.append(work / "fields.csv")
+        prov = _provenance_frame(src, names)
+        if len(prov):
+            prov.to_csv(work / "provenance.csv", index=False)
+            members.append(work / "provenance.csv")
+        tmp = work / "out.zip"
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for m in dict.fromkeys(members):
+                if m.exists():
+                    zf.write(m, arcname=m.name)
+        os.replace(tmp, out)
+    return res
+
+
+def _shapefile_qml(text: str, rows: list[dict], *, sld: bool = False) -> str:
+    """A style with the layer's field names replaced by their 10-character names."""
+    import re
+
+    for r in sorted(rows, key=lambda r: -len(r["full_name"])):
+        if r["field"] == r["full_name"]:
+            continue
+        full, short = r["full_name"], r["field"]
+        if sld:
+            text = text.replace(
+                f"<ogc:PropertyName>{full}</ogc:PropertyName>",
+                f"<ogc:PropertyName>{short}</ogc:PropertyName>",
+            )
+        else:
+            text = text.replace(f'attr="{full}"', f'attr="{short}"')
+            text = re.sub(rf"&quot;{re.escape(full)}&quot;", f"&quot;{short}&quot;", text)
+    return text
+
+
+def _export_geojson(
+    src: Path, out: Path, names: list[str], available: dict, chose: bool
+) -> ExportResult:
+    if len(names) != 1:
+        if chose:
+            raise UsageError(
+                f"A GeoJSON file holds one layer; {len(names)} given with --layer. Fix: "
+                "give one --layer, or export to .gpkg or .zip."
+            )
+        raise UsageError(
+            f"'{src.name}' has {len(names)} layers ({', '.join(names)}); a GeoJSON file "
+            "holds one. Fix: name it with --layer NAME."
+        )
+    (n,) = names
+    res = ExportResult(out, FORMATS[".geojson"])
+    frame = _read(src, n)
+    if isinstance(frame, gpd.GeoDataFrame) and available[n] is not None:
+        if frame.crs is None:
+            raise DataError(
+                f"Layer '{n}' has no CRS, so it cannot be put in WGS 84. Fix: export it "
+                "to .gpkg instead."
+            )
+        frame = frame.to_crs("EPSG:4326")
+    else:
+        if isinstance(frame, gpd.GeoDataFrame):
+            frame = pd.DataFrame(frame.drop(columns=frame.geometry.name))
+        res.notes.append(f"{n} is a table: features without geometry")
+    frame = frame.copy()
+    for c in frame.columns:  # GeoJSON has no date type: ISO 8601 text, as GDAL writes
+        if pd.api.types.is_datetime64_any_dtype(frame[c]):
+            frame[c] = frame[c].map(lambda v: None if pd.isna(v) else v.isoformat())
+    fd, tmp_name = tempfile.mkstemp(suffix=".geojson", dir=out.parent, prefix=".ms4map-")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    tmp.unlink()
+    try:
+        pyogrio.write_dataframe(frame, tmp, layer=n, driver="GeoJSON", RFC7946="YES")
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    res.layers[n] = len(frame)
+    res.notes.append("GeoJSON keeps no style and no provenance")
+    return res
+
+
+def export(
+    src: str | Path,
+    dest: str | Path,
+    layers: Sequence[str] | None = None,
+    *,
+    protected: Iterable[str | Path] = (),
+) -> ExportResult:
+    """Copy layers of the ms4map GeoPackage ``src`` to ``dest`` (format by suffix).
+
+    Parameters
+    ----------
+    src : path
+        A GeoPackage (ms4map's results, or any GeoPackage).
+    dest : path
+        ``.gpkg``, ``.gdb``, ``.zip`` or ``.geojson`` (:data:`FORMATS`).  An existing
+        file (or geodatabase) is replaced.
+    layers : list of str, optional
+        Layers to export (default: every layer but the ``provenance`` and
+        ``layer_styles`` tables, which go along with the layers they describe).
+    protected : paths
+        More files never to write (the workspace's inputs).
+
+    Raises
+    ------
+    UsageError
+        ``dest`` is an input, or its suffix is not one of :data:`FORMATS`, or a GeoJSON
+        export has more than one layer.
+    InputOpenError
+        ``src`` cannot be opened, or a layer named is not in it.
+    """
+    src_path = Path(src).expanduser()
+    guard = [src_path, *(Path(p) for p in protected), *_recorded_inputs(src_path)]
+    out = _check_dest(dest, guard)
+    available = source_layers(src_path)
+    names = _choose(available, layers, src_path)
+    if not names:
+        raise DataError(f"'{src_path.name}' has no layers to export.")
+    suffix = out.suffix.lower()
+    if suffix == ".gpkg":
+        return _export_gpkg(src_path, out, names, guard)
+    if suffix == ".gdb":
+        return _export_gdb(src_path, out, names, available)
+    if suffix == ".zip":
+        return _export_zip(src_path, out, names, available)
+    return _export_geojson(src_path, out, names, available, chose=bool(layers))
