@@ -159,6 +159,7 @@ def test_smo_records_an_inspection_with_a_photo_and_it_shows_in_the_history(
     assert hist and list(hist[0]["record"]) == ["inspection 1"]
     assert hist[0]["detergents"].iloc[0] == pytest.approx(0.4)
     assert hist[0]["photos"].iloc[0] == 1
+    assert [e.label for e in at.expander if e.label.startswith("Photos")] == ["Photos (1)"]
     rec = _records(with_users)
     ins = rec.inspections()
     assert ins["characterization"].tolist() == ["suspect"] and ins["odor"].tolist() == [2]

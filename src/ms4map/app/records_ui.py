@@ -319,6 +319,20 @@ def outfall_history(key: str, outfall_id: str) -> pd.DataFrame:
         return hist
     hist = hist.sort_values(["date", "record"]).reset_index(drop=True)
     st.dataframe(hist, hide_index=True, width="stretch", key=f"{key}_history")
+    mine = (
+        att[(att["target_table"] == "inspections") & att["target_id"].isin(ins["inspection_id"])]
+        if len(att)
+        else att
+    )
+    if len(mine):
+        with st.expander(f"Photos ({len(mine)})"):
+            shown = mine.sort_values("attachment_id").tail(12)
+            for a in shown.to_dict("records"):
+                st.image(
+                    rec.attachment_data(int(a["attachment_id"])),
+                    caption=f"inspection {a['target_id']}: {a['filename']}",
+                    width=320,
+                )
     tests = hist[["date", *FIELD_TESTS]].copy()
     tests[list(FIELD_TESTS)] = tests[list(FIELD_TESTS)].apply(pd.to_numeric, errors="coerce")
     tests = tests.dropna(how="all", subset=list(FIELD_TESTS))
