@@ -45,7 +45,7 @@ import pyogrio
 
 from .errors import DataError, InputOpenError, UsageError
 
-__all__ = ["FORMATS", "META_TABLES", "ExportResult", "export", "source_layers"]
+__all__ = ["FORMATS", "META_TABLES", "ExportResult", "export", "export_frames", "source_layers"]
 
 #: Suffix -> what it is.
 FORMATS = {
@@ -601,3 +601,44 @@ def export(
     if suffix == ".zip":
         return _export_zip(src_path, out, names, available)
     return _export_geojson(src_path, out, names, available, chose=bool(layers))
+
+
+def export_frames(
+    layers: dict[str, pd.DataFrame],
+    suffix: str,
+    *,
+    stem: str,
+    provenance: dict[str, Any],
+    workdir: str | Path | None = None,
+) -> tuple[str, bytes, list[str]]:
+    """``layers`` as the bytes of a download in the format of ``suffix`` (the app's
+    downloads; the same files as ``ms4map export``).
+
+    The layers are written with :func:`ms4map.io.write_outputs` (provenance, styles)
+    into a temporary GeoPackage under ``workdir`` and exported from there.  A ``.gdb``
+    (a folder) comes zipped, as ``<stem>.gdb.zip``.
+
+    Returns
+    -------
+    (file name, bytes, notes)
+    """
+    from .io import write_outputs
+
+    suffix = suffix.lower()
+    if suffix not in FORMATS:
+        raise UsageError(f"Unknown download format {suffix!r}: select from {list(FORMATS)}.")
+    with tempfile.TemporaryDirectory(dir=workdir, prefix=".ms4map-download-") as td:
+        src = Path(td) / "results" / f"{stem}.gpkg"
+        write_outputs(src, layers, provenance=provenance)
+        if suffix == ".gpkg":
+            return f"{stem}.gpkg", src.read_bytes(), []
+        dest = Path(td) / "out" / f"{stem}{suffix}"
+        res = export(src, dest)
+        if suffix != ".gdb":
+            return dest.name, dest.read_bytes(), res.notes
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for p in sorted(dest.rglob("*")):
+                if p.is_file():
+                    zf.write(p, arcname=f"{dest.name}/{p.relative_to(dest).as_posix()}")
+        return f"{dest.name}.zip", buf.getvalue(), res.notes

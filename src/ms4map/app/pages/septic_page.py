@@ -117,6 +117,17 @@ def render() -> None:
         mime="text/csv",
         key="septic_dl_letters",
     )
+    from .. import export_ui  # the layer as GeoPackage / geodatabase / shapefiles / GeoJSON
+
+    ids = tuple(sel["parcel_id"].astype(str)) if "parcel_id" in sel.columns else (len(sel),)
+    export_ui.results_download(
+        "the parcels shown",
+        lambda: {"septic": sel},
+        stem="septic",
+        provenance=ws.provenance,
+        key="septic_export",
+        token=f"{ws.fingerprint()}:{hash(ids)}",
+    )
 
 
 def _priority_order(df: pd.DataFrame):

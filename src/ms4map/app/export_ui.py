@@ -1,0 +1,62 @@
+"""The app's download of result layers: the formats of ``ms4map export``.
+
+One small control (format, "Prepare", download) placed where a page offers results;
+the file is built by :func:`ms4map.export.export_frames` only when asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+#: Choice shown -> suffix (the same choices as ``ms4map export --to``).
+CHOICES = {
+    "GeoPackage, styled for QGIS (.gpkg)": ".gpkg",
+    "File Geodatabase for ArcGIS, unstyled (.gdb, zipped)": ".gdb",
+    "Shapefiles + fields.csv (.zip)": ".zip",
+    "GeoJSON, WGS 84 (.geojson)": ".geojson",
+}
+MIME = {
+    ".gpkg": "application/geopackage+sqlite3",
+    ".gdb": "application/zip",
+    ".zip": "application/zip",
+    ".geojson": "application/geo+json",
+}
+
+
+def results_download(
+    label: str,
+    layers: Callable[[], dict[str, Any]],
+    *,
+    stem: str,
+    provenance: Callable[[], dict[str, Any]],
+    key: str,
+    token: str = "",
+) -> None:
+    """Format select box, a "Prepare" button and, once prepared, the download.
+
+    ``token`` names what the layers hold (e.g. the filters on screen): a file prepared
+    for another token is not offered (the download is always of what is on screen)."""
+    from ..export import export_frames
+    from .upload import app_data_dir
+
+    c1, c2, c3 = st.columns([2, 1, 2])
+    choice = c1.selectbox(f"Download {label} as", list(CHOICES), key=f"{key}_format")
+    suffix = CHOICES[choice]
+    if c2.button("Prepare the file", key=f"{key}_prepare"):
+        workdir = app_data_dir() / "tmp"
+        workdir.mkdir(parents=True, exist_ok=True)
+        name, data, notes = export_frames(
+            layers(), suffix, stem=stem, provenance=provenance(), workdir=workdir
+        )
+        st.session_state[f"{key}_file"] = (suffix, token, name, data, notes)
+    got = st.session_state.get(f"{key}_file")
+    if got and got[:2] == (suffix, token):  # not a file of another format or other rows
+        _suffix, _token, name, data, notes = got
+        c3.download_button(
+            f"Download {name}", data, file_name=name, mime=MIME[suffix], key=f"{key}_download"
+        )
+        for note in notes:
+            c3.caption(note)

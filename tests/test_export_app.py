@@ -1,0 +1,70 @@
+"""The app's results download (issue 16): the same files as ``ms4map export``."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pyogrio
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from ms4map import styles  # noqa: E402
+
+TIMEOUT = 180
+
+
+@pytest.fixture()
+def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    data = tmp_path / "data"
+    monkeypatch.delenv("MS4MAP_WORKSPACE", raising=False)  # the demo
+    monkeypatch.setenv("MS4MAP_DATA_DIR", str(data))
+    return data
+
+
+def _downloads(at: AppTest) -> list:
+    return [e for e in at.get("download_button") if "septic_export" in str(e.proto.id)]
+
+
+def test_septic_page_downloads_the_layer_in_each_format(app_env: Path, tmp_path: Path) -> None:
+    at = AppTest.from_string(
+        "from ms4map.app import run_page\nrun_page('septic')", default_timeout=TIMEOUT
+    ).run()
+    assert not at.exception, [e.value for e in at.exception]
+    n_rows = len(at.dataframe[0].value)
+    assert at.selectbox(key="septic_export_format").value.endswith("(.gpkg)")
+    assert not _downloads(at)  # nothing is built before it is asked for
+    at.button(key="septic_export_prepare").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    suffix, _token, name, data, _notes = at.session_state["septic_export_file"]
+    assert (suffix, name) == (".gpkg", "septic.gpkg")
+    assert len(_downloads(at)) == 1
+    gpkg = tmp_path / name
+    gpkg.write_bytes(data)
+    assert pyogrio.read_info(gpkg, layer="septic")["features"] == n_rows
+    (row,) = styles.read_layer_styles(gpkg)  # styled as ms4map export styles it
+    assert row["f_table_name"] == "septic" and row["useAsDefault"] == 1
+    assert "septic violation" in row["styleQML"]
+
+    # another format: the GeoPackage is not offered under it; prepared, the geodatabase
+    at.selectbox(key="septic_export_format").select(
+        "File Geodatabase for ArcGIS, unstyled (.gdb, zipped)"
+    ).run()
+    assert not _downloads(at)
+    at.button(key="septic_export_prepare").click().run()
+    suffix, _token, name, data, notes = at.session_state["septic_export_file"]
+    assert (suffix, name) == (".gdb", "septic.gdb.zip")
+    assert any("no QGIS style" in n for n in notes)
+    zipfile.ZipFile(io.BytesIO(data)).extractall(tmp_path / "x")
+    gdb = tmp_path / "x" / "septic.gdb"
+    assert pyogrio.read_info(gdb, layer="septic")["features"] == n_rows
+    assert "Polygon" in str(dict(pyogrio.list_layers(gdb))["septic"])
+
+    # other rows on screen: the file prepared for the old rows is not offered
+    at.checkbox(key="septic_all").check().run()  # adds the parcels not tributary
+    assert not at.exception
+    assert len(at.dataframe[0].value) > n_rows
+    assert not _downloads(at)
