@@ -243,14 +243,39 @@ def test_refusals(results, tmp_path, capsys):
     assert not list(tmp_path.glob("x.*")) and not list(tmp_path.glob(".ms4map-*"))
 
 
-def test_mixed_geometry_types_refused_for_shapefiles(tmp_path):
+def test_mixed_geometry_types_split_for_shapefiles_and_gdb(tmp_path, capsys):
     frame = gpd.GeoDataFrame(
-        {"a": [1, 2]}, geometry=[Point(0, 0), Polygon([(0, 0), (1, 0), (1, 1)])], crs=CRS
+        {"a": [1, 2, 3]},
+        geometry=[Point(0, 0), Polygon([(0, 0), (1, 0), (1, 1)]), None],
+        crs=CRS,
     )
     src = tmp_path / "mixed.gpkg"
     io.write_outputs(src, {"mixed": frame}, provenance={})
-    assert main(["export", str(src), "--to", str(tmp_path / "m.zip")]) == 2
-    assert export(src, tmp_path / "m.geojson").layers == {"mixed": 2}  # GeoJSON holds both
+    assert main(["export", str(src), "--to", str(tmp_path / "m.zip")]) == 0
+    assert "written as mixed_point, mixed_polygon" in capsys.readouterr().out
+    zipfile.ZipFile(tmp_path / "m.zip").extractall(tmp_path / "x")
+    pt = pyogrio.read_dataframe(tmp_path / "x" / "mixed_point.shp")
+    pg = pyogrio.read_dataframe(tmp_path / "x" / "mixed_polygon.shp")
+    assert pt["a"].tolist() == [1, 3] and pg["a"].tolist() == [2]  # no row lost
+    assert (tmp_path / "x" / "mixed_polygon.qml").exists()
+    res = export(src, tmp_path / "m.gdb")
+    assert res.layers == {"mixed_point": 2, "mixed_polygon": 1}
+    assert dict(pyogrio.list_layers(tmp_path / "m.gdb"))["mixed_polygon"] == "MultiPolygon"
+    assert export(src, tmp_path / "m.geojson").layers == {"mixed": 3}  # GeoJSON holds both
+
+
+def test_workspace_geopackage_exports_with_the_app_styles(tmp_path):
+    # the demo workspace (no styles of its own): the copy gets the map's styles, and its
+    # waterbodies (streams and lakes) become a line and a polygon shapefile
+    res = export(DEMO, tmp_path / "demo.gpkg", ["structures", "outfalls"])
+    rows = {r["f_table_name"]: r for r in styles.read_layer_styles(tmp_path / "demo.gpkg")}
+    assert set(rows) == {"structures", "outfalls"}
+    assert 'attr="kind"' in rows["structures"]["styleQML"]
+    assert res.layers["structures"] == pyogrio.read_info(DEMO, layer="structures")["features"]
+    res = export(DEMO, tmp_path / "demo.zip", ["waterbodies"])
+    n = pyogrio.read_info(DEMO, layer="waterbodies")["features"]
+    assert set(res.layers) == {"waterbodies_line", "waterbodies_polygon"}
+    assert sum(res.layers.values()) == n
 
 
 def test_qgis_draws_the_shapefile_with_its_qml(results, tmp_path):

@@ -148,26 +148,53 @@ def _read(src: Path, name: str) -> pd.DataFrame:
     return frame
 
 
-def _geometry_type(frame: pd.DataFrame, declared: str | None, name: str) -> str | None:
-    """The one geometry type to write (None: the layer is a table)."""
-    if not isinstance(frame, gpd.GeoDataFrame) or declared is None:
-        return None
-    if declared != "Unknown":
-        return declared
-    kinds = {t for t in frame.geometry.geom_type.dropna().unique()}
-    if kinds:
-        base = {k.replace("Multi", "") for k in kinds}
-        if len(base) > 1:
-            raise DataError(
-                f"Layer '{name}' mixes geometry types ({', '.join(sorted(kinds))}); this "
-                "format holds one type per layer. Fix: export it to .gpkg or .geojson."
-            )
-        (b,) = base
-        return f"Multi{b}" if any(k.startswith("Multi") for k in kinds) else b
-    from .styles import LAYER_STYLES
+_FAMILY = {"Point": "point", "LineString": "line", "Polygon": "polygon"}
 
-    st = LAYER_STYLES.get(name)
-    return _GEOM_OF_KIND[st.geom] if st is not None else None
+
+def _parts(
+    frame: pd.DataFrame, declared: str | None, name: str, notes: list[str]
+) -> list[tuple[str, pd.DataFrame, str | None]]:
+    """The layer as ``(name, rows, geometry type)`` parts of one geometry type each, for
+    formats that hold one type per layer (None: a table).
+
+    A layer mixing points, lines and polygons (a waterbodies layer of streams and lakes)
+    becomes ``<name>_point``, ``<name>_line``, ``<name>_polygon`` (rows without geometry
+    go with the first), and ``notes`` says so."""
+    if not isinstance(frame, gpd.GeoDataFrame) or declared is None:
+        return [(name, _table(frame), None)]
+    if declared != "Unknown":
+        return [(name, frame, declared)]
+    types = frame.geometry.geom_type
+    kinds = set(types.dropna().unique())
+    if not kinds:
+        from .styles import LAYER_STYLES
+
+        st = LAYER_STYLES.get(name)
+        if st is None:
+            return [(name, _table(frame), None)]
+        return [(name, frame, _GEOM_OF_KIND[st.geom])]
+    fam = types.map(lambda t: t.replace("Multi", "") if isinstance(t, str) else None)
+    bases = [b for b in ("Point", "LineString", "Polygon") if b in set(fam.dropna())]
+    out = []
+    for i, base in enumerate(bases):
+        mask = (fam == base) | (fam.isna() if i == 0 else False)
+        part = frame[mask.to_numpy()]
+        multi = any(str(k).startswith("Multi") and base in str(k) for k in kinds)
+        gtype = f"Multi{base}" if multi else base
+        out.append((name if len(bases) == 1 else f"{name}_{_FAMILY[base]}", part, gtype))
+    if len(bases) > 1:
+        notes.append(
+            f"{name} mixes {', '.join(_FAMILY[b] + 's' for b in bases)}: written as "
+            + ", ".join(p[0] for p in out)
+            + " (one geometry type per layer in this format)"
+        )
+    return out
+
+
+def _table(frame: pd.DataFrame) -> pd.DataFrame:
+    if isinstance(frame, gpd.GeoDataFrame):
+        return pd.DataFrame(frame.drop(columns=frame.geometry.name))
+    return frame
 
 
 def _provenance(src: Path) -> dict[str, tuple[str, str]]:
@@ -183,20 +210,23 @@ def _style_rows(src: Path, names: Iterable[str]) -> list[dict[str, Any]]:
     return [r for r in read_layer_styles(src) if r.get("f_table_name") in wanted]
 
 
-def _default_style(src: Path, name: str, geom: str | None) -> tuple[str, str] | None:
-    """(QML, SLD) of a layer: the source's default style, else ms4map's."""
+def _default_style(
+    src: Path, name: str, geom: str, *, split: bool = False
+) -> tuple[str, str] | None:
+    """(QML, SLD) of a layer: the source's default style, else ms4map's (for one part
+    of a split layer, ms4map's classes drawn for that part's geometry)."""
+    import dataclasses
+
     from .styles import qml, sld, style_for
 
-    rows = [r for r in _style_rows(src, [name]) if r.get("styleQML")]
+    rows = [] if split else [r for r in _style_rows(src, [name]) if r.get("styleQML")]
     rows.sort(key=lambda r: (not r.get("useAsDefault"), -(r.get("id") or 0)))
     if rows:
         return str(rows[0]["styleQML"]), str(rows[0].get("styleSLD") or "")
-    if geom is None:
-        return None
     kind = "point" if "Point" in geom else "line" if "Line" in geom else "polygon"
     st = style_for(name, kind)
     if st.geom != kind:
-        return None
+        st = dataclasses.replace(st, geom=kind)
     return qml(st), sld(st, name)
 
 
@@ -291,6 +321,21 @@ def _gdb_ints(frame: pd.DataFrame, name: str, notes: list[str]) -> pd.DataFrame:
     return out
 
 
+def _write_gdb_layer(
+    tmp: Path, name: str, frame: pd.DataFrame, gtype: str | None, res: ExportResult
+) -> None:
+    with warnings.catch_warnings():  # GDAL's renames are reported below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        pyogrio.write_dataframe(frame, tmp, layer=name, driver="OpenFileGDB", geometry_type=gtype)
+    geom = frame.geometry.name if isinstance(frame, gpd.GeoDataFrame) else None
+    cols = [c for c in frame.columns if c != geom]
+    written = list(pyogrio.read_info(tmp, layer=name)["fields"])
+    renamed = [f"{a} -> {b}" for a, b in zip(cols, written, strict=False) if a != b]
+    if renamed:  # names a geodatabase reserves (column, ...) get a suffix
+        res.notes.append(f"{name}: fields renamed by the geodatabase: {', '.join(renamed)}")
+    res.layers[name] = len(frame)
+
+
 def _export_gdb(src: Path, out: Path, names: list[str], available: dict) -> ExportResult:
     res = ExportResult(out, FORMATS[".gdb"])
     res.notes.append(
@@ -301,23 +346,9 @@ def _export_gdb(src: Path, out: Path, names: list[str], available: dict) -> Expo
     old = out.parent / f".ms4map-old-{uuid.uuid4().hex}.gdb"
     try:
         for n in names:
-            frame = _read(src, n)
-            gtype = _geometry_type(frame, available[n], n)
-            frame = _gdb_ints(frame, n, res.notes)
-            if gtype is None and isinstance(frame, gpd.GeoDataFrame):
-                frame = pd.DataFrame(frame.drop(columns=frame.geometry.name))
-            with warnings.catch_warnings():  # GDAL's renames are reported below
-                warnings.simplefilter("ignore", RuntimeWarning)
-                pyogrio.write_dataframe(
-                    frame, tmp, layer=n, driver="OpenFileGDB", geometry_type=gtype
-                )
-            cols = [c for c in frame.columns if not isinstance(frame, gpd.GeoDataFrame)
-                    or c != frame.geometry.name]  # fmt: skip
-            written = list(pyogrio.read_info(tmp, layer=n)["fields"])
-            renamed = [f"{a} -> {b}" for a, b in zip(cols, written, strict=False) if a != b]
-            if renamed:  # names a geodatabase reserves (column, ...) get a suffix
-                res.notes.append(f"{n}: fields renamed by the geodatabase: {', '.join(renamed)}")
-            res.layers[n] = len(frame)
+            frame = _gdb_ints(_read(src, n), n, res.notes)
+            for part_name, part, gtype in _parts(frame, available[n], n, res.notes):
+                _write_gdb_layer(tmp, part_name, part, gtype, res)
         prov = _provenance_frame(src, names)
         if len(prov):
             pyogrio.write_dataframe(prov, tmp, layer="provenance", driver="OpenFileGDB")
@@ -429,6 +460,41 @@ def _shapefile_frame(frame: pd.DataFrame, layer: str) -> tuple[pd.DataFrame, lis
     return out.rename(columns=renamed), rows
 
 
+def _write_shapefile(
+    work: Path,
+    n: str,
+    frame: pd.DataFrame,
+    gtype: str,
+    members: list[Path],
+    notes: list[str],
+    *,
+    style: tuple[str, str] | None,
+) -> list[dict]:
+    """One shapefile (and its .qml/.sld) in ``work``; its fields.csv rows."""
+    shp_frame, rows = _shapefile_frame(frame, n)
+    if any("text over" in r["note"] for r in rows):
+        notes.append(f"{n}: some text over {TEXT_BYTES} bytes cut (see fields.csv)")
+    if any(len(r["field"]) < len(r["full_name"]) for r in rows):
+        notes.append(f"{n}: field names cut to 10 characters (see fields.csv)")
+    pyogrio.write_dataframe(
+        shp_frame,
+        work / f"{n}.shp",
+        driver="ESRI Shapefile",
+        geometry_type=gtype,
+        promote_to_multi=gtype.startswith("Multi") or None,
+        encoding="UTF-8",
+    )
+    members += sorted(p for p in work.glob(f"{n}.*") if p.suffix.lower() != ".csv")
+    if style is not None:  # QGIS reads <name>.qml beside a shapefile as its style
+        (work / f"{n}.qml").write_text(_shapefile_qml(style[0], rows), encoding="utf-8")
+        members.append(work / f"{n}.qml")
+        if style[1]:
+            sld_text = _shapefile_qml(style[1], rows, sld=True)
+            (work / f"{n}.sld").write_text(sld_text, encoding="utf-8")
+            members.append(work / f"{n}.sld")
+    return rows
+
+
 def _export_zip(src: Path, out: Path, names: list[str], available: dict) -> ExportResult:
     res = ExportResult(out, FORMATS[".zip"])
     mapping: list[dict] = []
@@ -436,42 +502,18 @@ def _export_zip(src: Path, out: Path, names: list[str], available: dict) -> Expo
         work = Path(td)
         members: list[Path] = []
         for n in names:
-            frame = _read(src, n)
-            gtype = _geometry_type(frame, available[n], n)
-            if gtype is None:
-                if isinstance(frame, gpd.GeoDataFrame):
-                    frame = pd.DataFrame(frame.drop(columns=frame.geometry.name))
-                p = work / f"{n}.csv"
-                frame.to_csv(p, index=False)
-                members.append(p)
-                res.layers[n] = len(frame)
-                continue
-            shp_frame, rows = _shapefile_frame(frame, n)
-            mapping += rows
-            if any(r["note"].startswith("text over") or " text over" in r["note"] for r in rows):
-                res.notes.append(f"{n}: some text over {TEXT_BYTES} bytes cut (see fields.csv)")
-            if any(len(r["field"]) < len(r["full_name"]) for r in rows):
-                res.notes.append(f"{n}: field names cut to 10 characters (see fields.csv)")
-            pyogrio.write_dataframe(
-                shp_frame,
-                work / f"{n}.shp",
-                driver="ESRI Shapefile",
-                geometry_type=gtype,
-                promote_to_multi=gtype.startswith("Multi") or None,
-                encoding="UTF-8",
-            )
-            members += sorted(p for p in work.glob(f"{n}.*") if p.suffix.lower() != ".csv")
-            style = _default_style(src, n, gtype)
-            if style is not None:  # QGIS reads <name>.qml beside a shapefile as its style
-                qml_text = _shapefile_qml(style[0], rows)
-                (work / f"{n}.qml").write_text(qml_text, encoding="utf-8")
-                members.append(work / f"{n}.qml")
-                if style[1]:
-                    (work / f"{n}.sld").write_text(
-                        _shapefile_qml(style[1], rows, sld=True), encoding="utf-8"
-                    )
-                    members.append(work / f"{n}.sld")
-            res.layers[n] = len(frame)
+            parts = _parts(_read(src, n), available[n], n, res.notes)
+            for part_name, frame, gtype in parts:
+                if gtype is None:
+                    p = work / f"{part_name}.csv"
+                    frame.to_csv(p, index=False)
+                    members.append(p)
+                else:
+                    mapping += _write_shapefile(
+                        work, part_name, frame, gtype, members, res.notes,
+                        style=_default_style(src, n, gtype, split=len(parts) > 1),
+                    )  # fmt: skip
+                res.layers[part_name] = len(frame)
         buf = io.StringIO()
         w = csv.DictWriter(buf, ["layer", "file", "field", "full_name", "type", "note"])
         w.writeheader()
