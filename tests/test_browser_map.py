@@ -62,3 +62,35 @@ def test_the_map_uses_the_width_and_a_search_shows_the_whole_path(app_url: str) 
         finally:
             browser.close()
     assert not [u for u in off if "tile" not in u], off
+
+
+def test_an_outfall_links_to_its_investigation(app_url: str) -> None:  # noqa: F811
+    _need_chromium()
+    from test_browser import _browser
+
+    with _browser() as (page, off):
+        page.goto(app_url)
+        _map_frame(page)
+        _idle(page)
+        search = page.get_by_role(
+            "textbox", name="Search: address, parcel id, structure id or outfall id"
+        )
+        search.fill("OF-009")
+        search.press("Enter")
+        page.get_by_text("What drains here").wait_for(timeout=60_000)
+        _map_frame(page, selector='path[stroke="#ffd400"]')  # the network upstream
+        _idle(page)
+        page.get_by_role("link", name="Investigate outfall OF-009: candidate sources").click()
+        page.get_by_role("heading", name="Outfall investigation").wait_for(timeout=60_000)
+        _idle(page)
+        assert "outfall=OF-009" in page.url
+        # the outfall chosen: its label in the selectbox ("OF-009 — suspect — Alder Kill")
+        # the outfall chosen: the selectbox's value ("OF-009 — suspect — Alder Kill")
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('[data-testid=stSelectbox] input')]"
+            ".some(e => e.value.startsWith('OF-009'))",
+            timeout=30_000,
+        )
+        page.get_by_text("Candidate sources").first.wait_for(timeout=60_000)
+        page.screenshot(path=str(ARTIFACTS / "browser_outfall_link.png"), full_page=True)
+    assert not [u for u in off if "tile" not in u], off
