@@ -355,3 +355,44 @@ def test_qgis_draws_the_stored_styles(outputs):
     assert len(sp["drawn"]) >= 3  # violations, special conditions, ... all told apart
     sw = res[uris[2]]
     assert sw["renderer"] == "singleSymbol" and sw["colour"] == styles.SEWERSHED_COLOUR
+
+
+SLD_SCRIPT = r"""
+import json, os, sys
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from qgis.core import QgsApplication, QgsVectorLayer
+app = QgsApplication([], False)
+app.initQgis()
+lyr = QgsVectorLayer(sys.argv[1], "x", "ogr")
+msg, ok = lyr.loadSldStyle(sys.argv[2])
+rules = [[r.label(), r.symbol().color().name()] for r in lyr.renderer().rootRule().children()]
+print("RESULT " + json.dumps({"ok": ok, "renderer": lyr.renderer().type(), "rules": rules}))
+sys.stdout.flush()
+os._exit(0)
+"""
+
+
+def test_sld_has_one_rule_per_class_and_qgis_reads_it(outputs, tmp_path):
+    (row,) = [
+        r for r in styles.read_layer_styles(outputs["screening"]) if r["f_table_name"] == "septic"
+    ]
+    ns = {"se": "http://www.opengis.net/se"}
+    root = ET.fromstring(row["styleSLD"].encode())
+    names = [r.find("se:Name", ns).text for r in root.iter("{http://www.opengis.net/se}Rule")]
+    labels = [c.label for c in styles.LAYER_STYLES["septic"].classes]
+    assert names == labels
+    qgis_or_skip()
+    sld_file = tmp_path / "septic.sld"
+    sld_file.write_text(row["styleSLD"], encoding="utf-8")
+    p = subprocess.run(
+        [QGIS_PYTHON, "-c", SLD_SCRIPT, f"{outputs['screening']}|layername=septic", str(sld_file)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+    )
+    line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
+    assert line, p.stdout + p.stderr
+    got = json.loads(line[-1][len("RESULT ") :])
+    assert got["ok"] and got["renderer"] == "RuleRenderer"
+    assert got["rules"] == [[c.label, c.colour] for c in styles.LAYER_STYLES["septic"].classes]

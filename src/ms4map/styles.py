@@ -624,8 +624,12 @@ def sld(style: LayerStyle, layer: str) -> str:
                 filt = f"<ogc:And>{cond}{nots}</ogc:And>"
             filt = f"<ogc:Filter>{filt}</ogc:Filter>"
             earlier.append(cond)
+        elif earlier:  # the rest, spelled out (readers differ on ElseFilter)
+            nots = "".join(f"<ogc:Not>{e}</ogc:Not>" for e in earlier)
+            filt = f"<ogc:Filter>{nots if len(earlier) == 1 else f'<ogc:And>{nots}</ogc:And>'}"
+            filt += "</ogc:Filter>"
         else:
-            filt = "<se:ElseFilter/>"
+            filt = ""
         rules.append(
             f"<se:Rule><se:Name>{escape(c.label)}</se:Name><se:Description><se:Title>"
             f"{escape(c.label)}</se:Title></se:Description>{filt}"
