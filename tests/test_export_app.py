@@ -68,3 +68,21 @@ def test_septic_page_downloads_the_layer_in_each_format(app_env: Path, tmp_path:
     assert not at.exception
     assert len(at.dataframe[0].value) > n_rows
     assert not _downloads(at)
+
+
+def test_inventory_page_downloads_the_sewersheds(app_env: Path, tmp_path: Path) -> None:
+    at = AppTest.from_string(
+        "from ms4map.app import run_page\nrun_page('inventory')", default_timeout=TIMEOUT
+    ).run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.selectbox(key="inventory_export_format").select("Shapefiles + fields.csv (.zip)").run()
+    at.button(key="inventory_export_prepare").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    suffix, _token, name, data, _notes = at.session_state["inventory_export_file"]
+    assert (suffix, name) == (".zip", "sewersheds.zip")
+    zipfile.ZipFile(io.BytesIO(data)).extractall(tmp_path / "x")
+    back = pyogrio.read_dataframe(tmp_path / "x" / "sewersheds.shp")
+    assert len(back) > 0 and set(back.geometry.geom_type) <= {"Polygon", "MultiPolygon"}
+    assert (tmp_path / "x" / "sewersheds.qml").exists()
+    mapping = (tmp_path / "x" / "fields.csv").read_text()
+    assert "receiving_,receiving_water" in mapping

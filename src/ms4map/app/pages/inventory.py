@@ -79,6 +79,18 @@ def render() -> None:
             mime="application/pdf",
             key="inventory_dl_pdf",
         )
+    sheds = getattr(result, "sewersheds", None)
+    if sheds is not None and len(sheds):  # the outfalls' sewersheds, in the export formats
+        from .. import export_ui
+
+        export_ui.results_download(
+            "the sewersheds",
+            lambda: {"sewersheds": sheds},
+            stem="sewersheds",
+            provenance=ws.provenance,
+            key="inventory_export",
+            token=ws.fingerprint(),
+        )
     from .. import records_ui
 
     records_ui.inventory_records(inv)
