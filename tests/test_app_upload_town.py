@@ -250,3 +250,20 @@ def test_the_first_analysis_shows_its_steps_and_times(app_env: Path, tmp_path: P
     assert "overland" in box.label  # the step times (what was slow)
     at.run()  # the next run reuses the result: no second analysis
     assert not [s for s in at.status if "Drainage traced" in s.label]
+
+
+def test_reports_give_the_app_s_fix_not_the_command_line_s(app_env: Path, tmp_path: Path):
+    frame = town_layers()["parcels"].to_crs(CRS)
+    at = data_page().run()
+    at.file_uploader(key="data_upload").upload(
+        "parcels.zip", _shapefile_zip(tmp_path, frame, "parcels", prj=False), "application/zip"
+    ).run()
+    at.selectbox(key="data_role_0").set_value("parcels").run()
+    at.button(key="data_validate").click().run()
+    text = " ".join(e.value for e in at.error) + " ".join(m.value for m in at.markdown)
+    assert "Choose its CRS on the Data page" in text and "then re-run" not in text
+    at.selectbox(key="data_crs_0").set_value("EPSG:26918").run()
+    at.button(key="data_validate").click().run()
+    report = " ".join(m.value for m in at.markdown)
+    assert "Upload the town's DEM GeoTIFF on the Data page" in report
+    assert "Pass --dem FILE" not in report

@@ -23,6 +23,7 @@ from .upload import app_data_dir
 __all__ = [
     "AppContext",
     "app_dir",
+    "app_fixes",
     "context",
     "library",
     "map_layers",
@@ -157,15 +158,52 @@ def plain(text: Any) -> str:
     return "`".join(parts)
 
 
+#: The command line's advice -> what to do in the app (the library's messages are
+#: written for the CLI; on the Data page the same fix is a widget).
+_APP_FIXES = (
+    (
+        "Pass --dem FILE or put <stem>_dem.tif beside the GeoPackage.",
+        "Upload the town's DEM GeoTIFF on the Data page (on the command line: `--dem FILE`, "
+        "or `<stem>_dem.tif` beside the GeoPackage).",
+    ),
+    (
+        "Pass a DEM GeoTIFF with --dem FILE.",
+        "Upload a DEM GeoTIFF on the Data page (on the command line: `--dem FILE`).",
+    ),
+    (
+        "Define its CRS in your GIS (e.g. Define Projection) or save it as a GeoPackage with "
+        "a CRS; then re-run.",
+        "Choose its CRS on the Data page ('CRS of ...'), or define it in your GIS (e.g. "
+        "Define Projection) and upload it again.",
+    ),
+    (
+        "Fix: pass --dem.",
+        "Fix: upload a DEM GeoTIFF on the Data page (on the command line: `--dem`).",
+    ),
+    (
+        "Nothing to do; pass --crs to choose another projected CRS.",
+        "Nothing to do; choose another projected 'Working CRS' on the Data page if you need.",
+    ),
+)
+
+
+def app_fixes(text: str) -> str:
+    """A library message or QA report with the command line's fixes in the app's words."""
+    out = str(text)
+    for cli, app in _APP_FIXES:
+        out = out.replace(cli, app)
+    return out
+
+
 def _show_error(title: str, exc: BaseException) -> None:
     from ..errors import Ms4mapError
 
     if isinstance(exc, Ms4mapError):
-        st.error(f"{title}: {plain(exc)}")
+        st.error(f"{title}: {plain(app_fixes(exc))}")
         report = getattr(exc, "report", None)
         if report is not None and hasattr(report, "to_markdown"):
             with st.expander("QA report"):
-                st.markdown(report.to_markdown())
+                st.markdown(app_fixes(report.to_markdown()))
     else:
         st.error(f"{title}: {type(exc).__name__}: {plain(exc)}")
         with st.expander("Details"):

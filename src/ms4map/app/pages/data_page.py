@@ -50,7 +50,7 @@ def render() -> None:
     ws = state.workspace()
     if ws is not None:
         with st.expander("Validation / QA report of the current workspace"):
-            st.markdown(ws.qa.to_markdown())
+            st.markdown(state.app_fixes(ws.qa.to_markdown()))
         st.caption(
             "Layers: "
             + ", ".join(f"{k} ({len(v):,})" for k, v in ws.layers.items())
@@ -388,10 +388,10 @@ def _try_open(src: dict[str, Any]) -> None:
     except Exception as exc:  # noqa: BLE001
         for k in ("data_candidate", "data_candidate_msg", "data_candidate_report"):
             st.session_state.pop(k, None)
-        st.error(f"Cannot use these data: {plain(exc)}")
+        st.error(f"Cannot use these data: {plain(state.app_fixes(exc))}")
         report = getattr(exc, "report", None)
         if report is not None and hasattr(report, "to_markdown"):
-            st.markdown(report.to_markdown(title="Validation report"))
+            st.markdown(state.app_fixes(report.to_markdown(title="Validation report")))
         return
     st.session_state["data_candidate"] = src
     st.session_state["data_candidate_msg"] = (
@@ -404,7 +404,9 @@ def _try_open(src: dict[str, Any]) -> None:
         )
         + ". Read the validation report, then use these data."
     )
-    st.session_state["data_candidate_report"] = ws.qa.to_markdown(title="Validation report")
+    st.session_state["data_candidate_report"] = state.app_fixes(
+        ws.qa.to_markdown(title="Validation report")
+    )
     st.rerun()
 
 
