@@ -389,7 +389,8 @@ def test_sld_has_one_rule_per_class_and_qgis_reads_it(outputs, tmp_path):
         capture_output=True,
         text=True,
         timeout=300,
-        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        | {"QT_QPA_PLATFORM": "offscreen"},
     )
     line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
     assert line, p.stdout + p.stderr

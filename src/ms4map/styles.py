@@ -718,12 +718,15 @@ def write_layer_styles(
     styled: list[str] = []
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     with sqlite3.connect(gpkg) as con:
-        geoms = {
-            str(t): (str(c), str(g))
-            for t, c, g in con.execute(
-                "SELECT table_name, column_name, geometry_type_name FROM gpkg_geometry_columns"
-            )
-        }
+        try:
+            geoms = {
+                str(t): (str(c), str(g))
+                for t, c, g in con.execute(
+                    "SELECT table_name, column_name, geometry_type_name FROM gpkg_geometry_columns"
+                )
+            }
+        except sqlite3.OperationalError:  # no gpkg_geometry_columns: no spatial layer
+            return styled
         wanted = list(geoms) if layers is None else [n for n in layers if n in geoms]
         rows = []
         for name in wanted:
