@@ -397,3 +397,23 @@ def test_sld_has_one_rule_per_class_and_qgis_reads_it(outputs, tmp_path):
     got = json.loads(line[-1][len("RESULT ") :])
     assert got["ok"] and got["renderer"] == "RuleRenderer"
     assert got["rules"] == [[c.label, c.colour] for c in styles.LAYER_STYLES["septic"].classes]
+
+
+def test_batch_town_output_is_styled(tmp_path):
+    from test_batch import write_manifest, write_tiny_town
+
+    write_tiny_town(tmp_path / "v")
+    man = write_manifest(tmp_path / "b.toml", [{"name": "v1", "workspace": "v/town.gpkg"}])
+    out = tmp_path / "out"
+    assert main(["batch", str(man), "--out", str(out), "--scheduler", "none", "--quiet"]) == 0
+    gpkg = out / "v1.gpkg"
+    rows = styles.read_layer_styles(gpkg)
+    geoms = _geometry_columns(gpkg)
+    # the drainage layers and the screening layers, written one after the other, each once
+    assert sorted(r["f_table_name"] for r in rows) == sorted(
+        t for t, (c, _g) in geoms.items() if _has_geometry(gpkg, t, c)
+    )
+    assert {"inlet_catchments", "sewersheds", "screening", "septic"} <= {
+        r["f_table_name"] for r in rows
+    }
+    assert all(r["useAsDefault"] == 1 for r in rows)
