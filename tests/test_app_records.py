@@ -235,6 +235,8 @@ def test_cases_page_highlights_overdue_and_proposes_the_next_sample(with_users: 
     assert f"Next structure to sample: {first}" in text
     assert at.text_input(key="cases_sample_struct").value == first
     at.selectbox(key="cases_sample_result").set_value("flow")
+    at.number_input(key="cases_sample_f_ammonia").set_value(1.5)
+    at.selectbox(key="cases_sample_f_odor").set_value(3)
     at = _button(at, "Save the sample").click().run()
     assert not at.exception, [e.value for e in at.exception]
     second = _records(with_users).next_sample(cid2)
@@ -244,7 +246,8 @@ def test_cases_page_highlights_overdue_and_proposes_the_next_sample(with_users: 
     counts = [int(t.split("Still suspect: ")[1].split(" ")[0]) for t in (text, _texts(at))]
     assert counts[1] < counts[0], counts
     smp = _records(with_users).samples(cid2)
-    assert list(smp["created_by"]) == [SMO]
+    assert list(smp["created_by"]) == [SMO] and list(smp["sampler"]) == [SMO]
+    assert smp["ammonia"].tolist() == [1.5] and smp["odor"].tolist() == [3]
 
 
 # -- the viewer -------------------------------------------------------------------------------

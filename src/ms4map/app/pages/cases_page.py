@@ -257,6 +257,8 @@ def track_down(ctx: Any, rec: Any, cid: int, case: dict[str, Any]) -> None:
     )
     if auth.current().role != "smo" or not _blank(case.get("closed_on")):
         return
+    from ...records import SAMPLE_FIELDS
+
     with st.form("cases_sample_form", clear_on_submit=True):
         st.markdown("**Record a sample**")
         c = st.columns(4)
@@ -271,9 +273,18 @@ def track_down(ctx: Any, rec: Any, cid: int, case: dict[str, Any]) -> None:
             key="cases_sample_result",
         )
         det = c[3].number_input("Detergents (mg/L)", value=None, step=0.1, key="cases_sample_det")
+        tests: dict[str, Any] = {}
+        with st.expander("The other field tests and notes"):
+            cols = st.columns(3)
+            extra = [f for f in SAMPLE_FIELDS if f.name not in ("result", "detergents")]
+            for i, f in enumerate(extra):
+                with cols[i % 3]:
+                    v = records_ui._field_widget(f, "cases_sample_f", auth.current().name)
+                if v is not None:
+                    tests[f.name] = v
         submitted = st.form_submit_button("Save the sample")
     if submitted:
-        fields: dict[str, Any] = {"result": result}
+        fields: dict[str, Any] = {**tests, "result": result}
         if det is not None:
             fields["detergents"] = det
         try:
