@@ -222,6 +222,9 @@ def test_geojson_one_layer_in_wgs84(results, tmp_path, capsys):
     assert a.equals_exact(b, 1e-6)  # the same parcel (RFC 7946 winds the rings its way)
     two = ["--layer", "septic", "--layer", "screening"]
     assert main(["export", str(src), "--to", str(out), *two]) == 4
+    assert "2 given with --layer" in capsys.readouterr().err
+    assert main(["export", str(src), "--to", str(out), "--layer", "septic", "screening"]) == 4
+    assert "2 given with --layer" in capsys.readouterr().err
 
 
 # -- refusals ------------------------------------------------------------------------------
@@ -232,7 +235,8 @@ def test_refusals(results, tmp_path, capsys):
     assert "Refusing to write into input file" in capsys.readouterr().err
     assert main(["export", str(src), "--to", str(DEMO)]) == 4  # an input of its provenance
     assert "Refusing" in capsys.readouterr().err
-    assert main(["export", str(src), "--to", str(tmp_path / "x.gpkg"), "--layer", "nope"]) == 3
+    argv = ["export", str(src), "--to", str(tmp_path / "x.gpkg"), "--layer", "septic", "nope"]
+    assert main(argv) == 3
     err = capsys.readouterr().err
     assert "No layer 'nope'" in err and "screening, septic" in err
     assert main(["export", str(src), "--to", str(tmp_path / "x.shp")]) == 4

@@ -26,10 +26,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--layer",
-        action="append",
+        action="extend",
+        nargs="+",
         default=[],
         metavar="NAME",
-        help="a layer to export (repeatable; default every layer; one for .geojson)",
+        help="layer(s) to export: --layer a b, or --layer a --layer b (default every "
+        "layer; one for .geojson)",
     )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.set_defaults(func=run)
