@@ -337,3 +337,14 @@ def test_map_colours_outfalls_by_derived_status_and_rings_open_cases(
     groups[0].add_to(m)
     html = m.get_root().render()
     assert "#b2182b" in html  # the overdue ring
+
+
+def test_a_selected_outfall_on_the_map_says_its_derived_status(with_users: Path) -> None:
+    smo = _records(with_users, SMO, "smo")
+    smo.add_inspection(OUTFALL, "2025-06-02", flow_present=True, characterization="obvious")
+    smo.open_case(OUTFALL, "2025-06-03")
+    at = _login(page("map").run(), VIEWER, VIEWER_PW)
+    at.text_input(key="map_search_query").set_value(OUTFALL).run()
+    assert not at.exception, [e.value for e in at.exception]
+    line = [m.value for m in at.markdown if m.value.startswith("**IDDE records**")]
+    assert line and "status **suspect**" in line[0] and "1 open case(s), 0 overdue" in line[0]

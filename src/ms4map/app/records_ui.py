@@ -584,3 +584,35 @@ def inventory_records(inv: pd.DataFrame) -> None:
     ids = inv["outfall_id"].astype(str).tolist()
     oid = st.selectbox("Outfall to inspect", ids, key="inventory_ins_outfall")
     inspection_form("inventory", oid)
+
+
+def layers_with_status(ws: Any, layers: dict[str, Any]) -> dict[str, Any]:
+    """The layers with outfalls in their derived status (what a click picks among)."""
+    try:
+        return map_overlay(ws, layers)[0]
+    except Exception:  # noqa: BLE001 - without records the layers as they are
+        return layers
+
+
+def outfall_status_line(outfall_id: str) -> None:
+    """One line on a selected outfall: its derived status, why, its open cases."""
+    got = derived_status()
+    if got is None:
+        return
+    status, cases, dl = got
+    row = status[status["outfall_id"].astype(str) == str(outfall_id)]
+    if not len(row):
+        return
+    r = row.iloc[0]
+    active = open_cases(cases, dl)
+    mine = (
+        active[active["outfall_id"].astype(str) == str(outfall_id)]
+        if active is not None and len(active)
+        else []
+    )
+    n_over = int(mine["overdue"].sum()) if len(mine) else 0
+    st.markdown(
+        f"**IDDE records**: status **{r['status']}** ({r['reason']})"
+        + (f"; {len(mine)} open case(s), {n_over} overdue" if len(mine) else "")
+        + "."
+    )

@@ -129,6 +129,9 @@ def feature_details(
         f"{maps.LAYER_LABELS.get(layer, layer)[:-1] if layer.endswith('s') else layer} {fid}"
     )
     if layer == "outfalls":
+        from .records_ui import outfall_status_line
+
+        outfall_status_line(fid)  # the derived status the map colours it by
         outfall_summary(ws, result, fid, area)
     if attrs:
         shown = {k: v for k, v in attrs.items() if v is not None and k not in ("src_fid",)}
