@@ -92,7 +92,13 @@ def test_records_file_is_beside_the_workspace_and_a_geopackage(town, records) ->
         "cases": "features",
         "attachments": "attributes",
         "audit": "attributes",
+        "layer_styles": "attributes",  # QGIS draws the point layers styled
     }
+    with sqlite3.connect(records.path) as con:
+        styled = con.execute(
+            "SELECT f_table_name FROM layer_styles WHERE useAsDefault ORDER BY f_table_name"
+        ).fetchall()
+    assert [t for (t,) in styled] == ["cases", "inspections", "samples"]
     layers = {str(n): g for n, g in pyogrio.list_layers(records.path)}
     assert layers["inspections"] == "Point" and layers["cases"] == "Point"
     back = pyogrio.read_dataframe(records.path, layer="inspections")

@@ -1139,6 +1139,10 @@ def open_records(
         if not gpkg.has_schema(rec):  # first use; two processes racing both end complete
             with gpkg.write_tx(rec) as con:
                 gpkg.ensure_schema(con, srs=_srs_of(outfalls.crs), bounds=b, meta=meta)
+            # QGIS draws the inspections, samples and cases styled (docs/exports.md)
+            from ..styles import write_layer_styles
+
+            write_layer_styles(rec, description="ms4map records")
     return Records(
         rec,
         ws_path,
