@@ -273,6 +273,15 @@ def main(argv: list[str] | None = None) -> int:
                 f"({c['ok']} ok, {c['failed']} failed); per town "
                 f"median {np.median([r['seconds'] for r in res.rows]):.1f} s, "
                 f"sum {sum(r['seconds'] for r in res.rows):.1f} s"
+                + (
+                    f"; cluster start {res.startup_seconds:.1f} s, close "
+                    f"{res.shutdown_seconds:.1f} s"
+                    if sched != "none"
+                    else ""
+                )
+            )
+            print(
+                "  per town (s): " + ", ".join(f"{r['name']} {r['seconds']:.1f}" for r in res.rows)
             )
             for r in res.failed:
                 print(f"  failed {r['name']}: {r['error']}")

@@ -606,6 +606,9 @@ class BatchRun:
     workers: int | None = None
     dashboard: str | None = None
     summary_path: Path | None = None
+    #: Seconds to start (or reach) the cluster and to close it (0 for ``none``).
+    startup_seconds: float = 0.0
+    shutdown_seconds: float = 0.0
 
     @property
     def failed(self) -> list[dict[str, Any]]:
@@ -714,6 +717,7 @@ def run_batch(
             finished(fn(t, str(out), force=force))
     else:
         client, cluster = _connect(kind, arg, connect_timeout)
+        run.startup_seconds = time.perf_counter() - t0
         try:
             run.workers = len(client.scheduler_info().get("workers", {}))
             run.dashboard = _dashboard(client)
@@ -727,9 +731,11 @@ def run_batch(
                 )
             _run_on(client, towns, out, fn, force, finished)
         finally:
+            t1 = time.perf_counter()
             client.close()
             if cluster is not None:
                 cluster.close()
+            run.shutdown_seconds = time.perf_counter() - t1
     run.rows = [rows[t.name] for t in towns if t.name in rows]
     run.wall_seconds = time.perf_counter() - t0
     run.summary_path = out / "summary.csv"
