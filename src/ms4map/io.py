@@ -141,10 +141,6 @@ def parse_layer_option(text: str) -> tuple[str, str]:
     return role, layer
 
 
-def _is_container(path: Path) -> bool:
-    return path.is_dir() or path.suffix.lower() in (".gpkg", ".gdb")
-
-
 def list_source_layers(path: str | Path) -> list[str]:
     """Layer names inside a GeoPackage/FileGDB, the files of a folder, or the file's stem."""
     p = Path(path)

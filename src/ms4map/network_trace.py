@@ -557,11 +557,6 @@ def _node_results(net: Any) -> pd.DataFrame:
     return res
 
 
-def sink_node(s: _Solved, c: int) -> int:
-    """A node of component ``c``."""
-    return int(np.argmax(s.comp == c))
-
-
 def _first_node_of_comp(s: _Solved) -> np.ndarray:
     """comp -> its first node (lowest row), for every component at once."""
     first = np.zeros(s.ncomp, dtype=np.int64)

@@ -74,7 +74,6 @@ __all__ = [
     "flow_directions",
     "rasterize_targets",
     "route",
-    "route_workspace",
     "sink_targets",
     "surface_path",
     "upstream_mask",
@@ -1536,20 +1535,6 @@ def upstream_mask(result: OverlandResult, x: float, y: float) -> np.ndarray | No
 # ======================================================================================
 # Workspace adapter
 # ======================================================================================
-def route_workspace(ws: Any, net: Any = None, **settings: Any) -> OverlandResult:
-    """:func:`route` with inlets and open conveyances from ``net`` and waters from ``ws``.
-
-    Without a network, inlets are the workspace structures whose kind is an inlet
-    kind (``node_id`` = ``struct_id``) and open conveyances its ditch/swale/channel lines.
-    """
-    if ws.dem is None:
-        raise DataError("The workspace has no DEM. Fix: pass --dem FILE (a GeoTIFF).")
-    inlets, open_conv = network_targets(ws, net)
-    return route(
-        ws.dem, inlets=inlets, conveyances=open_conv, waterbodies=ws.get("waterbodies"), **settings
-    )
-
-
 def network_targets(ws: Any, net: Any = None) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
     """Inlet points (``node_id``) and open conveyances (``conv_id``) for routing.
 
