@@ -1204,10 +1204,9 @@ def determine(
 # Workspace level: one site
 # --------------------------------------------------------------------------------------
 def _crs_unit_m(crs: Any) -> float:
-    try:
-        return float(crs.axis_info[0].unit_conversion_factor)
-    except Exception:  # noqa: BLE001 - unknown CRS objects: assume metres
-        return 1.0
+    from ._units import metres_per_unit
+
+    return metres_per_unit(crs, default=1.0)
 
 
 def _run_pipeline(workspace: Any) -> Any:

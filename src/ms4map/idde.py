@@ -706,12 +706,9 @@ def sampling_plan(
 
 
 def _unit_m(crs: Any) -> float:
-    try:
-        from .io import metres_to_crs_units
+    from ._units import metres_per_unit
 
-        return 1.0 / float(metres_to_crs_units(crs, 1.0))
-    except Exception:  # noqa: BLE001 - metres when the CRS says nothing
-        return 1.0
+    return metres_per_unit(crs, default=1.0)
 
 
 # ======================================================================================

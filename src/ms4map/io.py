@@ -28,6 +28,7 @@ import shapely
 from pyproj import CRS
 
 from . import schema
+from ._units import metres_per_unit, metres_to_units
 from .errors import DataError, InputOpenError, UsageError, ValidationError
 from .fieldmap import FieldMap
 from .qa import QAReport
@@ -64,17 +65,13 @@ _GEOM_FAMILY = {
 # Small helpers
 # ======================================================================================
 def crs_units_to_metres(crs: Any) -> float:
-    """Metres per unit of a projected CRS's first axis (1.0 for metres)."""
-    c = CRS.from_user_input(crs)
-    try:
-        return float(c.axis_info[0].unit_conversion_factor)
-    except (IndexError, AttributeError):  # pragma: no cover - odd CRS
-        return 1.0
+    """Metres per unit of a projected CRS's first axis (1.0 for metres; :mod:`ms4map._units`)."""
+    return metres_per_unit(crs)
 
 
 def metres_to_crs_units(crs: Any, metres: float) -> float:
     """Convert a distance in metres to the units of ``crs`` (e.g. US survey feet)."""
-    return float(metres) / crs_units_to_metres(crs)
+    return metres_to_units(crs, metres)
 
 
 def demo_path() -> Path:

@@ -102,8 +102,9 @@ _NA = pd.NA
 
 def crs_unit_factor(crs: Any) -> float:
     """Metres per unit of the CRS's first axis (1.0 for metres, 0.3048006 for US feet)."""
-    c = CRS.from_user_input(crs)
-    return float(c.axis_info[0].unit_conversion_factor)
+    from ._units import metres_per_unit
+
+    return metres_per_unit(crs)
 
 
 @dataclass

@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from ._units import metres_per_unit
 from .errors import DataError
 from .qa import QAReport
 from .workspace import Dem
@@ -1611,12 +1612,7 @@ def _to_colrow(transform: Any, x: Any, y: Any) -> tuple[Any, Any]:
 
 
 def _crs_unit_m(crs: Any) -> float:
-    from pyproj import CRS
-
-    try:
-        return float(CRS.from_user_input(crs).axis_info[0].unit_conversion_factor)
-    except (IndexError, AttributeError):  # pragma: no cover
-        return 1.0
+    return metres_per_unit(crs)
 
 
 def _clean_geoms(gdf: gpd.GeoDataFrame) -> gpd.GeoDataFrame:

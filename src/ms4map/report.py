@@ -250,13 +250,10 @@ def _prepared_line(d: dict[str, Any]) -> str:
 
 
 def _unit_m(crs: Any) -> float:
-    """Metres per CRS unit (1 when unknown)."""
-    try:
-        from pyproj import CRS
+    """Metres per CRS unit (1 when the CRS is missing: it only labels the scale bar)."""
+    from ._units import metres_per_unit
 
-        return float(CRS.from_user_input(crs).axis_info[0].unit_conversion_factor)
-    except Exception:  # noqa: BLE001 - a missing/odd CRS only affects the scale bar label
-        return 1.0
+    return metres_per_unit(crs, default=1.0)
 
 
 def _nice(x: float) -> float:

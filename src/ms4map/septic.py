@@ -142,10 +142,9 @@ def _norm_sewer(v: Any) -> str:
 
 
 def _crs_unit_m(crs: Any) -> float:
-    try:
-        return float(crs.axis_info[0].unit_conversion_factor)
-    except Exception:  # noqa: BLE001
-        return 1.0
+    from ._units import metres_per_unit
+
+    return metres_per_unit(crs, default=1.0)
 
 
 def flag_septic_table(
