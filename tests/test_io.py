@@ -476,3 +476,26 @@ def test_truncated_or_corrupt_dem_is_an_input_error_naming_the_file(
     assert f"{damage}_dem.tif" in out.err and "cannot be read" in out.err
     assert "internal error" not in out.err and "Traceback" not in out.err
     assert not (tmp_path / "out.gpkg").exists()
+
+
+def test_one_zip_check_refuses_links_and_climbing_paths_for_the_cli_too(tmp_path):
+    import stat
+
+    from ms4map.io import check_zip
+
+    link = tmp_path / "link.zip"
+    with zipfile.ZipFile(link, "w") as zf:
+        info = zipfile.ZipInfo("passwd.geojson")
+        info.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(info, "/etc/passwd")
+    with pytest.raises(InputOpenError, match="link or special file"):
+        check_zip(link)
+    slip = tmp_path / "slip.zip"
+    with zipfile.ZipFile(slip, "w") as zf:
+        zf.writestr("a/../../evil.geojson", "{}")
+    with pytest.raises(InputOpenError, match="outside the archive"):
+        check_zip(slip)
+    ok = tmp_path / "ok.zip"
+    with zipfile.ZipFile(ok, "w") as zf:
+        zf.writestr("shp/parcels.geojson", "{}")
+    assert [i.filename for i in check_zip(ok)] == ["shp/parcels.geojson"]

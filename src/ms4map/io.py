@@ -35,6 +35,7 @@ from .qa import QAReport
 from .workspace import Dem, Workspace, file_sha256
 
 __all__ = [
+    "check_zip",
     "open_workspace",
     "read_dem",
     "read_source",
@@ -167,32 +168,64 @@ def _short(exc: BaseException) -> str:
     return text[:200]
 
 
-def _check_zip(path: Path) -> None:
-    """Refuse zips whose members would leave the folder, or that are too large."""
+def check_zip(
+    path: str | Path,
+    *,
+    max_members: int = MAX_ZIP_MEMBERS,
+    max_unpacked: int = MAX_ZIP_UNPACKED,
+) -> list[zipfile.ZipInfo]:
+    """The one safety check of a zip (the CLI's zipped layers and the app's uploads).
+
+    Refuses, with nothing extracted: a broken zip, more than ``max_members`` members,
+    more than ``max_unpacked`` bytes unpacked, a member path that is absolute, climbs
+    out (``..``), names a drive or holds a NUL byte, and a link or special-file member.
+
+    Returns
+    -------
+    list of zipfile.ZipInfo
+        The members, checked.
+    """
+    import stat
+    from pathlib import PurePosixPath
+
+    path = Path(path)
     try:
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()
     except (zipfile.BadZipFile, OSError) as exc:
         raise InputOpenError(f"'{path.name}' is not a readable zip file ({exc}).") from None
-    if len(infos) > MAX_ZIP_MEMBERS:
+    if len(infos) > max_members:
         raise InputOpenError(
-            f"'{path.name}' has {len(infos)} members (limit {MAX_ZIP_MEMBERS}). "
+            f"'{path.name}' has {len(infos):,} members (limit {max_members:,}). "
             "Fix: zip only the layers you need."
         )
     total = 0
     for info in infos:
-        name = info.filename.replace("\\", "/")
-        if name.startswith("/") or ".." in name.split("/") or ":" in name.split("/")[0]:
+        raw = info.filename
+        name = raw.replace("\\", "/")
+        parts = PurePosixPath(name).parts
+        if name.startswith("/") or ".." in parts or (parts and ":" in parts[0]) or "\x00" in name:
             raise InputOpenError(
-                f"'{path.name}' is unsafe: member '{info.filename}' points outside the archive "
-                "folder. Nothing was extracted. Fix: re-create the zip with relative paths."
+                f"'{path.name}' is unsafe: member '{raw}' points outside the archive folder. "
+                "Nothing was extracted. Fix: re-create the zip with relative paths."
+            )
+        ftype = stat.S_IFMT((info.external_attr >> 16) & 0xFFFF)  # 0: no Unix file type
+        if ftype and ftype not in (stat.S_IFREG, stat.S_IFDIR):
+            raise InputOpenError(
+                f"'{path.name}' is unsafe: member '{raw}' is a link or special file. "
+                "Nothing was extracted. Fix: zip the files themselves."
             )
         total += info.file_size
-    if total > MAX_ZIP_UNPACKED:
-        raise InputOpenError(
-            f"'{path.name}' unpacks to {total / 2**30:.1f} GiB (limit 1 GiB). "
-            "Fix: zip only the layers you need."
-        )
+        if total > max_unpacked:
+            raise InputOpenError(
+                f"'{path.name}' unpacks to more than {max_unpacked / 2**30:.1f} GiB. "
+                "Fix: zip only the layers you need."
+            )
+    return infos
+
+
+def _check_zip(path: Path) -> None:
+    check_zip(path)
 
 
 def _resolve_source(spec: str, base: Path | None) -> Source:

@@ -15,13 +15,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import stat
 import uuid
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..errors import InputOpenError
+from ..io import MAX_ZIP_MEMBERS, MAX_ZIP_UNPACKED  # one set of zip limits (io.check_zip)
 
 __all__ = [
     "MAX_UPLOAD_BYTES",
@@ -42,8 +42,7 @@ __all__ = [
 ]
 
 MAX_UPLOAD_BYTES = 200 * 2**20
-MAX_ZIP_UNPACKED = 2**30
-MAX_ZIP_MEMBERS = 10_000
+
 #: Files the app can read as layers (a Shapefile is its .shp plus side files).
 SPATIAL_SUFFIXES = (".gpkg", ".geojson", ".json", ".shp", ".gml", ".kml", ".fgb")
 #: Rasters the app takes as a DEM (GeoTIFF).
@@ -407,47 +406,15 @@ def safe_extract_zip(
         On a broken zip, too many members, too many bytes, a member path that is
         absolute or climbs out (``..``), or a symlink / device member.
     """
+    from ..io import check_zip
+
     archive, dest = Path(archive), Path(dest)
-    try:
-        zf = zipfile.ZipFile(archive)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise InputOpenError(f"'{archive.name}' is not a readable zip file ({exc}).") from None
-    with zf:
-        infos = zf.infolist()
-        if len(infos) > max_members:
-            raise InputOpenError(
-                f"The zip has {len(infos):,} members (limit {max_members:,}). "
-                "Fix: zip only the layers you need."
-            )
-        total = 0
+    # the library's one zip check (members, size, paths, links), then the extraction plan
+    check_zip(archive, max_members=max_members, max_unpacked=max_unpacked)
+    with zipfile.ZipFile(archive) as zf:
         plan: list[tuple[zipfile.ZipInfo, PurePosixPath]] = []
-        for info in infos:
-            raw = info.filename
-            name = raw.replace("\\", "/")
-            parts = PurePosixPath(name).parts
-            if (
-                name.startswith("/")
-                or ".." in parts
-                or (parts and ":" in parts[0])
-                or "\x00" in name
-            ):
-                raise InputOpenError(
-                    f"The zip is unsafe: member '{raw}' points outside the archive folder. "
-                    "Nothing was extracted. Fix: re-create the zip with relative paths."
-                )
-            mode = (info.external_attr >> 16) & 0xFFFF
-            ftype = stat.S_IFMT(mode)  # 0 when the zip records no Unix file type
-            if ftype and ftype not in (stat.S_IFREG, stat.S_IFDIR):
-                raise InputOpenError(
-                    f"The zip is unsafe: member '{raw}' is a link or special file. "
-                    "Nothing was extracted. Fix: zip the files themselves."
-                )
-            total += info.file_size
-            if total > max_unpacked:
-                raise InputOpenError(
-                    f"The zip unpacks to more than {max_unpacked / 2**30:.1f} GiB. "
-                    "Fix: zip only the layers you need."
-                )
+        for info in zf.infolist():
+            parts = PurePosixPath(info.filename.replace("\\", "/")).parts
             if not info.is_dir():
                 plan.append((info, PurePosixPath(*[_clean_name(p) for p in parts])))
         dest.mkdir(parents=True, exist_ok=True)
