@@ -71,14 +71,9 @@ def _wait_http(url: str, timeout: float = 90) -> None:
     raise TimeoutError(f"the app did not answer at {url}")
 
 
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory: pytest.TempPathFactory):
-    _need_chromium()
-    data = tmp_path_factory.mktemp("appdata")
-    port = _free_port()
-    env = dict(os.environ, MS4MAP_DATA_DIR=str(data))
-    env.pop("MS4MAP_WORKSPACE", None)  # no workspace: the demo
-    cmd = [
+def streamlit_cmd(port: int) -> list[str]:
+    """The command that serves the app on ``127.0.0.1:port``, headless, for a browser test."""
+    return [
         sys.executable,
         "-m",
         "streamlit",
@@ -97,6 +92,16 @@ def app_url(tmp_path_factory: pytest.TempPathFactory):
         "--server.fileWatcherType",
         "none",
     ]
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory: pytest.TempPathFactory):
+    _need_chromium()
+    data = tmp_path_factory.mktemp("appdata")
+    port = _free_port()
+    env = dict(os.environ, MS4MAP_DATA_DIR=str(data))
+    env.pop("MS4MAP_WORKSPACE", None)  # no workspace: the demo
+    cmd = streamlit_cmd(port)
     log = open(data / "streamlit.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:

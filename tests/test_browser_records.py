@@ -25,6 +25,7 @@ from test_browser import (  # noqa: E402
     _map_frame,
     _need_chromium,
     _wait_http,
+    streamlit_cmd,
 )
 
 SMO, SMO_PW = "jsmith", "smo password 1"
@@ -48,25 +49,7 @@ def app_with_users(tmp_path_factory: pytest.TempPathFactory):
         check=True,
     )
     port = _free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(REPO / "app.py"),
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--server.headless",
-        "true",
-        "--server.enableStaticServing",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-    ]
+    cmd = streamlit_cmd(port)
     log = open(data / "streamlit.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
