@@ -38,6 +38,7 @@ import shapely
 
 from .errors import DataError, UsageError
 from .overland import (
+    TARGET_KINDS,
     OverlandResult,
     _polygonize,
     _to_colrow,
@@ -70,7 +71,6 @@ COLUMNS = [
     "method",
     "reason",
 ]
-TARGET_KINDS = ("inlet", "conveyance", "water_direct", "depression", "off_dem", "unknown")
 METHODS = (
     "d8_catchment",
     "representative_point",
