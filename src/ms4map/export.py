@@ -270,20 +270,7 @@ def _export_gpkg(src: Path, out: Path, names: list[str], protected: list[Path]) 
 
 
 def _copy_styles(gpkg: Path, rows: list[dict[str, Any]]) -> None:
-    cols = [
-        "f_table_catalog",
-        "f_table_schema",
-        "f_table_name",
-        "f_geometry_column",
-        "styleName",
-        "styleQML",
-        "styleSLD",
-        "useAsDefault",
-        "description",
-        "owner",
-        "ui",
-        "update_time",
-    ]
+    from .styles import LAYER_STYLES_COLUMNS as cols
     from .styles import _ensure_table
 
     with sqlite3.connect(gpkg) as con:

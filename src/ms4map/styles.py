@@ -651,6 +651,21 @@ def sld(style: LayerStyle, layer: str) -> str:
 
 
 # -- the layer_styles table --------------------------------------------------------------
+#: The columns of QGIS's ``layer_styles`` table that a style row fills, in order.
+LAYER_STYLES_COLUMNS = (
+    "f_table_catalog",
+    "f_table_schema",
+    "f_table_name",
+    "f_geometry_column",
+    "styleName",
+    "styleQML",
+    "styleSLD",
+    "useAsDefault",
+    "description",
+    "owner",
+    "ui",
+    "update_time",
+)
 #: QGIS's own table (as QGIS creates it in a GeoPackage when a style is saved there).
 LAYER_STYLES_DDL = (
     'CREATE TABLE IF NOT EXISTS "layer_styles" ( "id" INTEGER PRIMARY KEY AUTOINCREMENT NOT '
@@ -767,9 +782,8 @@ def write_layer_styles(
                 (r[2], r[3]),
             )
         con.executemany(
-            'INSERT INTO "layer_styles" (f_table_catalog, f_table_schema, f_table_name, '
-            "f_geometry_column, styleName, styleQML, styleSLD, useAsDefault, description, "
-            "owner, ui, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f'INSERT INTO "layer_styles" ({", ".join(LAYER_STYLES_COLUMNS)}) '
+            f"VALUES ({', '.join('?' * len(LAYER_STYLES_COLUMNS))})",
             rows,
         )
         _sync_count(con)
