@@ -11,7 +11,7 @@ setup(
     packages=find_packages("src") + ["ms4map.demo_data"],
     package_dir={"": "src", "ms4map.demo_data": "data/layers"},
     package_data={
-        "ms4map": ["py.typed", "profiles/*.toml"],
+        "ms4map": ["py.typed", "rules/profiles/*.toml"],
         "ms4map.demo_data": ["*.gpkg", "*.tif", "*.md"],
     },
     include_package_data=False,

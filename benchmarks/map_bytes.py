@@ -33,8 +33,8 @@ from pyproj import CRS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from ms4map import maps  # noqa: E402
-from ms4map.workspace import Workspace  # noqa: E402
+from ms4map.io.workspace import Workspace  # noqa: E402
+from ms4map.outputs import maps  # noqa: E402
 
 WORKING_CRS = "EPSG:26918"
 X0, Y0 = 580000.0, 4740000.0

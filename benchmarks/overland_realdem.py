@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ms4map import overland
+from ms4map.hydrology import overland
 from ms4map.io import read_dem
 
 ROOT = Path(__file__).resolve().parents[2] / "shared" / "realdata"

@@ -28,8 +28,9 @@ from affine import Affine
 from pyproj import CRS
 from scipy import ndimage
 
-from ms4map import drainage, overland
-from ms4map.workspace import Dem
+from ms4map import drainage
+from ms4map.hydrology import overland
+from ms4map.io.workspace import Dem
 
 
 def synthetic_dem(n: int, seed: int = 0) -> np.ndarray:

@@ -23,10 +23,10 @@ import pandas as pd
 import shapely
 from pyproj import CRS
 
-from ms4map.conditions import evaluate_site, screen_condition_a
-from ms4map.septic import flag_septic_table
-from ms4map.waters import Waters
-from ms4map.workspace import Workspace
+from ms4map.io.workspace import Workspace
+from ms4map.rules.conditions import evaluate_site, screen_condition_a
+from ms4map.rules.septic import flag_septic_table
+from ms4map.rules.waters import Waters
 
 CRS18 = CRS.from_epsg(26918)
 

@@ -27,7 +27,7 @@ import numpy as np
 from affine import Affine
 from pyproj import CRS
 
-from ms4map import overland
+from ms4map.hydrology import overland
 
 
 def synthetic(n: int, n_targets: int, seed: int = 7) -> tuple[np.ndarray, np.ndarray]:

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import terrains as T  # noqa: E402
 from test_overland_fixtures import CRS18, TR, dem  # noqa: E402
 
-from ms4map import overland  # noqa: E402
+from ms4map.hydrology import overland  # noqa: E402
 
 
 def before(t: T.Terrain) -> np.ndarray:

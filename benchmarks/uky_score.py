@@ -31,8 +31,8 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 import ms4map
+from ms4map.core.schema import INLET_KINDS
 from ms4map.network import DEFAULT_SNAP_M, assign_outfalls, build_network
-from ms4map.schema import INLET_KINDS
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DIR = HERE.parents[1] / "shared" / "realdata" / "uky_campus_storm"

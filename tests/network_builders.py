@@ -10,7 +10,7 @@ import pandas as pd
 from pyproj import CRS
 from shapely.geometry import LineString, Point, Polygon
 
-from ms4map.workspace import Workspace
+from ms4map.io.workspace import Workspace
 
 UTM = CRS.from_epsg(26918)
 JUNCTION_ID = re.compile(r"\bJ\d+\b")

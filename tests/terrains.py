@@ -15,7 +15,7 @@ import pandas as pd
 import shapely
 from test_overland_fixtures import CRS18, cell_box, xy
 
-from ms4map.workspace import Workspace
+from ms4map.io.workspace import Workspace
 
 LOT = 0.06  # lots fall 3 % towards the street
 GUTTER = 0.02  # gutters fall 1 % towards their inlet

@@ -15,7 +15,8 @@ from pyproj import Transformer  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import ms4map  # noqa: E402
-from ms4map import maps, pipeline  # noqa: E402
+from ms4map import pipeline
+from ms4map.outputs import maps  # noqa: E402
 
 TIMEOUT = 120
 

@@ -15,7 +15,7 @@ pytest.importorskip("streamlit")
 pytest.importorskip("argon2")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from ms4map import users  # noqa: E402
+from ms4map.records import users  # noqa: E402
 
 TIMEOUT = 180
 OUTFALL = "OF-009"
@@ -311,8 +311,9 @@ def test_map_colours_outfalls_by_derived_status_and_rings_open_cases(
     with_users: Path,
 ) -> None:
     from ms4map import io as msio
-    from ms4map import maps, open_workspace
+    from ms4map import open_workspace
     from ms4map.app import records_ui
+    from ms4map.outputs import maps
 
     ws = open_workspace(msio.demo_path(), no_dem=True)
     layers = maps.build_layers(ws)

@@ -12,7 +12,7 @@ import pytest
 
 from ms4map.app.static import asset_base_url, ensure_static_assets
 from ms4map.app.upload import safe_extract_zip, store_upload
-from ms4map.errors import InputOpenError
+from ms4map.core.errors import InputOpenError
 
 GEOJSON = (
     b'{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"id":"a"},'

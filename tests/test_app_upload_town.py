@@ -26,7 +26,7 @@ from ms4map.app.upload import (  # noqa: E402
     remove_upload,
     store_upload,
 )
-from ms4map.errors import InputOpenError  # noqa: E402
+from ms4map.core.errors import InputOpenError  # noqa: E402
 
 TIMEOUT = 180
 NULL_GEOMETRY = (

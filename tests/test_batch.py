@@ -354,7 +354,7 @@ def test_every_manifest_problem_is_listed_at_once(tmp_path):
             {"name": "gone", "workspace": "gone.gpkg"},
         ],
     )
-    from ms4map.errors import UsageError
+    from ms4map.core.errors import UsageError
 
     with pytest.raises(UsageError) as exc:
         read_manifest(man)

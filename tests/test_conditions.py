@@ -20,7 +20,8 @@ from test_conditions_fixtures import (
     town_waters,
 )
 
-from ms4map.conditions import (
+from ms4map.core.errors import DataError, UsageError
+from ms4map.rules.conditions import (
     DETERMINATION_VERSION,
     PROJECT_TYPES,
     SiteInfo,
@@ -31,8 +32,7 @@ from ms4map.conditions import (
     tmdl_hits_for,
     validate_inputs,
 )
-from ms4map.errors import DataError, UsageError
-from ms4map.profiles import load_profile
+from ms4map.rules.profiles import load_profile
 
 
 @pytest.fixture(scope="module")
@@ -270,7 +270,7 @@ def test_lake_tmdl_through_outfall_point(waters):
 def test_tmdl_without_stormwater_source_does_not_count(waters):
     tm = waters.tmdl_watersheds.copy()
     tm["stormwater_source"] = False
-    from ms4map.waters import Waters
+    from ms4map.rules.waters import Waters
 
     w2 = Waters.from_frames(
         waterbodies=waters.waterbodies,
@@ -489,7 +489,7 @@ def test_narrowed_list_still_counts_sediment():
     import geopandas as gpd
     from shapely.geometry import LineString
 
-    from ms4map.waters import Waters
+    from ms4map.rules.waters import Waters
 
     wb = gpd.GeoDataFrame(
         {"wb_id": ["1302-0009"], "name": ["Silty Brook"]},
@@ -519,8 +519,8 @@ def test_narrowed_list_still_counts_sediment():
 def test_tmdl_name_with_tmdl_is_not_doubled():
     import geopandas as gpd
 
-    from ms4map.conditions import tmdl_watershed_label
-    from ms4map.waters import Waters
+    from ms4map.rules.conditions import tmdl_watershed_label
+    from ms4map.rules.waters import Waters
 
     assert tmdl_watershed_label("Tamarack Lake Phosphorus TMDL") == (
         "Tamarack Lake Phosphorus TMDL watershed"

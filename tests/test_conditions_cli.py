@@ -227,7 +227,7 @@ def test_screen_with_impairments_csv_skips_bad_rows(town_gpkg, capsys):
 
 
 def test_screen_profile_file_missing_field(town_gpkg, tmp_path, capsys):
-    from ms4map.profiles import builtin_profile_path
+    from ms4map.rules.profiles import builtin_profile_path
 
     text = builtin_profile_path("stillwater").read_text(encoding="utf-8")
     p = tmp_path / "mytown.toml"

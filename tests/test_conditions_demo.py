@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import shapely
 
-from ms4map.errors import DataError, UsageError
+from ms4map.core.errors import DataError, UsageError
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -39,8 +39,8 @@ def demo():
     scenarios = demo_mod.SCENARIO_PARCELS or demo_mod.build_layers().info["scenarios"]
     import ms4map
     from ms4map import pipeline
-    from ms4map.conditions import screen_all
-    from ms4map.septic import flag_septic
+    from ms4map.rules.conditions import screen_all
+    from ms4map.rules.septic import flag_septic
 
     ws = ms4map.open_workspace(gpkg)
     res = pipeline.run(ws)
@@ -61,7 +61,7 @@ def _acres(demo, key):
 
 
 def ev(demo, key, **kw):
-    from ms4map.conditions import evaluate_site
+    from ms4map.rules.conditions import evaluate_site
 
     site = kw.pop("site", None)
     if site is None:
@@ -83,7 +83,7 @@ def vals(d):
 
 
 def narrowed():
-    from ms4map.profiles import load_profile
+    from ms4map.rules.profiles import load_profile
 
     return load_profile("stillwater").with_pollutants(NARROW)
 
@@ -352,7 +352,7 @@ def test_26_storm_connection_recorded(demo):
 
 
 def test_27_mailing_list(demo):
-    from ms4map.septic import mailing_list
+    from ms4map.rules.septic import mailing_list
 
     ml = mailing_list(demo["septic"].reset_index())
     assert demo["ids"]["g"] in set(ml["parcel_id"])

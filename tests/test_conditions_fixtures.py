@@ -12,7 +12,7 @@ import geopandas as gpd
 import pandas as pd
 from shapely.geometry import LineString, Point, box
 
-from ms4map.waters import Waters
+from ms4map.rules.waters import Waters
 
 CRS = "EPSG:26918"
 

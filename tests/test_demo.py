@@ -17,7 +17,7 @@ from rasterio import features
 from scipy import ndimage
 
 from ms4map import demo
-from ms4map.schema import INLET_KINDS, LAYERS
+from ms4map.core.schema import INLET_KINDS, LAYERS
 
 REPO_LAYERS = Path(__file__).resolve().parents[1] / "data" / "layers"
 

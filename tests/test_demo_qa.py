@@ -7,7 +7,7 @@ import pytest
 import ms4map
 from ms4map import demo, network
 from ms4map.cli import main
-from ms4map.validate import validate
+from ms4map.io.validate import validate
 
 
 def _ids(finding) -> list[str]:

@@ -175,7 +175,7 @@ def test_pair_counts_equal_unique_over_every_cell() -> None:
 
 
 def test_geojson_pairs_equal_the_geojson_text_round_trip() -> None:
-    from ms4map.overland import geojson_shapes
+    from ms4map.hydrology.overland import geojson_shapes
 
     holes = shapely.Polygon(
         [(0, 0), (10, 0), (10, 10), (0, 10)],

@@ -16,9 +16,10 @@ import pytest
 import shapely
 from shapely.geometry import Point, Polygon
 
-from ms4map import io, styles
+from ms4map import io
 from ms4map.cli import main
-from ms4map.export import export, source_layers
+from ms4map.io import styles
+from ms4map.outputs.export import export, source_layers
 
 DEMO = io.demo_path()
 CRS = "EPSG:26918"

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from ms4map import styles  # noqa: E402
+from ms4map.io import styles  # noqa: E402
 
 TIMEOUT = 180
 

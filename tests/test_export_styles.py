@@ -17,8 +17,10 @@ import pyogrio
 import pytest
 from shapely.geometry import Point
 
-from ms4map import io, maps, styles
+from ms4map import io
 from ms4map.cli import main
+from ms4map.io import styles
+from ms4map.outputs import maps
 
 DEMO = io.demo_path()
 QGIS_COLUMNS = [

@@ -15,7 +15,7 @@ from shapely.geometry import LineString, Point
 
 import ms4map
 from ms4map.cli import main
-from ms4map.errors import ValidationError
+from ms4map.core.errors import ValidationError
 
 UTM18 = "EPSG:26918"
 

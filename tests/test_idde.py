@@ -19,11 +19,11 @@ from pyproj import CRS
 from shapely.geometry import LineString, Point, box
 
 from ms4map import idde
+from ms4map.core.errors import DataError, UsageError
 from ms4map.demo import SCENARIO_PARCELS
-from ms4map.errors import DataError, UsageError
+from ms4map.io.workspace import Workspace
 from ms4map.network import build_network
-from ms4map.profiles import load_profile
-from ms4map.workspace import Workspace
+from ms4map.rules.profiles import load_profile
 
 UTM = CRS.from_epsg(26918)
 FAILED_SEPTIC = SCENARIO_PARCELS["g"]["parcel_id"]
@@ -202,7 +202,7 @@ def test_candidates_ordered_by_rule_with_share_draining_here(tree) -> None:
 
 
 def test_candidates_septic_flags_rank_second_and_maps_reexport(tree) -> None:
-    from ms4map import maps
+    from ms4map.outputs import maps
 
     result, _ = tree
     septic = pd.DataFrame({"parcel_id": ["L2"], "violation": [False], "special_condition": [True]})

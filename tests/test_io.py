@@ -17,7 +17,7 @@ from shapely.geometry import LineString, MultiLineString, Point, Polygon
 import ms4map
 from ms4map import io
 from ms4map.cli import main
-from ms4map.errors import InputOpenError, UsageError, ValidationError
+from ms4map.core.errors import InputOpenError, UsageError, ValidationError
 
 UTM18 = "EPSG:26918"
 X0, Y0 = 600_000.0, 4_760_000.0

@@ -13,8 +13,8 @@ from affine import Affine
 from shapely.geometry import LineString, box
 from test_app_town import CRS, LOT, X0, Y0, town_layers, write_town
 
-from ms4map import maps
-from ms4map.workspace import Workspace
+from ms4map.io.workspace import Workspace
+from ms4map.outputs import maps
 
 
 @pytest.fixture(scope="module")

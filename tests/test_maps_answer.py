@@ -13,8 +13,9 @@ from shapely.geometry import Point
 from test_app_town import CRS, town_layers
 
 import ms4map
-from ms4map import maps, pipeline
-from ms4map.workspace import Workspace
+from ms4map import pipeline
+from ms4map.io.workspace import Workspace
+from ms4map.outputs import maps
 
 PLAZA = "107.12-2-11"  # drains 56 % to CB-0503 and 44 % to CB-0504, both to OF-013
 
@@ -119,7 +120,7 @@ def test_the_inventory_gives_outfall_latitude_and_longitude(demo) -> None:
 
 
 def test_town_totals_count_each_parcel_once(demo) -> None:
-    from ms4map import septic as septic_mod
+    from ms4map.rules import septic as septic_mod
 
     ws, result = demo
     sep = septic_mod.flag_septic(result, profile="stillwater", workspace=ws)

@@ -7,7 +7,8 @@ import pytest
 from pyproj import Transformer
 
 import ms4map
-from ms4map import maps, pipeline
+from ms4map import pipeline
+from ms4map.outputs import maps
 
 
 @pytest.fixture(scope="module")

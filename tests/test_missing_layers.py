@@ -19,7 +19,7 @@ import pytest
 import ms4map
 from ms4map import pipeline
 from ms4map.cli import main
-from ms4map.conditions import evaluate_site, screen_all
+from ms4map.rules.conditions import evaluate_site, screen_all
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -50,7 +50,7 @@ def demo_without(layer: str, folder: Path) -> Path:
         con.commit()
     finally:
         con.close()
-    assert layer not in {name for name, _ in ms4map.io.pyogrio.list_layers(dst)}
+    assert layer not in {name for name, _ in ms4map.io.files.pyogrio.list_layers(dst)}
     return dst
 
 
@@ -79,7 +79,7 @@ def full():
 # ---- validate ---------------------------------------------------------------------------
 @pytest.mark.parametrize("layer", [*LEGAL, "outfalls"])
 def test_validate_warns_for_each_missing_legal_layer(copies, layer, capsys) -> None:
-    from ms4map.validate import validate
+    from ms4map.io.validate import validate
 
     report = validate(copies[layer]).report
     hits = [f for f in report.warnings if f.code == "missing_legal_layer"]
@@ -93,7 +93,7 @@ def test_validate_warns_for_each_missing_legal_layer(copies, layer, capsys) -> N
 
 
 def test_full_demo_has_no_missing_layer_warning() -> None:
-    from ms4map.validate import validate
+    from ms4map.io.validate import validate
 
     assert not [f for f in validate(_demo()).report.findings if f.code == "missing_legal_layer"]
 
@@ -109,7 +109,7 @@ def test_empty_tmdl_layer_means_none(tmp_path) -> None:
     assert "tmdl_watersheds" in ws.layers and len(ws.layers["tmdl_watersheds"]) == 0
     assert "empty_layer" in ws.qa.codes()
     assert not ws.qa.has_errors
-    from ms4map.waters import Waters
+    from ms4map.rules.waters import Waters
 
     assert "tmdl_watersheds" not in Waters.from_workspace(ws).missing
 
@@ -157,7 +157,7 @@ def test_a_yes_stays_yes_and_says_what_is_missing(runs, layer) -> None:
 
 
 def test_report_of_an_undetermined_site_names_the_layer(runs, tmp_path) -> None:
-    from ms4map.report import write_report
+    from ms4map.outputs.report import write_report
 
     ws, res = runs["impairments"]
     det = evaluate_site(

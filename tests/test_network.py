@@ -10,7 +10,8 @@ import shapely
 from pyproj import CRS
 from shapely.geometry import LineString, MultiLineString, Point, Polygon
 
-from ms4map.errors import DataError
+from ms4map.core.errors import DataError
+from ms4map.io.workspace import Workspace
 from ms4map.network import (
     ASSIGN_METHODS,
     assign_outfalls,
@@ -20,7 +21,6 @@ from ms4map.network import (
     trace_downstream,
     trace_upstream,
 )
-from ms4map.workspace import Workspace
 
 UTM = CRS.from_epsg(26918)
 FEET = CRS.from_epsg(2263)  # NY State Plane Long Island, US survey feet

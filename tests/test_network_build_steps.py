@@ -12,7 +12,8 @@ import numpy as np
 from network_builders import UTM, network_workspace
 from shapely.geometry import LineString, MultiLineString, Point
 
-from ms4map.network_build import (
+from ms4map.core.qa import QAReport
+from ms4map.network.build import (
     BuildConfig,
     assemble_edges,
     assumed_laterals,
@@ -29,7 +30,6 @@ from ms4map.network_build import (
     split_lines,
     water_tree,
 )
-from ms4map.qa import QAReport
 
 CFG = BuildConfig.of(UTM, 1.524, 10.0, 15.0, 15.0)
 

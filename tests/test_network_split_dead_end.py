@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 from network_builders import JUNCTION_ID, far_water, network_workspace
 
+from ms4map.io.workspace import Workspace
 from ms4map.network import assign_outfalls, build_network, edge_outfalls, trace_downstream
-from ms4map.workspace import Workspace
 
 
 def _ws(st_rows, cv_rows) -> Workspace:

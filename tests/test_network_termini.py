@@ -11,8 +11,9 @@ import pandas as pd
 from affine import Affine
 from network_builders import UTM, far_water, network_workspace
 
+from ms4map.io.workspace import Dem, Workspace
 from ms4map.network import assign_outfalls, build_network
-from ms4map.network_build import (
+from ms4map.network.build import (
     dem_ground_at,
     downhill_evidence,
     open_end_headwalls,
@@ -20,7 +21,6 @@ from ms4map.network_build import (
     outlet_distances,
     segment_table,
 )
-from ms4map.workspace import Dem, Workspace
 
 
 def _edges(net):

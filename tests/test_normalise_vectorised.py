@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ms4map import schema
+from ms4map.core import schema
 
 ELEV = [12.5, 0, "0", -9999, "1,234.5", " 7 ", "", None, np.nan, "<Null>", "abc", pd.NA, 3]
 TEXT = ["A-1", " B ", "", "NULL", None, np.nan, 1204.0, 7, "None", "x.0"]

@@ -8,9 +8,9 @@ import pytest
 import shapely
 from test_overland_fixtures import CRS18, TR, dem, plane, town_dem, xy
 
-from ms4map import overland
-from ms4map.errors import DataError
-from ms4map.workspace import Dem
+from ms4map.core.errors import DataError
+from ms4map.hydrology import overland
+from ms4map.io.workspace import Dem
 
 
 def _inlets(**cells: tuple[int, int]) -> gpd.GeoDataFrame:

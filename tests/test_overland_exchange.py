@@ -8,7 +8,7 @@ import shapely
 from affine import Affine
 from test_overland_fixtures import CRS18, TR, dem, town_dem, xy
 
-from ms4map import overland
+from ms4map.hydrology import overland
 
 
 def _inlets(**cells: tuple[int, int]) -> gpd.GeoDataFrame:

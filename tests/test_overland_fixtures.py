@@ -13,7 +13,7 @@ import shapely
 from affine import Affine
 from pyproj import CRS
 
-from ms4map.workspace import Dem, Workspace
+from ms4map.io.workspace import Dem, Workspace
 
 CRS18 = CRS.from_epsg(26918)
 X0, Y0, CELL = 500000.0, 4700000.0, 2.0

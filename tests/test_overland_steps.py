@@ -8,7 +8,7 @@ import pytest
 import shapely
 from test_overland_fixtures import CRS18, TR, xy
 
-from ms4map import overland
+from ms4map.hydrology import overland
 
 
 def _bowl(n: int = 9, rim: float = 5.0, floor: float = 3.0, pit: float = 1.0) -> np.ndarray:

@@ -16,7 +16,8 @@ import shapely
 import terrains as T
 from test_overland_fixtures import CRS18, dem, xy
 
-from ms4map import overland, pipeline
+from ms4map import pipeline
+from ms4map.hydrology import overland
 
 
 def _route(t: T.Terrain, **kw):

@@ -9,7 +9,7 @@ from test_overland_fixtures import CRS18, TR, town_dem, town_layers, town_worksp
 
 from ms4map import pipeline
 from ms4map.cli import main
-from ms4map.errors import UsageError
+from ms4map.core.errors import UsageError
 
 
 def test_second_run_is_cached_and_settings_key_the_cache():

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ms4map.errors import DataError, InputOpenError, UsageError
-from ms4map.profiles import (
+from ms4map.core.errors import DataError, InputOpenError, UsageError
+from ms4map.rules.profiles import (
     BUILTIN_PROFILES,
     EXEMPTION_CODES,
     REQUIRED_CITATIONS,
@@ -137,7 +137,7 @@ def test_invalid_toml(tmp_path):
 
 
 def test_with_pollutants_validates_names_and_keeps_sediment():
-    from ms4map.errors import UsageError
+    from ms4map.core.errors import UsageError
 
     prof = load_profile("stillwater")
     # a misspelling is read as the pollutant it names; sediment is always in the list

@@ -14,7 +14,7 @@ from shapely.geometry import Point, box
 
 import ms4map.io
 import ms4map.records as rec
-from ms4map.errors import DataError, InputOpenError, UsageError
+from ms4map.core.errors import DataError, InputOpenError, UsageError
 from ms4map.idde import flow_type_of
 
 CRS = "EPSG:26918"

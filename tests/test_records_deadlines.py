@@ -8,7 +8,7 @@ import pytest
 from test_records import make_town
 
 import ms4map.records as rec
-from ms4map.errors import DataError
+from ms4map.core.errors import DataError
 
 
 def _deadlines(r: rec.Records, cid: int, today: str) -> dict[str, tuple]:

@@ -6,9 +6,9 @@ import pytest
 from shapely.geometry import LineString, Point, box
 from test_conditions_fixtures import CLEAR, MILL, row, town_waters
 
-from ms4map.conditions import SiteInfo, determine
-from ms4map.errors import UsageError
-from ms4map.report import render_html, site_map_png, write_report
+from ms4map.core.errors import UsageError
+from ms4map.outputs.report import render_html, site_map_png, write_report
+from ms4map.rules.conditions import SiteInfo, determine
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,7 @@ def _all_text(fig):
 def test_report_sign_block_ids_workspace_scale_and_north(det):
     import matplotlib.pyplot as plt
 
-    from ms4map.report import report_figure
+    from ms4map.outputs.report import report_figure
 
     det.doc["workspace"] = {"name": "demo.gpkg", "path": "/x/demo.gpkg"}
     det.map_layers["outfall_ids"] = ["OF-M"]

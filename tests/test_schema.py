@@ -10,9 +10,9 @@ import pytest
 from shapely.geometry import LineString
 
 import ms4map
-from ms4map import schema
-from ms4map.errors import UsageError
-from ms4map.fieldmap import FieldMap, mapping_to_cli, mapping_to_toml, parse_field_option
+from ms4map.core import schema
+from ms4map.core.errors import UsageError
+from ms4map.io.fieldmap import FieldMap, mapping_to_cli, mapping_to_toml, parse_field_option
 
 
 @pytest.mark.parametrize(

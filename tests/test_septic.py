@@ -15,7 +15,12 @@ from test_conditions_fixtures import (
     town_waters,
 )
 
-from ms4map.septic import flag_septic_table, mailing_list, parse_failure_codes, write_mailing_list
+from ms4map.rules.septic import (
+    flag_septic_table,
+    mailing_list,
+    parse_failure_codes,
+    write_mailing_list,
+)
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ms4map._units import metres_per_unit, metres_to_units
-from ms4map.errors import DataError
+from ms4map.core.errors import DataError
+from ms4map.core.units import metres_per_unit, metres_to_units
 
 
 def test_projected_units():

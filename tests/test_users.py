@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("argon2")
 
-from ms4map import users  # noqa: E402
 from ms4map.cli import main  # noqa: E402
-from ms4map.errors import EXIT_USAGE, UsageError  # noqa: E402
+from ms4map.core.errors import EXIT_USAGE, UsageError  # noqa: E402
+from ms4map.records import users  # noqa: E402
 
 
 @pytest.fixture()

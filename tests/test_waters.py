@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ms4map.errors import DataError, InputOpenError
-from ms4map.waters import (
+from ms4map.core.errors import DataError, InputOpenError
+from ms4map.rules.waters import (
     Waters,
     normalize_category,
     normalize_pollutant,

@@ -4,37 +4,50 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .errors import (  # noqa: E402
+from . import _compat  # noqa: E402
+
+_compat.install()  # the old flat module paths (ms4map.conditions, ...): _compat.ALIASES
+
+from .core.errors import (  # noqa: E402
     DataError,
     InputOpenError,
     Ms4mapError,
     UsageError,
     ValidationError,
 )
+from .core.qa import Finding, QAReport  # noqa: E402
 from .io import open_workspace  # noqa: E402
-from .qa import Finding, QAReport  # noqa: E402
-from .workspace import Dem, Workspace  # noqa: E402
+from .io.workspace import Dem, Workspace  # noqa: E402
 
 _SUBMODULES = {
+    "core",
     "io",
+    "network",
+    "hydrology",
+    "drainage",
+    "pipeline",
+    "rules",
+    "idde",
+    "records",
+    "outputs",
+    "demo",
+    # old flat paths, answered by _compat.ALIASES
     "schema",
     "fieldmap",
     "validate",
-    "network",
     "overland",
-    "drainage",
-    "pipeline",
     "waters",
     "conditions",
     "septic",
-    "idde",
-    "records",
     "profiles",
     "report",
     "maps",
-    "demo",
+    "export",
+    "styles",
+    "users",
     "qa",
     "workspace",
+    "errors",
 }
 
 

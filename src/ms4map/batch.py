@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import InputOpenError, Ms4mapError, UsageError
+from .core.errors import InputOpenError, Ms4mapError, UsageError
 
 __all__ = [
     "LAYERS",
@@ -126,7 +126,7 @@ class Town:
         for p in (self.profile, self.impairments):
             if p and Path(p).suffix.lower() in (".toml", ".csv") and Path(p).is_file():
                 files.append(Path(p))
-        from .profiles import BUILTIN_PROFILES, builtin_profile_path
+        from .rules.profiles import BUILTIN_PROFILES, builtin_profile_path
 
         if self.profile in BUILTIN_PROFILES:  # a bundled profile's text may change too
             files.append(Path(builtin_profile_path(self.profile)))
@@ -139,7 +139,7 @@ class Town:
         the option files (workspace manifest, profile file, impairments CSV).  The data
         files themselves are checked against the provenance's input hashes.
         """
-        from .workspace import file_sha256
+        from .io.workspace import file_sha256
 
         return {
             "name": self.name,
@@ -247,7 +247,7 @@ def _resolve(text: str, base: Path) -> Path:
 
 
 def _profile_spec(value: Any, base: Path) -> str:
-    from .profiles import BUILTIN_PROFILES, DEFAULT_PROFILE
+    from .rules.profiles import BUILTIN_PROFILES, DEFAULT_PROFILE
 
     if value is None:
         return DEFAULT_PROFILE
@@ -487,9 +487,9 @@ def _compute(town: Town, out: Path) -> dict[str, Any]:
     from . import __version__, pipeline
     from .cli import screen as cli_screen
     from .cli import workspace_from_args
-    from .conditions import screen_all
     from .io import check_output_path, write_outputs
-    from .septic import flag_septic
+    from .rules.conditions import screen_all
+    from .rules.septic import flag_septic
 
     sargs = _cli_args(town.screen_argv())
     ws = workspace_from_args(sargs)
@@ -548,8 +548,8 @@ def previous_summary(town: Town, out: Path) -> dict[str, Any] | None:
     there still has its SHA-256, and no DEM appeared beside a workspace that had none.
     """
     from . import __version__
-    from .io import _provenance_rows
-    from .workspace import file_sha256
+    from .io.files import _provenance_rows
+    from .io.workspace import file_sha256
 
     if not out.is_file():
         return None

@@ -36,8 +36,9 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from .errors import DataError, UsageError
-from .overland import (
+from .core.errors import DataError, UsageError
+from .core.qa import QAReport
+from .hydrology.overland import (
     TARGET_KINDS,
     OverlandResult,
     _polygonize,
@@ -45,7 +46,6 @@ from .overland import (
     surface_path,
     upstream_mask,
 )
-from .qa import QAReport
 
 __all__ = [
     "COLUMNS",

@@ -29,9 +29,9 @@ import numpy as np
 import pandas as pd
 
 from . import drainage as _drainage
-from . import overland as _overland
-from .errors import UsageError
-from .qa import QAReport
+from .core.errors import UsageError
+from .core.qa import QAReport
+from .hydrology import overland as _overland
 
 __all__ = ["DEFAULT_SETTINGS", "PipelineResult", "clear_cache", "run", "workspace_key"]
 
@@ -239,7 +239,7 @@ def run(
     # -- validate: open_workspace validated the layers; carry its warnings -----------------
     qa.extend(ws.qa)
     if ws.qa.has_errors:
-        from .errors import ValidationError
+        from .core.errors import ValidationError
 
         raise ValidationError(ws.qa)
 

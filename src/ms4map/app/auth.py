@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from .. import users
+from ..records import users
 
 __all__ = [
     "FAIL_WINDOW_S",

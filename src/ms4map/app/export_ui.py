@@ -39,7 +39,7 @@ def results_download(
 
     ``token`` names what the layers hold (e.g. the filters on screen): a file prepared
     for another token is not offered (the download is always of what is on screen)."""
-    from ..export import export_frames
+    from ..outputs.export import export_frames
     from .upload import app_data_dir
 
     c1, c2, c3 = st.columns([2, 1, 2])

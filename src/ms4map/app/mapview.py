@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from .. import maps
+from ..outputs import maps
 from . import state
 from .static import asset_base_url
 

@@ -94,8 +94,7 @@ def reader() -> Any | None:
 
 def _writer(what: str) -> Any:
     """The server-side check, then the records opened as the session's user and role."""
-    from .. import users
-    from ..records import open_records
+    from ..records import open_records, users
 
     s = auth.require_smo(what)
     loc = records_location()
@@ -163,7 +162,7 @@ def read_only_note(key: str) -> None:
 
 
 def _error(exc: BaseException) -> None:
-    from ..errors import Ms4mapError
+    from ..core.errors import Ms4mapError
 
     if isinstance(exc, PermissionError | Ms4mapError):
         st.error(str(exc))
@@ -433,7 +432,7 @@ def map_overlay(ws: Any, layers: dict[str, Any]) -> tuple[dict[str, Any], list[A
     import folium
     import numpy as np
 
-    from .. import maps
+    from ..outputs import maps
 
     got = derived_status()
     if got is None or "outfalls" not in layers:

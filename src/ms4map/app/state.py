@@ -196,7 +196,7 @@ def app_fixes(text: str) -> str:
 
 
 def _show_error(title: str, exc: BaseException) -> None:
-    from ..errors import Ms4mapError
+    from ..core.errors import Ms4mapError
 
     if isinstance(exc, Ms4mapError):
         st.error(f"{title}: {plain(app_fixes(exc))}")
@@ -268,12 +268,12 @@ def pipeline_result(ws: Any, *, show_error: bool = True) -> Any | None:
 
 @st.cache_resource(show_spinner="Flagging septic parcels ...", max_entries=4)
 def _septic(_ws: Any, _result: Any, fingerprint: str, profile: str) -> Any:
-    return library("septic").flag_septic(_result, profile=profile, workspace=_ws)
+    return library("rules.septic").flag_septic(_result, profile=profile, workspace=_ws)
 
 
 def septic_layer(ws: Any, result: Any, *, profile: str = "stillwater") -> Any | None:
     """The cached ``septic`` layer, or ``None`` when unavailable."""
-    if result is None or library("septic") is None:
+    if result is None or library("rules.septic") is None:
         return None
     try:
         return _septic(ws, result, ws.fingerprint(), profile)
@@ -284,12 +284,12 @@ def septic_layer(ws: Any, result: Any, *, profile: str = "stillwater") -> Any | 
 
 @st.cache_resource(show_spinner="Screening every parcel for Condition A ...", max_entries=4)
 def _screening(_ws: Any, _result: Any, fingerprint: str, profile: str) -> Any:
-    return library("conditions").screen_all(_result, profile=profile, workspace=_ws)
+    return library("rules.conditions").screen_all(_result, profile=profile, workspace=_ws)
 
 
 def screening_layer(ws: Any, result: Any, *, profile: str = "stillwater") -> Any | None:
     """The cached ``screening`` layer (every parcel), or ``None`` when unavailable."""
-    if result is None or library("conditions") is None:
+    if result is None or library("rules.conditions") is None:
         return None
     try:
         return _screening(ws, result, ws.fingerprint(), profile)
@@ -300,7 +300,7 @@ def screening_layer(ws: Any, result: Any, *, profile: str = "stillwater") -> Any
 
 @st.cache_resource(show_spinner="Preparing map layers ...", max_entries=8)
 def _layers(_ws: Any, _result: Any, _septic: Any, _screening: Any, key: tuple) -> Any:
-    from .. import maps
+    from ..outputs import maps
 
     return maps.build_layers(
         _ws, result=_result, septic=_septic, screening=_screening, parcel_colour=key[-1]
@@ -328,7 +328,7 @@ def map_layers(
 
 @st.cache_resource(show_spinner="Counting what drains to each outfall ...", max_entries=8)
 def _inventory(_ws: Any, _result: Any, _septic: Any, key: tuple) -> Any:
-    from .. import maps
+    from ..outputs import maps
 
     return maps.outfall_inventory(_ws, _result, septic=_septic)
 
@@ -343,7 +343,7 @@ def outfall_inventory(ws: Any, result: Any, septic: Any = None) -> Any:
 
 @st.cache_resource(show_spinner="Indexing ids and addresses ...", max_entries=4)
 def _search_index(_ws: Any, fingerprint: str) -> Any:
-    from .. import maps
+    from ..outputs import maps
 
     return maps.build_search_index(_ws)
 
@@ -355,7 +355,7 @@ def search_index(ws: Any) -> Any:
 
 @st.cache_resource(show_spinner="Shading the DEM ...", max_entries=4)
 def _hillshade(_dem: Any, fingerprint: str) -> tuple[bytes, list[list[float]]]:
-    from .. import maps
+    from ..outputs import maps
 
     rgba, bounds = maps.hillshade(_dem.array, _dem.transform, _dem.crs, z_factor=_dem.z_to_m)
     return maps.png_bytes(rgba), bounds

@@ -91,7 +91,7 @@ def ensure_static_assets(static_dir: str | Path) -> Path:
         When xstatic-leaflet or xstatic-jquery is not installed (install the
         ``app`` extra: ``pip install ms4map[app]``).
     """
-    from ..errors import InputOpenError
+    from ..core.errors import InputOpenError
 
     assets = installed_assets()
     missing = sorted(set(_PACKAGES) - set(assets))

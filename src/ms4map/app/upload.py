@@ -20,7 +20,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from ..errors import InputOpenError
+from ..core.errors import InputOpenError
 from ..io import MAX_ZIP_MEMBERS, MAX_ZIP_UNPACKED  # one set of zip limits (io.check_zip)
 
 __all__ = [

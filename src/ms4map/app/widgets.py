@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from .. import maps
+from ..outputs import maps
 
 __all__ = ["feature_details", "outfall_summary", "page_link", "search_box", "show_path"]
 

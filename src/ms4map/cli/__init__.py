@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..errors import EXIT_USAGE, Ms4mapError
+from ..core.errors import EXIT_USAGE, Ms4mapError
 
 __all__ = [
     "main",
@@ -83,8 +83,8 @@ def add_workspace_options(parser: argparse.ArgumentParser, *, path_required: boo
 
 def workspace_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """Keyword arguments of :func:`ms4map.io.open_workspace` from parsed options."""
-    from ..fieldmap import FieldMap, parse_field_option
     from ..io import parse_layer_option
+    from ..io.fieldmap import FieldMap, parse_field_option
 
     layers: dict[str, list[str]] = {}
     for text in args.layer or []:

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..errors import InputOpenError
+from ..core.errors import InputOpenError
 
 __all__ = ["app_command", "launcher_script", "register", "run", "run_server"]
 

@@ -37,8 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..core.errors import UsageError
     from ..demo import build_demo
-    from ..errors import UsageError
 
     out = Path(args.out) if args.out else _checkout_layers()
     if out is None:

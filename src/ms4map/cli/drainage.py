@@ -14,7 +14,7 @@ __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..overland import DEFAULTS
+    from ..hydrology.overland import DEFAULTS
 
     p = sub.add_parser(
         "drainage",

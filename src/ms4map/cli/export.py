@@ -6,7 +6,7 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..export import FORMATS
+    from ..outputs.export import FORMATS
 
     p = sub.add_parser(
         "export",
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..export import export
+    from ..outputs.export import export
 
     res = export(args.src, args.to, args.layer or None)
     rows = ", ".join(f"{n} ({k} rows)" for n, k in res.layers.items())

@@ -32,14 +32,14 @@ import json
 import sys
 from typing import Any
 
-from ..errors import EXIT_USAGE
+from ..core.errors import EXIT_USAGE
 from . import add_workspace_options, input_paths
 
 __all__ = ["register", "run_case", "run_inspect", "run_records"]
 
 
 def _common(p: argparse.ArgumentParser, *, by_required: bool) -> None:
-    from ..profiles import BUILTIN_PROFILES
+    from ..rules.profiles import BUILTIN_PROFILES
 
     add_workspace_options(p)
     g = p.add_argument_group("records options")
@@ -366,7 +366,7 @@ def run_case(args: argparse.Namespace) -> int:
     cases = rec.cases(history=True)
     steps = cases[cases["case_id"] == args.case_id]
     if not len(steps):
-        from ..errors import DataError
+        from ..core.errors import DataError
 
         raise DataError(
             f"Field 'case_id' = {args.case_id}: no such case. Fix: see "

@@ -18,15 +18,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError, InputOpenError, UsageError
+from ..core.errors import DataError, InputOpenError, UsageError
 from . import add_workspace_options, workspace_from_args
 
 __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..conditions import PROJECT_TYPES
-    from ..profiles import BUILTIN_PROFILES, EXEMPTION_CODES
+    from ..rules.conditions import PROJECT_TYPES
+    from ..rules.profiles import BUILTIN_PROFILES, EXEMPTION_CODES
 
     p = sub.add_parser(
         "screen",
@@ -106,7 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _profile(args: argparse.Namespace) -> Any:
-    from ..profiles import load_profile
+    from ..rules.profiles import load_profile
 
     prof = load_profile(args.profile)
     if args.pollutants:
@@ -115,7 +115,7 @@ def _profile(args: argparse.Namespace) -> Any:
 
 
 def _waters(args: argparse.Namespace, ws: Any) -> Any:
-    from ..waters import Waters, read_303d_csv, read_attains_csv
+    from ..rules.waters import Waters, read_303d_csv, read_attains_csv
 
     if not args.impairments:
         return Waters.from_workspace(ws)
@@ -219,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("Give either --site or --site-file, not both.")
     if args.acres is None:
         raise UsageError("--acres N (disturbed acres) is required for a site determination.")
-    from ..conditions import CLI_LABELS, application_info, evaluate_site, validate_inputs
+    from ..rules.conditions import CLI_LABELS, application_info, evaluate_site, validate_inputs
 
     # check the user's options before the (slower) workspace and pipeline
     validate_inputs(
@@ -242,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
     ws = workspace_from_args(args)
     if args.report:  # refuse an input file (and create the folder) before the slow part
         from ..io import check_output_path
-        from ..report import REPORT_SUFFIXES
+        from ..outputs.report import REPORT_SUFFIXES
 
         check_output_path(
             args.report,
@@ -267,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
         application=application,
     )
     if args.report:
-        from ..report import write_report
+        from ..outputs.report import write_report
 
         path = write_report(det, args.report, protected=_protected(args, ws))
         if not args.json:
@@ -281,9 +281,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_batch(args: argparse.Namespace) -> int:
     from .. import pipeline
-    from ..conditions import screen_all
     from ..io import write_outputs, write_text_output
-    from ..septic import flag_septic, write_mailing_list
+    from ..rules.conditions import screen_all
+    from ..rules.septic import flag_septic, write_mailing_list
 
     prof = _profile(args)
     ws = workspace_from_args(args)
@@ -301,7 +301,7 @@ def _run_batch(args: argparse.Namespace) -> int:
         impairments=args.impairments,
     )
     problems = list(scr.attrs.get("problems", [])) + list(sep.attrs.get("problems", []))
-    from ..waters import missing_layer_reason
+    from ..rules.waters import missing_layer_reason
 
     missing = [missing_layer_reason(m) for m in waters.missing]
     path = write_outputs(

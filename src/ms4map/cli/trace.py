@@ -20,7 +20,7 @@ CSV_COLUMNS = [
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..network_settings import DEFAULT_LATERAL_M, DEFAULT_SNAP_M
+    from ..network.settings import DEFAULT_LATERAL_M, DEFAULT_SNAP_M
 
     p = sub.add_parser(
         "trace",
@@ -82,7 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import UsageError
+    from ..core.errors import UsageError
     from ..network import build_network
 
     if not (args.all or args.from_id or args.upstream_of):
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         _write_qa(net, outputs, prov, prot)
     if getattr(args, "field_check", None):
         from ..io import write_outputs
-        from ..network_trace import field_check_points
+        from ..network.trace import field_check_points
 
         pts = field_check_points(net)
         write_outputs(outputs["field_check"], {"field_check": pts}, provenance=prov, inputs=prot)
@@ -146,7 +146,7 @@ def _check_outputs(args: argparse.Namespace, prot: list[str]) -> dict[str, Path]
     Returns ``{"out": ..., "out_prov": ..., "qa": ..., "qa_prov": ...}`` for the
     outputs asked for.
     """
-    from ..errors import UsageError
+    from ..core.errors import UsageError
     from ..io import check_output_path
 
     want: list[tuple[str, str, str | Path, tuple[str, ...]]] = []

@@ -17,7 +17,7 @@ import argparse
 import getpass
 import sys
 
-from ..errors import EXIT_USAGE
+from ..core.errors import EXIT_USAGE
 
 __all__ = ["register", "run"]
 
@@ -71,7 +71,7 @@ def _password(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import users
+    from ..records import users
 
     path = args.users_file
     where = path or users.users_file_path()

@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..io import check_output_path, write_text_output
-    from ..validate import validate
+    from ..io.validate import validate
 
     protected = input_paths(args)
     if args.report:  # check before the work, so a bad path fails fast

@@ -15,8 +15,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import DataError
-from ..profiles import Profile
+from ..core.errors import DataError
+from ..rules.profiles import Profile
 
 __all__ = [
     "DEADLINE_STATUSES",

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import DataError
+from ..core.errors import DataError
 
 __all__ = [
     "CASE_FIELDS",

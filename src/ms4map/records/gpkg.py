@@ -30,7 +30,7 @@ from typing import Any
 
 import shapely
 
-from ..errors import DataError, InputOpenError
+from ..core.errors import DataError, InputOpenError
 from .fields import CASE_FIELDS, INSPECTION_FIELDS, SAMPLE_FIELDS
 
 __all__ = [

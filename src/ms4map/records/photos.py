@@ -13,7 +13,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import DataError, InputOpenError
+from ..core.errors import DataError, InputOpenError
 
 __all__ = ["MAX_PHOTO_BYTES", "Photo", "check_photo"]
 

@@ -19,8 +19,8 @@ import geopandas as gpd
 import pandas as pd
 from pyproj import CRS
 
-from ..errors import DataError, InputOpenError, UsageError
-from ..profiles import Profile, load_profile
+from ..core.errors import DataError, InputOpenError, UsageError
+from ..rules.profiles import Profile, load_profile
 from . import gpkg
 from .cases import STEPS, case_deadlines, check_step, remedy_deadline
 from .fields import CASE_FIELDS, INSPECTION_FIELDS, SAMPLE_FIELDS, as_date, check_fields
@@ -64,7 +64,7 @@ def _users_role(user: str, users_file: str | Path | None) -> str | None:
     """The role the users file gives ``user`` (``None`` when it lists no role)."""
     src = users_file or os.environ.get(USERS_FILE_ENV)
     if not src:  # the app's users file (ms4map users add), when there is one
-        from ..users import users_file_path
+        from .users import users_file_path
 
         src = users_file_path()
         if not src.exists():
@@ -1140,7 +1140,7 @@ def open_records(
             with gpkg.write_tx(rec) as con:
                 gpkg.ensure_schema(con, srs=_srs_of(outfalls.crs), bounds=b, meta=meta)
             # QGIS draws the inspections, samples and cases styled (docs/exports.md)
-            from ..styles import write_layer_styles
+            from ..io.styles import write_layer_styles
 
             write_layer_styles(rec, description="ms4map records")
     return Records(

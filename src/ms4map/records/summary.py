@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 __all__ = [
     "SUMMARY_KEYS",

@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from ...schema import LAYERS
+from ...core.schema import LAYERS
 from .. import state
 from ..state import plain
 from ..upload import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ... import maps
+from ...outputs import maps
 from .. import state
 
 

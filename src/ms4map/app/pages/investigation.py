@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ... import maps
+from ...outputs import maps
 from .. import mapview, state
 
 
@@ -106,7 +106,7 @@ def render() -> None:
 def _notice_drafter(ws, result, cand) -> None:
     """Draft a notice of violation for one candidate parcel (logic in ms4map.idde)."""
     from ... import idde
-    from ...profiles import BUILTIN_PROFILES
+    from ...rules.profiles import BUILTIN_PROFILES
 
     if not len(cand):
         return

@@ -29,16 +29,16 @@ def render() -> None:
     screening = state.screening_layer(ws, result) if colour == "condition_a" else None
     if colour in ("septic", "condition_a") and result is None:
         st.sidebar.caption("Parcel colours need the drainage result (see the message above).")
-    elif colour == "septic" and septic is None and state.library("septic") is None:
+    elif colour == "septic" and septic is None and state.library("rules.septic") is None:
         st.sidebar.caption("Septic flags need the septic module (ms4map.septic).")
-    elif colour == "condition_a" and screening is None and state.library("conditions") is None:
+    elif colour == "condition_a" and screening is None and state.library("rules.conditions") is None:
         st.sidebar.caption("Condition A colours need the conditions module (ms4map.conditions).")
     shown = screening if colour == "condition_a" else septic if colour == "septic" else None
     missing = list(getattr(shown, "attrs", {}).get("missing_layers", []) or [])
     if colour == "septic":
         missing = [m for m in missing if m in ("impairments", "tmdl_watersheds")]
     if missing:
-        from ...waters import missing_layer_reason
+        from ...rules.waters import missing_layer_reason
 
         st.sidebar.warning(
             (
@@ -63,7 +63,7 @@ def render() -> None:
 
 @st.fragment
 def _map_fragment(ws, result, layers, controls) -> None:
-    from ... import maps
+    from ...outputs import maps
 
     click = mapview.pending_click("map_main")
     if click is not None:  # answered in this run: no second rerun
@@ -119,7 +119,7 @@ def _search_focus(ws, result, sel, path):
     """Where the map jumps after a search: the feature found and its whole path (overland
     step, pipes, outfall), not the feature alone at street level.  Computed once per
     search, so a later click elsewhere does not move the map."""
-    from ... import maps
+    from ...outputs import maps
 
     searched = st.session_state.get("map_search_last")  # the map jumps to searches only
     if not searched:

@@ -8,7 +8,7 @@ import geopandas as gpd
 import streamlit as st
 from shapely.geometry import LineString, Point, Polygon
 
-from ... import maps
+from ...outputs import maps
 from .. import mapview, state, widgets
 
 GUESS = "(guess from the parcel's property class)"
@@ -37,7 +37,7 @@ def render() -> None:
     if ctx is None:
         return
     ws, result = ctx.ws, ctx.result
-    conditions = state.library("conditions")
+    conditions = state.library("rules.conditions")
     if conditions is None:
         state.not_available("Site screening", "conditions")
         return
@@ -111,7 +111,7 @@ def render() -> None:
             key="screen_type",
             format_func=lambda s: s.replace("_", " "),
         )
-        codes = getattr(state.library("profiles"), "EXEMPTION_CODES", ())
+        codes = getattr(state.library("rules.profiles"), "EXEMPTION_CODES", ())
         exemption = c4.selectbox(
             "Exemption claimed",
             [NONE, *codes],
@@ -294,7 +294,7 @@ def _screen(conditions, ws, result, site, mode, disturbed, plan, ptype, exemptio
             labels=APP_LABELS,
         )
     except Exception as exc:  # noqa: BLE001 - shown to the user
-        from ...errors import Ms4mapError
+        from ...core.errors import Ms4mapError
 
         st.session_state.pop("screen_det", None)
         st.session_state.pop("screen_det_inputs", None)
@@ -316,8 +316,8 @@ def _yes(v: Any) -> str:
 def _application(det: Any) -> None:
     """Put the application fields on screen into the determination (they change what is
     printed, not the answer, so they apply without screening again)."""
-    from ...conditions import application_info
-    from ...errors import UsageError
+    from ...core.errors import UsageError
+    from ...rules.conditions import application_info
 
     fields = {
         "applicant": st.session_state.get("screen_applicant"),
@@ -373,7 +373,7 @@ def _downloads(ws: Any, det: Any) -> None:
         mime="application/json",
         key="screen_dl_json",
     )
-    report = state.library("report")
+    report = state.library("outputs.report")
     if report is None:
         c2.caption(
             "HTML/PDF reports: the `ms4map.report` module is not available yet in this build."

@@ -16,7 +16,7 @@ def render() -> None:
     if ctx is None:
         return
     ws, result = ctx.ws, ctx.result
-    if state.library("septic") is None:
+    if state.library("rules.septic") is None:
         state.not_available("Septic flagging", "septic")
         return
     if result is None:
@@ -99,7 +99,7 @@ def render() -> None:
     )
     st.dataframe(table, hide_index=True, width="stretch")
     try:
-        letters = state.library("septic").mailing_list(flagged[keep.to_numpy()], only_flagged=False)
+        letters = state.library("rules.septic").mailing_list(flagged[keep.to_numpy()], only_flagged=False)
     except Exception:  # noqa: BLE001 - fall back to the plain columns
         letters = table[[c for c in LETTER_COLUMNS if c in table.columns]]
     c1, c2 = st.columns(2)
@@ -144,7 +144,7 @@ def _priority_order(df: pd.DataFrame):
 
 def _septic_pollutants() -> list[str]:
     try:
-        from ...profiles import load_profile
+        from ...rules.profiles import load_profile
 
         return list(load_profile("stillwater").septic_pollutants)
     except Exception:  # noqa: BLE001 - the filter still works without the words

@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.errors import DataError
 from .conditions import join_unique
-from .errors import DataError
 from .profiles import Profile, load_profile
 from .waters import Waters, pollutant_in
 
@@ -136,13 +136,13 @@ def _blank(v: Any) -> bool:
 
 
 def _norm_sewer(v: Any) -> str:
-    from .schema import normalize_sewer
+    from ..core.schema import normalize_sewer
 
     return normalize_sewer(v)
 
 
 def _crs_unit_m(crs: Any) -> float:
-    from ._units import metres_per_unit
+    from ..core.units import metres_per_unit
 
     return metres_per_unit(crs, default=1.0)
 
@@ -559,7 +559,7 @@ def write_mailing_list(
     ``protected`` (input files, e.g. a workspace's ``inputs``) are never written over:
     such a path raises :class:`~ms4map.errors.UsageError`; a missing folder is created.
     """
-    from .io import write_text_output
+    from ..io import write_text_output
 
     text = mailing_list(septic, only_flagged=only_flagged, profile=profile).to_csv(index=False)
     return write_text_output(

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InputOpenError, UsageError
-from .schema import LAYERS
+from ..core.errors import InputOpenError, UsageError
+from ..core.schema import LAYERS
 
 __all__ = ["FieldMap", "parse_field_option", "mapping_to_toml", "mapping_to_cli"]
 

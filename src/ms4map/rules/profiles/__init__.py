@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError, InputOpenError, UsageError
+from ...core.errors import DataError, InputOpenError, UsageError
 
 __all__ = [
     "BUILTIN_PROFILES",
@@ -443,7 +443,7 @@ def _build(raw: dict[str, Any], *, source: str) -> Profile:
         lines += [f"  - {p}" for p in problems]
         lines.append(
             "Fix: add or correct these fields (compare with the bundled "
-            "src/ms4map/profiles/stillwater.toml)."
+            "src/ms4map/rules/profiles/stillwater.toml)."
         )
         raise DataError("\n".join(lines))
 

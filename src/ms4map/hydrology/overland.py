@@ -56,10 +56,10 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from ._units import metres_per_unit
-from .errors import DataError
-from .qa import QAReport
-from .workspace import Dem
+from ..core.errors import DataError
+from ..core.qa import QAReport
+from ..core.units import metres_per_unit
+from ..io.workspace import Dem
 
 __all__ = [
     "DEFAULTS",
@@ -1542,7 +1542,7 @@ def network_targets(ws: Any, net: Any = None) -> tuple[gpd.GeoDataFrame, gpd.Geo
     This is the one place that reads the storm network's attributes (``nodes`` with
     ``is_inlet``, ``edges`` with ``is_open``), per ``docs/CONTRACTS.md``.
     """
-    from .schema import INLET_KINDS, OPEN_CONVEYANCE_KINDS
+    from ..core.schema import INLET_KINDS, OPEN_CONVEYANCE_KINDS
 
     crs = ws.crs
     if net is not None:

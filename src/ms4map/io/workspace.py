@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .qa import QAReport
+from ..core.qa import QAReport
 
 __all__ = ["Dem", "Workspace", "file_sha256"]
 
@@ -119,7 +119,7 @@ class Workspace:
 
     def __getattr__(self, name: str) -> Any:
         # parcels, structures, conveyances, ... as attributes (None when absent)
-        from .schema import LAYERS
+        from ..core.schema import LAYERS
 
         if name in LAYERS:
             return self.__dict__["layers"].get(name)
@@ -146,7 +146,7 @@ class Workspace:
         """Version, inputs with hashes, settings and time, for any output."""
         import datetime as _dt
 
-        from . import __version__
+        from .. import __version__
 
         return {
             "tool": "ms4map",

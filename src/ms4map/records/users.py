@@ -24,7 +24,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import DataError, InputOpenError, UsageError
+from ..core.errors import DataError, InputOpenError, UsageError
 
 __all__ = [
     "MIN_PASSWORD_LENGTH",

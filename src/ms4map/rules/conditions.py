@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import DataError, UsageError
+from ..core.errors import DataError, UsageError
 from .profiles import EXEMPTION_CODES, Profile, load_profile
 from .waters import Waters, missing_layer_reason, missing_layer_short, pollutant_in
 
@@ -1123,7 +1123,7 @@ def determine(
     inputs_hash = hashlib.sha256(
         json.dumps(inputs, sort_keys=True, default=str).encode()
     ).hexdigest()
-    from . import __version__
+    from .. import __version__
 
     prov = {
         "tool": "ms4map",
@@ -1204,13 +1204,13 @@ def determine(
 # Workspace level: one site
 # --------------------------------------------------------------------------------------
 def _crs_unit_m(crs: Any) -> float:
-    from ._units import metres_per_unit
+    from ..core.units import metres_per_unit
 
     return metres_per_unit(crs, default=1.0)
 
 
 def _run_pipeline(workspace: Any) -> Any:
-    from . import pipeline
+    from .. import pipeline
 
     return pipeline.run(workspace)
 
@@ -1414,7 +1414,7 @@ def _resolve_site(
     if not len(idx):
         raise DataError(_outside_town_message(geom, parcels, workspace.crs, src_geom, src_crs))
     sel = parcels.iloc[idx]
-    from . import drainage as _drainage
+    from .. import drainage as _drainage
 
     rows = _as_rows(_drainage.polygon_drainage(result, geom))
     inter = sel.geometry.intersection(geom).area.to_numpy()
@@ -1470,7 +1470,7 @@ def _map_layers(
     for tid in dict.fromkeys(str(t) for t in ms4["target_id"] if not _blank(t)):
         if net is not None:
             try:
-                from .network import trace_downstream
+                from ..network import trace_downstream
 
                 tr = trace_downstream(net, tid)
                 if tr.geometry is not None and not tr.geometry.is_empty:

@@ -19,7 +19,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from ..core.errors import UsageError
 
 __all__ = ["REPORT_SUFFIXES", "render_html", "site_map_png", "write_pdf", "write_report"]
 
@@ -251,7 +251,7 @@ def _prepared_line(d: dict[str, Any]) -> str:
 
 def _unit_m(crs: Any) -> float:
     """Metres per CRS unit (1 when the CRS is missing: it only labels the scale bar)."""
-    from ._units import metres_per_unit
+    from ..core.units import metres_per_unit
 
     return metres_per_unit(crs, default=1.0)
 
@@ -366,7 +366,7 @@ def _drainage_lines(d: dict[str, Any]) -> list[str]:
 
 
 def _tmdl_name(t: dict[str, Any]) -> str:
-    from .conditions import tmdl_watershed_label
+    from ..rules.conditions import tmdl_watershed_label
 
     return tmdl_watershed_label(t.get("name") or t.get("tmdl_id"))
 
@@ -506,7 +506,7 @@ def write_pdf(det: Any, path: str | Path, *, protected: Any = ()) -> Path:
     import matplotlib.pyplot as plt
     from matplotlib.backends.backend_pdf import PdfPages
 
-    from .io import check_output_path
+    from ..io import check_output_path
 
     p = check_output_path(path, protected=protected, suffixes=(".pdf",), option="--report")
     fig = report_figure(det)
@@ -756,7 +756,7 @@ def write_report(det: Any, path: str | Path, *, protected: Any = ()) -> Path:
     UsageError
         Unknown suffix, or ``path`` is one of ``protected`` (or a sidecar of one).
     """
-    from .io import write_text_output
+    from ..io import write_text_output
 
     p = Path(path)
     suffix = p.suffix.lower()

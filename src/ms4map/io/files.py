@@ -27,11 +27,11 @@ import pyogrio
 import shapely
 from pyproj import CRS
 
-from . import schema
-from ._units import metres_per_unit, metres_to_units
-from .errors import DataError, InputOpenError, UsageError, ValidationError
+from ..core import schema
+from ..core.errors import DataError, InputOpenError, UsageError, ValidationError
+from ..core.qa import QAReport
+from ..core.units import metres_per_unit, metres_to_units
 from .fieldmap import FieldMap
-from .qa import QAReport
 from .workspace import Dem, Workspace, file_sha256
 
 __all__ = [
@@ -84,13 +84,13 @@ def demo_path() -> Path:
     """
     here = Path(__file__).resolve()
     candidates = [
-        here.parents[2] / "data" / "layers" / "demo.gpkg",  # source checkout (src layout)
-        here.parent / "demo_data" / "demo.gpkg",  # installed package data
+        here.parents[3] / "data" / "layers" / "demo.gpkg",  # source checkout (src layout)
+        here.parents[1] / "demo_data" / "demo.gpkg",  # installed package data
     ]
     for c in candidates:
         if c.exists():
             return c
-    from .demo import build_demo  # rebuild: deterministic
+    from ..demo import build_demo  # rebuild: deterministic
 
     out = data_dir() / "demo"
     if not (out / "demo.gpkg").exists():
@@ -1279,7 +1279,7 @@ def _check_legal_layers(layers: dict[str, Any], report: QAReport) -> None:
     what the layer is needed for and the fix.  Only for workspaces with parcels (the
     ones that screen sites).
     """
-    from .waters import LEGAL_LAYERS
+    from ..rules.waters import LEGAL_LAYERS
 
     if "parcels" not in layers:
         return

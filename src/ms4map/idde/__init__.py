@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import DataError, UsageError
-from .profiles import Profile, load_profile
+from ..core.errors import DataError, UsageError
+from ..rules.profiles import Profile, load_profile
 
 __all__ = [
     "AMMONIA_POTASSIUM_RATIO",
@@ -256,7 +256,7 @@ def _failure_text(value: Any) -> str:
     if not raw:
         return ""
     try:
-        from .septic import FAILURE_CONDITIONS, parse_failure_codes
+        from ..rules.septic import FAILURE_CONDITIONS, parse_failure_codes
 
         codes = parse_failure_codes(raw)
     except Exception:  # noqa: BLE001 - the recorded text alone is still an answer
@@ -406,14 +406,14 @@ def candidate_sources(
     DataError
         Unknown outfall id.
     """
-    from .maps import outfall_area
+    from ..outputs.maps import outfall_area
 
     ws = _workspace(result, workspace)
     oid = str(outfall_id)
     _check_outfall(result, ws, oid)
     if septic is None and result is not None:
         try:
-            from .septic import flag_septic
+            from ..rules.septic import flag_septic
 
             septic = flag_septic(result, profile=profile, workspace=ws)
         except DataError:
@@ -460,7 +460,7 @@ def _upstream_graph(net: Any, outfall_id: str) -> tuple[Any, Any, np.ndarray, in
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import breadth_first_order
 
-    from .network import trace_upstream
+    from ..network import trace_upstream
 
     if outfall_id not in net.outfalls.index:
         raise DataError(f"Outfall '{outfall_id}' is not in the storm network.")
@@ -706,7 +706,7 @@ def sampling_plan(
 
 
 def _unit_m(crs: Any) -> float:
-    from ._units import metres_per_unit
+    from ..core.units import metres_per_unit
 
     return metres_per_unit(crs, default=1.0)
 

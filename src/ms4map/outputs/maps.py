@@ -38,7 +38,7 @@ import pandas as pd
 import shapely
 from shapely.geometry import LineString, Point, box
 
-from .styles import (
+from ..io.styles import (
     CONVEYANCE_COLOURS,
     DRAINAGE_CLASS_OF_TARGET,
     IMPAIRED_COLOURS,
@@ -962,7 +962,7 @@ def base_map(
         max_zoom=21,
     )
     if asset_url is not None:
-        from .app.static import offline_css, offline_js
+        from ..app.static import offline_css, offline_js
 
         m.default_js = offline_js(asset_url)
         m.default_css = offline_css(asset_url)
@@ -1434,7 +1434,7 @@ def feature_path(ws: Any, result: Any, layer: str, fid: str) -> PathResult:
         )
     net = getattr(result, "network", None)
     try:
-        from . import network as _network
+        from .. import network as _network
     except ImportError:
         _network = None  # type: ignore[assignment]
     if layer == "outfalls":
@@ -1791,7 +1791,7 @@ def outfall_area(ws: Any, result: Any, outfall_id: str) -> OutfallArea:
     reasons = []
     net = getattr(result, "network", None)
     try:
-        from .network import trace_upstream
+        from ..network import trace_upstream
 
         if net is not None:
             up = trace_upstream(net, oid)
@@ -1818,7 +1818,7 @@ def candidate_sources(area: OutfallArea, *, septic: pd.DataFrame | None = None) 
     Moved to :mod:`ms4map.idde`: this is :func:`ms4map.idde.candidates_for_area`
     (see :func:`ms4map.idde.candidate_sources` for the rules and columns).
     """
-    from .idde import candidates_for_area
+    from ..idde import candidates_for_area
 
     return candidates_for_area(area, septic=septic)
 
@@ -1903,7 +1903,7 @@ def outfall_inventory(ws: Any, result: Any, *, septic: pd.DataFrame | None = Non
             acres = inv["outfall_id"].map(per)
         if net is not None:
             try:
-                from .network import assign_outfalls
+                from ..network import assign_outfalls
 
                 asg = assign_outfalls(net)
                 cnt = asg["outfall_id"].dropna().astype(str).value_counts()

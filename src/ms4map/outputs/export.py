@@ -43,7 +43,7 @@ import geopandas as gpd
 import pandas as pd
 import pyogrio
 
-from .errors import DataError, InputOpenError, UsageError
+from ..core.errors import DataError, InputOpenError, UsageError
 
 __all__ = ["FORMATS", "META_TABLES", "ExportResult", "export", "export_frames", "source_layers"]
 
@@ -104,7 +104,7 @@ def _choose(available: dict[str, str | None], layers: Sequence[str] | None, src:
 
 
 def _check_dest(dest: str | Path, protected: list[Path]) -> Path:
-    from .io import check_output_path
+    from ..io import check_output_path
 
     out = Path(dest).expanduser()
     suffix = out.suffix.lower()
@@ -167,7 +167,7 @@ def _parts(
     types = frame.geometry.geom_type
     kinds = set(types.dropna().unique())
     if not kinds:
-        from .styles import LAYER_STYLES
+        from ..io.styles import LAYER_STYLES
 
         st = LAYER_STYLES.get(name)
         if st is None:
@@ -198,13 +198,13 @@ def _table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _provenance(src: Path) -> dict[str, tuple[str, str]]:
-    from .io import _provenance_rows
+    from ..io.files import _provenance_rows
 
     return _provenance_rows(src)
 
 
 def _style_rows(src: Path, names: Iterable[str]) -> list[dict[str, Any]]:
-    from .styles import read_layer_styles
+    from ..io.styles import read_layer_styles
 
     wanted = set(names)
     return [r for r in read_layer_styles(src) if r.get("f_table_name") in wanted]
@@ -217,7 +217,7 @@ def _default_style(
     of a split layer, ms4map's classes drawn for that part's geometry)."""
     import dataclasses
 
-    from .styles import qml, sld, style_for
+    from ..io.styles import qml, sld, style_for
 
     rows = [] if split else [r for r in _style_rows(src, [name]) if r.get("styleQML")]
     rows.sort(key=lambda r: (not r.get("useAsDefault"), -(r.get("id") or 0)))
@@ -232,7 +232,7 @@ def _default_style(
 
 # -- formats -----------------------------------------------------------------------------
 def _export_gpkg(src: Path, out: Path, names: list[str], protected: list[Path]) -> ExportResult:
-    from .io import write_outputs
+    from ..io import write_outputs
 
     res = ExportResult(out, FORMATS[".gpkg"])
     prov = _provenance(src)
@@ -270,8 +270,8 @@ def _export_gpkg(src: Path, out: Path, names: list[str], protected: list[Path]) 
 
 
 def _copy_styles(gpkg: Path, rows: list[dict[str, Any]]) -> None:
-    from .styles import LAYER_STYLES_COLUMNS as cols
-    from .styles import _ensure_table
+    from ..io.styles import LAYER_STYLES_COLUMNS as cols
+    from ..io.styles import _ensure_table
 
     with sqlite3.connect(gpkg) as con:
         _ensure_table(con)
@@ -651,7 +651,7 @@ def export_frames(
     -------
     (file name, bytes, notes)
     """
-    from .io import write_outputs
+    from ..io import write_outputs
 
     suffix = suffix.lower()
     if suffix not in FORMATS:

@@ -29,15 +29,15 @@ from scipy.sparse import coo_matrix, csr_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
-from .errors import DataError
-from .network_settings import (
+from ..core.errors import DataError
+from ..core.qa import QAReport
+from ..core.schema import INLET_KINDS, OPEN_CONVEYANCE_KINDS
+from .settings import (
     DEFAULT_ID_MATCH_M,
     DEFAULT_LATERAL_M,
     DEFAULT_SNAP_M,
     DEFAULT_WATER_M,
 )
-from .qa import QAReport
-from .schema import INLET_KINDS, OPEN_CONVEYANCE_KINDS
 
 __all__ = [
     "DEFAULT_SNAP_M",
@@ -102,7 +102,7 @@ _NA = pd.NA
 
 def crs_unit_factor(crs: Any) -> float:
     """Metres per unit of the CRS's first axis (1.0 for metres, 0.3048006 for US feet)."""
-    from ._units import metres_per_unit
+    from ..core.units import metres_per_unit
 
     return metres_per_unit(crs)
 
@@ -1880,7 +1880,7 @@ def sink_pools_and_graph_qa(
     """The last build step, on the solved graph: a pool of two-way links with no way out
     becomes one terminal (ranked like any other), then QA ``cycle`` and
     ``no_outfall_subnetwork``."""
-    from .network_trace import _solve
+    from .trace import _solve
 
     s = _solve(net)
     nodes, edges = net.nodes, net.edges

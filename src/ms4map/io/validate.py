@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .errors import ValidationError
+from ..core.errors import ValidationError
+from ..core.qa import QAReport
 from .fieldmap import mapping_to_toml
-from .qa import QAReport
 from .workspace import Workspace
 
 __all__ = ["validate", "ValidationResult"]
@@ -89,7 +89,7 @@ def validate(path: str | Path | None, **options: Any) -> ValidationResult:
     InputOpenError
         When the input cannot be opened at all (missing file or layer).
     """
-    from .io import open_workspace
+    from . import open_workspace
 
     try:
         ws = open_workspace(path, **options)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import DataError, InputOpenError, UsageError
+from ..core.errors import DataError, InputOpenError, UsageError
 
 __all__ = [
     "CATEGORIES",

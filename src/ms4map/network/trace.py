@@ -19,7 +19,7 @@ import shapely
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-from .errors import DataError
+from ..core.errors import DataError
 
 __all__ = [
     "ASSIGN_METHODS",
@@ -148,7 +148,7 @@ def _solve(net: Any) -> _Solved:
     # outfall, then a terminal at a structure, then a bare line end)
     best = np.zeros(ncomp, dtype=np.int64)
     if len(split_comps):
-        from .network_build import OUTFALL_RANK
+        from .build import OUTFALL_RANK
 
         rank_of = {
             str(o): OUTFALL_RANK.get(str(m), 0)

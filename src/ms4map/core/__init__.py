@@ -1,0 +1,3 @@
+"""The foundation every step shares: errors and exit codes (:mod:`.errors`), QA findings
+(:mod:`.qa`), the canonical schema and value normalisers (:mod:`.schema`) and the one
+units helper (:mod:`.units`).  Imports nothing else of ms4map."""

@@ -1,0 +1,2 @@
+"""Surface flow on the DEM: :mod:`ms4map.hydrology.overland` routes every cell to its
+first target (inlet, open conveyance or water); details in ``docs/hydrology.md``."""
