@@ -33,6 +33,7 @@ from pyproj import CRS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from ms4map.app.static import offline_css, offline_js  # noqa: E402
 from ms4map.io.workspace import Workspace  # noqa: E402
 from ms4map.outputs import maps  # noqa: E402
 
@@ -127,7 +128,11 @@ def render_bytes(layers: dict, view: maps.MapView, crs) -> tuple[int, float, map
     """Bytes of the map the app would send for ``view`` (base map + layer groups)."""
     t = time.perf_counter()
     stats = maps.RenderStats()
-    m = maps.base_map(view, asset_url="/app/static/vendor")
+    m = maps.base_map(
+        view,
+        asset_js=offline_js("/app/static/vendor"),
+        asset_css=offline_css("/app/static/vendor"),
+    )
     for fg in maps.render_layers(layers, view, crs=crs, stats=stats):
         fg.add_to(m)
     html = m.get_root().render()

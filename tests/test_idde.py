@@ -211,7 +211,7 @@ def test_candidates_septic_flags_rank_second_and_maps_reexport(tree) -> None:
     assert row["priority"] == 2 and row["method"] == "septic_flag"
     assert "special condition" in row["reason"]
     area = maps.outfall_area(result.workspace, result, "OF-1")
-    old = maps.candidate_sources(area, septic=septic)
+    old = idde.candidates_for_area(area, septic=septic)
     pd.testing.assert_frame_equal(old, cand)
 
 

@@ -13,6 +13,8 @@ from affine import Affine
 from shapely.geometry import LineString, box
 from test_app_town import CRS, LOT, X0, Y0, town_layers, write_town
 
+from ms4map import idde
+from ms4map.app.static import offline_css, offline_js
 from ms4map.io.workspace import Workspace
 from ms4map.outputs import maps
 
@@ -86,7 +88,9 @@ def test_parcels_wait_for_zoom_when_many_are_in_view(ws: Workspace) -> None:
 
 def test_rendered_map_html_carries_features_and_no_cdn_when_offline(ws, layers) -> None:
     v = whole_view(ws)
-    m = maps.base_map(v, asset_url="/app/static/vendor")
+    m = maps.base_map(
+        v, asset_js=offline_js("/app/static/vendor"), asset_css=offline_css("/app/static/vendor")
+    )
     for fg in maps.render_layers(layers, v):
         fg.add_to(m)
     html = m.get_root().render()
@@ -201,7 +205,7 @@ def test_outfall_inventory_and_candidates(town_result) -> None:
     assert int(row["parcels_upstream"]) == drained
     area = maps.outfall_area(wsp, result, "OF-1")
     assert len(area.edges) == 6
-    cand = maps.candidate_sources(area)
+    cand = idde.candidates_for_area(area)
     septic_or_commercial = area.parcels[
         (area.parcels["sewer"] == "septic") | area.parcels["prop_class"].str.startswith("4")
     ]

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from . import _compat  # noqa: E402
+from . import _compat
+from .core.version import __version__
 
 _compat.install()  # the old flat module paths (ms4map.conditions, ...): _compat.ALIASES
 
@@ -16,8 +15,19 @@ from .core.errors import (  # noqa: E402
     ValidationError,
 )
 from .core.qa import Finding, QAReport  # noqa: E402
+from .io import files as _io_files  # noqa: E402
 from .io import open_workspace  # noqa: E402
 from .io.workspace import Dem, Workspace  # noqa: E402
+
+
+def _build_demo(out):  # noqa: ANN001, ANN202
+    from .demo import build_demo
+
+    return build_demo(out)
+
+
+# io.demo_path rebuilds a missing demo with it (the generator sits above io)
+_io_files.demo_builder = _build_demo
 
 _SUBMODULES = {
     "core",
@@ -26,6 +36,7 @@ _SUBMODULES = {
     "hydrology",
     "drainage",
     "pipeline",
+    "analysis",
     "rules",
     "idde",
     "records",

@@ -484,9 +484,10 @@ def _peak_rss_mb() -> float:
 
 def _compute(town: Town, out: Path) -> dict[str, Any]:
     """The chain of ``ms4map drainage`` and ``ms4map screen --all`` on one workspace."""
-    from . import __version__, pipeline
+    from . import pipeline
     from .cli import screen as cli_screen
     from .cli import workspace_from_args
+    from .core.version import __version__
     from .io import check_output_path, write_outputs
     from .rules.conditions import screen_all
     from .rules.septic import flag_septic
@@ -547,7 +548,7 @@ def previous_summary(town: Town, out: Path) -> dict[str, Any] | None:
     this ms4map version and this town's :meth:`Town.key`, every input file recorded
     there still has its SHA-256, and no DEM appeared beside a workspace that had none.
     """
-    from . import __version__
+    from .core.version import __version__
     from .io.files import _provenance_rows
     from .io.workspace import file_sha256
 

@@ -10,7 +10,7 @@ with ``target_kind`` in :data:`TARGET_KINDS` and fractions summing to 1 per parc
 ``method`` is one of :data:`METHODS`:
 
 - ``d8_catchment``: share of the parcel's DEM cells whose surface flow reaches the
-  target first (steepest-descent D8 on the conditioned DEM, see :mod:`ms4map.overland`);
+  target first (steepest-descent D8 on the conditioned DEM, see :mod:`ms4map.hydrology.overland`);
 - ``representative_point``: the parcel is smaller than a DEM cell (no cell centre in
   it): the cell under its representative point decides;
 - ``shared_cell``: an inlet that shares its DEM cell with another inlet (no own row
@@ -394,7 +394,7 @@ def _overlay(par: gpd.GeoDataFrame, ov: OverlandResult) -> pd.DataFrame:
 def _geojson_pairs(geoms: Any, values: Any) -> list[tuple[dict, Any]]:
     """``(GeoJSON dict, value)`` pairs for :func:`rasterio.features.rasterize`.
 
-    The same dicts as :func:`ms4map.overland.geojson_shapes` (``shapely.to_geojson``
+    The same dicts as :func:`ms4map.hydrology.overland.geojson_shapes` (``shapely.to_geojson``
     writes coordinates at full precision, so the round trip is exact), but polygons
     are built straight from their coordinate arrays (``shapely.get_rings`` /
     ``get_coordinates`` and one ``tolist``): parsing 64k parcels' GeoJSON text costs

@@ -33,7 +33,14 @@ from .core.errors import UsageError
 from .core.qa import QAReport
 from .hydrology import overland as _overland
 
-__all__ = ["DEFAULT_SETTINGS", "PipelineResult", "clear_cache", "run", "workspace_key"]
+__all__ = [
+    "DEFAULT_SETTINGS",
+    "PipelineResult",
+    "clear_cache",
+    "outfall_points",
+    "run",
+    "workspace_key",
+]
 
 #: Every setting :func:`run` accepts, with its default (metres / square metres).
 DEFAULT_SETTINGS: dict[str, Any] = {
@@ -362,6 +369,23 @@ def run(
         cached=cached,
         workspace=ws,
     )
+
+
+def outfall_points(result: Any, workspace: Any) -> dict[str, Any]:
+    """Outfall id -> point: the built network's outfalls, else the workspace's
+    ``outfalls`` layer (empty when there is neither)."""
+    net = getattr(result, "network", None)
+    of = getattr(net, "outfalls", None) if net is not None else None
+    pts: dict[str, Any] = {}
+    if of is not None and len(of):
+        ids = of.index if "outfall_id" not in of.columns else of["outfall_id"]
+        for i, g in zip(ids, of.geometry, strict=True):
+            pts[str(i)] = g
+    elif workspace is not None and workspace.layers.get("outfalls") is not None:
+        o = workspace.layers["outfalls"]
+        for i, g in zip(o["outfall_id"], o.geometry, strict=True):
+            pts[str(i)] = g
+    return pts
 
 
 def _dump(path: Path, value: Any) -> None:

@@ -1,6 +1,6 @@
 """Who is using the app: the login form, the session's user and role, the one write check.
 
-With a users file (``ms4map users add NAME --role smo|viewer``; see :mod:`ms4map.users`)
+With a users file (``ms4map users add NAME --role smo|viewer``; see :mod:`ms4map.records.users`)
 the app shows a login form before any page; the session then carries the user and the
 role.  Without one the app runs and every records page is read-only, saying how to add
 a user.  Every write of the records goes through :func:`require_smo`, on the server,

@@ -1,7 +1,7 @@
 """The app's download of result layers: the formats of ``ms4map export``.
 
 One small control (format, "Prepare", download) placed where a page offers results;
-the file is built by :func:`ms4map.export.export_frames` only when asked for.
+the file is built by :func:`ms4map.outputs.export.export_frames` only when asked for.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import streamlit as st
 
 from ..outputs import maps
 from . import state
-from .static import asset_base_url
+from .static import asset_base_url, offline_css, offline_js
 
 __all__ = ["MapOutput", "default_view", "map_controls", "pending_click", "show_map"]
 
@@ -135,10 +135,12 @@ def show_map(
     static_ok = bool(st.get_option("server.enableStaticServing")) and st.session_state.get(
         "ms4map_assets", False
     )
+    asset_url = asset_base_url(st.get_option("server.baseUrlPath") or "") if static_ok else None
     m = maps.base_map(
         home,
         basemap=basemap,
-        asset_url=asset_base_url(st.get_option("server.baseUrlPath") or "") if static_ok else None,
+        asset_js=offline_js(asset_url) if asset_url is not None else None,
+        asset_css=offline_css(asset_url) if asset_url is not None else None,
         hillshade_url=hs[0] if hs else None,
         hillshade_bounds=hs[1] if hs else None,
     )

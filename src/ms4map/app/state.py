@@ -315,7 +315,7 @@ def map_layers(
     septic: Any = None,
     screening: Any = None,
 ) -> dict[str, Any]:
-    """Cached :func:`ms4map.maps.build_layers` for this workspace and colouring."""
+    """Cached :func:`ms4map.outputs.maps.build_layers` for this workspace and colouring."""
     key = (
         ws.fingerprint(),
         result is not None,
@@ -334,7 +334,7 @@ def _inventory(_ws: Any, _result: Any, _septic: Any, key: tuple) -> Any:
 
 
 def outfall_inventory(ws: Any, result: Any, septic: Any = None) -> Any:
-    """Cached :func:`ms4map.maps.outfall_inventory` (septic counts from the septic layer
+    """Cached :func:`ms4map.analysis.outfalls.outfall_inventory` (septic counts from the septic layer
     when given: the parcels the Septic page flags)."""
     return _inventory(
         ws, result, septic, (ws.fingerprint(), result is not None, septic is not None)
@@ -349,7 +349,7 @@ def _search_index(_ws: Any, fingerprint: str) -> Any:
 
 
 def search_index(ws: Any) -> Any:
-    """The cached :func:`ms4map.maps.build_search_index` of the workspace."""
+    """The cached :func:`ms4map.outputs.maps.build_search_index` of the workspace."""
     return _search_index(ws, ws.fingerprint())
 
 

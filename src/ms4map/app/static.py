@@ -87,7 +87,7 @@ def ensure_static_assets(static_dir: str | Path) -> Path:
 
     Raises
     ------
-    ms4map.errors.InputOpenError
+    ms4map.core.errors.InputOpenError
         When xstatic-leaflet or xstatic-jquery is not installed (install the
         ``app`` extra: ``pip install ms4map[app]``).
     """

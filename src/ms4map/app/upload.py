@@ -247,7 +247,7 @@ def store_upload(
 
     Raises
     ------
-    ms4map.errors.InputOpenError
+    ms4map.core.errors.InputOpenError
         Too large, not a layer, an unsafe or broken zip: the message says
         which and how to fix it.  Nothing is left behind on error.
     """
@@ -379,7 +379,7 @@ def remove_upload(folder: str | Path, data_dir: str | Path | None = None) -> Non
 
     Raises
     ------
-    ms4map.errors.InputOpenError
+    ms4map.core.errors.InputOpenError
         ``folder`` is not an upload folder of this data folder.
     """
     root = uploads_dir(data_dir).resolve()
@@ -402,7 +402,7 @@ def safe_extract_zip(
 
     Raises
     ------
-    ms4map.errors.InputOpenError
+    ms4map.core.errors.InputOpenError
         On a broken zip, too many members, too many bytes, a member path that is
         absolute or climbs out (``..``), or a symlink / device member.
     """

@@ -122,7 +122,7 @@ def feature_details(
     """Attributes of the selected feature and its downstream path, as text.
 
     An outfall also gets what drains to it (:func:`outfall_summary`); ``area`` is its
-    :func:`ms4map.maps.outfall_area` when the caller has it.
+    :func:`ms4map.analysis.outfalls.outfall_area` when the caller has it.
     """
     attrs = maps.feature_attributes(ws, layer, fid, result=result)
     st.subheader(

@@ -56,7 +56,7 @@ class ValidationError(DataError):
 
     Parameters
     ----------
-    report : ms4map.validate.QAReport
+    report : ms4map.core.qa.QAReport
         The full report (errors and warnings).
     """
 

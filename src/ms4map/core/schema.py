@@ -3,7 +3,7 @@
 Everything downstream of :mod:`ms4map.io` sees only the canonical names defined
 here.  Real data arrives with other names: :data:`ALIASES` maps common municipal
 schemas (Norfolk VA, University of Kentucky, NYC DEC open data, ...) onto the
-canonical columns, and :mod:`ms4map.fieldmap` lets a user add their own.
+canonical columns, and :mod:`ms4map.io.fieldmap` lets a user add their own.
 
 Columns that hold somebody else's answer about where things drain (Norfolk's
 ``OUTFALL`` and ``Dbasin``) are listed in :data:`ANSWER_COLUMNS`: they are
@@ -21,6 +21,7 @@ import numpy as np
 
 __all__ = [
     "ANSWER_COLUMNS",
+    "LEGAL_LAYERS",
     "CONVEYANCE_KINDS",
     "LAYERS",
     "OPEN_CONVEYANCE_KINDS",
@@ -707,3 +708,28 @@ def text_or_na(values: Any) -> Any:
         return str(v).strip()
 
     return map_unique(s, conv)
+
+
+#: The legal layers Condition A depends on: ``layer -> (what is missing, what it is needed
+#: for, the fix)``.  A workspace without one of them never gets a confident "no": the
+#: answer is undetermined and names the layer (see :attr:`ms4map.rules.waters.Waters.missing`).
+LEGAL_LAYERS: dict[str, tuple[str, str, str]] = {
+    "impairments": (
+        "no 303(d) list in the workspace",
+        "the 303(d) branch of Condition A (is the receiving water listed for a pollutant "
+        "of concern?) and the septic special condition",
+        "add the `impairments` layer or pass `--impairments CSV`",
+    ),
+    "tmdl_watersheds": (
+        "no TMDL watersheds in the workspace",
+        "the TMDL branch of Condition A (does the site lie in or drain to a TMDL watershed "
+        "with stormwater a source?) and the septic special condition",
+        "add the `tmdl_watersheds` layer, an empty one when the town has no TMDL watershed",
+    ),
+    "waterbodies": (
+        "no waterbodies in the workspace",
+        "runoff that reaches a water directly (not through the MS4), receiving waters "
+        "named without a PWL ID, and outfalls at pipe ends that discharge to water",
+        "add the `waterbodies` layer",
+    ),
+}

@@ -274,10 +274,10 @@ def candidates_for_area(
     *,
     septic: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Candidate sources among the parcels of an :class:`ms4map.maps.OutfallArea`.
+    """Candidate sources among the parcels of an :class:`ms4map.analysis.outfalls.OutfallArea`.
 
     See :func:`candidate_sources`; this is the same ranking on an area already
-    computed with :func:`ms4map.maps.outfall_area`.
+    computed with :func:`ms4map.analysis.outfalls.outfall_area`.
     """
     cols = list(CANDIDATE_COLUMNS)
     p = getattr(area, "parcels", None)
@@ -374,7 +374,7 @@ def candidate_sources(
     A parcel is a candidate when it has (priority, ``method``):
 
     1. a recorded septic failure (``septic_failure`` column; ``septic_failure``),
-    2. a septic flag from :func:`ms4map.septic.flag_septic`: violation or special
+    2. a septic flag from :func:`ms4map.rules.septic.flag_septic`: violation or special
        condition (``septic_flag``),
     3. an industrial property class 7xx (``industrial_class``),
     4. a commercial property class 4xx (``commercial_class``),
@@ -406,7 +406,7 @@ def candidate_sources(
     DataError
         Unknown outfall id.
     """
-    from ..outputs.maps import outfall_area
+    from ..analysis.outfalls import outfall_area
 
     ws = _workspace(result, workspace)
     oid = str(outfall_id)

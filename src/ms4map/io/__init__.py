@@ -14,6 +14,7 @@ This package re-exports the public names of :mod:`ms4map.io.files`, so
 
 from __future__ import annotations
 
+from ..core.lazy import lazy_submodules
 from .files import (
     MAX_ZIP_MEMBERS,
     MAX_ZIP_UNPACKED,
@@ -57,3 +58,5 @@ __all__ = [
     "write_outputs",
     "write_text_output",
 ]
+
+__getattr__ = lazy_submodules(__name__, ("fieldmap", "files", "styles", "validate", "workspace"))

@@ -1,9 +1,9 @@
-"""Reading layers and DEMs into a :class:`~ms4map.workspace.Workspace`; writing outputs.
+"""Reading layers and DEMs into a :class:`~ms4map.io.workspace.Workspace`; writing outputs.
 
 This is the only module that touches the user's files, and it only reads them.
-Everything it returns is in canonical form (:mod:`ms4map.schema`) and in one
+Everything it returns is in canonical form (:mod:`ms4map.core.schema`) and in one
 projected working CRS; every problem found on the way is collected into one
-:class:`~ms4map.qa.QAReport` (errors raise :class:`~ms4map.errors.ValidationError`).
+:class:`~ms4map.core.qa.QAReport` (errors raise :class:`~ms4map.core.errors.ValidationError`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import tempfile
 import tomllib
 import warnings
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from pyproj import CRS
 from ..core import schema
 from ..core.errors import DataError, InputOpenError, UsageError, ValidationError
 from ..core.qa import QAReport
+from ..core.schema import LEGAL_LAYERS
 from ..core.units import metres_per_unit, metres_to_units
 from .fieldmap import FieldMap
 from .workspace import Dem, Workspace, file_sha256
@@ -66,13 +67,19 @@ _GEOM_FAMILY = {
 # Small helpers
 # ======================================================================================
 def crs_units_to_metres(crs: Any) -> float:
-    """Metres per unit of a projected CRS's first axis (1.0 for metres; :mod:`ms4map._units`)."""
+    """Metres per unit of a projected CRS's first axis (1.0 for metres; :mod:`ms4map.core.units`)."""
     return metres_per_unit(crs)
 
 
 def metres_to_crs_units(crs: Any, metres: float) -> float:
     """Convert a distance in metres to the units of ``crs`` (e.g. US survey feet)."""
     return metres_to_units(crs, metres)
+
+
+#: Builds the demo town into a folder when :func:`demo_path` finds no copy.  The package
+#: root (``ms4map/__init__``) sets it to :func:`ms4map.demo.build_demo`: the generator sits
+#: above io in the import order, so io does not import it.
+demo_builder: Callable[[Path], Any] | None = None
 
 
 def demo_path() -> Path:
@@ -90,11 +97,11 @@ def demo_path() -> Path:
     for c in candidates:
         if c.exists():
             return c
-    from ..demo import build_demo  # rebuild: deterministic
-
+    if demo_builder is None:
+        raise InputOpenError("The demo town is not installed and there is no demo builder.")
     out = data_dir() / "demo"
     if not (out / "demo.gpkg").exists():
-        build_demo(out)
+        demo_builder(out)  # rebuild: deterministic
     return out / "demo.gpkg"
 
 
@@ -401,7 +408,7 @@ def open_workspace(
     repair_geometry: bool = False,
     no_dem: bool = False,
 ) -> Workspace:
-    """Open layers (and a DEM) as one canonical :class:`~ms4map.workspace.Workspace`.
+    """Open layers (and a DEM) as one canonical :class:`~ms4map.io.workspace.Workspace`.
 
     Parameters
     ----------
@@ -1279,8 +1286,6 @@ def _check_legal_layers(layers: dict[str, Any], report: QAReport) -> None:
     what the layer is needed for and the fix.  Only for workspaces with parcels (the
     ones that screen sites).
     """
-    from ..rules.waters import LEGAL_LAYERS
-
     if "parcels" not in layers:
         return
     for role, (what, needed, fix) in LEGAL_LAYERS.items():
@@ -1368,7 +1373,7 @@ def _dem_crs(path: Path, report: QAReport) -> CRS | None:
 
 
 def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = None) -> Dem:
-    """Read a DEM into a :class:`~ms4map.workspace.Dem`, warping it into ``crs`` if needed.
+    """Read a DEM into a :class:`~ms4map.io.workspace.Dem`, warping it into ``crs`` if needed.
 
     Nodata becomes NaN.  Findings (reprojection, nodata holes, unknown vertical units)
     go to ``report``.
@@ -1473,7 +1478,7 @@ def _read_band(src: Any, p: Path) -> np.ndarray:
     without the float32 copy, the masked array and the filled copy: GDAL widens into
     one float64 array and the mask (``read_masks``) is only read when the band has
     one.  A file whose blocks cannot be read (truncated, corrupt) is an
-    :class:`~ms4map.errors.InputOpenError` naming it, not a traceback.
+    :class:`~ms4map.core.errors.InputOpenError` naming it, not a traceback.
     """
     import rasterio
     from rasterio.enums import MaskFlags
@@ -1693,7 +1698,7 @@ def write_outputs(
     Layers of an earlier run that this one does not replace are kept, and so is
     their provenance: the ``provenance`` table has one row per layer (``layer``,
     ``created``, ``value`` = the JSON record of the run that wrote it).  Each spatial
-    layer written gets its default QGIS style in ``layer_styles`` (:mod:`ms4map.styles`).
+    layer written gets its default QGIS style in ``layer_styles`` (:mod:`ms4map.io.styles`).
     """
     protected = list(inputs) + list(provenance.get("inputs", {}))
     out = check_output_path(out_path, protected=protected, suffixes=(".gpkg",))

@@ -1,6 +1,6 @@
 """Layer styles: one source of truth for the app's map and the QGIS styles.
 
-The app's map (:mod:`ms4map.maps`) reads its colours and classes from here, and
+The app's map (:mod:`ms4map.outputs.maps`) reads its colours and classes from here, and
 every GeoPackage ms4map writes (:func:`ms4map.io.write_outputs`) gets, for each
 spatial layer, a QGIS style built from the same table: a QML document (what
 QGIS reads) and an SLD document (for other tools), stored in the GeoPackage's
@@ -45,7 +45,7 @@ __all__ = [
     "write_layer_styles",
 ]
 
-# -- the app's colours (ms4map.maps reads these) -----------------------------------------
+# -- the app's colours (ms4map.outputs.maps reads these) -----------------------------------------
 PARCEL_COLOURS: dict[str, dict[str, str]] = {
     "drainage": {
         "MS4": "#1f78b4",

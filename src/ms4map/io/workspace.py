@@ -146,7 +146,7 @@ class Workspace:
         """Version, inputs with hashes, settings and time, for any output."""
         import datetime as _dt
 
-        from .. import __version__
+        from ..core.version import __version__
 
         return {
             "tool": "ms4map",

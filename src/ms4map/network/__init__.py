@@ -12,7 +12,7 @@ This is the public face of the network step (see ``docs/network.md``):
 - :func:`network_sewersheds` draws a sewershed polygon per outfall.
 
 Tracing never reads columns that hold someone else's answer about where things
-drain (:data:`ms4map.schema.ANSWER_COLUMNS`).
+drain (:data:`ms4map.core.schema.ANSWER_COLUMNS`).
 """
 
 from __future__ import annotations

@@ -81,19 +81,6 @@ OUTFALL_METHODS = (
     "terminal_at_structure",
     "terminal_loose_end",
 )
-#: Rank of a terminal by its outfall method: 0 real outlets, 1 a terminal at a
-#: structure, 2 a bare line end.  Where flow splits, the branch reaching the best
-#: rank is the main one.
-OUTFALL_RANK = {
-    "outfalls_layer": 0,
-    "outfall_structure": 0,
-    "terminal_at_water": 0,
-    "headwall_at_end": 0,
-    "terminal_no_water_layer": 1,
-    "terminal_at_structure": 1,
-    "terminal_loose_end": 2,
-}
-
 _STEP = "network"
 #: Outfall attributes carried from the outfalls layer into ``net.outfalls``.
 _OUTFALL_ATTRS = ("receiving_water", "pwl_id", "status", "permit_id")
@@ -290,7 +277,7 @@ def build_network(
 
     Parameters
     ----------
-    ws : ms4map.workspace.Workspace
+    ws : ms4map.io.workspace.Workspace
         Canonical layers in the projected working CRS: ``conveyances`` (required),
         ``structures``, ``outfalls`` and ``waterbodies`` (optional).
     snap_tolerance_m : float
@@ -316,7 +303,7 @@ def build_network(
 
     Raises
     ------
-    ms4map.errors.DataError
+    ms4map.core.errors.DataError
         No conveyances layer, no usable conveyance, no CRS or a geographic CRS, or
         a negative tolerance.
     """

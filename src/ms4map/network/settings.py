@@ -1,4 +1,5 @@
-"""Default tolerances of the storm network (metres), importable without the network code.
+"""Default tolerances of the storm network (metres) and the rank of its terminals, importable
+without the network code (the build ranks terminals, the trace prefers the best one).
 
 The command-line parser reads them to show defaults; importing :mod:`ms4map.network`
 there would load scipy and geopandas before any command runs.
@@ -16,3 +17,15 @@ DEFAULT_ID_MATCH_M = 15.0
 #: A structure that no conveyance reaches is assumed to drain through an unmapped lateral
 #: to the nearest conveyance within this distance (metres); 0 turns the inference off.
 DEFAULT_LATERAL_M = 15.0
+#: Rank of a terminal by its outfall method: 0 real outlets, 1 a terminal at a
+#: structure, 2 a bare line end.  Where flow splits, the branch reaching the best
+#: rank is the main one.
+OUTFALL_RANK = {
+    "outfalls_layer": 0,
+    "outfall_structure": 0,
+    "terminal_at_water": 0,
+    "headwall_at_end": 0,
+    "terminal_no_water_layer": 1,
+    "terminal_at_structure": 1,
+    "terminal_loose_end": 2,
+}

@@ -148,7 +148,7 @@ def _solve(net: Any) -> _Solved:
     # outfall, then a terminal at a structure, then a bare line end)
     best = np.zeros(ncomp, dtype=np.int64)
     if len(split_comps):
-        from .build import OUTFALL_RANK
+        from .settings import OUTFALL_RANK
 
         rank_of = {
             str(o): OUTFALL_RANK.get(str(m), 0)

@@ -4,7 +4,7 @@
 
 ``.gpkg``
     A GeoPackage with the chosen layers, their provenance and their QGIS styles
-    (the source's ``layer_styles`` rows, else ms4map's own, :mod:`ms4map.styles`).
+    (the source's ``layer_styles`` rows, else ms4map's own, :mod:`ms4map.io.styles`).
 ``.gdb``
     A File Geodatabase (GDAL's OpenFileGDB driver), for ArcGIS.  Unstyled.  64-bit
     integer columns are written as 32-bit integers when every value fits (older

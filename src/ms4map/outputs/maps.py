@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,19 @@ import pandas as pd
 import shapely
 from shapely.geometry import LineString, Point, box
 
+from ..analysis.frames import WGS84
+from ..analysis.frames import column_or_none as _col
+from ..analysis.frames import crs_unit_m as _crs_unit_m
+from ..analysis.frames import feature_ids as _ids
+from ..analysis.outfalls import OutfallArea, inventory_totals, outfall_area, outfall_inventory
+from ..analysis.paths import (
+    OVERLAND_METHODS,
+    PathResult,
+    feature_attributes,
+    feature_geometry,
+    feature_path,
+    overland_steps,
+)
 from ..io.styles import (
     CONVEYANCE_COLOURS,
     DRAINAGE_CLASS_OF_TARGET,
@@ -54,6 +67,7 @@ from ..io.styles import (
 
 __all__ = [
     "BASEMAPS",
+    "OVERLAND_METHODS",
     "LAYER_ORDER",
     "MapLayer",
     "OutfallArea",
@@ -62,9 +76,10 @@ __all__ = [
     "base_map",
     "build_layers",
     "build_search_index",
-    "candidate_sources",
     "clip_to_view",
     "display_geojson",
+    "feature_attributes",
+    "feature_geometry",
     "feature_path",
     "flow_arrows",
     "hillshade",
@@ -82,8 +97,6 @@ __all__ = [
     "search_features",
     "static_map",
 ]
-
-WGS84 = "EPSG:4326"
 
 #: Basemaps: name -> (tiles URL or None, attribution).  "none" works offline.
 BASEMAPS: dict[str, tuple[str | None, str]] = {
@@ -125,7 +138,7 @@ LAYER_LABELS = {
     "outfalls": "Outfalls",
 }
 
-# -- styles: colours and classes come from ms4map.styles (shared with the QGIS styles) --
+# -- styles: colours and classes come from ms4map.io.styles (shared with the QGIS styles) --
 #: Outfall statuses by importance: the more important are drawn on top and win a
 #: click on overlapping markers (then the nearest).
 OUTFALL_PRIORITY = {
@@ -304,20 +317,6 @@ def fit_zoom(
 
 
 # -- building the layers ---------------------------------------------------------------
-def _col(frame: pd.DataFrame, name: str) -> pd.Series:
-    if name in frame.columns:
-        return frame[name]
-    return pd.Series([None] * len(frame), index=frame.index, dtype=object)
-
-
-def _ids(frame: pd.DataFrame, column: str) -> pd.Series:
-    if column in frame.columns:
-        return frame[column].astype(str)
-    if frame.index.name == column:
-        return pd.Series(frame.index.astype(str), index=frame.index)
-    return pd.Series([str(i) for i in range(len(frame))], index=frame.index)
-
-
 def _layer_frame(frame: gpd.GeoDataFrame, ids: pd.Series, category: pd.Series) -> gpd.GeoDataFrame:
     out = gpd.GeoDataFrame(
         {"fid": ids.to_numpy(dtype=object), "category": category.to_numpy(dtype=object)},
@@ -855,18 +854,6 @@ def _add_geojson(
         folium.GeoJson(data, style_function=_const_style(style)).add_to(fg)
 
 
-def _crs_unit_m(crs: Any) -> float:
-    try:
-        from pyproj import CRS
-
-        c = CRS.from_user_input(crs)
-        if c.is_geographic:
-            return 111320.0
-        return float(c.axis_info[0].unit_conversion_factor or 1.0)
-    except Exception:  # noqa: BLE001 - fall back to metres
-        return 1.0
-
-
 def highlight_group(
     items: dict[str, gpd.GeoSeries | gpd.GeoDataFrame],
     *,
@@ -929,7 +916,8 @@ def base_map(
     view: MapView,
     *,
     basemap: str = "none",
-    asset_url: str | None = None,
+    asset_js: Sequence[tuple[str, str]] | None = None,
+    asset_css: Sequence[tuple[str, str]] | None = None,
     hillshade_url: str | None = None,
     hillshade_bounds: list[list[float]] | None = None,
     hillshade_opacity: float = 0.5,
@@ -941,9 +929,10 @@ def base_map(
     view : MapView
     basemap : str
         A key of :data:`BASEMAPS`; ``"none"`` needs no network.
-    asset_url : str, optional
-        URL prefix of locally served Leaflet/jQuery
-        (:func:`ms4map.app.static.asset_base_url`); ``None`` keeps folium's CDN links.
+    asset_js, asset_css : list of (name, URL), optional
+        folium's ``default_js`` / ``default_css`` for locally served Leaflet/jQuery (the
+        app passes :func:`ms4map.app.static.offline_js` / ``offline_css``); ``None`` keeps
+        folium's CDN links.
     hillshade_url : str, optional
         URL (or data URL) of a hillshade PNG; ``hillshade_bounds`` its
         ``[[south, west], [north, east]]``.
@@ -961,11 +950,10 @@ def base_map(
         prefer_canvas=False,
         max_zoom=21,
     )
-    if asset_url is not None:
-        from ..app.static import offline_css, offline_js
-
-        m.default_js = offline_js(asset_url)
-        m.default_css = offline_css(asset_url)
+    if asset_js is not None:
+        m.default_js = list(asset_js)
+    if asset_css is not None:
+        m.default_css = list(asset_css)
     if tiles is not None:
         folium.TileLayer(
             tiles=tiles, attr=attr, name=basemap, max_zoom=21, max_native_zoom=19
@@ -991,10 +979,12 @@ def static_map(
     visible: Iterable[str] | None = None,
     highlights: dict[str, gpd.GeoSeries | gpd.GeoDataFrame] | None = None,
     basemap: str = "none",
-    asset_url: str | None = None,
+    asset_js: Sequence[tuple[str, str]] | None = None,
+    asset_css: Sequence[tuple[str, str]] | None = None,
     legend: bool = True,
 ) -> Any:
-    """A complete folium map (for HTML export or a notebook): layers, highlights, legend."""
+    """A complete folium map (for HTML export or a notebook): layers, highlights, legend;
+    ``asset_js``/``asset_css`` as in :func:`base_map`."""
     import folium
 
     if view is None:
@@ -1005,7 +995,7 @@ def static_map(
         view = MapView.from_bounds(
             (b[:, 0].min(), b[:, 1].min(), b[:, 2].max(), b[:, 3].max()), frames[0].crs
         )
-    m = base_map(view, basemap=basemap, asset_url=asset_url)
+    m = base_map(view, basemap=basemap, asset_js=asset_js, asset_css=asset_css)
     for fg in render_layers(layers, view, visible=visible):
         fg.add_to(m)
     if highlights:
@@ -1315,333 +1305,6 @@ def search_features(
     return out.head(limit).reset_index(drop=True)
 
 
-_ID_COLUMNS = {
-    "parcels": "parcel_id",
-    "structures": "struct_id",
-    "conveyances": "conv_id",
-    "outfalls": "outfall_id",
-    "waterbodies": "wb_id",
-    "impaired_waters": "wb_id",
-    "tmdl_watersheds": "tmdl_id",
-    "sewersheds": "outfall_id",
-}
-
-
-def _feature_rows(ws: Any, layer: str, fid: str, result: Any) -> Any:
-    """The rows of a map layer whose id is ``fid`` (None when the layer is absent)."""
-    if layer == "sewersheds":
-        frame = getattr(result, "sewersheds", None)
-    else:
-        frame = ws.layers.get("waterbodies" if layer == "impaired_waters" else layer)
-    if frame is None or not len(frame):
-        return None
-    ids = _ids(frame, _ID_COLUMNS.get(layer, "name"))
-    return frame[ids.to_numpy() == str(fid)]
-
-
-def feature_geometry(ws: Any, layer: str, fid: str, *, result: Any = None) -> Any:
-    """The geometry of one feature (working CRS), or None."""
-    rows = _feature_rows(ws, layer, fid, result)
-    return rows.geometry.iloc[0] if rows is not None and len(rows) else None
-
-
-def feature_attributes(ws: Any, layer: str, fid: str, *, result: Any = None) -> dict[str, Any]:
-    """The attributes of one feature, as a plain dict (geometry dropped)."""
-    rows = _feature_rows(ws, layer, fid, result)
-    if rows is None:
-        return {}
-    if not len(rows):
-        return {}
-    rec = rows.drop(columns=[rows.geometry.name]).iloc[0].to_dict()
-    if layer in ("waterbodies", "impaired_waters"):
-        imp = ws.layers.get("impairments")
-        if imp is not None and len(imp):
-            hit = imp[imp["wb_id"].astype(str) == str(fid)]
-            if len(hit):
-                rec["303(d) listings"] = "; ".join(
-                    f"{p} (category {c})"
-                    for p, c in zip(hit["pollutant"], _col(hit, "category"), strict=False)
-                )
-    return {k: (None if _isna(v) else v) for k, v in rec.items()}
-
-
-def _isna(v: Any) -> bool:
-    try:
-        return bool(pd.isna(v))
-    except (TypeError, ValueError):
-        return False
-
-
-@dataclass
-class PathResult:
-    """A feature's way to its receiving water.
-
-    Attributes
-    ----------
-    geometry : GeoSeries
-        Path lines (working CRS), possibly empty.
-    steps : list of str
-        Plain-words description, one line per branch.
-    outfall_ids, receiving_waters : list of str
-    reason : str
-        Why the path is what it is (or why there is none).
-    """
-
-    geometry: gpd.GeoSeries
-    steps: list[str]
-    outfall_ids: list[str]
-    receiving_waters: list[str]
-    reason: str = ""
-    overland: gpd.GeoDataFrame | None = None
-    outfalls: gpd.GeoSeries | None = None
-
-    def highlights(self) -> dict[str, Any]:
-        """The path as map highlights: ``path`` (network lines), ``overland step`` and
-        ``outfalls reached`` (see :data:`HIGHLIGHT_STYLES`); empty parts left out."""
-        out: dict[str, Any] = {}
-        if len(self.geometry):
-            out["path"] = self.geometry
-        if self.overland is not None and len(self.overland):
-            out["overland step"] = self.overland.geometry
-        if self.outfalls is not None and len(self.outfalls):
-            out["outfalls reached"] = self.outfalls
-        return out
-
-    def extent(self) -> Any:
-        """Every geometry of the path (network lines, overland steps, outfalls reached),
-        as one geometry in the working CRS, or ``None``: what a map should fit."""
-        geoms = [
-            g
-            for part in self.highlights().values()
-            for g in part
-            if g is not None and not g.is_empty
-        ]
-        return shapely.union_all(geoms) if geoms else None
-
-
-def feature_path(ws: Any, result: Any, layer: str, fid: str) -> PathResult:
-    """The downstream path of a parcel, structure, conveyance or outfall.
-
-    Parcels follow the drainage table (each target with its fraction); network
-    features follow :func:`ms4map.network.trace_downstream`; an outfall is its
-    own end.  Without a pipeline result (or the network module) the path is
-    empty and ``reason`` says why.
-    """
-    empty = gpd.GeoSeries([], crs=ws.crs)
-    if result is None:
-        return PathResult(
-            empty, [], [], [], "The drainage analysis has not been run for this workspace."
-        )
-    net = getattr(result, "network", None)
-    try:
-        from .. import network as _network
-    except ImportError:
-        _network = None  # type: ignore[assignment]
-    if layer == "outfalls":
-        outs = ws.layers.get("outfalls")
-        attrs = feature_attributes(ws, "outfalls", fid)
-        rw = attrs.get("receiving_water") or "unknown water"
-        geom = feature_geometry(ws, "outfalls", fid)
-        crs = getattr(outs, "crs", ws.crs)
-        return PathResult(
-            gpd.GeoSeries([], crs=crs),
-            [f"Outfall {fid} discharges to {rw} (PWL {attrs.get('pwl_id') or 'unknown'})."],
-            [fid],
-            [str(rw)],
-            "an outfall is the end of the MS4",
-            outfalls=gpd.GeoSeries([geom] if geom is not None else [], crs=crs),
-        )
-    starts: list[tuple[str, float, str]] = []  # (start id, fraction, label)
-    direct: list[str] = []
-    if layer == "parcels":
-        d = getattr(result, "drainage", None)
-        if d is None or not len(d):
-            return PathResult(empty, [], [], [], "No drainage table in the result.")
-        rows = d[d["parcel_id"].astype(str) == str(fid)]
-        if not len(rows):
-            return PathResult(empty, [], [], [], f"Parcel {fid} is not in the drainage table.")
-        for r in rows.to_dict("records"):
-            frac = float(r.get("fraction") or 0)
-            kind = str(r.get("target_kind"))
-            if kind in ("inlet", "conveyance") and not _isna(r.get("target_id")):
-                starts.append((str(r["target_id"]), frac, f"{frac:.0%} to {kind} {r['target_id']}"))
-            elif kind == "water_direct":
-                direct.append(
-                    f"{frac:.0%} runs directly to {r.get('receiving_water') or r.get('target_id')}"
-                    f" (PWL {r.get('pwl_id') or 'unknown'}), not through the MS4."
-                )
-            elif kind == "depression":
-                direct.append(f"{frac:.0%} drains to a closed depression (internally drained).")
-            else:
-                direct.append(
-                    f"{frac:.0%}: drainage {kind} ({r.get('reason') or 'no reason given'})."
-                )
-    elif layer in ("structures", "conveyances"):
-        starts.append((str(fid), 1.0, f"from {layer[:-1]} {fid}"))
-    else:
-        return PathResult(empty, [], [], [], f"No downstream path for a {layer} feature.")
-    if starts and (net is None or _network is None or not hasattr(_network, "trace_downstream")):
-        return PathResult(empty, direct, [], [], "The storm network is not available to trace.")
-    geoms, steps, outs_, waters = [], list(direct), [], []
-    for start, _frac, label in starts:
-        try:
-            tr = _network.trace_downstream(net, start)
-        except Exception as exc:  # noqa: BLE001 - shown to the user as the reason
-            steps.append(f"{label}: cannot trace ({exc}).")
-            continue
-        if tr.geometry is not None and not tr.geometry.is_empty:
-            geoms.append(tr.geometry)
-        o = [str(x) for x in (tr.outfall_ids or [])]
-        w = [str(x) for x in (tr.receiving_waters or [])]
-        outs_ += o
-        waters += w
-        steps.append(_step_text(label, o, w, tr.length_m, tr.reason or tr.method))
-    overland = overland_steps(ws, result, fid) if layer == "parcels" else None
-    reached = [feature_geometry(ws, "outfalls", o) for o in dict.fromkeys(outs_)]
-    return PathResult(
-        gpd.GeoSeries(geoms, crs=ws.crs),
-        steps,
-        list(dict.fromkeys(outs_)),
-        list(dict.fromkeys(waters)),
-        "traced downstream through the storm network" if geoms else "no path found",
-        overland=overland,
-        outfalls=gpd.GeoSeries([g for g in reached if g is not None], crs=ws.crs),
-    )
-
-
-def _step_text(label: str, outfalls: list[str], waters: list[str], metres: float, why: str) -> str:
-    """One line of a path, saying each thing once.
-
-    The trace's reason already reads "3 conveyance(s), 276 m downstream to outfall
-    OF-013 (in the outfalls layer)"; it is used as is, followed by the water.
-    """
-    water = ", ".join(waters) or "an unknown water"
-    why = str(why or "").strip()
-    if outfalls and all(f"outfall {o}" in why for o in outfalls[:1]):
-        return f"{label}, then {why}, which discharges to {water}"
-    if outfalls:
-        return (
-            f"{label}, then {metres:,.0f} m downstream to outfall {', '.join(outfalls)}"
-            f" ({why}), which discharges to {water}"
-        )
-    return f"{label}: no outfall found ({why or 'no reason given'})"
-
-
-#: Words of the overland-step methods on the map and in its legend.
-OVERLAND_METHODS = {
-    "d8": "over the ground (steepest descent on the DEM)",
-    "nearest_inlet": "to the nearest inlet (no DEM: a straight line, not the ground)",
-}
-
-
-def overland_steps(ws: Any, result: Any, parcel_id: str) -> gpd.GeoDataFrame:
-    """The overland step of a parcel: a line from the parcel to each target it drains to.
-
-    With the DEM routing (``result.overland``), each line follows the steepest-descent
-    directions from the cell of the parcel's part draining to that target nearest that
-    part's centre, down to the target's first cell (method ``d8``).  Without a DEM
-    (the nearest-inlet fallback), a straight line from the parcel to the inlet
-    (method ``nearest_inlet``).
-
-    Returns
-    -------
-    GeoDataFrame
-        ``target_kind, target_id, fraction, method`` and a line geometry (working CRS),
-        one row per target reached overland; empty when there is none.
-    """
-    cols = ["target_kind", "target_id", "fraction", "method"]
-    empty = gpd.GeoDataFrame({c: [] for c in cols}, geometry=[], crs=ws.crs)
-    d = getattr(result, "drainage", None) if result is not None else None
-    parcels = ws.layers.get("parcels")
-    if d is None or not len(d) or parcels is None or not len(parcels):
-        return empty
-    rows = d[d["parcel_id"].astype(str) == str(parcel_id)]
-    prow = parcels[parcels["parcel_id"].astype(str) == str(parcel_id)]
-    if not len(rows) or not len(prow):
-        return empty
-    poly = prow.geometry.iloc[0]
-    ov = getattr(result, "overland", None)
-    recs: list[dict[str, Any]] = []
-    for r in rows.to_dict("records"):
-        kind, tid = str(r.get("target_kind")), r.get("target_id")
-        if _isna(tid) or kind not in ("inlet", "conveyance", "water_direct", "depression"):
-            continue
-        line = None
-        method = "d8"
-        if ov is not None:
-            line = _d8_line(ov, poly, kind, str(tid))
-        if line is None and kind == "inlet":
-            end = _inlet_point(ws, result, str(tid))
-            if end is not None:
-                start = poly.representative_point()
-                line = LineString([(start.x, start.y), (end.x, end.y)])
-                method = "d8" if ov is not None else "nearest_inlet"
-        if line is None or line.is_empty:
-            continue
-        recs.append(
-            {
-                "target_kind": kind,
-                "target_id": str(tid),
-                "fraction": float(r.get("fraction") or 0.0),
-                "method": method,
-                "geometry": line,
-            }
-        )
-    if not recs:
-        return empty
-    return gpd.GeoDataFrame(recs, geometry="geometry", crs=ws.crs)
-
-
-def _inlet_point(ws: Any, result: Any, node_id: str) -> Any:
-    inlets = getattr(result, "inlets", None)
-    if inlets is not None and len(inlets) and "node_id" in inlets.columns:
-        hit = inlets[inlets["node_id"].astype(str) == node_id]
-        if len(hit):
-            return hit.geometry.iloc[0]
-    return feature_geometry(ws, "structures", node_id)
-
-
-def _d8_line(ov: Any, poly: Any, kind: str, target_id: str, max_cells: int = 20000) -> Any:
-    """Steepest-descent line from the parcel's part draining to a target down to it."""
-    label = ov.label_of(kind, target_id)
-    if label is None or getattr(ov, "flwdir", None) is None:
-        return None
-    t = ov.transform
-    h, w = ov.shape
-    minx, miny, maxx, maxy = poly.bounds
-    c0, c1 = sorted(((minx - t.c) / t.a, (maxx - t.c) / t.a))
-    r0, r1 = sorted(((miny - t.f) / t.e, (maxy - t.f) / t.e))
-    c0, r0 = max(int(np.floor(c0)), 0), max(int(np.floor(r0)), 0)
-    c1, r1 = min(int(np.ceil(c1)), w), min(int(np.ceil(r1)), h)
-    if c0 >= c1 or r0 >= r1:
-        return None
-    rr, cc = np.mgrid[r0:r1, c0:c1]
-    xs, ys = t.c + (cc + 0.5) * t.a, t.f + (rr + 0.5) * t.e
-    inside = shapely.contains_xy(poly, xs, ys) & (ov.labels[r0:r1, c0:c1] == label)
-    if not inside.any():
-        return None
-    px, py = xs[inside], ys[inside]
-    k = int(np.argmin((px - px.mean()) ** 2 + (py - py.mean()) ** 2))
-    start = int(rr[inside][k] * w + cc[inside][k])
-    try:
-        down = ov.flwdir.idxs_ds  # downstream cell of every cell (a pit: itself)
-    except Exception:  # noqa: BLE001 - no line rather than no map
-        return None
-    mask = np.asarray(ov.target_mask).ravel()
-    idx = [start]
-    while len(idx) < max_cells and not mask[idx[-1]]:  # stop at the target's first cell
-        nxt = int(down[idx[-1]])
-        if nxt == idx[-1] or nxt < 0 or nxt >= h * w:
-            break
-        idx.append(nxt)
-    idx = np.asarray(idx, dtype=np.int64)
-    r, c = np.divmod(idx, w)
-    coords = np.column_stack([t.c + (c + 0.5) * t.a, t.f + (r + 0.5) * t.e])
-    if len(coords) < 2:
-        coords = np.vstack([coords, coords + [0.01, 0.0]])
-    return LineString(coords)
-
-
 # -- hillshade ----------------------------------------------------------------------------
 def hillshade(
     array: np.ndarray,
@@ -1735,250 +1398,6 @@ def png_bytes(rgba: np.ndarray) -> bytes:
 
 # -- outfall investigation and inventory -------------------------------------------------
 # candidate sources, sampling plans and notices live in ms4map.idde
-
-
-@dataclass
-class OutfallArea:
-    """What drains to one outfall.
-
-    Attributes
-    ----------
-    outfall_id : str
-    sewershed : GeoSeries
-        The outfall's sewershed polygon(s) (working CRS), possibly empty.
-    nodes, edges : GeoDataFrame or None
-        Upstream structures/junctions and conveyances (None without a network).
-    parcels : GeoDataFrame
-        Contributing parcels with ``fraction`` (share of the parcel draining here).
-    reason : str
-        How the upstream area was found, or why it is empty.
-    """
-
-    outfall_id: str
-    sewershed: gpd.GeoSeries
-    nodes: Any
-    edges: Any
-    parcels: gpd.GeoDataFrame
-    reason: str = ""
-
-
-def outfall_area(ws: Any, result: Any, outfall_id: str) -> OutfallArea:
-    """The sewershed, upstream network and contributing parcels of an outfall.
-
-    Parcels come from the drainage table (rows whose ``outfall_id`` is this
-    outfall, fractions summed per parcel); the network from
-    :func:`ms4map.network.trace_upstream`.
-    """
-    oid = str(outfall_id)
-    crs = ws.crs
-    parcels = ws.layers.get("parcels")
-    empty_p = gpd.GeoDataFrame({"parcel_id": [], "fraction": []}, geometry=[], crs=crs)
-    if result is None:
-        return OutfallArea(
-            oid,
-            gpd.GeoSeries([], crs=crs),
-            None,
-            None,
-            empty_p,
-            "The drainage analysis has not been run.",
-        )
-    sheds = getattr(result, "sewersheds", None)
-    shed = gpd.GeoSeries([], crs=crs)
-    if sheds is not None and len(sheds):
-        ids = _ids(sheds, "outfall_id")
-        shed = gpd.GeoSeries(sheds.geometry[ids.to_numpy() == oid].to_numpy(), crs=sheds.crs)
-    nodes = edges = None
-    reasons = []
-    net = getattr(result, "network", None)
-    try:
-        from ..network import trace_upstream
-
-        if net is not None:
-            up = trace_upstream(net, oid)
-            nodes, edges = up.nodes, up.edges
-            reasons.append(f"{len(edges)} conveyance part(s) upstream in the storm network")
-    except Exception as exc:  # noqa: BLE001 - reported as the reason
-        reasons.append(f"network trace failed: {exc}")
-    d = getattr(result, "drainage", None)
-    out_p = empty_p
-    if d is not None and len(d) and parcels is not None:
-        rows = d[d["outfall_id"].astype(str) == oid]
-        frac = rows.groupby(rows["parcel_id"].astype(str))["fraction"].sum()
-        pid = parcels["parcel_id"].astype(str)
-        sel = parcels[pid.isin(frac.index)].copy()
-        sel["fraction"] = sel["parcel_id"].astype(str).map(frac).astype(float)
-        out_p = sel
-        reasons.append(f"{len(sel)} parcel(s) drain (at least partly) to it")
-    return OutfallArea(oid, shed, nodes, edges, out_p, "; ".join(reasons))
-
-
-def candidate_sources(area: OutfallArea, *, septic: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Candidate illicit-discharge sources of an outfall area.
-
-    Moved to :mod:`ms4map.idde`: this is :func:`ms4map.idde.candidates_for_area`
-    (see :func:`ms4map.idde.candidate_sources` for the rules and columns).
-    """
-    from ..idde import candidates_for_area
-
-    return candidates_for_area(area, septic=septic)
-
-
-def outfall_inventory(ws: Any, result: Any, *, septic: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The outfall inventory the MS4 permit asks for, one row per outfall.
-
-    Parameters
-    ----------
-    ws : Workspace
-    result : PipelineResult or None
-    septic : DataFrame, optional
-        The ``septic`` layer (:func:`ms4map.septic.flag_septic`): the septic parcels
-        counted are then its *flagged* parcels (those the Septic page lists); without
-        it, parcels whose ``sewer`` is ``septic``.
-
-    Returns
-    -------
-    DataFrame
-        ``outfall_id, receiving_water, pwl_id, status, latitude, longitude,
-        sewershed_acres, structures_upstream, parcels_upstream,
-        septic_parcels_upstream, x, y`` (latitude/longitude in WGS 84, x, y in the
-        working CRS); counts are NA without a pipeline result.  A parcel draining to
-        several outfalls is counted in each of their rows (see
-        :func:`inventory_totals` for the town's totals, each parcel once).
-    """
-    cols = [
-        "outfall_id",
-        "receiving_water",
-        "pwl_id",
-        "status",
-        "latitude",
-        "longitude",
-        "sewershed_acres",
-        "structures_upstream",
-        "parcels_upstream",
-        "septic_parcels_upstream",
-        "x",
-        "y",
-    ]
-    net = getattr(result, "network", None) if result is not None else None
-    outs = getattr(net, "outfalls", None)
-    if outs is not None and len(outs):
-        base = outs.reset_index()
-        if "outfall_id" not in base.columns:
-            base = base.rename(columns={base.columns[0]: "outfall_id"})
-    else:
-        base = ws.layers.get("outfalls")
-        if base is None or not len(base):
-            return pd.DataFrame(columns=cols)
-        base = base.copy()
-    base["outfall_id"] = base["outfall_id"].astype(str)
-    inv = pd.DataFrame(
-        {
-            "outfall_id": base["outfall_id"].to_numpy(),
-            "receiving_water": _col(base, "receiving_water").to_numpy(),
-            "pwl_id": _col(base, "pwl_id").to_numpy(),
-            "status": _col(base, "status").to_numpy(),
-            "x": base.geometry.x.to_numpy(),
-            "y": base.geometry.y.to_numpy(),
-        }
-    )
-    if len(inv):
-        from pyproj import Transformer
-
-        lon, lat = Transformer.from_crs(ws.crs, WGS84, always_xy=True).transform(
-            inv["x"].to_numpy(dtype=float), inv["y"].to_numpy(dtype=float)
-        )
-        inv["latitude"], inv["longitude"] = np.round(lat, 6), np.round(lon, 6)
-    else:
-        inv["latitude"], inv["longitude"] = [], []
-    unit = _crs_unit_m(ws.crs)
-    acres = pd.Series(np.nan, index=inv.index)
-    n_struct = pd.Series(pd.NA, index=inv.index, dtype="Int64")
-    n_parc = pd.Series(pd.NA, index=inv.index, dtype="Int64")
-    n_sept = pd.Series(pd.NA, index=inv.index, dtype="Int64")
-    if result is not None:
-        sheds = getattr(result, "sewersheds", None)
-        if sheds is not None and len(sheds):
-            a = sheds.geometry.area * unit * unit / 4046.8564224
-            per = a.groupby(_ids(sheds, "outfall_id").to_numpy()).sum()
-            acres = inv["outfall_id"].map(per)
-        if net is not None:
-            try:
-                from ..network import assign_outfalls
-
-                asg = assign_outfalls(net)
-                cnt = asg["outfall_id"].dropna().astype(str).value_counts()
-                n_struct = inv["outfall_id"].map(cnt).fillna(0).astype("Int64")
-            except Exception:  # noqa: BLE001 - counts stay NA
-                pass
-        d = getattr(result, "drainage", None)
-        if d is not None and len(d):
-            dd = d[d["outfall_id"].notna()].copy()
-            dd["outfall_id"] = dd["outfall_id"].astype(str)
-            dd["parcel_id"] = dd["parcel_id"].astype(str)
-            n_parc = inv["outfall_id"].map(dd.groupby("outfall_id")["parcel_id"].nunique())
-            n_parc = n_parc.fillna(0).astype("Int64")
-            septic_ids = _septic_ids(ws, septic)
-            if septic_ids is not None:
-                ds = dd[dd["parcel_id"].isin(septic_ids)]
-                n_sept = inv["outfall_id"].map(ds.groupby("outfall_id")["parcel_id"].nunique())
-                n_sept = n_sept.fillna(0).astype("Int64")
-    inv["sewershed_acres"] = np.round(acres.astype(float), 2)
-    inv["structures_upstream"] = n_struct
-    inv["parcels_upstream"] = n_parc
-    inv["septic_parcels_upstream"] = n_sept
-    return inv[cols].sort_values("outfall_id", kind="stable").reset_index(drop=True)
-
-
-def _septic_ids(ws: Any, septic: pd.DataFrame | None) -> set[str] | None:
-    """The septic parcels the inventory counts: the septic layer's flagged parcels, else
-    the parcels whose ``sewer`` is ``septic``; None when neither is known."""
-    if septic is not None and "parcel_id" in septic.columns:
-        keep = septic["flagged"].fillna(False).astype(bool) if "flagged" in septic.columns else True
-        return set(septic.loc[keep, "parcel_id"].astype(str))
-    parcels = ws.layers.get("parcels")
-    if parcels is not None and "sewer" in parcels.columns:
-        return set(parcels.loc[parcels["sewer"].astype(str) == "septic", "parcel_id"].astype(str))
-    return None
-
-
-def inventory_totals(ws: Any, result: Any, *, septic: pd.DataFrame | None = None) -> dict:
-    """The town's totals behind the inventory, each parcel counted once.
-
-    Returns
-    -------
-    dict
-        ``parcels`` / ``septic_parcels``: parcels (septic parcels, as
-        :func:`outfall_inventory` counts them) draining at least partly to an
-        outfall, each once; ``parcels_in_rows`` / ``septic_in_rows``: the sums of the
-        inventory's per-outfall columns (a parcel draining to several outfalls is in
-        each of their rows); ``multi_outfall_parcels``: parcels draining to more than
-        one outfall; ``septic_basis``: ``"flagged"`` (the Septic page's parcels) or
-        ``"sewer attribute"``.  Counts are None without a drainage table.
-    """
-    out: dict[str, Any] = {
-        "parcels": None,
-        "septic_parcels": None,
-        "parcels_in_rows": None,
-        "septic_in_rows": None,
-        "multi_outfall_parcels": None,
-        "septic_basis": "flagged" if septic is not None else "sewer attribute",
-    }
-    d = getattr(result, "drainage", None) if result is not None else None
-    if d is None or not len(d):
-        return out
-    dd = d[d["outfall_id"].notna()]
-    pid, oid = dd["parcel_id"].astype(str), dd["outfall_id"].astype(str)
-    pairs = pd.DataFrame({"p": pid.to_numpy(), "o": oid.to_numpy()}).drop_duplicates()
-    per = pairs.groupby("p")["o"].nunique()
-    out["parcels"] = int(len(per))
-    out["parcels_in_rows"] = int(len(pairs))
-    out["multi_outfall_parcels"] = int((per > 1).sum())
-    ids = _septic_ids(ws, septic)
-    if ids is not None:
-        sp = pairs[pairs["p"].isin(ids)]
-        out["septic_parcels"] = int(sp["p"].nunique())
-        out["septic_in_rows"] = int(len(sp))
-    return out
 
 
 def outfall_map_pdf(

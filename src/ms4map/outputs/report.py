@@ -6,7 +6,7 @@ no system libraries are needed.
 
 Examples
 --------
->>> from ms4map.report import write_report                     # doctest: +SKIP
+>>> from ms4map.outputs.report import write_report                     # doctest: +SKIP
 >>> write_report(det, "site.html"); write_report(det, "site.pdf")  # doctest: +SKIP
 """
 

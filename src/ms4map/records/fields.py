@@ -2,7 +2,7 @@
 
 Every value a user gives passes through :func:`check_fields` before a row is written:
 an unknown keyword, a value outside its list, a severity outside 0-3, a negative
-concentration or a date in the future is a :class:`~ms4map.errors.DataError` naming
+concentration or a date in the future is a :class:`~ms4map.core.errors.DataError` naming
 the field and the fix, and nothing is written.
 """
 

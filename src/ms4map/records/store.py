@@ -947,7 +947,7 @@ class Records:
             ``.csv``: the table named by ``table``.
         table : {"inspections", "samples", "cases", "outfall_status", "deadlines", "audit", "attachments"}
         """
-        from .. import __version__
+        from ..core.version import __version__
         from ..io import check_output_path, write_outputs, write_text_output
 
         protected = [*self.inputs, self.path]

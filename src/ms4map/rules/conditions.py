@@ -1123,7 +1123,7 @@ def determine(
     inputs_hash = hashlib.sha256(
         json.dumps(inputs, sort_keys=True, default=str).encode()
     ).hexdigest()
-    from .. import __version__
+    from ..core.version import __version__
 
     prov = {
         "tool": "ms4map",
@@ -1213,21 +1213,6 @@ def _run_pipeline(workspace: Any) -> Any:
     from .. import pipeline
 
     return pipeline.run(workspace)
-
-
-def _outfall_points(result: Any, workspace: Any) -> dict[str, Any]:
-    net = getattr(result, "network", None)
-    of = getattr(net, "outfalls", None) if net is not None else None
-    pts: dict[str, Any] = {}
-    if of is not None and len(of):
-        ids = of.index if "outfall_id" not in of.columns else of["outfall_id"]
-        for i, g in zip(ids, of.geometry, strict=True):
-            pts[str(i)] = g
-    elif workspace is not None and workspace.layers.get("outfalls") is not None:
-        o = workspace.layers["outfalls"]
-        for i, g in zip(o["outfall_id"], o.geometry, strict=True):
-            pts[str(i)] = g
-    return pts
 
 
 def tmdl_hits_for(
@@ -1609,7 +1594,9 @@ def evaluate_site(
         result = _run_pipeline(workspace)
     info, rows, _sel = _resolve_site(site, workspace, result, site_crs=site_crs)
     waters = waters or Waters.from_workspace(workspace)
-    of_pts = _outfall_points(result, workspace)
+    from ..pipeline import outfall_points
+
+    of_pts = outfall_points(result, workspace)
     hits = tmdl_hits_for(waters, site_geom=info.geometry, rows=rows, outfall_points=of_pts)
     det = determine(
         rows,
@@ -2015,6 +2002,8 @@ def screen_all(
     """
     import geopandas as gpd
 
+    from ..pipeline import outfall_points
+
     ws = workspace if workspace is not None else getattr(result, "workspace", None)
     if ws is None:
         raise UsageError("screen_all needs the workspace: pass workspace=.")
@@ -2025,7 +2014,7 @@ def screen_all(
         waters=waters,
         profile=profile,
         parcels=parcels,
-        outfall_points=_outfall_points(result, ws),
+        outfall_points=outfall_points(result, ws),
     )
     keep = [
         c for c in ("parcel_id", "address", "owner", "prop_class", "acres") if c in parcels.columns

@@ -496,7 +496,7 @@ def flag_septic(
     waters: Waters | None = None,
 ) -> Any:
     """The ``septic`` layer for a pipeline result (see :func:`flag_septic_table`)."""
-    from .conditions import _outfall_points
+    from ..pipeline import outfall_points
 
     ws = workspace if workspace is not None else getattr(result, "workspace", None)
     if ws is None:
@@ -509,7 +509,7 @@ def flag_septic(
         profile=profile,
         sewer_districts=ws.layers.get("sewer_districts"),
         conveyances=ws.layers.get("conveyances"),
-        outfall_points=_outfall_points(result, ws),
+        outfall_points=outfall_points(result, ws),
     )
 
 

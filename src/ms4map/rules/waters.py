@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import DataError, InputOpenError, UsageError
+from ..core.schema import LEGAL_LAYERS  # re-exported: io reads it too
 
 __all__ = [
     "CATEGORIES",
@@ -69,31 +70,6 @@ IMPAIRMENT_COLUMNS = (
     "origin",
     "line",
 )
-
-#: The legal layers Condition A depends on: ``layer -> (what is missing, what it is needed
-#: for, the fix)``.  A workspace without one of them never gets a confident "no": the
-#: answer is undetermined and names the layer (see :attr:`Waters.missing`).
-LEGAL_LAYERS: dict[str, tuple[str, str, str]] = {
-    "impairments": (
-        "no 303(d) list in the workspace",
-        "the 303(d) branch of Condition A (is the receiving water listed for a pollutant "
-        "of concern?) and the septic special condition",
-        "add the `impairments` layer or pass `--impairments CSV`",
-    ),
-    "tmdl_watersheds": (
-        "no TMDL watersheds in the workspace",
-        "the TMDL branch of Condition A (does the site lie in or drain to a TMDL watershed "
-        "with stormwater a source?) and the septic special condition",
-        "add the `tmdl_watersheds` layer, an empty one when the town has no TMDL watershed",
-    ),
-    "waterbodies": (
-        "no waterbodies in the workspace",
-        "runoff that reaches a water directly (not through the MS4), receiving waters "
-        "named without a PWL ID, and outfalls at pipe ends that discharge to water",
-        "add the `waterbodies` layer",
-    ),
-}
-
 
 def missing_layer_reason(layer: str) -> str:
     """One sentence: the legal layer ``layer`` is missing, what it is needed for, the fix."""

@@ -85,7 +85,9 @@ def render() -> None:
         height=480,
     )
     septic = state.septic_layer(ws, result)
-    cand = maps.candidate_sources(area, septic=septic)
+    from ... import idde
+
+    cand = idde.candidates_for_area(area, septic=septic)
     st.subheader(f"Candidate sources ({len(cand)})")
     if not len(cand):
         st.caption("No septic, commercial, industrial or flagged parcel drains to this outfall.")

@@ -376,7 +376,7 @@ def _downloads(ws: Any, det: Any) -> None:
     report = state.library("outputs.report")
     if report is None:
         c2.caption(
-            "HTML/PDF reports: the `ms4map.report` module is not available yet in this build."
+            "HTML/PDF reports: the `ms4map.outputs.report` module is not available yet in this build."
         )
         return
     try:
@@ -403,7 +403,7 @@ def _downloads(ws: Any, det: Any) -> None:
 
 
 def _call_report(report: Any, kind: str, det: Any, ws: Any) -> Any:
-    """The report as HTML text or PDF bytes (``ms4map.report``)."""
+    """The report as HTML text or PDF bytes (``ms4map.outputs.report``)."""
     if kind == "html":
         return report.render_html(det)
     import tempfile

@@ -11,7 +11,7 @@ each problem with its fix.
 
 Examples
 --------
->>> from ms4map.profiles import load_profile
+>>> from ms4map.rules.profiles import load_profile
 >>> p = load_profile("stillwater")
 >>> p.pollutant_reading
 'law'
@@ -194,7 +194,7 @@ class Profile:
         Parameters
         ----------
         pollutants : list of str
-            Names or groups (see :func:`ms4map.waters.canonical_pollutants`).
+            Names or groups (see :func:`ms4map.rules.waters.canonical_pollutants`).
         include_sediment : bool, optional
             Add ``silt/sediment`` when the list lacks it (default: the profile's
             ``include_sediment``, true unless the profile says otherwise): the law's

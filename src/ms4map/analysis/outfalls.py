@@ -1,0 +1,253 @@
+"""What drains to an outfall: its sewershed, upstream network and parcels
+(:func:`outfall_area`), and the permit's outfall inventory (:func:`outfall_inventory`,
+:func:`inventory_totals`).  IDDE and the maps use them (:mod:`ms4map.outputs.maps`
+re-exports these names)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+
+from .frames import WGS84
+from .frames import column_or_none as _col
+from .frames import crs_unit_m as _crs_unit_m
+from .frames import feature_ids as _ids
+
+__all__ = ["OutfallArea", "inventory_totals", "outfall_area", "outfall_inventory"]
+
+
+@dataclass
+class OutfallArea:
+    """What drains to one outfall.
+
+    Attributes
+    ----------
+    outfall_id : str
+    sewershed : GeoSeries
+        The outfall's sewershed polygon(s) (working CRS), possibly empty.
+    nodes, edges : GeoDataFrame or None
+        Upstream structures/junctions and conveyances (None without a network).
+    parcels : GeoDataFrame
+        Contributing parcels with ``fraction`` (share of the parcel draining here).
+    reason : str
+        How the upstream area was found, or why it is empty.
+    """
+
+    outfall_id: str
+    sewershed: gpd.GeoSeries
+    nodes: Any
+    edges: Any
+    parcels: gpd.GeoDataFrame
+    reason: str = ""
+
+
+def outfall_area(ws: Any, result: Any, outfall_id: str) -> OutfallArea:
+    """The sewershed, upstream network and contributing parcels of an outfall.
+
+    Parcels come from the drainage table (rows whose ``outfall_id`` is this
+    outfall, fractions summed per parcel); the network from
+    :func:`ms4map.network.trace_upstream`.
+    """
+    oid = str(outfall_id)
+    crs = ws.crs
+    parcels = ws.layers.get("parcels")
+    empty_p = gpd.GeoDataFrame({"parcel_id": [], "fraction": []}, geometry=[], crs=crs)
+    if result is None:
+        return OutfallArea(
+            oid,
+            gpd.GeoSeries([], crs=crs),
+            None,
+            None,
+            empty_p,
+            "The drainage analysis has not been run.",
+        )
+    sheds = getattr(result, "sewersheds", None)
+    shed = gpd.GeoSeries([], crs=crs)
+    if sheds is not None and len(sheds):
+        ids = _ids(sheds, "outfall_id")
+        shed = gpd.GeoSeries(sheds.geometry[ids.to_numpy() == oid].to_numpy(), crs=sheds.crs)
+    nodes = edges = None
+    reasons = []
+    net = getattr(result, "network", None)
+    try:
+        from ..network import trace_upstream
+
+        if net is not None:
+            up = trace_upstream(net, oid)
+            nodes, edges = up.nodes, up.edges
+            reasons.append(f"{len(edges)} conveyance part(s) upstream in the storm network")
+    except Exception as exc:  # noqa: BLE001 - reported as the reason
+        reasons.append(f"network trace failed: {exc}")
+    d = getattr(result, "drainage", None)
+    out_p = empty_p
+    if d is not None and len(d) and parcels is not None:
+        rows = d[d["outfall_id"].astype(str) == oid]
+        frac = rows.groupby(rows["parcel_id"].astype(str))["fraction"].sum()
+        pid = parcels["parcel_id"].astype(str)
+        sel = parcels[pid.isin(frac.index)].copy()
+        sel["fraction"] = sel["parcel_id"].astype(str).map(frac).astype(float)
+        out_p = sel
+        reasons.append(f"{len(sel)} parcel(s) drain (at least partly) to it")
+    return OutfallArea(oid, shed, nodes, edges, out_p, "; ".join(reasons))
+
+
+def outfall_inventory(ws: Any, result: Any, *, septic: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The outfall inventory the MS4 permit asks for, one row per outfall.
+
+    Parameters
+    ----------
+    ws : Workspace
+    result : PipelineResult or None
+    septic : DataFrame, optional
+        The ``septic`` layer (:func:`ms4map.rules.septic.flag_septic`): the septic parcels
+        counted are then its *flagged* parcels (those the Septic page lists); without
+        it, parcels whose ``sewer`` is ``septic``.
+
+    Returns
+    -------
+    DataFrame
+        ``outfall_id, receiving_water, pwl_id, status, latitude, longitude,
+        sewershed_acres, structures_upstream, parcels_upstream,
+        septic_parcels_upstream, x, y`` (latitude/longitude in WGS 84, x, y in the
+        working CRS); counts are NA without a pipeline result.  A parcel draining to
+        several outfalls is counted in each of their rows (see
+        :func:`inventory_totals` for the town's totals, each parcel once).
+    """
+    cols = [
+        "outfall_id",
+        "receiving_water",
+        "pwl_id",
+        "status",
+        "latitude",
+        "longitude",
+        "sewershed_acres",
+        "structures_upstream",
+        "parcels_upstream",
+        "septic_parcels_upstream",
+        "x",
+        "y",
+    ]
+    net = getattr(result, "network", None) if result is not None else None
+    outs = getattr(net, "outfalls", None)
+    if outs is not None and len(outs):
+        base = outs.reset_index()
+        if "outfall_id" not in base.columns:
+            base = base.rename(columns={base.columns[0]: "outfall_id"})
+    else:
+        base = ws.layers.get("outfalls")
+        if base is None or not len(base):
+            return pd.DataFrame(columns=cols)
+        base = base.copy()
+    base["outfall_id"] = base["outfall_id"].astype(str)
+    inv = pd.DataFrame(
+        {
+            "outfall_id": base["outfall_id"].to_numpy(),
+            "receiving_water": _col(base, "receiving_water").to_numpy(),
+            "pwl_id": _col(base, "pwl_id").to_numpy(),
+            "status": _col(base, "status").to_numpy(),
+            "x": base.geometry.x.to_numpy(),
+            "y": base.geometry.y.to_numpy(),
+        }
+    )
+    if len(inv):
+        from pyproj import Transformer
+
+        lon, lat = Transformer.from_crs(ws.crs, WGS84, always_xy=True).transform(
+            inv["x"].to_numpy(dtype=float), inv["y"].to_numpy(dtype=float)
+        )
+        inv["latitude"], inv["longitude"] = np.round(lat, 6), np.round(lon, 6)
+    else:
+        inv["latitude"], inv["longitude"] = [], []
+    unit = _crs_unit_m(ws.crs)
+    acres = pd.Series(np.nan, index=inv.index)
+    n_struct = pd.Series(pd.NA, index=inv.index, dtype="Int64")
+    n_parc = pd.Series(pd.NA, index=inv.index, dtype="Int64")
+    n_sept = pd.Series(pd.NA, index=inv.index, dtype="Int64")
+    if result is not None:
+        sheds = getattr(result, "sewersheds", None)
+        if sheds is not None and len(sheds):
+            a = sheds.geometry.area * unit * unit / 4046.8564224
+            per = a.groupby(_ids(sheds, "outfall_id").to_numpy()).sum()
+            acres = inv["outfall_id"].map(per)
+        if net is not None:
+            try:
+                from ..network import assign_outfalls
+
+                asg = assign_outfalls(net)
+                cnt = asg["outfall_id"].dropna().astype(str).value_counts()
+                n_struct = inv["outfall_id"].map(cnt).fillna(0).astype("Int64")
+            except Exception:  # noqa: BLE001 - counts stay NA
+                pass
+        d = getattr(result, "drainage", None)
+        if d is not None and len(d):
+            dd = d[d["outfall_id"].notna()].copy()
+            dd["outfall_id"] = dd["outfall_id"].astype(str)
+            dd["parcel_id"] = dd["parcel_id"].astype(str)
+            n_parc = inv["outfall_id"].map(dd.groupby("outfall_id")["parcel_id"].nunique())
+            n_parc = n_parc.fillna(0).astype("Int64")
+            septic_ids = _septic_ids(ws, septic)
+            if septic_ids is not None:
+                ds = dd[dd["parcel_id"].isin(septic_ids)]
+                n_sept = inv["outfall_id"].map(ds.groupby("outfall_id")["parcel_id"].nunique())
+                n_sept = n_sept.fillna(0).astype("Int64")
+    inv["sewershed_acres"] = np.round(acres.astype(float), 2)
+    inv["structures_upstream"] = n_struct
+    inv["parcels_upstream"] = n_parc
+    inv["septic_parcels_upstream"] = n_sept
+    return inv[cols].sort_values("outfall_id", kind="stable").reset_index(drop=True)
+
+
+def _septic_ids(ws: Any, septic: pd.DataFrame | None) -> set[str] | None:
+    """The septic parcels the inventory counts: the septic layer's flagged parcels, else
+    the parcels whose ``sewer`` is ``septic``; None when neither is known."""
+    if septic is not None and "parcel_id" in septic.columns:
+        keep = septic["flagged"].fillna(False).astype(bool) if "flagged" in septic.columns else True
+        return set(septic.loc[keep, "parcel_id"].astype(str))
+    parcels = ws.layers.get("parcels")
+    if parcels is not None and "sewer" in parcels.columns:
+        return set(parcels.loc[parcels["sewer"].astype(str) == "septic", "parcel_id"].astype(str))
+    return None
+
+
+def inventory_totals(ws: Any, result: Any, *, septic: pd.DataFrame | None = None) -> dict:
+    """The town's totals behind the inventory, each parcel counted once.
+
+    Returns
+    -------
+    dict
+        ``parcels`` / ``septic_parcels``: parcels (septic parcels, as
+        :func:`outfall_inventory` counts them) draining at least partly to an
+        outfall, each once; ``parcels_in_rows`` / ``septic_in_rows``: the sums of the
+        inventory's per-outfall columns (a parcel draining to several outfalls is in
+        each of their rows); ``multi_outfall_parcels``: parcels draining to more than
+        one outfall; ``septic_basis``: ``"flagged"`` (the Septic page's parcels) or
+        ``"sewer attribute"``.  Counts are None without a drainage table.
+    """
+    out: dict[str, Any] = {
+        "parcels": None,
+        "septic_parcels": None,
+        "parcels_in_rows": None,
+        "septic_in_rows": None,
+        "multi_outfall_parcels": None,
+        "septic_basis": "flagged" if septic is not None else "sewer attribute",
+    }
+    d = getattr(result, "drainage", None) if result is not None else None
+    if d is None or not len(d):
+        return out
+    dd = d[d["outfall_id"].notna()]
+    pid, oid = dd["parcel_id"].astype(str), dd["outfall_id"].astype(str)
+    pairs = pd.DataFrame({"p": pid.to_numpy(), "o": oid.to_numpy()}).drop_duplicates()
+    per = pairs.groupby("p")["o"].nunique()
+    out["parcels"] = int(len(per))
+    out["parcels_in_rows"] = int(len(pairs))
+    out["multi_outfall_parcels"] = int((per > 1).sum())
+    ids = _septic_ids(ws, septic)
+    if ids is not None:
+        sp = pairs[pairs["p"].isin(ids)]
+        out["septic_parcels"] = int(sp["p"].nunique())
+        out["septic_in_rows"] = int(len(sp))
+    return out

@@ -1,0 +1,354 @@
+"""Where a feature drains: a parcel's, structure's, conveyance's or outfall's way to its
+receiving water (:func:`feature_path`), the overland step of a parcel
+(:func:`overland_steps`) and one feature's geometry and attributes.  The map shows them
+(:mod:`ms4map.outputs.maps` re-exports these names)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+from shapely.geometry import LineString
+
+from .frames import column_or_none as _col
+from .frames import feature_ids as _ids
+
+__all__ = [
+    "OVERLAND_METHODS",
+    "PathResult",
+    "feature_attributes",
+    "feature_geometry",
+    "feature_path",
+    "overland_steps",
+]
+
+
+_ID_COLUMNS = {
+    "parcels": "parcel_id",
+    "structures": "struct_id",
+    "conveyances": "conv_id",
+    "outfalls": "outfall_id",
+    "waterbodies": "wb_id",
+    "impaired_waters": "wb_id",
+    "tmdl_watersheds": "tmdl_id",
+    "sewersheds": "outfall_id",
+}
+
+
+def _feature_rows(ws: Any, layer: str, fid: str, result: Any) -> Any:
+    """The rows of a map layer whose id is ``fid`` (None when the layer is absent)."""
+    if layer == "sewersheds":
+        frame = getattr(result, "sewersheds", None)
+    else:
+        frame = ws.layers.get("waterbodies" if layer == "impaired_waters" else layer)
+    if frame is None or not len(frame):
+        return None
+    ids = _ids(frame, _ID_COLUMNS.get(layer, "name"))
+    return frame[ids.to_numpy() == str(fid)]
+
+
+def feature_geometry(ws: Any, layer: str, fid: str, *, result: Any = None) -> Any:
+    """The geometry of one feature (working CRS), or None."""
+    rows = _feature_rows(ws, layer, fid, result)
+    return rows.geometry.iloc[0] if rows is not None and len(rows) else None
+
+
+def feature_attributes(ws: Any, layer: str, fid: str, *, result: Any = None) -> dict[str, Any]:
+    """The attributes of one feature, as a plain dict (geometry dropped)."""
+    rows = _feature_rows(ws, layer, fid, result)
+    if rows is None:
+        return {}
+    if not len(rows):
+        return {}
+    rec = rows.drop(columns=[rows.geometry.name]).iloc[0].to_dict()
+    if layer in ("waterbodies", "impaired_waters"):
+        imp = ws.layers.get("impairments")
+        if imp is not None and len(imp):
+            hit = imp[imp["wb_id"].astype(str) == str(fid)]
+            if len(hit):
+                rec["303(d) listings"] = "; ".join(
+                    f"{p} (category {c})"
+                    for p, c in zip(hit["pollutant"], _col(hit, "category"), strict=False)
+                )
+    return {k: (None if _isna(v) else v) for k, v in rec.items()}
+
+
+def _isna(v: Any) -> bool:
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+@dataclass
+class PathResult:
+    """A feature's way to its receiving water.
+
+    Attributes
+    ----------
+    geometry : GeoSeries
+        Path lines (working CRS), possibly empty.
+    steps : list of str
+        Plain-words description, one line per branch.
+    outfall_ids, receiving_waters : list of str
+    reason : str
+        Why the path is what it is (or why there is none).
+    """
+
+    geometry: gpd.GeoSeries
+    steps: list[str]
+    outfall_ids: list[str]
+    receiving_waters: list[str]
+    reason: str = ""
+    overland: gpd.GeoDataFrame | None = None
+    outfalls: gpd.GeoSeries | None = None
+
+    def highlights(self) -> dict[str, Any]:
+        """The path as map highlights: ``path`` (network lines), ``overland step`` and
+        ``outfalls reached`` (see :data:`HIGHLIGHT_STYLES`); empty parts left out."""
+        out: dict[str, Any] = {}
+        if len(self.geometry):
+            out["path"] = self.geometry
+        if self.overland is not None and len(self.overland):
+            out["overland step"] = self.overland.geometry
+        if self.outfalls is not None and len(self.outfalls):
+            out["outfalls reached"] = self.outfalls
+        return out
+
+    def extent(self) -> Any:
+        """Every geometry of the path (network lines, overland steps, outfalls reached),
+        as one geometry in the working CRS, or ``None``: what a map should fit."""
+        geoms = [
+            g
+            for part in self.highlights().values()
+            for g in part
+            if g is not None and not g.is_empty
+        ]
+        return shapely.union_all(geoms) if geoms else None
+
+
+def feature_path(ws: Any, result: Any, layer: str, fid: str) -> PathResult:
+    """The downstream path of a parcel, structure, conveyance or outfall.
+
+    Parcels follow the drainage table (each target with its fraction); network
+    features follow :func:`ms4map.network.trace_downstream`; an outfall is its
+    own end.  Without a pipeline result (or the network module) the path is
+    empty and ``reason`` says why.
+    """
+    empty = gpd.GeoSeries([], crs=ws.crs)
+    if result is None:
+        return PathResult(
+            empty, [], [], [], "The drainage analysis has not been run for this workspace."
+        )
+    net = getattr(result, "network", None)
+    try:
+        from .. import network as _network
+    except ImportError:
+        _network = None  # type: ignore[assignment]
+    if layer == "outfalls":
+        outs = ws.layers.get("outfalls")
+        attrs = feature_attributes(ws, "outfalls", fid)
+        rw = attrs.get("receiving_water") or "unknown water"
+        geom = feature_geometry(ws, "outfalls", fid)
+        crs = getattr(outs, "crs", ws.crs)
+        return PathResult(
+            gpd.GeoSeries([], crs=crs),
+            [f"Outfall {fid} discharges to {rw} (PWL {attrs.get('pwl_id') or 'unknown'})."],
+            [fid],
+            [str(rw)],
+            "an outfall is the end of the MS4",
+            outfalls=gpd.GeoSeries([geom] if geom is not None else [], crs=crs),
+        )
+    starts: list[tuple[str, float, str]] = []  # (start id, fraction, label)
+    direct: list[str] = []
+    if layer == "parcels":
+        d = getattr(result, "drainage", None)
+        if d is None or not len(d):
+            return PathResult(empty, [], [], [], "No drainage table in the result.")
+        rows = d[d["parcel_id"].astype(str) == str(fid)]
+        if not len(rows):
+            return PathResult(empty, [], [], [], f"Parcel {fid} is not in the drainage table.")
+        for r in rows.to_dict("records"):
+            frac = float(r.get("fraction") or 0)
+            kind = str(r.get("target_kind"))
+            if kind in ("inlet", "conveyance") and not _isna(r.get("target_id")):
+                starts.append((str(r["target_id"]), frac, f"{frac:.0%} to {kind} {r['target_id']}"))
+            elif kind == "water_direct":
+                direct.append(
+                    f"{frac:.0%} runs directly to {r.get('receiving_water') or r.get('target_id')}"
+                    f" (PWL {r.get('pwl_id') or 'unknown'}), not through the MS4."
+                )
+            elif kind == "depression":
+                direct.append(f"{frac:.0%} drains to a closed depression (internally drained).")
+            else:
+                direct.append(
+                    f"{frac:.0%}: drainage {kind} ({r.get('reason') or 'no reason given'})."
+                )
+    elif layer in ("structures", "conveyances"):
+        starts.append((str(fid), 1.0, f"from {layer[:-1]} {fid}"))
+    else:
+        return PathResult(empty, [], [], [], f"No downstream path for a {layer} feature.")
+    if starts and (net is None or _network is None or not hasattr(_network, "trace_downstream")):
+        return PathResult(empty, direct, [], [], "The storm network is not available to trace.")
+    geoms, steps, outs_, waters = [], list(direct), [], []
+    for start, _frac, label in starts:
+        try:
+            tr = _network.trace_downstream(net, start)
+        except Exception as exc:  # noqa: BLE001 - shown to the user as the reason
+            steps.append(f"{label}: cannot trace ({exc}).")
+            continue
+        if tr.geometry is not None and not tr.geometry.is_empty:
+            geoms.append(tr.geometry)
+        o = [str(x) for x in (tr.outfall_ids or [])]
+        w = [str(x) for x in (tr.receiving_waters or [])]
+        outs_ += o
+        waters += w
+        steps.append(_step_text(label, o, w, tr.length_m, tr.reason or tr.method))
+    overland = overland_steps(ws, result, fid) if layer == "parcels" else None
+    reached = [feature_geometry(ws, "outfalls", o) for o in dict.fromkeys(outs_)]
+    return PathResult(
+        gpd.GeoSeries(geoms, crs=ws.crs),
+        steps,
+        list(dict.fromkeys(outs_)),
+        list(dict.fromkeys(waters)),
+        "traced downstream through the storm network" if geoms else "no path found",
+        overland=overland,
+        outfalls=gpd.GeoSeries([g for g in reached if g is not None], crs=ws.crs),
+    )
+
+
+def _step_text(label: str, outfalls: list[str], waters: list[str], metres: float, why: str) -> str:
+    """One line of a path, saying each thing once.
+
+    The trace's reason already reads "3 conveyance(s), 276 m downstream to outfall
+    OF-013 (in the outfalls layer)"; it is used as is, followed by the water.
+    """
+    water = ", ".join(waters) or "an unknown water"
+    why = str(why or "").strip()
+    if outfalls and all(f"outfall {o}" in why for o in outfalls[:1]):
+        return f"{label}, then {why}, which discharges to {water}"
+    if outfalls:
+        return (
+            f"{label}, then {metres:,.0f} m downstream to outfall {', '.join(outfalls)}"
+            f" ({why}), which discharges to {water}"
+        )
+    return f"{label}: no outfall found ({why or 'no reason given'})"
+
+
+#: Words of the overland-step methods on the map and in its legend.
+OVERLAND_METHODS = {
+    "d8": "over the ground (steepest descent on the DEM)",
+    "nearest_inlet": "to the nearest inlet (no DEM: a straight line, not the ground)",
+}
+
+
+def overland_steps(ws: Any, result: Any, parcel_id: str) -> gpd.GeoDataFrame:
+    """The overland step of a parcel: a line from the parcel to each target it drains to.
+
+    With the DEM routing (``result.overland``), each line follows the steepest-descent
+    directions from the cell of the parcel's part draining to that target nearest that
+    part's centre, down to the target's first cell (method ``d8``).  Without a DEM
+    (the nearest-inlet fallback), a straight line from the parcel to the inlet
+    (method ``nearest_inlet``).
+
+    Returns
+    -------
+    GeoDataFrame
+        ``target_kind, target_id, fraction, method`` and a line geometry (working CRS),
+        one row per target reached overland; empty when there is none.
+    """
+    cols = ["target_kind", "target_id", "fraction", "method"]
+    empty = gpd.GeoDataFrame({c: [] for c in cols}, geometry=[], crs=ws.crs)
+    d = getattr(result, "drainage", None) if result is not None else None
+    parcels = ws.layers.get("parcels")
+    if d is None or not len(d) or parcels is None or not len(parcels):
+        return empty
+    rows = d[d["parcel_id"].astype(str) == str(parcel_id)]
+    prow = parcels[parcels["parcel_id"].astype(str) == str(parcel_id)]
+    if not len(rows) or not len(prow):
+        return empty
+    poly = prow.geometry.iloc[0]
+    ov = getattr(result, "overland", None)
+    recs: list[dict[str, Any]] = []
+    for r in rows.to_dict("records"):
+        kind, tid = str(r.get("target_kind")), r.get("target_id")
+        if _isna(tid) or kind not in ("inlet", "conveyance", "water_direct", "depression"):
+            continue
+        line = None
+        method = "d8"
+        if ov is not None:
+            line = _d8_line(ov, poly, kind, str(tid))
+        if line is None and kind == "inlet":
+            end = _inlet_point(ws, result, str(tid))
+            if end is not None:
+                start = poly.representative_point()
+                line = LineString([(start.x, start.y), (end.x, end.y)])
+                method = "d8" if ov is not None else "nearest_inlet"
+        if line is None or line.is_empty:
+            continue
+        recs.append(
+            {
+                "target_kind": kind,
+                "target_id": str(tid),
+                "fraction": float(r.get("fraction") or 0.0),
+                "method": method,
+                "geometry": line,
+            }
+        )
+    if not recs:
+        return empty
+    return gpd.GeoDataFrame(recs, geometry="geometry", crs=ws.crs)
+
+
+def _inlet_point(ws: Any, result: Any, node_id: str) -> Any:
+    inlets = getattr(result, "inlets", None)
+    if inlets is not None and len(inlets) and "node_id" in inlets.columns:
+        hit = inlets[inlets["node_id"].astype(str) == node_id]
+        if len(hit):
+            return hit.geometry.iloc[0]
+    return feature_geometry(ws, "structures", node_id)
+
+
+def _d8_line(ov: Any, poly: Any, kind: str, target_id: str, max_cells: int = 20000) -> Any:
+    """Steepest-descent line from the parcel's part draining to a target down to it."""
+    label = ov.label_of(kind, target_id)
+    if label is None or getattr(ov, "flwdir", None) is None:
+        return None
+    t = ov.transform
+    h, w = ov.shape
+    minx, miny, maxx, maxy = poly.bounds
+    c0, c1 = sorted(((minx - t.c) / t.a, (maxx - t.c) / t.a))
+    r0, r1 = sorted(((miny - t.f) / t.e, (maxy - t.f) / t.e))
+    c0, r0 = max(int(np.floor(c0)), 0), max(int(np.floor(r0)), 0)
+    c1, r1 = min(int(np.ceil(c1)), w), min(int(np.ceil(r1)), h)
+    if c0 >= c1 or r0 >= r1:
+        return None
+    rr, cc = np.mgrid[r0:r1, c0:c1]
+    xs, ys = t.c + (cc + 0.5) * t.a, t.f + (rr + 0.5) * t.e
+    inside = shapely.contains_xy(poly, xs, ys) & (ov.labels[r0:r1, c0:c1] == label)
+    if not inside.any():
+        return None
+    px, py = xs[inside], ys[inside]
+    k = int(np.argmin((px - px.mean()) ** 2 + (py - py.mean()) ** 2))
+    start = int(rr[inside][k] * w + cc[inside][k])
+    try:
+        down = ov.flwdir.idxs_ds  # downstream cell of every cell (a pit: itself)
+    except Exception:  # noqa: BLE001 - no line rather than no map
+        return None
+    mask = np.asarray(ov.target_mask).ravel()
+    idx = [start]
+    while len(idx) < max_cells and not mask[idx[-1]]:  # stop at the target's first cell
+        nxt = int(down[idx[-1]])
+        if nxt == idx[-1] or nxt < 0 or nxt >= h * w:
+            break
+        idx.append(nxt)
+    idx = np.asarray(idx, dtype=np.int64)
+    r, c = np.divmod(idx, w)
+    coords = np.column_stack([t.c + (c + 0.5) * t.a, t.f + (r + 0.5) * t.e])
+    if len(coords) < 2:
+        coords = np.vstack([coords, coords + [0.01, 0.0]])
+    return LineString(coords)
