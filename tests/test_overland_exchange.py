@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import geopandas as gpd
 import numpy as np
+import pytest
 import shapely
 from affine import Affine
 from test_overland_fixtures import CRS18, TR, dem, town_dem, xy
@@ -60,18 +61,45 @@ def test_non_square_cells_go_through_geotiff_and_still_fill():
     assert filled[20, 20] > z[20, 20]  # the bowl is filled
 
 
-def test_pinned_update_gives_the_same_routing_as_sending_the_whole_dem(monkeypatch):
-    z = town_dem()
-    inl = _inlets(I1=(30, 60), I2=(60, 60), I3=(5, 5))
-    a = overland.route(dem(z), inlets=inl)
-    monkeypatch.setattr(overland, "_PIN_MAX_SHARE", 0.0)  # force the upload of the whole DEM
-    b = overland.route(dem(z), inlets=inl)
-    assert np.array_equal(a.labels, b.labels)
-    assert np.array_equal(a.conditioned, b.conditioned, equal_nan=True)
-    # pointers agree wherever they matter (target cells are labelled by their target)
-    free = ~a.target_mask
-    assert np.array_equal(a.flwdir.to_array("d8")[free], b.flwdir.to_array("d8")[free])
-    assert (a.targets["target_kind"] == "depression").sum() == 1  # the bowl
+def _whitebox_d8(z: np.ndarray, tr: Affine) -> np.ndarray:
+    """whitebox-workflows' own ``d8_pointer`` of ``z`` (the reference of the kernel)."""
+    with overland._Whitebox() as wb:
+        raw = wb.d8(wb.send(z, tr, CRS18, "conditioned"))
+    return overland._as_pointer(raw, np.isfinite(z))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("cell", [(2.0, 2.0), (2.0, 3.0)])
+def test_d8_kernel_equals_whitebox_d8_pointer(seed, cell):
+    rng = np.random.default_rng(seed)
+    z = rng.random((60, 70)).cumsum(axis=0) * 0.05 + rng.random((60, 70))
+    z[10:14, 20:25] = np.nan  # a hole: nodata is no neighbour
+    z[:, 40] = np.round(z[:, 40], 1)  # some equal values
+    tr = Affine(cell[0], 0, 500000.0, 0, -cell[1], 4700000.0)
+    for grid in (z, overland.condition_dem(z, tr, CRS18)):  # raw (pits, ties) and filled
+        ours = overland.d8_steepest(grid, tr)
+        assert ours.dtype == np.uint8
+        assert np.array_equal(ours, _whitebox_d8(grid, tr))
+    # a view with strides (the conditioned DEM is a view of the fill's framed grid)
+    framed = np.pad(z, 1, constant_values=np.nan)
+    assert np.array_equal(overland.d8_steepest(framed[1:-1, 1:-1], tr), _whitebox_d8(z, tr))
+
+
+def test_d8_kernel_by_hand():
+    # a 3 x 3 cone around a low centre, and the centre's pointers of single drops
+    z = np.array([[5.0, 5.0, 5.0], [5.0, 1.0, 5.0], [5.0, 5.0, 5.0]])
+    d8 = overland.d8_steepest(z, TR)
+    assert d8[1, 1] == 0  # the pit
+    # every outer cell points at the centre: E of (1,0), SE of (0,0), S of (0,1), ...
+    assert d8[1, 0] == 1 and d8[0, 0] == 2 and d8[0, 1] == 4 and d8[0, 2] == 8
+    assert d8[1, 2] == 16 and d8[2, 2] == 32 and d8[2, 1] == 64 and d8[2, 0] == 128
+    # a 1 m drop east beats a 1.3 m drop on the diagonal (1.3 / sqrt(2) < 1)
+    z = np.array([[9.0, 9.0, 9.0], [9.0, 5.0, 4.0], [9.0, 9.0, 3.7]])
+    assert overland.d8_steepest(z, TR)[1, 1] == 1
+    z[2, 2] = 3.5  # 1.5 / sqrt(2) = 1.06 > 1: now the diagonal
+    assert overland.d8_steepest(z, TR)[1, 1] == 2
+    z[1, 1] = np.nan
+    assert overland.d8_steepest(z, TR)[1, 1] == 247
 
 
 def test_edge_cell_running_along_the_edge_is_an_outlet():

@@ -33,6 +33,10 @@ from .core.errors import UsageError
 from .core.qa import QAReport
 from .hydrology import overland as _overland
 
+#: Part of every cache key: bump when a step's result changes shape, so that results
+#: cached on disk by an older ms4map are recomputed, never loaded.
+_CACHE_FORMAT = "format=2"
+
 __all__ = [
     "DEFAULT_SETTINGS",
     "PipelineResult",
@@ -219,7 +223,7 @@ def run(
     cached: dict[str, bool] = {}
 
     def step(name: str, keys: tuple[str, ...], fn: Callable[[], Any]) -> Any:
-        key = (wkey, name, *[f"{k}={opts[k]!r}" for k in keys])
+        key = (wkey, name, _CACHE_FORMAT, *[f"{k}={opts[k]!r}" for k in keys])
         if use_cache and key in _CACHE:
             timings[name], cached[name] = 0.0, True
             return _CACHE[key]
@@ -227,9 +231,8 @@ def run(
         if use_cache and cache_dir is not None:
             digest = hashlib.sha256(repr(key).encode()).hexdigest()[:20]
             path = Path(cache_dir) / f"{name}-{digest}.pkl"
-            if path.exists():
-                with open(path, "rb") as fh:
-                    value = pickle.load(fh)
+            value = _load(path)
+            if value is not None:
                 _CACHE[key] = value
                 timings[name], cached[name] = 0.0, True
                 return value
@@ -386,6 +389,17 @@ def outfall_points(result: Any, workspace: Any) -> dict[str, Any]:
         for i, g in zip(o["outfall_id"], o.geometry, strict=True):
             pts[str(i)] = g
     return pts
+
+
+def _load(path: Path) -> Any:
+    """A step result from the disk cache, or ``None`` when absent or unreadable (recomputed)."""
+    if not path.exists():
+        return None
+    try:
+        with open(path, "rb") as fh:
+            return pickle.load(fh)
+    except Exception:  # noqa: BLE001 - a stale or broken cache file is only recomputed
+        return None
 
 
 def _dump(path: Path, value: Any) -> None:

@@ -769,30 +769,25 @@ def edge_outfalls(net: Any) -> pd.DataFrame:
             "up_out": res.reindex(e["from_node"].astype(str))["outfall_id"].to_numpy(),
         }
     )
+    # one pass over plain tuples (a groupby + iterrows took 2-3 s on 5,000 conveyances)
+    groups: dict[str, list[Any]] = {}  # conv_id -> [outfalls in order, last row]
+    cols = ("conv_id", "outfall_id", "method", "reason", "other_outfalls", "bi", "up_out")
+    for cid, outfall, meth, reason, other, bi, up in zip(*(df[c].tolist() for c in cols)):
+        g = groups.setdefault(cid, [[], None])
+        outs = g[0]
+        for o in [outfall, *str(other or "").split(";"), up if bi else None]:
+            if isinstance(o, str) and o and o not in outs:
+                outs.append(o)
+        g[1] = (outfall, meth, reason)
     rows = []
-    for cid, g in df.groupby("conv_id", sort=False):
-        outs: list[str] = []
-        for _, r in g.iterrows():
-            for o in [
-                r["outfall_id"],
-                *str(r["other_outfalls"] or "").split(";"),
-                r["up_out"] if r["bi"] else None,
-            ]:
-                if isinstance(o, str) and o and o not in outs:
-                    outs.append(o)
-        last = g.iloc[-1]
-        main = (
-            last["outfall_id"]
-            if isinstance(last["outfall_id"], str)
-            else (outs[0] if outs else None)
-        )
-        meth = last["method"] if len(outs) <= 1 else "split"
+    for cid, (outs, (outfall, meth, reason)) in groups.items():
+        main = outfall if isinstance(outfall, str) else (outs[0] if outs else None)
         rows.append(
             {
                 "conv_id": cid,
                 "outfall_id": main,
-                "method": meth,
-                "reason": last["reason"],
+                "method": meth if len(outs) <= 1 else "split",
+                "reason": reason,
                 "other_outfalls": ";".join(o for o in outs if o != main),
             }
         )

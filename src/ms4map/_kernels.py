@@ -1,0 +1,149 @@
+"""Compiled (numba) kernels of the overland routing, where a library call is too slow.
+
+Kept in their own module so that numba is imported (and a kernel compiled or loaded
+from numba's on-disk cache) only when routing runs.  Each kernel is checked against
+the library call it replaces in the tests.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["label_downstream"]
+
+
+@numba.njit(cache=True, nogil=True)
+def label_downstream(idxs_ds: np.ndarray, seed: np.ndarray) -> np.ndarray:  # pragma: no cover
+    """For each cell, the ``seed`` label (> 0) of the first seeded cell on its D8 path.
+
+    Parameters
+    ----------
+    idxs_ds : numpy.ndarray
+        Downstream linear index of each cell (pyflwdir's ``idxs_ds``: the cell itself
+        on a pit, negative on nodata).
+    seed : numpy.ndarray
+        int32 labels, > 0 on the outlet cells, 0 elsewhere.
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 labels; 0 where the path ends in an unseeded pit, nodata or a loop.
+        Each path is walked once: every cell on it takes the label found at its end.
+    """
+    n = idxs_ds.size
+    lab = seed.copy()
+    done = seed > 0
+    path = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        if done[i]:
+            continue
+        k = 0
+        j = i
+        value = 0
+        while True:
+            if done[j]:
+                value = lab[j]
+                break
+            path[k] = j
+            k += 1
+            nxt = idxs_ds[j]
+            if nxt < 0 or nxt == j or k >= n:  # nodata, an unseeded pit, a loop
+                break
+            j = nxt
+        for m in range(k):
+            lab[path[m]] = value
+            done[path[m]] = True
+    return lab
+
+
+@numba.njit(cache=True, nogil=True)
+def d8_steepest(z: np.ndarray, dx: float, dy: float) -> np.ndarray:  # pragma: no cover
+    """Steepest-descent D8 pointer of ``z`` (ESRI/pyflwdir codes, 0 pit, 247 nodata).
+
+    The same rule as whitebox-workflows' ``d8_pointer``: the neighbour with the
+    largest drop per distance (cell size, or the diagonal), strictly downhill; the
+    neighbours are visited NE, E, SE, S, SW, W, NW, N and the first of equal slopes
+    wins.  NaN cells are nodata and no neighbour; cells beyond the grid are none.
+
+    Parameters
+    ----------
+    z : numpy.ndarray
+        2-D float elevations (any strides), NaN for nodata.
+    dx, dy : float
+        Cell width and height (positive, any unit: only their ratio matters).
+    """
+    h, w = z.shape
+    out = np.empty((h, w), dtype=np.uint8)
+    diag = np.sqrt(dx * dx + dy * dy)
+    # NE, E, SE, S, SW, W, NW, N
+    drs = (-1, 0, 1, 1, 1, 0, -1, -1)
+    dcs = (1, 1, 1, 0, -1, -1, -1, 0)
+    codes = (128, 1, 2, 4, 8, 16, 32, 64)
+    dists = (diag, dx, diag, dy, diag, dx, diag, dy)
+    for r in range(h):
+        for c in range(w):
+            z0 = z[r, c]
+            if np.isnan(z0):
+                out[r, c] = 247
+                continue
+            best = 0.0
+            code = 0
+            for k in range(8):
+                rr = r + drs[k]
+                cc = c + dcs[k]
+                if rr < 0 or rr >= h or cc < 0 or cc >= w:
+                    continue
+                zn = z[rr, cc]
+                if np.isnan(zn):
+                    continue
+                slope = (z0 - zn) / dists[k]
+                if slope > best:
+                    best = slope
+                    code = codes[k]
+            out[r, c] = code
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def downstream_index(d8: np.ndarray) -> np.ndarray:  # pragma: no cover
+    """Linear index of the downstream cell of each cell of a D8 pointer grid.
+
+    ``d8`` holds ESRI/pyflwdir codes (1=E, 2=SE, 4=S, ... 128=NE, 0 pit, 247 nodata).
+    The result is int32 like pyflwdir's ``idxs_ds``: the cell itself on a pit (and
+    where a pointer would leave the grid), -1 on nodata.
+    """
+    h, w = d8.shape
+    out = np.empty(h * w, dtype=np.int32)
+    for r in range(h):
+        for c in range(w):
+            i = r * w + c
+            code = d8[r, c]
+            if code == 247:
+                out[i] = -1
+                continue
+            dr = 0
+            dc = 0
+            if code == 1:
+                dc = 1
+            elif code == 2:
+                dr, dc = 1, 1
+            elif code == 4:
+                dr = 1
+            elif code == 8:
+                dr, dc = 1, -1
+            elif code == 16:
+                dc = -1
+            elif code == 32:
+                dr, dc = -1, -1
+            elif code == 64:
+                dr = -1
+            elif code == 128:
+                dr, dc = -1, 1
+            rr = r + dr
+            cc = c + dc
+            if rr < 0 or rr >= h or cc < 0 or cc >= w or d8[rr, cc] == 247:
+                out[i] = i
+            else:
+                out[i] = rr * w + cc
+    return out
