@@ -1093,9 +1093,7 @@ def d8_steepest(z: np.ndarray, transform: Any) -> np.ndarray:
     return kernel(np.asarray(z, dtype="float64"), abs(float(transform.a)), abs(float(transform.e)))
 
 
-def first_target(
-    idxs_ds: np.ndarray | None, targets: TargetGrid, valid: np.ndarray
-) -> np.ndarray:
+def first_target(idxs_ds: np.ndarray | None, targets: TargetGrid, valid: np.ndarray) -> np.ndarray:
     """Label every cell with the first target on its downstream path (step 6).
 
     Pits that are no target get one of three: ``off_dem``/``dem_edge`` on the DEM
@@ -1273,7 +1271,9 @@ def route(
         filled = z.copy()
     else:
         with _Whitebox(workdir) as wb:
-            filled = fill_with_outlets(wb, z, targets.mask | ~valid, transform, crs, timings=timings)
+            filled = fill_with_outlets(
+                wb, z, targets.mask | ~valid, transform, crs, timings=timings
+            )
     timings["condition"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()

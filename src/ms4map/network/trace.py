@@ -772,7 +772,8 @@ def edge_outfalls(net: Any) -> pd.DataFrame:
     # one pass over plain tuples (a groupby + iterrows took 2-3 s on 5,000 conveyances)
     groups: dict[str, list[Any]] = {}  # conv_id -> [outfalls in order, last row]
     cols = ("conv_id", "outfall_id", "method", "reason", "other_outfalls", "bi", "up_out")
-    for cid, outfall, meth, reason, other, bi, up in zip(*(df[c].tolist() for c in cols)):
+    columns = [df[c].tolist() for c in cols]
+    for cid, outfall, meth, reason, other, bi, up in zip(*columns, strict=True):
         g = groups.setdefault(cid, [[], None])
         outs = g[0]
         for o in [outfall, *str(other or "").split(";"), up if bi else None]:
