@@ -499,3 +499,28 @@ def test_one_zip_check_refuses_links_and_climbing_paths_for_the_cli_too(tmp_path
     with zipfile.ZipFile(ok, "w") as zf:
         zf.writestr("shp/parcels.geojson", "{}")
     assert [i.filename for i in check_zip(ok)] == ["shp/parcels.geojson"]
+
+
+@pytest.mark.parametrize(
+    ("dtype", "nodata"),
+    [("float32", -9999.0), ("float32", -3.4028234663852886e38), ("int16", -32768), ("float64", 0.1)],
+)
+def test_dem_nodata_read_from_the_values_equals_gdals_mask(tmp_path: Path, dtype, nodata) -> None:
+    import rasterio
+    from rasterio.transform import from_origin
+
+    rng = np.random.default_rng(0)
+    z = (rng.random((40, 50)) * 100).astype(dtype)
+    z[3:7, 4:9] = nodata  # a hole
+    z[0, 0] = nodata
+    path = tmp_path / "dem.tif"
+    profile = dict(driver="GTiff", width=50, height=40, count=1, dtype=dtype, nodata=nodata)
+    profile.update(crs="EPSG:26918", transform=from_origin(500000, 4700000, 2, 2))
+    profile.update(tiled=True, blockxsize=16, blockysize=16, compress="deflate")
+    with rasterio.open(path, "w", **profile) as dst:
+        dst.write(z, 1)
+    with rasterio.open(path) as src:
+        expected = src.read(1, masked=True).astype("float64").filled(np.nan)
+    got = io.read_dem(path).array
+    assert np.array_equal(got, expected, equal_nan=True)
+    assert np.isnan(got).sum() == 21

@@ -1485,7 +1485,18 @@ def _read_band(src: Any, p: Path) -> np.ndarray:
 
     try:
         arr = src.read(1, out_dtype="float64")
-        if MaskFlags.all_valid not in src.mask_flag_enums[0]:
+        flags = src.mask_flag_enums[0]
+        if list(flags) == [MaskFlags.nodata]:
+            # GDAL's mask is "equals the nodata value": test it on the values read
+            # (read_masks would decompress every block a second time)
+            nodata = src.nodata
+            if np.isnan(nodata):
+                pass  # NaN is already NaN
+            else:
+                if np.dtype(src.dtypes[0]) == np.float32:
+                    nodata = float(np.float32(nodata))  # as the band stores it
+                arr[arr == nodata] = np.nan
+        elif MaskFlags.all_valid not in flags:
             arr[src.read_masks(1) == 0] = np.nan
     except rasterio.errors.RasterioIOError as exc:
         # rasterio's own message says "see previous exception": GDAL's is the cause
