@@ -205,3 +205,18 @@ def test_partly_unknown_warning_counts_parcels_by_cause(res):
     assert len(found) == 1 and found[0].count == unk["parcel_id"].nunique()
     for reason, n in unk.groupby("reason")["parcel_id"].nunique().items():
         assert f"{n} ({reason})" in found[0].message
+
+
+def test_parcel_cells_computed_beforehand_give_the_same_table(res):
+    # the pipeline rasterizes the parcels during the fill; the table must not depend on it
+    ws = town_workspace()
+    parcels = ws.get("parcels")
+    ov = res.overland
+    cells = drainage.parcel_cells(parcels.geometry.values, ov.shape, ov.transform)
+    assert cells.raster.shape == ov.shape and cells.raster.max() == len(parcels)
+    before = drainage.parcel_drainage(parcels, ov, join=res.join, cells=cells)
+    alone = drainage.parcel_drainage(parcels, ov, join=res.join)
+    assert before.equals(alone) and before.equals(res.drainage)
+    # cells of another grid are not used (recomputed for the routing's grid)
+    other = drainage.parcel_cells(parcels.geometry.values, (5, 5), ov.transform)
+    assert drainage.parcel_drainage(parcels, ov, join=res.join, cells=other).equals(alone)

@@ -185,6 +185,7 @@ def parcel_drainage(
     inlets: gpd.GeoDataFrame | None = None,
     fallback_distance_m: float = DEFAULT_FALLBACK_M,
     progress: ProgressFn | None = None,
+    cells: ParcelCells | None = None,
 ) -> pd.DataFrame:
     """Where each parcel drains, with area fractions.
 
@@ -201,6 +202,9 @@ def parcel_drainage(
     fallback_distance_m : float
         No DEM: an inlet within this distance (metres) of the parcel takes it.
     progress : callable, optional
+    cells : ParcelCells, optional
+        ``parcel_cells(parcels.geometry.values, ...)`` on the DEM grid, when already
+        computed (the pipeline does it during the fill); computed here otherwise.
 
     Returns
     -------
@@ -222,7 +226,7 @@ def parcel_drainage(
         rows = _fallback(par, inlets, fallback_distance_m)
     else:
         say("drainage: overlaying parcels on the catchments")
-        rows = _overlay(par, overland)
+        rows = _overlay(par, overland, cells)
     rows = _join_rows(rows, join)
     # exact sums
     tot = rows.groupby("parcel_id", sort=False)["fraction"].transform("sum")
@@ -247,17 +251,56 @@ def parcel_drainage(
     return out
 
 
-def _overlay(par: gpd.GeoDataFrame, ov: OverlandResult) -> pd.DataFrame:
-    """Rasterize parcels into the DEM grid and count (parcel, label) pairs."""
+@dataclass
+class ParcelCells:
+    """Parcels rasterized on a DEM grid: what the overlay needs besides the labels.
+
+    Attributes
+    ----------
+    raster : numpy.ndarray
+        int32 grid: 1 + the parcel's row under each cell centre, 0 for none.
+    frac_in : numpy.ndarray
+        Share of each parcel's area inside the grid's extent (0..1).
+    ok : numpy.ndarray
+        Parcels with a usable geometry.
+    sel : numpy.ndarray
+        Parcels that were rasterized (usable and partly inside).
+    shape, transform
+        The grid.
+    """
+
+    raster: np.ndarray
+    frac_in: np.ndarray
+    ok: np.ndarray
+    sel: np.ndarray
+    shape: tuple[int, int]
+    transform: Any
+
+
+def parcel_cells(geoms: Any, shape: tuple[int, int], transform: Any) -> ParcelCells:
+    """Rasterize parcel polygons on a grid (the half of the overlay that needs no routing).
+
+    Needs only the parcels and the DEM grid, so :func:`ms4map.pipeline.run` computes
+    it in a background thread while whitebox-workflows fills the DEM (the fill runs
+    on one core and releases the GIL).
+
+    Parameters
+    ----------
+    geoms : array of shapely geometries
+        The parcels, in the grid's CRS, in table order.
+    shape : (int, int)
+        Rows and columns of the grid.
+    transform : affine.Affine
+        The grid's transform.
+    """
     from rasterio import features
 
-    h, w = ov.shape
-    geoms = par.geometry.values
+    h, w = shape
+    geoms = np.asarray(geoms, dtype=object)
     ok = ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))
-    n = len(par)
-    pid = par["parcel_id"].to_numpy()
+    n = len(geoms)
     # share outside the DEM's extent, from the geometry
-    x0, y0, x1, y1 = _grid_bounds(ov)
+    x0, y0, x1, y1 = _grid_bounds(shape, transform)
     box = shapely.box(x0, y0, x1, y1)
     area = np.where(ok, shapely.area(geoms), 0.0)
     inside = np.zeros(n, dtype=bool)
@@ -278,12 +321,27 @@ def _overlay(par: gpd.GeoDataFrame, ov: OverlandResult) -> pd.DataFrame:
             raster = features.rasterize(
                 _geojson_pairs(geoms[sel], codes[sel]),
                 out_shape=(h, w),
-                transform=ov.transform,
+                transform=transform,
                 fill=0,
                 dtype="int32",
             )
     else:
         raster = np.zeros((h, w), np.int32)
+    return ParcelCells(raster, frac_in, ok, sel, (h, w), transform)
+
+
+def _overlay(
+    par: gpd.GeoDataFrame, ov: OverlandResult, cells: ParcelCells | None = None
+) -> pd.DataFrame:
+    """Count (parcel, label) cell pairs: the parcels' shares of each target's catchment."""
+    h, w = ov.shape
+    geoms = par.geometry.values
+    n = len(par)
+    pid = par["parcel_id"].to_numpy()
+    if cells is None or cells.shape != (h, w) or cells.transform != ov.transform:
+        cells = parcel_cells(geoms, (h, w), ov.transform)
+    raster, ok, sel = cells.raster, cells.ok, cells.sel
+    frac_in = cells.frac_in.copy()  # changed below for tiny parcels off the grid
     nl = int(max(ov.labels.max(), ov.targets.index.max() if len(ov.targets) else 0)) + 1
     key, cnt = _pair_counts(raster, ov.labels, nl)
     del raster
@@ -479,9 +537,9 @@ def _pair_counts(
     return key, cnt.astype(np.int64)
 
 
-def _grid_bounds(ov: OverlandResult) -> tuple[float, float, float, float]:
-    t = ov.transform
-    h, w = ov.shape
+def _grid_bounds(shape: tuple[int, int], t: Any) -> tuple[float, float, float, float]:
+    """``(minx, miny, maxx, maxy)`` of a grid of ``shape`` cells with transform ``t``."""
+    h, w = shape
     xs = (t.c, t.c + t.a * w)
     ys = (t.f, t.f + t.e * h)
     return min(xs), min(ys), max(xs), max(ys)

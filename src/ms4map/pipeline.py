@@ -20,6 +20,7 @@ import hashlib
 import pickle
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -222,15 +223,24 @@ def run(
     timings: dict[str, float] = {}
     cached: dict[str, bool] = {}
 
-    def step(name: str, keys: tuple[str, ...], fn: Callable[[], Any]) -> Any:
+    def where(name: str, keys: tuple[str, ...]) -> tuple[tuple[Any, ...], Path | None]:
         key = (wkey, name, _CACHE_FORMAT, *[f"{k}={opts[k]!r}" for k in keys])
-        if use_cache and key in _CACHE:
-            timings[name], cached[name] = 0.0, True
-            return _CACHE[key]
         path = None
         if use_cache and cache_dir is not None:
             digest = hashlib.sha256(repr(key).encode()).hexdigest()[:20]
             path = Path(cache_dir) / f"{name}-{digest}.pkl"
+        return key, path
+
+    def is_cached(name: str, keys: tuple[str, ...]) -> bool:
+        key, path = where(name, keys)
+        return use_cache and (key in _CACHE or (path is not None and path.exists()))
+
+    def step(name: str, keys: tuple[str, ...], fn: Callable[[], Any]) -> Any:
+        key, path = where(name, keys)
+        if use_cache and key in _CACHE:
+            timings[name], cached[name] = 0.0, True
+            return _CACHE[key]
+        if path is not None:
             value = _load(path)
             if value is not None:
                 _CACHE[key] = value
@@ -276,23 +286,34 @@ def run(
         )
     else:
         qa.extend(net.qa)
-    join = step("join", _NETWORK_KEYS, lambda: _drainage.network_join(net))
-    inlets, open_conv = _overland.network_targets(ws, net)
+    parcels = ws.get("parcels")
+    all_keys = _NETWORK_KEYS + _OVERLAND_KEYS + _DRAINAGE_KEYS
+    # Work that needs no routing runs in a second thread while the DEM is conditioned:
+    # whitebox-workflows fills on one core and releases the GIL (docs/hydrology.md).
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ms4map-overlap")
+    try:
+        join_f = pool.submit(step, "join", _NETWORK_KEYS, lambda: _drainage.network_join(net))
+        cells_f = None
+        if (
+            ws.dem is not None
+            and parcels is not None
+            and len(parcels)
+            and not is_cached("drainage", all_keys)
+        ):
+            cells_f = pool.submit(
+                _drainage.parcel_cells,
+                parcels.geometry.values,
+                ws.dem.array.shape,
+                ws.dem.transform,
+            )
+        inlets, open_conv = _overland.network_targets(ws, net)
+        ov = _overland_step(ws, step, inlets, open_conv, opts, say)
+        join = join_f.result()
+        cells = cells_f.result() if cells_f is not None else None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    del join_f, cells_f
 
-    # -- overland ---------------------------------------------------------------------------
-    def _ov() -> Any:
-        if ws.dem is None:
-            return None
-        return _overland.route(
-            ws.dem,
-            inlets=inlets,
-            conveyances=open_conv,
-            waterbodies=ws.get("waterbodies"),
-            progress=say,
-            **{k: float(opts[k]) for k in _OVERLAND_KEYS},
-        )
-
-    ov = step("overland", _NETWORK_KEYS + _OVERLAND_KEYS, _ov)
     if ov is None:
         qa.warning(
             "no_dem",
@@ -306,7 +327,6 @@ def run(
         qa.extend(ov.qa)
 
     # -- drainage ---------------------------------------------------------------------------
-    parcels = ws.get("parcels")
 
     def _dr() -> pd.DataFrame:
         if parcels is None or len(parcels) == 0:
@@ -323,10 +343,11 @@ def run(
             inlets=inlets,
             fallback_distance_m=float(opts["fallback_distance_m"]),
             progress=say,
+            cells=cells,
         )
 
-    all_keys = _NETWORK_KEYS + _OVERLAND_KEYS + _DRAINAGE_KEYS
     table = step("drainage", all_keys, _dr)
+    cells = None  # the parcel raster (4 bytes a cell) is no longer needed
     if parcels is None:
         qa.warning(
             "no_parcels",
@@ -389,6 +410,31 @@ def outfall_points(result: Any, workspace: Any) -> dict[str, Any]:
         for i, g in zip(o["outfall_id"], o.geometry, strict=True):
             pts[str(i)] = g
     return pts
+
+
+def _overland_step(
+    ws: Any,
+    step: Callable[[str, tuple[str, ...], Callable[[], Any]], Any],
+    inlets: Any,
+    open_conv: Any,
+    opts: dict[str, Any],
+    say: ProgressFn,
+) -> Any:
+    """The cached overland step: :func:`ms4map.overland.route` (``None`` without a DEM)."""
+
+    def _ov() -> Any:
+        if ws.dem is None:
+            return None
+        return _overland.route(
+            ws.dem,
+            inlets=inlets,
+            conveyances=open_conv,
+            waterbodies=ws.get("waterbodies"),
+            progress=say,
+            **{k: float(opts[k]) for k in _OVERLAND_KEYS},
+        )
+
+    return step("overland", _NETWORK_KEYS + _OVERLAND_KEYS, _ov)
 
 
 def _load(path: Path) -> Any:
