@@ -1726,15 +1726,14 @@ def write_outputs(
 
             shutil.copyfile(out, tmp)
             rows = {k: v for k, v in _provenance_rows(out).items() if k not in layers}
+        arrow = _have_pyarrow()  # the same layers, written faster through Arrow
         for name, df in layers.items():
             frame = df
             if isinstance(frame, gpd.GeoDataFrame):
                 frame = _gpkg_safe(frame)
-                pyogrio.write_dataframe(frame, tmp, layer=name, driver="GPKG")
             else:
-                pyogrio.write_dataframe(
-                    _gpkg_safe(pd.DataFrame(frame)), tmp, layer=name, driver="GPKG"
-                )
+                frame = _gpkg_safe(pd.DataFrame(frame))
+            _write_layer(frame, tmp, name, arrow=arrow)
             rows[name] = (created, record)
         prov = pd.DataFrame(
             {
@@ -1752,6 +1751,26 @@ def write_outputs(
         if tmp.exists():
             tmp.unlink()
     return out
+
+
+def _write_layer(frame: pd.DataFrame, path: Path, name: str, *, arrow: bool) -> None:
+    """One layer into a GeoPackage; through Arrow when possible, else row by row (GDAL)."""
+    if arrow:
+        try:
+            pyogrio.write_dataframe(frame, path, layer=name, driver="GPKG", use_arrow=True)
+            return
+        except Exception:  # noqa: BLE001 - e.g. a mixed-type column Arrow cannot type
+            written = path.exists() and name in pyogrio.list_layers(path)[:, 0]
+            if written:
+                raise  # the layer was (partly) written: do not write it twice
+    pyogrio.write_dataframe(frame, path, layer=name, driver="GPKG")
+
+
+def _have_pyarrow() -> bool:
+    """Whether pyarrow is installed (pyogrio then writes layers through Arrow)."""
+    import importlib.util
+
+    return importlib.util.find_spec("pyarrow") is not None
 
 
 def _provenance_rows(path: Path) -> dict[str, tuple[str, str]]:
