@@ -524,3 +524,13 @@ def test_dem_nodata_read_from_the_values_equals_gdals_mask(tmp_path: Path, dtype
     got = io.read_dem(path).array
     assert np.array_equal(got, expected, equal_nan=True)
     assert np.isnan(got).sum() == 21
+
+
+def test_output_layer_with_a_column_arrow_cannot_type_is_still_written(tmp_path: Path) -> None:
+    import pyogrio
+
+    path = tmp_path / "out.gpkg"
+    mixed = pd.DataFrame({"value": [1, "x", None], "n": [1.0, 2.0, 3.0]})
+    io._write_layer(mixed, path, "t", arrow=True)  # Arrow refuses int + str: GDAL writes it
+    back = pyogrio.read_dataframe(path, layer="t")
+    assert back["value"].tolist()[:2] == ["1", "x"] and back["n"].tolist() == [1.0, 2.0, 3.0]
