@@ -161,7 +161,7 @@ class OverlandResult:
     def flwdir(self) -> Any:
         """The D8 pointer as a pyflwdir ``FlwdirRaster`` (built on first use; ``None`` without D8).
 
-        Routing itself does not need it (``ms4map._kernels``); paths, upstream areas
+        Routing itself does not need it (``ms4map.hydrology._kernels``); paths, upstream areas
         and accumulation do, so it is built when one of them is first asked for.
         """
         if self.d8 is None:
@@ -1086,7 +1086,7 @@ def d8_steepest(z: np.ndarray, transform: Any) -> np.ndarray:
     the diagonal), strictly downhill; among equal slopes the first of NE, E, SE, S,
     SW, W, NW, N: the rule and order of whitebox-workflows' ``d8_pointer``.  NaN
     cells are nodata; cells beyond the grid are no neighbours (no edge rule here).
-    A compiled kernel (``ms4map._kernels``, numba).
+    A compiled kernel (``ms4map.hydrology._kernels``, numba).
     """
     from ._kernels import d8_steepest as kernel
 
