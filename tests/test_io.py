@@ -531,6 +531,8 @@ def test_output_layer_with_a_column_arrow_cannot_type_is_still_written(tmp_path:
 
     path = tmp_path / "out.gpkg"
     mixed = pd.DataFrame({"value": [1, "x", None], "n": [1.0, 2.0, 3.0]})
-    io._write_layer(mixed, path, "t", arrow=True)  # Arrow refuses int + str: GDAL writes it
+    from ms4map.io import files
+
+    files._write_layer(mixed, path, "t", arrow=True)  # Arrow refuses int + str: GDAL writes it
     back = pyogrio.read_dataframe(path, layer="t")
     assert back["value"].tolist()[:2] == ["1", "x"] and back["n"].tolist() == [1.0, 2.0, 3.0]
