@@ -220,3 +220,29 @@ def test_parcel_cells_computed_beforehand_give_the_same_table(res):
     # cells of another grid are not used (recomputed for the routing's grid)
     other = drainage.parcel_cells(parcels.geometry.values, (5, 5), ov.transform)
     assert drainage.parcel_drainage(parcels, ov, join=res.join, cells=other).equals(alone)
+
+
+def test_sewersheds_are_the_polygonized_cells_of_their_outfalls(res):
+    # each sewershed must be exactly the region of the cells whose first target drains to
+    # its outfall: polygonize those cells directly and compare
+    from ms4map.hydrology.overland import _polygonize
+
+    ov, sheds = res.overland, res.sewersheds
+    t = ov.targets
+    code = np.zeros(int(ov.labels.max()) + 1, dtype=np.int32)
+    outs = list(sheds["outfall_id"])
+    for kind, table in (("inlet", res.join.inlet_outfall), ("conveyance", res.join.conv_outfall)):
+        rows = t[t["target_kind"] == kind]
+        of = table.reindex(rows["target_id"])["outfall_id"].to_numpy()
+        for lab, o in zip(rows.index, of, strict=True):
+            if isinstance(o, str) and o in outs:
+                code[lab] = outs.index(o) + 1
+    table = sheds[["outfall_id"]].set_axis(range(1, len(sheds) + 1))
+    direct = _polygonize(code[ov.labels], table, ov.transform, ov.crs, columns=["outfall_id"])
+    assert list(direct["outfall_id"]) == outs
+    assert shapely.equals(direct.geometry.values, sheds.geometry.values).all()
+    # and no vertex more than the direct polygonization has
+    assert (
+        shapely.get_num_coordinates(sheds.geometry.values)
+        == shapely.get_num_coordinates(direct.geometry.values)
+    ).all()

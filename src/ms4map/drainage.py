@@ -628,10 +628,7 @@ def sewersheds(ov: OverlandResult, join: NetworkJoin) -> gpd.GeoDataFrame:
             crs=ov.crs,
         )
     outs = pd.Index(sorted(tab["outfall_id"].astype(str).unique()))
-    code = np.zeros(int(ov.labels.max()) + 1, dtype=np.int32)
     oc = outs.get_indexer(tab["outfall_id"].astype(str)) + 1
-    code[tab.index.to_numpy()] = oc
-    raster = code[ov.labels]
     stats = (
         tab.assign(_oc=oc)
         .groupby("_oc")
@@ -648,7 +645,24 @@ def sewersheds(ov: OverlandResult, join: NetworkJoin) -> gpd.GeoDataFrame:
     table["reason"] = (
         "surface catchments of the inlets and open conveyances that drain to the outfall"
     )
-    return _polygonize(raster, table, ov.transform, ov.crs, columns=cols)
+    # the union of the outfall's catchment polygons (one polygonization of the label
+    # raster serves the inlet catchments and the sewersheds): the region of the cells
+    # whose label drains to the outfall, collinear vertices removed, as polygonizing
+    # those cells would give it (the tests check that)
+    polys = ov.catchments(("inlet", "conveyance"))
+    key = pd.MultiIndex.from_frame(polys[["target_kind", "target_id"]].astype(str))
+    code_of = pd.Series(oc, index=pd.MultiIndex.from_frame(tab[["target_kind", "target_id"]]))
+    pcode = code_of.reindex(key).to_numpy()
+    have = ~pd.isna(pcode)
+    geoms = polys.geometry.to_numpy()[have]
+    groups = pd.Series(np.arange(len(geoms))).groupby(pcode[have].astype(int))
+    shapes = {
+        int(k): shapely.simplify(shapely.union_all(geoms[ix.to_numpy()]), 0.0)
+        for k, ix in groups
+    }
+    table = table[table.index.isin(list(shapes))]
+    out = table[cols].reset_index(drop=True)
+    return gpd.GeoDataFrame(out, geometry=[shapes[k] for k in table.index], crs=ov.crs)
 
 
 # ======================================================================================

@@ -366,7 +366,9 @@ def run(
             )
             return empty, empty.rename(columns={"target_id": "outfall_id"})
         say("drainage: catchment and sewershed polygons")
-        ic = ov.catchments(("inlet",))
+        # one polygonization for both layers (drainage.sewersheds unites these)
+        ic = ov.catchments(("inlet", "conveyance"))
+        ic = ic[ic["target_kind"] == "inlet"].reset_index(drop=True)
         if len(ic) and len(join.inlet_outfall):
             ic = ic.assign(
                 outfall_id=join.inlet_outfall.reindex(ic["target_id"])["outfall_id"].to_numpy()

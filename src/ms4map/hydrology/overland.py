@@ -1443,7 +1443,7 @@ def _polygonize(
     rows = np.flatnonzero(mask.any(axis=1))
     cols = np.flatnonzero(mask.any(axis=0))
     r0, r1, c0, c1 = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
-    sub = np.ascontiguousarray(labels[r0:r1, c0:c1].astype(np.int32))
+    sub = np.ascontiguousarray(labels[r0:r1, c0:c1].astype(np.int32, copy=False))
     sub_t = type(transform)(
         transform.a,
         0.0,
