@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import terrains as T  # noqa: E402
-from test_overland_fixtures import CRS18, TR, dem  # noqa: E402
+from test_hydrology_overland_fixtures import CRS18, TR, dem  # noqa: E402
 
 from ms4map.hydrology import overland  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Terrains designed for the overland tests, each with its answer worked out by hand.
 
-No tests here: builders for ``test_overland_terrains.py``.  Grids are 2 m cells in
-UTM 18N (``test_overland_fixtures``); rows grow southwards, columns eastwards.  Slopes
+No tests here: builders for ``test_hydrology_overland_terrains.py``.  Grids are 2 m cells in
+UTM 18N (``test_hydrology_overland_fixtures``); rows grow southwards, columns eastwards.  Slopes
 are given per cell: 0.06 m per 2 m cell is 3 %, 0.02 is 1 %.
 """
 
@@ -13,7 +13,7 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 import shapely
-from test_overland_fixtures import CRS18, cell_box, xy
+from test_hydrology_overland_fixtures import CRS18, cell_box, xy
 
 from ms4map.io.workspace import Workspace
 
@@ -238,7 +238,7 @@ def street_workspace() -> Workspace:
 
     The parcels are the 14 lots that do not overlap (not ``NR``/``SR``).
     """
-    from test_overland_fixtures import dem
+    from test_hydrology_overland_fixtures import dem
 
     t = curbed_street()
     of = (30, 165)

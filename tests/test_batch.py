@@ -1,7 +1,7 @@
 """`ms4map batch`: many towns give the same answers as one town at a time.
 
 Towns: the bundled demo (copied into tmp), the tiny valley town of
-``test_overland_fixtures`` written as a GeoPackage + DEM, and a copy of the tiny town
+``test_hydrology_overland_fixtures`` written as a GeoPackage + DEM, and a copy of the tiny town
 whose DEM is corrupt.  The in-process runs (``--scheduler none``) are compared with
 ``ms4map drainage`` and ``ms4map screen --all`` on each workspace; the Dask tests
 (``test_batch_dask.py``) compare with these.
@@ -19,7 +19,7 @@ import pyogrio
 import pytest
 import rasterio
 from geopandas.testing import assert_geodataframe_equal
-from test_overland_fixtures import CRS18, TR, town_dem, town_layers
+from test_hydrology_overland_fixtures import CRS18, TR, town_dem, town_layers
 
 from ms4map import __version__, pipeline
 from ms4map.batch import LAYERS, SUMMARY_COLUMNS, read_manifest

@@ -8,7 +8,7 @@ import geopandas as gpd
 import numpy as np
 import pytest
 import shapely
-from test_overland_fixtures import CRS18, cell_box, i1_fraction_by_hand, town_workspace, xy
+from test_hydrology_overland_fixtures import CRS18, cell_box, i1_fraction_by_hand, town_workspace, xy
 
 from ms4map import drainage, pipeline
 from ms4map.drainage import COLUMNS, METHODS, TARGET_KINDS
@@ -100,7 +100,7 @@ def test_parcel_partly_off_dem_gets_off_dem_share(res):
 
 
 def test_nodata_under_parcel_is_unknown():
-    from test_overland_fixtures import town_dem
+    from test_hydrology_overland_fixtures import town_dem
 
     z = town_dem()
     z[40:50, 20:30] = np.nan

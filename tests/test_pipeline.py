@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyogrio
 import pytest
 import rasterio
-from test_overland_fixtures import CRS18, TR, town_dem, town_layers, town_workspace
+from test_hydrology_overland_fixtures import CRS18, TR, town_dem, town_layers, town_workspace
 
 from ms4map import pipeline
 from ms4map.cli import main

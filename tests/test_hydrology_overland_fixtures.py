@@ -1,6 +1,6 @@
 """Synthetic micro DEMs and a tiny town for the overland/drainage/pipeline tests.
 
-No tests here: builders shared by ``test_overland.py``, ``test_drainage.py`` and
+No tests here: builders shared by ``test_hydrology_overland.py``, ``test_drainage.py`` and
 ``test_pipeline.py``.  Grids are 2 m cells in UTM 18N.
 """
 

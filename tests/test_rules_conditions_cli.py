@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import rasterio
 import shapely
-from test_overland_fixtures import CRS18, TR, town_dem, town_layers
+from test_hydrology_overland_fixtures import CRS18, TR, town_dem, town_layers
 
 from ms4map.cli import main
 

@@ -6,7 +6,7 @@ import geopandas as gpd
 import numpy as np
 import pytest
 import shapely
-from test_overland_fixtures import CRS18, TR, xy
+from test_hydrology_overland_fixtures import CRS18, TR, xy
 
 from ms4map.hydrology import overland
 

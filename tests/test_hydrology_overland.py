@@ -6,7 +6,7 @@ import geopandas as gpd
 import numpy as np
 import pytest
 import shapely
-from test_overland_fixtures import CRS18, TR, dem, plane, town_dem, xy
+from test_hydrology_overland_fixtures import CRS18, TR, dem, plane, town_dem, xy
 
 from ms4map.core.errors import DataError
 from ms4map.hydrology import overland

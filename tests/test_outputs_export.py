@@ -284,7 +284,7 @@ def test_workspace_geopackage_exports_with_the_app_styles(tmp_path):
 
 
 def test_qgis_draws_the_shapefile_with_its_qml(results, tmp_path):
-    from test_export_styles import expected_septic_colours, qgis_or_skip, run_qgis
+    from test_outputs_export_styles import expected_septic_colours, qgis_or_skip, run_qgis
 
     qgis_or_skip()
     export(results["screening"], tmp_path / "s.zip", ["septic"])

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import shapely
 from affine import Affine
-from test_overland_fixtures import CRS18, TR, dem, town_dem, xy
+from test_hydrology_overland_fixtures import CRS18, TR, dem, town_dem, xy
 
 from ms4map.hydrology import overland
 

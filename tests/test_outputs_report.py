@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from shapely.geometry import LineString, Point, box
-from test_conditions_fixtures import CLEAR, MILL, row, town_waters
+from test_rules_conditions_fixtures import CLEAR, MILL, row, town_waters
 
 from ms4map.core.errors import UsageError
 from ms4map.outputs.report import render_html, site_map_png, write_report

@@ -6,7 +6,7 @@ import geopandas as gpd
 import pandas as pd
 import pytest
 from shapely.geometry import LineString
-from test_conditions_fixtures import (
+from test_rules_conditions_fixtures import (
     CRS,
     OUTFALL_POINTS,
     parcel_drainage,

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import shapely
 import terrains as T
-from test_overland_fixtures import CRS18, dem, xy
+from test_hydrology_overland_fixtures import CRS18, dem, xy
 
 from ms4map import pipeline
 from ms4map.hydrology import overland

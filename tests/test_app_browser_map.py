@@ -1,13 +1,13 @@
 """The Map page in chromium at 1440 x 1000 (issue 10, part 3): the map takes the page's
 width, and a search shows the structure's whole path with its outfall on screen.
 
-Same harness as ``tests/test_browser.py`` (no internet, waits on what the page shows).
+Same harness as ``tests/test_app_browser.py`` (no internet, waits on what the page shows).
 """
 
 from __future__ import annotations
 
 import pytest
-from test_browser import ARTIFACTS, _idle, _map_frame, _need_chromium, app_url  # noqa: F401
+from test_app_browser import ARTIFACTS, _idle, _map_frame, _need_chromium, app_url  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.browser
 def test_the_map_uses_the_width_and_a_search_shows_the_whole_path(app_url: str) -> None:  # noqa: F811
     _need_chromium()
     from playwright.sync_api import sync_playwright
-    from test_browser import CHROMIUM, LOCAL, NO_INTERNET
+    from test_app_browser import CHROMIUM, LOCAL, NO_INTERNET
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     off: list[str] = []
@@ -66,7 +66,7 @@ def test_the_map_uses_the_width_and_a_search_shows_the_whole_path(app_url: str) 
 
 def test_an_outfall_links_to_its_investigation(app_url: str) -> None:  # noqa: F811
     _need_chromium()
-    from test_browser import _browser
+    from test_app_browser import _browser
 
     with _browser() as (page, off):
         page.goto(app_url)

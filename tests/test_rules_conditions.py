@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 from shapely.geometry import box
-from test_conditions_fixtures import (
+from test_rules_conditions_fixtures import (
     CLEAR,
     FISH,
     HUDSON,
