@@ -13,7 +13,7 @@ import argparse
 import importlib
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,8 @@ from ..core.errors import EXIT_USAGE, Ms4mapError
 
 __all__ = [
     "main",
+    "add_command",
+    "add_debug_option",
     "add_workspace_options",
     "input_paths",
     "workspace_from_args",
@@ -39,6 +41,33 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
+
+
+def add_command(
+    sub: argparse._SubParsersAction,
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    *,
+    help: str,
+    description: str,
+    workspace: bool = False,
+) -> argparse.ArgumentParser:
+    """Add the sub-command ``name`` of ``sub``, run by ``run(args)``.
+
+    ``help`` is its line in ``ms4map --help``, ``description`` the text of
+    ``ms4map NAME --help``; with ``workspace`` it takes PATH and the workspace options
+    (:func:`add_workspace_options`) first.  Returns the parser for the command's own options.
+    """
+    parser = sub.add_parser(name, help=help, description=description)
+    if workspace:
+        add_workspace_options(parser)
+    parser.set_defaults(func=run)
+    return parser
+
+
+def add_debug_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--debug``: show tracebacks (every command has it; see :func:`main`)."""
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
 def add_workspace_options(parser: argparse.ArgumentParser, *, path_required: bool = True) -> None:
@@ -78,7 +107,7 @@ def add_workspace_options(parser: argparse.ArgumentParser, *, path_required: boo
         action="store_true",
         help="repair invalid geometries (reported) instead of stopping",
     )
-    g.add_argument("--debug", action="store_true", help="show tracebacks")
+    add_debug_option(g)
 
 
 def workspace_kwargs(args: argparse.Namespace) -> dict[str, Any]:

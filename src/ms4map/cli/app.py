@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import InputOpenError
+from . import add_command, add_debug_option
 
 __all__ = ["app_command", "launcher_script", "register", "run", "run_server"]
 
@@ -32,8 +33,10 @@ main(app_dir=HERE.parent, argv=ARGV)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "app",
+        run,
         help="start the map app in the browser (the demo town when no workspace is given)",
         description="Start the ms4map Streamlit app: map, site screening, outfall "
         "investigation and inventory, septic, data.  Works offline.",
@@ -49,8 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--address", default="localhost", help="address to listen on (default localhost)"
     )
     p.add_argument("--headless", action="store_true", help="do not open a browser window")
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.set_defaults(func=run)
+    add_debug_option(p)
 
 
 def launcher_script() -> Path:

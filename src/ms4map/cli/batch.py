@@ -12,12 +12,16 @@ import argparse
 import sys
 from typing import Any
 
+from . import add_command, add_debug_option
+
 __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "batch",
+        run,
         help="run drainage and screening for many towns (one Dask task per town)",
         description="Run the whole chain (validate, network, overland, drainage, batch "
         "screening, septic flags) for every [[town]] of MANIFEST.toml, one task per town on "
@@ -40,8 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--force", action="store_true", help="recompute towns whose output is up to date"
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines")
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.set_defaults(func=run)
+    add_debug_option(p)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from . import add_command, add_debug_option
+
 
 def _checkout_layers() -> Path | None:
     """``data/layers`` of the source checkout ms4map runs from, if any."""
@@ -17,8 +19,10 @@ def _checkout_layers() -> Path | None:
 def register(sub: argparse._SubParsersAction) -> None:
     from ..demo import DEFAULT_SEED
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "demo",
+        run,
         help="build the demo town (demo.gpkg + demo_dem.tif)",
         description="Build the fictional demo town of Alder Falls, NY: demo.gpkg (canonical "
         "layers) and demo_dem.tif. Deterministic: the same seed gives the same layers and DEM. "
@@ -32,8 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=DEFAULT_SEED,
         help=f"random seed (default {DEFAULT_SEED}, the bundled files)",
     )
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.set_defaults(func=run)
+    add_debug_option(p)
 
 
 def run(args: argparse.Namespace) -> int:

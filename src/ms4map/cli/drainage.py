@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import add_workspace_options, input_paths, workspace_from_args
+from . import add_command, input_paths, workspace_from_args
 
 __all__ = ["register", "run"]
 
@@ -16,54 +16,37 @@ __all__ = ["register", "run"]
 def register(sub: argparse._SubParsersAction) -> None:
     from ..hydrology.overland import DEFAULTS
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "drainage",
+        run,
         help="parcel drainage table, inlet catchments and sewersheds",
         description="Route runoff over the DEM to the first inlet, open conveyance, water, "
         "closed depression or DEM edge, then through the pipes to the outfall and receiving "
         "water. Writes the layers parcel_drainage, inlet_catchments, sewersheds and qa to "
         "--out (default: the sidecar <stem>.ms4map.gpkg beside PATH). Input files are never "
         "modified. Methods and settings are described in docs/hydrology.md.",
+        workspace=True,
     )
-    add_workspace_options(p)
     p.add_argument("--out", metavar="FILE.gpkg", help="output GeoPackage (default: the sidecar)")
-    s = p.add_argument_group("settings (metres)")
-    s.add_argument(
-        "--min-depth",
-        type=float,
-        default=DEFAULTS["min_depth_m"],
-        metavar="M",
-        help="a closed depression at least this deep is kept (default %(default)s)",
-    )
-    s.add_argument(
-        "--min-area",
-        type=float,
-        default=DEFAULTS["min_area_m2"],
-        metavar="M2",
-        help="... and at least this large, in m2 (default %(default)s)",
-    )
-    s.add_argument(
-        "--burn-depth",
-        type=float,
-        default=DEFAULTS["burn_depth_m"],
-        metavar="M",
-        help="waterbodies and open conveyances are lowered this much (default %(default)s)",
-    )
-    s.add_argument(
-        "--inlet-depth",
-        type=float,
-        default=DEFAULTS["inlet_depth_m"],
-        metavar="M",
-        help="inlet cells are lowered this much (default %(default)s)",
-    )
-    s.add_argument(
-        "--fallback-distance",
-        type=float,
-        default=100.0,
-        metavar="M",
-        help="without a DEM: nearest inlet within this distance (default %(default)s)",
-    )
-    s.add_argument(
+    settings = p.add_argument_group("settings (metres)")
+    for option, default, metavar, text in (
+        ("--min-depth", DEFAULTS["min_depth_m"], "M",
+         "a closed depression at least this deep is kept"),
+        ("--min-area", DEFAULTS["min_area_m2"], "M2", "... and at least this large, in m2"),
+        ("--burn-depth", DEFAULTS["burn_depth_m"], "M",
+         "waterbodies and open conveyances are lowered this much"),
+        ("--inlet-depth", DEFAULTS["inlet_depth_m"], "M", "inlet cells are lowered this much"),
+        ("--fallback-distance", 100.0, "M", "without a DEM: nearest inlet within this distance"),
+    ):  # fmt: skip
+        settings.add_argument(
+            option,
+            type=float,
+            default=default,
+            metavar=metavar,
+            help=text + " (default %(default)s)",
+        )
+    settings.add_argument(
         "--snap-tolerance",
         type=float,
         default=None,
@@ -72,7 +55,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--cache-dir", metavar="DIR", help="keep step results here between runs")
     p.add_argument("--quiet", action="store_true", help="no progress messages")
-    p.set_defaults(func=run)
 
 
 def _settings(args: argparse.Namespace) -> dict[str, Any]:

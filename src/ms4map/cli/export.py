@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 
+from . import add_command, add_debug_option
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     from ..outputs.export import FORMATS
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "export",
+        run,
         help="copy result layers to a styled GeoPackage, File Geodatabase, zipped "
         "shapefiles or GeoJSON",
         description="Copy layers of an ms4map GeoPackage to another format, chosen by the "
@@ -33,8 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="layer(s) to export: --layer a b, or --layer a --layer b (default every "
         "layer; one for .geojson)",
     )
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.set_defaults(func=run)
+    add_debug_option(p)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -33,7 +33,7 @@ import sys
 from typing import Any
 
 from ..core.errors import EXIT_USAGE
-from . import add_workspace_options, input_paths
+from . import add_command, add_workspace_options, input_paths
 
 __all__ = ["register", "run_case", "run_inspect", "run_records"]
 
@@ -95,8 +95,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     from ..records.cases import STEPS
     from ..records.fields import INSPECTION_FIELDS, ORIGINS, SAMPLE_FIELDS
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "inspect",
+        run_inspect,
         help="record one outfall inspection (IDDE records)",
         description="Record one outfall reconnaissance inspection in the workspace's records "
         "file (docs/records.md). Values are checked: an unknown outfall, a future date or a "
@@ -107,10 +109,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--date", required=True, metavar="YYYY-MM-DD", help="date of the inspection")
     _field_options(p, INSPECTION_FIELDS)
     p.add_argument("--photo", action="append", default=[], metavar="FILE", help="JPEG/PNG photo")
-    p.set_defaults(func=run_inspect)
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "records",
+        run_records,
         help="IDDE records: yearly summary, outfall status, export, annual report",
         description="Read the workspace's IDDE records: the reporting-year summary, the "
         "derived outfall status, case deadlines, an export, or the annual report.",
@@ -133,10 +136,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--annual-report", metavar="FILE.csv|FILE.pdf", help="figures per reporting year"
     )
     p.add_argument("--backup", metavar="FILE.gpkg", help="consistent copy (SQLite backup API)")
-    p.set_defaults(func=run_records)
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "case",
+        run_case,
         help="open and advance an IDDE case, record track-down samples",
         description="IDDE cases: open one at an outfall, record its steps (deadlines from "
         "the municipality profile), its track-down samples and the next structure to sample.",
@@ -178,7 +182,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("case_id", type=int, metavar="CASE_ID")
     a.add_argument("--today", metavar="YYYY-MM-DD", help="day the deadlines are judged on")
     a.add_argument("--json", action="store_true")
-    p.set_defaults(func=run_case)
 
 
 def _open(args: argparse.Namespace, *, by: str | None = None):  # -> Records

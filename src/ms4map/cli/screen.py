@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import DataError, InputOpenError, UsageError
-from . import add_workspace_options, workspace_from_args
+from . import add_command, workspace_from_args
 
 __all__ = ["register", "run"]
 
@@ -28,16 +28,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     from ..rules.conditions import PROJECT_TYPES
     from ..rules.profiles import BUILTIN_PROFILES, EXEMPTION_CODES
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "screen",
+        run,
         help="Condition A/B/C determination for a site, or batch screening of every parcel",
         description="Decide whether a land development activity needs a SWPPP and whether "
         "Conditions A, B and C apply (docs/rules.md), with the drainage path, the impaired waters "
         "reached and the law's citations. With --all: for every parcel, would a development "
         "there be Condition A, plus the septic flags (layers screening and septic). The JSON "
         "document and CSV layouts are described in docs/screening.md.",
+        workspace=True,
     )
-    add_workspace_options(p)
     site = p.add_argument_group("one site")
     site.add_argument("--site", metavar="ID[,ID...]", help="parcel id(s) of the site")
     site.add_argument(
@@ -102,7 +104,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="FILE.csv",
         help="also write the owner/mailing-address list of flagged septic parcels",
     )
-    p.set_defaults(func=run)
 
 
 def _profile(args: argparse.Namespace) -> Any:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import add_workspace_options, workspace_from_args
+from . import add_command, workspace_from_args
 
 CSV_COLUMNS = [
     "struct_id",
@@ -22,15 +22,17 @@ CSV_COLUMNS = [
 def register(sub: argparse._SubParsersAction) -> None:
     from ..network.settings import DEFAULT_LATERAL_M, DEFAULT_SNAP_M
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "trace",
+        run,
         help="trace the storm network: outfall of every structure, or one trace",
         description="Build the storm network and trace it. --all writes one row per "
         "structure (struct_id, outfall_id, outfall_x, outfall_y in the source data's CRS, "
         "method, reason, other_outfalls); --from ID prints the downstream path; "
         "--upstream-of ID the upstream subtree. Methods are listed in docs/network.md.",
+        workspace=True,
     )
-    add_workspace_options(p)
     what = p.add_argument_group("what to trace (one or more)")
     what.add_argument("--all", action="store_true", help="outfall of every structure (needs --out)")
     what.add_argument(
@@ -78,7 +80,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         "ends and terminals taken as outfall candidates, and every structure without an "
         "outfall with its cause; never one of the input files",
     )
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,13 +18,16 @@ import getpass
 import sys
 
 from ..core.errors import EXIT_USAGE
+from . import add_command
 
 __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "users",
+        run,
         help="the app's users: add, list, remove (roles smo and viewer)",
         description="Manage the map app's local users. With a users file the app asks for a "
         "login; the smo role records inspections and cases, the viewer role reads only. "
@@ -48,7 +51,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     acts.add_parser("list", help="the users and their roles (never the hashes)")
     a = acts.add_parser("remove", help="remove a user (their records keep their name)")
     a.add_argument("name", metavar="NAME")
-    p.set_defaults(func=run)
 
 
 def _password(args: argparse.Namespace) -> str:

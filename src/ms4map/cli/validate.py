@@ -5,20 +5,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from . import add_workspace_options, input_paths, workspace_kwargs
+from . import add_command, input_paths, workspace_kwargs
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "validate",
+        run,
         help="check a workspace and print its QA report",
         description="Check a workspace and print the QA report (exit 0 ok, 1 warnings, "
         "2 data errors, 3 cannot open, 4 usage).",
+        workspace=True,
     )
-    add_workspace_options(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--report", metavar="FILE", help="also write the report (.md or .json)")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
