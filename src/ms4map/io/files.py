@@ -444,6 +444,73 @@ def open_workspace(
     ValidationError
         The data has errors; ``exc.report`` lists every one.
     """
+    req = _request(path, layers, field_map, dem, crs, repair_geometry)
+    report = QAReport()
+    role_specs = _resolve_roles(req.layers, req.base)
+    raw, inputs = _read_sources(role_specs, req.base, report)
+    _check_field_map_layers(req.fmap, raw)
+    dem_path, work_crs = _working_crs(req, raw, report, no_dem=no_dem)
+    source_crs = _source_crs(raw)
+    out_layers, mapping_used = _canonical_layers(raw, req, work_crs, report)
+    _check_layers(out_layers, work_crs, report)
+    dem_obj = _attach_dem(dem_path, work_crs, out_layers, inputs, report)
+    if report.has_errors:
+        raise ValidationError(report)
+
+    for p in list(inputs):
+        inputs[p] = file_sha256(p)
+    settings = dict(req.settings)
+    settings.update(
+        {
+            "path": str(req.base) if req.base else None,
+            "layers": {r: list(s) for r, s in role_specs.items()},
+            "dem": str(dem_path) if dem_path else None,
+            "crs": work_crs.to_string() if work_crs is not None else None,
+            "repair_geometry": req.repair_geometry,
+            "field_map": json.dumps(mapping_used, sort_keys=True),
+        }
+    )
+    unit = work_crs.axis_info[0]
+    report.note(
+        f"Working CRS: {work_crs.name} ({work_crs.to_string()}); linear unit "
+        f"{unit.unit_name} = {unit.unit_conversion_factor:.10g} m."
+    )
+    return Workspace(
+        path=req.base.resolve() if req.base else None,
+        crs=work_crs,
+        layers=out_layers,
+        dem=dem_obj,
+        qa=report,
+        source_crs=source_crs,
+        field_mapping=mapping_used,
+        inputs=inputs,
+        settings=settings,
+    )
+
+
+@dataclass
+class _Request:
+    """What :func:`open_workspace` was asked to open, with a manifest's options filled in."""
+
+    base: Path | None  # the workspace path (GeoPackage, folder, file), if any
+    layers: Mapping[str, str | Iterable[str]] | None
+    fmap: FieldMap
+    dem: str | Path | None
+    crs: Any
+    repair_geometry: bool
+    settings: dict[str, Any]  # the manifest's path and [settings], for the provenance
+
+
+def _request(
+    path: str | Path | None,
+    layers: Mapping[str, str | Iterable[str]] | None,
+    field_map: FieldMap | Mapping[str, Any] | str | Path | None,
+    dem: str | Path | None,
+    crs: Any,
+    repair_geometry: bool,
+) -> _Request:
+    """The options of :func:`open_workspace` after a TOML manifest (``path``) filled the
+    ones not given; checks that the workspace path exists (and a zip is safe)."""
     settings: dict[str, Any] = {}
     manifest_fields: FieldMap | None = None
     if path is not None and Path(path).suffix.lower() == ".toml":
@@ -472,8 +539,14 @@ def open_workspace(
         raise InputOpenError(f"Workspace '{base}' does not exist. Fix: check the path.")
     if base is not None and base.suffix.lower() == ".zip":
         _check_zip(base)
+    return _Request(base, layers, fmap, dem, crs, repair_geometry, settings)
 
-    report = QAReport()
+
+def _resolve_roles(
+    layers: Mapping[str, str | Iterable[str]] | None, base: Path | None
+) -> dict[str, list[str]]:
+    """Role -> source specs: the roles named in ``layers``, then every role a layer of
+    ``base`` is named exactly like.  Raises when no role is left."""
     role_specs: dict[str, list[str]] = {}
     for role, spec in (layers or {}).items():
         if role not in schema.LAYERS:
@@ -506,8 +579,13 @@ def open_workspace(
                 "Name them with --layer ROLE=LAYER, e.g. --layer structures=storm_structures.",
             )
         )
+    return role_specs
 
-    # ---- read every source --------------------------------------------------------------
+
+def _read_sources(
+    role_specs: dict[str, list[str]], base: Path | None, report: QAReport
+) -> tuple[dict[str, list[tuple[Source, pd.DataFrame]]], dict[str, str]]:
+    """Read every source of every role: (role -> [(source, frame)], input path -> "")."""
     raw: dict[str, list[tuple[Source, pd.DataFrame]]] = {}
     inputs: dict[str, str] = {}
     for role, specs in role_specs.items():
@@ -523,10 +601,14 @@ def open_workspace(
                     "Attribute text is not UTF-8; it was read as Latin-1 (Windows-1252 characters may differ).",
                     fix="Save the layer with UTF-8 text (or add a .cpg file naming its encoding).",
                 )
+    return raw, inputs
 
-    _check_field_map_layers(fmap, raw)
 
-    # ---- CRS ------------------------------------------------------------------------------
+def _working_crs(
+    req: _Request, raw: dict, report: QAReport, *, no_dem: bool
+) -> tuple[Path | None, CRS | None]:
+    """The DEM's path and the working CRS (``--crs``, else the DEM's, else the data's);
+    a geometry layer without a CRS is an error."""
     for role, items in raw.items():
         for src, df in items:
             if schema.LAYERS[role].geometry is None:
@@ -542,23 +624,26 @@ def open_workspace(
                     "GeoPackage with a CRS; then re-run.",
                 )
 
-    dem_path = _find_dem(base, dem, no_dem)
+    dem_path = _find_dem(req.base, req.dem, no_dem)
     dem_crs = None
     if dem_path is not None:
         dem_crs = _dem_crs(dem_path, report)
+    return dem_path, _choose_crs(req.crs, dem_crs, raw, report)
 
-    work_crs = _choose_crs(crs, dem_crs, raw, report)
-    source_crs = _source_crs(raw)
 
-    # ---- map fields, normalise values, reproject ----------------------------------------------
+def _canonical_layers(
+    raw: dict, req: _Request, work_crs: CRS | None, report: QAReport
+) -> tuple[dict[str, Any], dict[str, dict[str, dict[str, str]]]]:
+    """Map fields, normalise values and reproject every source; the sources of one role
+    become one layer.  Returns (role -> layer, role -> source -> mapping used)."""
     out_layers: dict[str, Any] = {}
     mapping_used: dict[str, dict[str, dict[str, str]]] = {}
     for role, items in raw.items():
         frames = []
-        lenient = _columns_some_layers_lack(role, items, fmap, report)
+        lenient = _columns_some_layers_lack(role, items, req.fmap, report)
         for src, df in items:
             canon, used = _canonicalise(
-                role, src, df, fmap, report, repair_geometry, lenient=lenient
+                role, src, df, req.fmap, report, req.repair_geometry, lenient=lenient
             )
             mapping_used.setdefault(role, {})[src.label] = used
             if canon is None:
@@ -580,14 +665,27 @@ def open_workspace(
         else:
             merged = pd.concat(frames, ignore_index=True)
         out_layers[role] = merged
+    return out_layers, mapping_used
 
+
+def _check_layers(out_layers: dict[str, Any], work_crs: CRS | None, report: QAReport) -> None:
+    """Checks across the canonical layers: ids, required and legal layers, loose ends."""
     _ids(out_layers, report)
     _check_required_roles(out_layers, report)
     _check_legal_layers(out_layers, report)
     if work_crs is not None and not report.has_errors:
         _ends_without_structure(out_layers, work_crs, report)
 
-    # ---- DEM ----------------------------------------------------------------------------
+
+def _attach_dem(
+    dem_path: Path | None,
+    work_crs: CRS | None,
+    out_layers: dict[str, Any],
+    inputs: dict[str, str],
+    report: QAReport,
+) -> Dem | None:
+    """Read the DEM onto the working CRS and check it covers the layers (or report
+    ``no_dem``); adds its path to ``inputs``.  Nothing is read after an error."""
     dem_obj: Dem | None = None
     if dem_path is not None and work_crs is not None and not report.has_errors:
         dem_obj = read_dem(dem_path, crs=work_crs, report=report)
@@ -602,38 +700,7 @@ def open_workspace(
             "No DEM: overland flow cannot be traced; parcel drainage falls back to the nearest inlet.",
             fix="Pass --dem FILE or put <stem>_dem.tif beside the GeoPackage.",
         )
-
-    if report.has_errors:
-        raise ValidationError(report)
-
-    for p in list(inputs):
-        inputs[p] = file_sha256(p)
-    settings.update(
-        {
-            "path": str(base) if base else None,
-            "layers": {r: list(s) for r, s in role_specs.items()},
-            "dem": str(dem_path) if dem_path else None,
-            "crs": work_crs.to_string() if work_crs is not None else None,
-            "repair_geometry": repair_geometry,
-            "field_map": json.dumps(mapping_used, sort_keys=True),
-        }
-    )
-    unit = work_crs.axis_info[0]
-    report.note(
-        f"Working CRS: {work_crs.name} ({work_crs.to_string()}); linear unit "
-        f"{unit.unit_name} = {unit.unit_conversion_factor:.10g} m."
-    )
-    return Workspace(
-        path=base.resolve() if base else None,
-        crs=work_crs,
-        layers=out_layers,
-        dem=dem_obj,
-        qa=report,
-        source_crs=source_crs,
-        field_mapping=mapping_used,
-        inputs=inputs,
-        settings=settings,
-    )
+    return dem_obj
 
 
 def _single_error(code: str, layer: str, message: str, fix: str) -> QAReport:
