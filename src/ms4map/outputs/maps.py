@@ -30,7 +30,7 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
 import numpy as np
@@ -64,6 +64,10 @@ from ..io.styles import (
     TMDL_COLOUR,
     WATER_COLOUR,
 )
+
+if TYPE_CHECKING:
+    from ..io.workspace import Workspace
+    from ..pipeline import PipelineResult
 
 __all__ = [
     "BASEMAPS",
@@ -460,9 +464,9 @@ def impaired_waters(
 
 
 def build_layers(
-    ws: Any,
+    ws: Workspace,
     *,
-    result: Any = None,
+    result: PipelineResult | None = None,
     septic: pd.DataFrame | None = None,
     screening: pd.DataFrame | None = None,
     parcel_colour: str = "drainage",
@@ -485,144 +489,215 @@ def build_layers(
     -------
     dict of str to MapLayer
     """
-    layers: dict[str, MapLayer] = {}
     get = ws.layers.get
-    parcels = get("parcels")
-    if parcels is not None and len(parcels):
-        drainage = getattr(result, "drainage", None) if result is not None else None
-        cats = parcel_categories(
-            parcels, by=parcel_colour, drainage=drainage, septic=septic, screening=screening
-        )
-        layers["parcels"] = MapLayer(
-            "parcels",
-            LAYER_LABELS["parcels"],
-            _layer_frame(parcels, _ids(parcels, "parcel_id"), cats),
-            PARCEL_COLOURS[parcel_colour],
-            "polygon",
+    found = {
+        "parcels": _parcels_layer(
+            get("parcels"),
+            getattr(result, "drainage", None) if result is not None else None,
+            septic=septic,
+            screening=screening,
+            parcel_colour=parcel_colour,
             min_zoom=parcel_min_zoom,
-            max_features=6000,
-            fill_opacity=0.45,
-            weight=0.6,
-        )
-    structures = get("structures")
-    if structures is not None and len(structures):
-        layers["structures"] = MapLayer(
-            "structures",
-            LAYER_LABELS["structures"],
-            _layer_frame(
-                structures, _ids(structures, "struct_id"), _col(structures, "kind").fillna("other")
-            ),
-            STRUCTURE_COLOURS,
-            "point",
-            min_zoom=15,
-            max_features=4000,
-            fill_opacity=0.9,
-            radius=3.5,
-        )
+        ),
+        "structures": _structures_layer(get("structures")),
+        "conveyances": _conveyances_layer(get("conveyances"), result),
+        "outfalls": _outfalls_layer(get("outfalls")),
+        "waterbodies": _waterbodies_layer(get("waterbodies")),
+        "impaired_waters": _impaired_layer(get("waterbodies"), get("impairments")),
+        "tmdl_watersheds": _tmdl_layer(get("tmdl_watersheds")),
+        "sewersheds": _sewersheds_layer(
+            getattr(result, "sewersheds", None) if result is not None else None
+        ),
+        "ms4_area": _boundary_layer("ms4_area", get("ms4_area"), MS4_AREA_COLOUR),
+        "sewer_districts": _boundary_layer(
+            "sewer_districts", get("sewer_districts"), SEWER_DISTRICT_COLOUR
+        ),
+    }
+    return {k: found[k] for k in LAYER_ORDER if found.get(k) is not None}
+
+
+def _has_rows(frame: pd.DataFrame | None) -> bool:
+    return frame is not None and bool(len(frame))
+
+
+def _parcels_layer(
+    parcels: gpd.GeoDataFrame | None,
+    drainage: pd.DataFrame | None,
+    *,
+    septic: pd.DataFrame | None,
+    screening: pd.DataFrame | None,
+    parcel_colour: str,
+    min_zoom: int,
+) -> MapLayer | None:
+    """Parcels coloured by drainage, septic flag or Condition A (``parcel_colour``)."""
+    if not _has_rows(parcels):
+        return None
+    cats = parcel_categories(
+        parcels, by=parcel_colour, drainage=drainage, septic=septic, screening=screening
+    )
+    return MapLayer(
+        "parcels",
+        LAYER_LABELS["parcels"],
+        _layer_frame(parcels, _ids(parcels, "parcel_id"), cats),
+        PARCEL_COLOURS[parcel_colour],
+        "polygon",
+        min_zoom=min_zoom,
+        max_features=6000,
+        fill_opacity=0.45,
+        weight=0.6,
+    )
+
+
+def _structures_layer(structures: gpd.GeoDataFrame | None) -> MapLayer | None:
+    """Structures coloured by kind."""
+    if not _has_rows(structures):
+        return None
+    return MapLayer(
+        "structures",
+        LAYER_LABELS["structures"],
+        _layer_frame(
+            structures, _ids(structures, "struct_id"), _col(structures, "kind").fillna("other")
+        ),
+        STRUCTURE_COLOURS,
+        "point",
+        min_zoom=15,
+        max_features=4000,
+        fill_opacity=0.9,
+        radius=3.5,
+    )
+
+
+def _conveyances_layer(
+    conveyances: gpd.GeoDataFrame | None, result: PipelineResult | None
+) -> MapLayer | None:
+    """Conveyances by kind, with flow arrows: the network's edges are drawn in flow
+    order; without a network, the layer as digitised (lines marked ``reverse`` turned
+    round)."""
     net = getattr(result, "network", None) if result is not None else None
     edges = getattr(net, "edges", None)
-    conveyances = get("conveyances")
-    # the network's edges are drawn in flow order; without a network, the layer as
-    # digitised (lines marked `reverse` turned round)
     conv = edges if edges is not None and len(edges) else conveyances
-    if conv is not None and len(conv):
-        if conv is conveyances and "flow_dir" in conv.columns:
-            rev = conv["flow_dir"].astype(str) == "reverse"
-            if rev.any():
-                conv = conv.copy()
-                conv.loc[rev, "geometry"] = shapely.reverse(conv.loc[rev, "geometry"].to_numpy())
-        layers["conveyances"] = MapLayer(
-            "conveyances",
-            LAYER_LABELS["conveyances"],
-            _layer_frame(conv, _ids(conv, "conv_id"), _col(conv, "kind").fillna("other")),
-            CONVEYANCE_COLOURS,
-            "line",
-            max_features=8000,
-            weight=2.0,
-            arrows=True,
-        )
-    outfalls = get("outfalls")
-    if outfalls is not None and len(outfalls):
-        of_frame = _layer_frame(
-            outfalls, _ids(outfalls, "outfall_id"), _col(outfalls, "status").fillna("unknown")
-        )
-        # suspect and flowing outfalls are drawn last, on top of their 'unknown' neighbours
-        rank = of_frame["category"].map(OUTFALL_PRIORITY).fillna(0)
-        of_frame = of_frame.iloc[np.argsort(rank.to_numpy(), kind="stable")].reset_index(drop=True)
-        layers["outfalls"] = MapLayer(
-            "outfalls",
-            LAYER_LABELS["outfalls"],
-            of_frame,
-            OUTFALL_COLOURS,
-            "point",
-            fill_opacity=1.0,
-            radius=6.0,
-            weight=1.5,
-        )
-    waterbodies = get("waterbodies")
-    if waterbodies is not None and len(waterbodies):
-        layers["waterbodies"] = MapLayer(
-            "waterbodies",
-            LAYER_LABELS["waterbodies"],
-            _layer_frame(
-                waterbodies, _ids(waterbodies, "wb_id"), pd.Series("water", index=waterbodies.index)
-            ),
-            {"water": WATER_COLOUR},
-            "polygon",
-            fill_opacity=0.4,
-            weight=2.0,
-        )
-    imp = impaired_waters(waterbodies, get("impairments"))
-    if imp is not None:
-        layers["impaired_waters"] = MapLayer(
-            "impaired_waters",
-            LAYER_LABELS["impaired_waters"],
-            _layer_frame(imp, _ids(imp, "wb_id"), imp["category"]),
-            IMPAIRED_COLOURS,
-            "polygon",
-            fill_opacity=0.5,
-            weight=4.0,
-        )
-    tmdl = get("tmdl_watersheds")
-    if tmdl is not None and len(tmdl):
-        lab = _col(tmdl, "pollutant").fillna("TMDL").astype(str).map(lambda s: f"TMDL: {s}")
-        layers["tmdl_watersheds"] = MapLayer(
-            "tmdl_watersheds",
-            LAYER_LABELS["tmdl_watersheds"],
-            _layer_frame(tmdl, _ids(tmdl, "tmdl_id"), lab),
-            {c: TMDL_COLOUR for c in lab.unique()} | {"other": TMDL_COLOUR},
-            "polygon",
-            fill_opacity=0.08,
-            weight=2.5,
-        )
-    sewersheds = getattr(result, "sewersheds", None) if result is not None else None
-    if sewersheds is not None and len(sewersheds):
-        sid = _ids(sewersheds, "outfall_id")
-        layers["sewersheds"] = MapLayer(
-            "sewersheds",
-            LAYER_LABELS["sewersheds"],
-            _layer_frame(sewersheds, sid, pd.Series("sewershed", index=sewersheds.index)),
-            {"sewershed": SEWERSHED_COLOUR},
-            "polygon",
-            fill_opacity=0.05,
-            weight=2.0,
-        )
-    for role, colour in (("ms4_area", MS4_AREA_COLOUR), ("sewer_districts", SEWER_DISTRICT_COLOUR)):
-        frame = get(role)
-        if frame is not None and len(frame) and "geometry" in getattr(frame, "columns", []):
-            layers[role] = MapLayer(
-                role,
-                LAYER_LABELS[role],
-                _layer_frame(
-                    frame, _ids(frame, "name"), pd.Series(LAYER_LABELS[role], index=frame.index)
-                ),
-                {LAYER_LABELS[role]: colour},
-                "polygon",
-                fill_opacity=0.03,
-                weight=2.0,
-                dash="8 4" if role == "ms4_area" else None,
-            )
-    return {k: layers[k] for k in LAYER_ORDER if k in layers}
+    if not _has_rows(conv):
+        return None
+    if conv is conveyances and "flow_dir" in conv.columns:
+        rev = conv["flow_dir"].astype(str) == "reverse"
+        if rev.any():
+            conv = conv.copy()
+            conv.loc[rev, "geometry"] = shapely.reverse(conv.loc[rev, "geometry"].to_numpy())
+    return MapLayer(
+        "conveyances",
+        LAYER_LABELS["conveyances"],
+        _layer_frame(conv, _ids(conv, "conv_id"), _col(conv, "kind").fillna("other")),
+        CONVEYANCE_COLOURS,
+        "line",
+        max_features=8000,
+        weight=2.0,
+        arrows=True,
+    )
+
+
+def _outfalls_layer(outfalls: gpd.GeoDataFrame | None) -> MapLayer | None:
+    """Outfalls by status; suspect and flowing ones drawn last, on top of their
+    'unknown' neighbours."""
+    if not _has_rows(outfalls):
+        return None
+    of_frame = _layer_frame(
+        outfalls, _ids(outfalls, "outfall_id"), _col(outfalls, "status").fillna("unknown")
+    )
+    rank = of_frame["category"].map(OUTFALL_PRIORITY).fillna(0)
+    of_frame = of_frame.iloc[np.argsort(rank.to_numpy(), kind="stable")].reset_index(drop=True)
+    return MapLayer(
+        "outfalls",
+        LAYER_LABELS["outfalls"],
+        of_frame,
+        OUTFALL_COLOURS,
+        "point",
+        fill_opacity=1.0,
+        radius=6.0,
+        weight=1.5,
+    )
+
+
+def _waterbodies_layer(waterbodies: gpd.GeoDataFrame | None) -> MapLayer | None:
+    """Every waterbody in one colour."""
+    if not _has_rows(waterbodies):
+        return None
+    return MapLayer(
+        "waterbodies",
+        LAYER_LABELS["waterbodies"],
+        _layer_frame(
+            waterbodies, _ids(waterbodies, "wb_id"), pd.Series("water", index=waterbodies.index)
+        ),
+        {"water": WATER_COLOUR},
+        "polygon",
+        fill_opacity=0.4,
+        weight=2.0,
+    )
+
+
+def _impaired_layer(
+    waterbodies: gpd.GeoDataFrame | None, impairments: pd.DataFrame | None
+) -> MapLayer | None:
+    """The 303(d)-listed waterbodies by pollutant group (:func:`impaired_waters`)."""
+    imp = impaired_waters(waterbodies, impairments)
+    if imp is None:
+        return None
+    return MapLayer(
+        "impaired_waters",
+        LAYER_LABELS["impaired_waters"],
+        _layer_frame(imp, _ids(imp, "wb_id"), imp["category"]),
+        IMPAIRED_COLOURS,
+        "polygon",
+        fill_opacity=0.5,
+        weight=4.0,
+    )
+
+
+def _tmdl_layer(tmdl: gpd.GeoDataFrame | None) -> MapLayer | None:
+    """TMDL watersheds, labelled by pollutant."""
+    if not _has_rows(tmdl):
+        return None
+    lab = _col(tmdl, "pollutant").fillna("TMDL").astype(str).map(lambda s: f"TMDL: {s}")
+    return MapLayer(
+        "tmdl_watersheds",
+        LAYER_LABELS["tmdl_watersheds"],
+        _layer_frame(tmdl, _ids(tmdl, "tmdl_id"), lab),
+        {c: TMDL_COLOUR for c in lab.unique()} | {"other": TMDL_COLOUR},
+        "polygon",
+        fill_opacity=0.08,
+        weight=2.5,
+    )
+
+
+def _sewersheds_layer(sewersheds: gpd.GeoDataFrame | None) -> MapLayer | None:
+    """The result's sewersheds, outlines only."""
+    if not _has_rows(sewersheds):
+        return None
+    sid = _ids(sewersheds, "outfall_id")
+    return MapLayer(
+        "sewersheds",
+        LAYER_LABELS["sewersheds"],
+        _layer_frame(sewersheds, sid, pd.Series("sewershed", index=sewersheds.index)),
+        {"sewershed": SEWERSHED_COLOUR},
+        "polygon",
+        fill_opacity=0.05,
+        weight=2.0,
+    )
+
+
+def _boundary_layer(role: str, frame: pd.DataFrame | None, colour: str) -> MapLayer | None:
+    """The MS4 area or the sewer districts: a faint outline (dashed for the MS4 area)."""
+    if not _has_rows(frame) or "geometry" not in getattr(frame, "columns", []):
+        return None
+    return MapLayer(
+        role,
+        LAYER_LABELS[role],
+        _layer_frame(frame, _ids(frame, "name"), pd.Series(LAYER_LABELS[role], index=frame.index)),
+        {LAYER_LABELS[role]: colour},
+        "polygon",
+        fill_opacity=0.03,
+        weight=2.0,
+        dash="8 4" if role == "ms4_area" else None,
+    )
 
 
 # -- view limiting and display geometry -----------------------------------------------
@@ -1221,7 +1296,7 @@ def _norm_text(values: pd.Series) -> pd.Series:
     return s
 
 
-def build_search_index(ws: Any) -> SearchIndex:
+def build_search_index(ws: Workspace) -> SearchIndex:
     """Index parcel ids, addresses and owners, structure ids, outfall ids and waters."""
     parts = []
     for role, idcol, fields in _SEARCH_FIELDS:
@@ -1257,7 +1332,7 @@ def build_search_index(ws: Any) -> SearchIndex:
 
 
 def search_features(
-    ws: Any, query: str, *, limit: int = 20, index: SearchIndex | None = None
+    ws: Workspace, query: str, *, limit: int = 20, index: SearchIndex | None = None
 ) -> pd.DataFrame:
     """Find parcels (id, address, owner), structures and outfalls by text.
 
@@ -1401,8 +1476,8 @@ def png_bytes(rgba: np.ndarray) -> bytes:
 
 
 def outfall_map_pdf(
-    ws: Any,
-    result: Any,
+    ws: Workspace,
+    result: PipelineResult,
     inventory: pd.DataFrame,
     *,
     title: str = "MS4 outfall map",
