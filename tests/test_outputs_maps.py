@@ -115,6 +115,21 @@ def test_identify_prefers_points_then_parcels(ws: Workspace, layers: dict) -> No
     assert maps.identify(layers, lat, lng, zoom=18, visible=["parcels"]) is None
 
 
+def test_a_geographic_crs_is_refused_for_map_distances(ws: Workspace) -> None:
+    """Click tolerances and simplification are distances: degrees are never turned into
+    metres with a constant (ms4map.core.units); a projected workspace is unaffected."""
+    from ms4map.core.errors import DataError
+
+    geo = Workspace(path=None, crs=gpd.GeoSeries([], crs=4326).crs, layers={
+        k: v.to_crs(4326) for k, v in town_layers().items() if k in ("parcels", "outfalls")
+    })  # fmt: skip
+    geo_layers = maps.build_layers(geo)
+    with pytest.raises(DataError, match="projected CRS"):
+        maps.identify(geo_layers, 43.0, -73.6, zoom=18)
+    with pytest.raises(DataError, match="projected CRS"):
+        maps.render_layers(geo_layers, whole_view(ws), crs=geo.crs)
+
+
 def test_search_finds_ids_and_addresses(ws: Workspace) -> None:
     hits = maps.search_features(ws, "p03-01")
     assert hits.iloc[0][["layer", "fid"]].tolist() == ["parcels", "P03-01"]

@@ -1,12 +1,13 @@
-"""Small helpers on layer frames shared by the analysis and the maps."""
+"""Small helpers on layer frames shared by the analysis and the maps.
+
+Metres per CRS unit: :func:`ms4map.core.units.metres_per_unit` (the one units helper).
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
-__all__ = ["WGS84", "column_or_none", "crs_unit_m", "feature_ids"]
+__all__ = ["WGS84", "column_or_none", "feature_ids"]
 
 WGS84 = "EPSG:4326"
 
@@ -26,16 +27,3 @@ def feature_ids(frame: pd.DataFrame, column: str) -> pd.Series:
     if frame.index.name == column:
         return pd.Series(frame.index.astype(str), index=frame.index)
     return pd.Series([str(i) for i in range(len(frame))], index=frame.index)
-
-
-def crs_unit_m(crs: Any) -> float:
-    """Metres per unit of ``crs`` as the map and the inventory read it (1.0 when unknown)."""
-    try:
-        from pyproj import CRS
-
-        c = CRS.from_user_input(crs)
-        if c.is_geographic:
-            return 111320.0
-        return float(c.axis_info[0].unit_conversion_factor or 1.0)
-    except Exception:  # noqa: BLE001 - fall back to metres
-        return 1.0

@@ -12,9 +12,9 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
+from ..core.units import metres_per_unit
 from .frames import WGS84
 from .frames import column_or_none as _col
-from .frames import crs_unit_m as _crs_unit_m
 from .frames import feature_ids as _ids
 
 __all__ = ["OutfallArea", "inventory_totals", "outfall_area", "outfall_inventory"]
@@ -162,7 +162,7 @@ def outfall_inventory(ws: Any, result: Any, *, septic: pd.DataFrame | None = Non
         inv["latitude"], inv["longitude"] = np.round(lat, 6), np.round(lon, 6)
     else:
         inv["latitude"], inv["longitude"] = [], []
-    unit = _crs_unit_m(ws.crs)
+    unit = metres_per_unit(ws.crs, default=1.0)
     acres = pd.Series(np.nan, index=inv.index)
     n_struct = pd.Series(pd.NA, index=inv.index, dtype="Int64")
     n_parc = pd.Series(pd.NA, index=inv.index, dtype="Int64")

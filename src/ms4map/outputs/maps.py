@@ -40,7 +40,6 @@ from shapely.geometry import LineString, Point, box
 
 from ..analysis.frames import WGS84
 from ..analysis.frames import column_or_none as _col
-from ..analysis.frames import crs_unit_m as _crs_unit_m
 from ..analysis.frames import feature_ids as _ids
 from ..analysis.outfalls import OutfallArea, inventory_totals, outfall_area, outfall_inventory
 from ..analysis.paths import (
@@ -51,6 +50,7 @@ from ..analysis.paths import (
     feature_path,
     overland_steps,
 )
+from ..core.units import metres_per_unit
 from ..io.styles import (
     CONVEYANCE_COLOURS,
     DRAINAGE_CLASS_OF_TARGET,
@@ -844,7 +844,7 @@ def render_layers(
         return []
     crs = crs if crs is not None else layers[keys[0]].frame.crs
     bbox = view.bbox(crs)
-    unit = _crs_unit_m(crs)
+    unit = metres_per_unit(crs, default=1.0)
     mpp = view.metres_per_pixel()
     tol = max(min_tolerance_m, 0.5 * mpp) / unit
     groups = []
@@ -959,7 +959,7 @@ def highlight_group(
                 frame = frame.iloc[:max_features]
             if len(frame):
                 frame = clip_to_view(frame, bbox)
-            tol = max(0.5, 0.5 * view.metres_per_pixel()) / _crs_unit_m(frame.crs)
+            tol = max(0.5, 0.5 * view.metres_per_pixel()) / metres_per_unit(frame.crs, default=1.0)
             if not len(frame):
                 continue
         colour, dash, _words = HIGHLIGHT_STYLES.get(label, (HIGHLIGHT_COLOUR, None, label))
@@ -1216,7 +1216,7 @@ def identify(
     crs = next(iter(layers.values())).frame.crs
     x, y = Transformer.from_crs(WGS84, crs, always_xy=True).transform(lng, lat)
     pt = Point(x, y)
-    tol = tolerance_px * metres_per_pixel(lat, zoom) / _crs_unit_m(crs)
+    tol = tolerance_px * metres_per_pixel(lat, zoom) / metres_per_unit(crs, default=1.0)
     vis = None if visible is None else set(visible)
     order = (
         "outfalls",
@@ -1258,7 +1258,11 @@ def identify(
             if key == "outfalls":
                 # markers under the pointer (its radius): the one drawn on top (the most
                 # important status) wins; else, and among equals, the nearest
-                r = layers[key].radius * metres_per_pixel(lat, zoom) / _crs_unit_m(crs)
+                r = (
+                    layers[key].radius
+                    * metres_per_pixel(lat, zoom)
+                    / metres_per_unit(crs, default=1.0)
+                )
                 under = d <= r
                 if under.any():
                     pri = frame["category"].iloc[hits].map(OUTFALL_PRIORITY).fillna(0).to_numpy()
