@@ -575,6 +575,181 @@ def _signature_block(fig: Any, officer_title: str) -> None:
                 )
 
 
+class _Lines(list):
+    """The report's text lines: ``(text, font size, weight)``, wrapped as they are added."""
+
+    def add(
+        self,
+        text: str,
+        *,
+        size: float = 7.5,
+        weight: str = "normal",
+        width: int = 60,
+        indent: str = "",
+    ) -> None:
+        """Add ``text`` wrapped at ``width`` characters; ``indent`` starts each follow-on line."""
+        for i, ln in enumerate(_wrap(text, width)):
+            self.append(((indent if i else "") + ln, size, weight))
+
+
+def _header_lines(d: dict[str, Any]) -> _Lines:
+    """Title, preparation and application lines, the site and the activity (beside the map)."""
+    out = _Lines()
+    site = d["site"]
+    inp = d["inputs"]
+    out.add(
+        f"{d['municipality']}: stormwater review determination",
+        size=12,
+        weight="bold",
+        width=90,
+    )
+    out.add(_prepared_line(d), size=7, width=70)
+    fields = [f"{k}: {v or '_' * 16}" for k, v in _application_line(d)]
+    out.add("   ".join(fields[:2]), width=60)
+    out.add("   ".join(fields[2:]), width=60)
+    out.add(
+        f"Site: {site['label']}"
+        + (f" ({site['address']})" if site.get("address") else "")
+        + (f", {site['area_acres']:.2f} acres" if site.get("area_acres") else "")
+    )
+    out.add(
+        f"Disturbance {inp['disturbed_acres']:g} acres"
+        + (
+            f", common plan {inp['common_plan_acres']:g} acres"
+            if inp["common_plan_acres"] is not None
+            else ""
+        )
+        + f"; project type {d['project_type']['value']} ({d['project_type']['source']}); "
+        f"exemption {d['exemption']['code'] or 'none'}"
+    )
+    out.add(
+        f"Land development activity: {_YN[d['land_development_activity']['value']]}. "
+        + " ".join(d["land_development_activity"]["reasons"])
+    )
+    out.add(
+        f"Exempt: {_YN[d['exemption']['exempt']]}. SWPPP required: "
+        f"{_YN[d['swppp_required']['value']]}."
+    )
+    out.add("Pollutant of concern: " + d["pollutant_of_concern"]["description"])
+    return out
+
+
+def _conditions_and_drainage(d: dict[str, Any], out: _Lines) -> None:
+    """Conditions A, B and C with their first reasons; the receiving waters and fractions."""
+    for k in ("A", "B", "C"):
+        c = d["conditions"][k]
+        out.add(f"Condition {k}: {_YN[c['value']]}", size=9, weight="bold", width=120)
+        for r in c["reasons"][:4]:
+            out.add("- " + r, width=125, indent="  ")
+    out.add("Drainage", size=9, weight="bold", width=120)
+    for w in d["drainage"]["receiving_waters"][:6]:
+        out.add(
+            f"- {w['name'] or 'unnamed water'} ({w['pwl_id'] or 'no PWL ID'}): "
+            f"{w['fraction'] * 100:.0f}% {'through the MS4' if w['via'] == 'ms4' else 'directly'}"
+            + (f", outfall(s) {', '.join(w['outfalls'])}" if w.get("outfalls") else ""),
+            width=125,
+            indent="  ",
+        )
+    out.add("  " + _fraction_text(d["drainage"]["fractions"]), width=125, indent="    ")
+    for ln in _drainage_lines(d):
+        out.add("  " + ln, width=125, indent="    ")
+
+
+def _waters_lines(d: dict[str, Any], out: _Lines) -> None:
+    """The impaired waters and TMDL watersheds reached, and whether each counts."""
+    out.add("Impaired waters and TMDL watersheds", size=9, weight="bold", width=120)
+    for i in d["impaired_waters"][:6]:
+        out.add(
+            f"- {i['name']} ({i['pwl_id']}): {i['pollutant']}, category {i['category']}"
+            f"{', ' + str(i['list_year']) if i['list_year'] else ''}: "
+            f"{'counts' if i['counts_for_condition_a'] else 'does not count'} ({i['why']})",
+            width=125,
+            indent="  ",
+        )
+    for t in d["tmdl_watersheds"][:3]:
+        out.add(
+            f"- {_tmdl_name(t)} ({t['pollutant']}): "
+            f"{'counts' if t['counts_for_condition_a'] else 'does not count'} ({t['why']})",
+            width=125,
+            indent="  ",
+        )
+    if not d["impaired_waters"] and not d["tmdl_watersheds"]:
+        out.add("  none reached", width=125)
+
+
+def _swppp_lines(d: dict[str, Any], out: _Lines) -> None:
+    """The SWPPP items: the basic ones in one paragraph, the post-construction controls."""
+    items = d["swppp_items"]
+    out.add("SWPPP items", size=9, weight="bold", width=120)
+    if not items["basic"]:
+        out.add("  No SWPPP required.", width=125)
+        return
+    out.add(
+        "  17 basic items (background, site map at 1 in = 100 ft or larger, soils, "
+        "phasing, pollution prevention, materials, stabilisation, ESC map and details, "
+        "temporary-to-permanent practices, schedules, receiving waters, "
+        "responsibilities, flow diversions, existing runoff data, anything requested). "
+        "Receiving waters (item 13): " + str(items["basic"][12].get("value")),
+        width=125,
+    )
+    if items["post_construction"]:
+        note = {True: "required", None: "required if Condition A is confirmed"}[
+            items["post_construction_required"]
+        ]
+        out.add(
+            f"  Post-construction controls ({note}): "
+            + "; ".join(i["text"] for i in items["post_construction"]),
+            width=125,
+        )
+
+
+def _citation_lines(d: dict[str, Any], out: _Lines) -> None:
+    """The law's citations (quotes shortened) and the provenance line."""
+    prov = d["provenance"]
+    out.add("Citations", size=9, weight="bold", width=120)
+    note = model_law_note(d)
+    if note:
+        out.add("  " + note, size=6, width=165, indent="  ")
+    for ci in d["citations"][:9]:
+        q = _short(ci["quote"], 230)
+        out.add(
+            f'- {ci["law"]}{", § " + ci["section"] if ci.get("section") else ""}: "{q}"',
+            size=6,
+            width=165,
+            indent="  ",
+        )
+    out.add(
+        f"ms4map {prov['version']}, schema {d['schema_version']}, profile "
+        f"{prov['profile']['name']}, {prov['created']}. A screening aid: confirm on site.",
+        size=6,
+        width=165,
+    )
+
+
+def _draw_text(fig: Any, top: _Lines, lines: _Lines) -> None:
+    """Draw the header beside the map, then the body down to the signature block (what
+    does not fit is left to the JSON document, and the page says so)."""
+    y = 0.965
+    for text, size, weight in top:
+        fig.text(0.05, y, text, fontsize=size, fontweight=weight, va="top")
+        y -= size / 72 / 11 * 1.35
+    y = min(y, 0.685) - 0.005
+    floor = _SIGN_TOP + 0.014
+    for text, size, weight in lines:
+        if y - size / 72 / 11 < floor:
+            fig.text(
+                0.05,
+                _SIGN_TOP + 0.003,
+                "(continued in the JSON document)",
+                fontsize=6,
+                style="italic",
+                va="bottom",
+            )
+            break
+        fig.text(0.05, y, text, fontsize=size, fontweight=weight, va="top")
+        y -= size / 72 / 11 * 1.35
+
+
 def report_figure(det: Any) -> Any:
     """The one-page report as a letter-size matplotlib figure (the caller closes it)."""
     import matplotlib
@@ -587,152 +762,13 @@ def report_figure(det: Any) -> Any:
     try:
         ax_map = fig.add_axes((0.52, 0.685, 0.43, 0.245))
         _draw_map(ax_map, det)
-        lines: list[tuple[str, float, str]] = []  # (text, size, weight)
-
-        def add(
-            text: str,
-            *,
-            size: float = 7.5,
-            weight: str = "normal",
-            width: int = 60,
-            indent: str = "",
-        ) -> None:
-            for i, ln in enumerate(_wrap(text, width)):
-                lines.append(((indent if i else "") + ln, size, weight))
-
-        site = d["site"]
-        inp = d["inputs"]
-        add(
-            f"{d['municipality']}: stormwater review determination",
-            size=12,
-            weight="bold",
-            width=90,
-        )
-        prov = d["provenance"]
-        add(_prepared_line(d), size=7, width=70)
-        fields = [f"{k}: {v or '_' * 16}" for k, v in _application_line(d)]
-        add("   ".join(fields[:2]), width=60)
-        add("   ".join(fields[2:]), width=60)
-        add(
-            f"Site: {site['label']}"
-            + (f" ({site['address']})" if site.get("address") else "")
-            + (f", {site['area_acres']:.2f} acres" if site.get("area_acres") else "")
-        )
-        add(
-            f"Disturbance {inp['disturbed_acres']:g} acres"
-            + (
-                f", common plan {inp['common_plan_acres']:g} acres"
-                if inp["common_plan_acres"] is not None
-                else ""
-            )
-            + f"; project type {d['project_type']['value']} ({d['project_type']['source']}); "
-            f"exemption {d['exemption']['code'] or 'none'}"
-        )
-        add(
-            f"Land development activity: {_YN[d['land_development_activity']['value']]}. "
-            + " ".join(d["land_development_activity"]["reasons"])
-        )
-        add(
-            f"Exempt: {_YN[d['exemption']['exempt']]}. SWPPP required: "
-            f"{_YN[d['swppp_required']['value']]}."
-        )
-        add("Pollutant of concern: " + d["pollutant_of_concern"]["description"])
-        top = list(lines)
-        lines.clear()
-        for k in ("A", "B", "C"):
-            c = d["conditions"][k]
-            add(f"Condition {k}: {_YN[c['value']]}", size=9, weight="bold", width=120)
-            for r in c["reasons"][:4]:
-                add("- " + r, width=125, indent="  ")
-        add("Drainage", size=9, weight="bold", width=120)
-        for w in d["drainage"]["receiving_waters"][:6]:
-            add(
-                f"- {w['name'] or 'unnamed water'} ({w['pwl_id'] or 'no PWL ID'}): "
-                f"{w['fraction'] * 100:.0f}% {'through the MS4' if w['via'] == 'ms4' else 'directly'}"
-                + (f", outfall(s) {', '.join(w['outfalls'])}" if w.get("outfalls") else ""),
-                width=125,
-                indent="  ",
-            )
-        add("  " + _fraction_text(d["drainage"]["fractions"]), width=125, indent="    ")
-        for ln in _drainage_lines(d):
-            add("  " + ln, width=125, indent="    ")
-        add("Impaired waters and TMDL watersheds", size=9, weight="bold", width=120)
-        for i in d["impaired_waters"][:6]:
-            add(
-                f"- {i['name']} ({i['pwl_id']}): {i['pollutant']}, category {i['category']}"
-                f"{', ' + str(i['list_year']) if i['list_year'] else ''}: "
-                f"{'counts' if i['counts_for_condition_a'] else 'does not count'} ({i['why']})",
-                width=125,
-                indent="  ",
-            )
-        for t in d["tmdl_watersheds"][:3]:
-            add(
-                f"- {_tmdl_name(t)} ({t['pollutant']}): "
-                f"{'counts' if t['counts_for_condition_a'] else 'does not count'} ({t['why']})",
-                width=125,
-                indent="  ",
-            )
-        if not d["impaired_waters"] and not d["tmdl_watersheds"]:
-            add("  none reached", width=125)
-        items = d["swppp_items"]
-        add("SWPPP items", size=9, weight="bold", width=120)
-        if items["basic"]:
-            add(
-                "  17 basic items (background, site map at 1 in = 100 ft or larger, soils, "
-                "phasing, pollution prevention, materials, stabilisation, ESC map and details, "
-                "temporary-to-permanent practices, schedules, receiving waters, "
-                "responsibilities, flow diversions, existing runoff data, anything requested). "
-                "Receiving waters (item 13): " + str(items["basic"][12].get("value")),
-                width=125,
-            )
-            if items["post_construction"]:
-                note = {True: "required", None: "required if Condition A is confirmed"}[
-                    items["post_construction_required"]
-                ]
-                add(
-                    f"  Post-construction controls ({note}): "
-                    + "; ".join(i["text"] for i in items["post_construction"]),
-                    width=125,
-                )
-        else:
-            add("  No SWPPP required.", width=125)
-        add("Citations", size=9, weight="bold", width=120)
-        note = model_law_note(d)
-        if note:
-            add("  " + note, size=6, width=165, indent="  ")
-        for ci in d["citations"][:9]:
-            q = _short(ci["quote"], 230)
-            add(
-                f'- {ci["law"]}{", § " + ci["section"] if ci.get("section") else ""}: "{q}"',
-                size=6,
-                width=165,
-                indent="  ",
-            )
-        add(
-            f"ms4map {prov['version']}, schema {d['schema_version']}, profile "
-            f"{prov['profile']['name']}, {prov['created']}. A screening aid: confirm on site.",
-            size=6,
-            width=165,
-        )
-        y = 0.965
-        for text, size, weight in top:
-            fig.text(0.05, y, text, fontsize=size, fontweight=weight, va="top")
-            y -= size / 72 / 11 * 1.35
-        y = min(y, 0.685) - 0.005
-        floor = _SIGN_TOP + 0.014
-        for text, size, weight in lines:
-            if y - size / 72 / 11 < floor:
-                fig.text(
-                    0.05,
-                    _SIGN_TOP + 0.003,
-                    "(continued in the JSON document)",
-                    fontsize=6,
-                    style="italic",
-                    va="bottom",
-                )
-                break
-            fig.text(0.05, y, text, fontsize=size, fontweight=weight, va="top")
-            y -= size / 72 / 11 * 1.35
+        top = _header_lines(d)
+        lines = _Lines()
+        _conditions_and_drainage(d, lines)
+        _waters_lines(d, lines)
+        _swppp_lines(d, lines)
+        _citation_lines(d, lines)
+        _draw_text(fig, top, lines)
         _signature_block(fig, d["officer_title"])
     except Exception:
         plt.close(fig)
