@@ -739,58 +739,71 @@ def _coerce_field_map(field_map: Any) -> FieldMap:
 
 # ---- CRS --------------------------------------------------------------------------------
 def _choose_crs(crs: Any, dem_crs: CRS | None, raw: dict, report: QAReport) -> CRS | None:
+    """The working CRS: ``--crs`` (projected), else the DEM's projected CRS, else the
+    first projected CRS of the data, else the NAD83 UTM zone of geographic data
+    (reported); ``None`` when no layer has a CRS."""
     if crs is not None:
-        try:
-            c = CRS.from_user_input(crs)
-        except Exception:
-            raise UsageError(f"--crs '{crs}' is not a CRS pyproj knows (try EPSG:26918).") from None
-        if not c.is_projected:
-            raise UsageError(
-                f"--crs {c.to_string()} is geographic; distances and areas need a projected CRS "
-                "(e.g. EPSG:26918 UTM 18N, or NY State Plane EPSG:2260-2263)."
-            )
-        return c
+        return _user_crs(crs)
     if dem_crs is not None and dem_crs.is_projected:
         return dem_crs
     crss: list[CRS] = []
     for role in ("structures", "conveyances", "parcels", "outfalls", "waterbodies"):
-        for _src, df in raw.get(role, []):
-            if isinstance(df, gpd.GeoDataFrame) and df.crs is not None:
-                crss.append(df.crs)
-    for items in raw.values():
-        for _src, df in items:
-            if isinstance(df, gpd.GeoDataFrame) and df.crs is not None:
-                crss.append(df.crs)
+        crss.extend(df.crs for _src, df in _frames_with_crs({role: raw.get(role, [])}))
+    crss.extend(df.crs for _src, df in _frames_with_crs(raw))
     projected = [c for c in crss if c.is_projected]
     if projected:
         return projected[0]
     if not crss:
         return None
-    # geographic data: the NAD83 UTM zone of its centre
-    bounds = None
-    for items in raw.values():
-        for _src, df in items:
-            if isinstance(df, gpd.GeoDataFrame) and df.crs is not None and len(df):
-                b = df.to_crs(4326).total_bounds
-                if np.all(np.isfinite(b)):
-                    bounds = b
-                    break
-        if bounds is not None:
-            break
-    lon = 0.5 * (bounds[0] + bounds[2]) if bounds is not None else -75.0
-    zone = int((lon + 180) // 6) + 1
-    utm = CRS.from_epsg(26900 + zone) if 1 <= zone <= 23 else CRS.from_epsg(32600 + zone)
+    utm = _utm_zone_of(raw)
+    for src, df in _frames_with_crs(raw):
+        if df.crs.is_geographic:
+            report.warning(
+                "geographic_crs",
+                src.label,
+                f"Layer '{src.label}' is in a geographic CRS ({df.crs.to_string()}); it was "
+                f"reprojected to {utm.name} ({utm.to_string()}) for distances and areas.",
+                fix="Nothing to do; pass --crs to choose another projected CRS.",
+            )
+    return utm
+
+
+def _frames_with_crs(raw: dict) -> Iterable[tuple[Source, gpd.GeoDataFrame]]:
+    """The ``(source, frame)`` pairs of ``raw`` that are geo frames with a CRS, in order."""
     for items in raw.values():
         for src, df in items:
-            if isinstance(df, gpd.GeoDataFrame) and df.crs is not None and df.crs.is_geographic:
-                report.warning(
-                    "geographic_crs",
-                    src.label,
-                    f"Layer '{src.label}' is in a geographic CRS ({df.crs.to_string()}); it was "
-                    f"reprojected to {utm.name} ({utm.to_string()}) for distances and areas.",
-                    fix="Nothing to do; pass --crs to choose another projected CRS.",
-                )
-    return utm
+            if isinstance(df, gpd.GeoDataFrame) and df.crs is not None:
+                yield src, df
+
+
+def _user_crs(crs: Any) -> CRS:
+    """The CRS ``--crs`` names; a usage error when pyproj does not know it or it is not
+    projected."""
+    try:
+        c = CRS.from_user_input(crs)
+    except Exception:
+        raise UsageError(f"--crs '{crs}' is not a CRS pyproj knows (try EPSG:26918).") from None
+    if not c.is_projected:
+        raise UsageError(
+            f"--crs {c.to_string()} is geographic; distances and areas need a projected CRS "
+            "(e.g. EPSG:26918 UTM 18N, or NY State Plane EPSG:2260-2263)."
+        )
+    return c
+
+
+def _utm_zone_of(raw: dict) -> CRS:
+    """The NAD83 UTM zone (WGS 84 UTM outside zones 1-23) of the centre of the first
+    non-empty layer with finite bounds; longitude -75 when there is none."""
+    bounds = None
+    for _src, df in _frames_with_crs(raw):
+        if len(df):
+            b = df.to_crs(4326).total_bounds
+            if np.all(np.isfinite(b)):
+                bounds = b
+                break
+    lon = 0.5 * (bounds[0] + bounds[2]) if bounds is not None else -75.0
+    zone = int((lon + 180) // 6) + 1
+    return CRS.from_epsg(26900 + zone) if 1 <= zone <= 23 else CRS.from_epsg(32600 + zone)
 
 
 def _source_crs(raw: dict) -> CRS | None:
