@@ -39,6 +39,7 @@ __all__ = [
     "check_zip",
     "open_workspace",
     "read_dem",
+    "warp_bilinear",
     "read_source",
     "write_outputs",
     "metres_to_crs_units",
@@ -1452,6 +1453,35 @@ def _dem_crs(path: Path, report: QAReport) -> CRS | None:
         raise InputOpenError(f"DEM '{path}' cannot be opened: {_short(exc)}") from None
 
 
+def warp_bilinear(
+    array: np.ndarray,
+    transform: Any,
+    crs: Any,
+    dst_transform: Any,
+    dst_crs: Any,
+    shape: tuple[int, int],
+) -> np.ndarray:
+    """``array`` (NaN = no data) on the grid ``transform`` of ``crs``, resampled bilinearly
+    onto the grid ``dst_transform`` of ``dst_crs`` with ``shape`` rows and columns (NaN
+    where nothing lands): the DEM's warp to the working CRS and the hillshade's to web
+    mercator."""
+    from rasterio.warp import Resampling, reproject
+
+    out = np.full(shape, np.nan, dtype="float64")
+    reproject(
+        array,
+        out,
+        src_transform=transform,
+        src_crs=crs,
+        dst_transform=dst_transform,
+        dst_crs=dst_crs,
+        src_nodata=np.nan,
+        dst_nodata=np.nan,
+        resampling=Resampling.bilinear,
+    )
+    return out
+
+
 def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = None) -> Dem:
     """Read a DEM into a :class:`~ms4map.io.workspace.Dem`, warping it into ``crs`` if needed.
 
@@ -1459,7 +1489,7 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
     go to ``report``.
     """
     import rasterio
-    from rasterio.warp import Resampling, calculate_default_transform, reproject
+    from rasterio.warp import calculate_default_transform
 
     report = report if report is not None else QAReport()
     p = Path(path)
@@ -1482,18 +1512,7 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
             dst_t, w, h = calculate_default_transform(
                 src_crs, target, src.width, src.height, *src.bounds
             )
-            out = np.full((h, w), np.nan, dtype="float64")
-            reproject(
-                arr,
-                out,
-                src_transform=transform,
-                src_crs=src_crs,
-                dst_transform=dst_t,
-                dst_crs=target,
-                src_nodata=np.nan,
-                dst_nodata=np.nan,
-                resampling=Resampling.bilinear,
-            )
+            out = warp_bilinear(arr, transform, src_crs, dst_t, target, (h, w))
             report.warning(
                 "dem_reprojected",
                 "dem",

@@ -1418,7 +1418,9 @@ def hillshade(
     bounds : list
         ``[[south, west], [north, east]]`` for :class:`folium.raster_layers.ImageOverlay`.
     """
-    from rasterio.warp import Resampling, calculate_default_transform, reproject
+    from rasterio.warp import calculate_default_transform
+
+    from ..io.files import warp_bilinear
 
     a = np.asarray(array, dtype="float64")
     h, w = a.shape
@@ -1444,18 +1446,7 @@ def hillshade(
     if scale > 1.0:
         dw, dh = int(dw / scale), int(dh / scale)
         dst_tr = dst_tr * dst_tr.scale(scale, scale)
-    dst = np.full((dh, dw), np.nan, dtype="float64")
-    reproject(
-        shade,
-        dst,
-        src_transform=transform,
-        src_crs=crs,
-        dst_transform=dst_tr,
-        dst_crs=dst_crs,
-        src_nodata=np.nan,
-        dst_nodata=np.nan,
-        resampling=Resampling.bilinear,
-    )
+    dst = warp_bilinear(shade, transform, crs, dst_tr, dst_crs, (dh, dw))
     grey = np.nan_to_num(dst * 255, nan=0).astype("uint8")
     rgba = np.dstack([grey, grey, grey, np.where(np.isnan(dst), 0, 255).astype("uint8")])
     from pyproj import Transformer
