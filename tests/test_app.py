@@ -25,23 +25,6 @@ TMDL_LOT = "102.15-2-9"  # scenario (f): in the Tamarack Lake phosphorus TMDL wa
 FAILED_SEPTIC = "106.12-2-14"  # scenario (g): septic failure upstream of an Alder Kill outfall
 
 
-@pytest.fixture()
-def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    data = tmp_path / "data"
-    monkeypatch.delenv("MS4MAP_WORKSPACE", raising=False)  # the demo
-    monkeypatch.setenv("MS4MAP_DATA_DIR", str(data))
-    return data
-
-
-@pytest.fixture(scope="module")
-def demo_result():
-    import ms4map
-    from ms4map import io, pipeline
-
-    ws = ms4map.open_workspace(io.demo_path())
-    return ws, pipeline.run(ws)
-
-
 def page(name: str) -> AppTest:
     return AppTest.from_string(
         f"from ms4map.app import run_page\nrun_page({name!r})", default_timeout=TIMEOUT

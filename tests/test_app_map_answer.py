@@ -14,24 +14,9 @@ pytest.importorskip("streamlit")
 from pyproj import Transformer  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-import ms4map  # noqa: E402
-from ms4map import pipeline
 from ms4map.outputs import maps  # noqa: E402
 
 TIMEOUT = 120
-
-
-@pytest.fixture()
-def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.delenv("MS4MAP_WORKSPACE", raising=False)  # the demo
-    monkeypatch.setenv("MS4MAP_DATA_DIR", str(tmp_path / "data"))
-    return tmp_path / "data"
-
-
-@pytest.fixture(scope="module")
-def demo():
-    ws = ms4map.open_workspace(ms4map.io.demo_path())
-    return ws, pipeline.run(ws)
 
 
 def page(name: str) -> AppTest:
@@ -50,8 +35,8 @@ def _latlng(ws, g):
     return lat, lng
 
 
-def test_a_search_fits_the_structure_and_its_whole_path(app_env: Path, demo) -> None:
-    ws, _ = demo
+def test_a_search_fits_the_structure_and_its_whole_path(app_env: Path, demo_result) -> None:
+    ws, _ = demo_result
     at = page("map").run()
     at.text_input(key="map_search_query").set_value("CB-0170").run()
     _ok(at)
@@ -76,9 +61,9 @@ def test_a_parcel_search_draws_and_explains_its_overland_step(app_env: Path) -> 
 
 
 def test_a_click_on_an_outfall_gives_its_upstream_area_counts_and_investigation(
-    app_env: Path, demo
+    app_env: Path, demo_result
 ) -> None:
-    ws, result = demo
+    ws, result = demo_result
     lat, lng = _latlng(ws, maps.feature_geometry(ws, "outfalls", "OF-009"))
     at = page("map").run()
     at.session_state["map_main"] = {"last_clicked": {"lat": lat, "lng": lng}, "zoom": 16}

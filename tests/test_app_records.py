@@ -24,12 +24,11 @@ VIEWER, VIEWER_PW = "guest", "viewer password 1"
 
 
 @pytest.fixture()
-def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    data = tmp_path / "data"
-    monkeypatch.delenv("MS4MAP_WORKSPACE", raising=False)
+def app_env(app_env: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The shared ``app_env`` with no users file nor records store from the environment."""
+    data = app_env
     monkeypatch.delenv("MS4MAP_USERS_FILE", raising=False)
     monkeypatch.delenv("MS4MAP_RECORDS", raising=False)
-    monkeypatch.setenv("MS4MAP_DATA_DIR", str(data))
     from ms4map.app import auth
 
     auth.reset_rate_limit()

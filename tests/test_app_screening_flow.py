@@ -8,8 +8,6 @@ matches something that is not a parcel.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("streamlit")
@@ -17,13 +15,6 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 PLAZA = "107.12-2-11"
 TMDL_LOT = "102.15-2-9"
-
-
-@pytest.fixture()
-def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.delenv("MS4MAP_WORKSPACE", raising=False)  # the demo
-    monkeypatch.setenv("MS4MAP_DATA_DIR", str(tmp_path / "data"))
-    return tmp_path
 
 
 def page() -> AppTest:

@@ -35,14 +35,6 @@ NULL_GEOMETRY = (
 )
 
 
-@pytest.fixture()
-def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    data = tmp_path / "data"
-    monkeypatch.delenv("MS4MAP_WORKSPACE", raising=False)
-    monkeypatch.setenv("MS4MAP_DATA_DIR", str(data))
-    return data
-
-
 def _shown(text: str) -> str:
     """What markdown shows of an escaped message (``town\\_dem.tif`` -> ``town_dem.tif``)."""
     return text.replace("\\", "")

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import shutil
-
 import geopandas as gpd
 import pytest
 from shapely.geometry import Polygon
@@ -13,17 +11,6 @@ import ms4map
 from ms4map.cli import main
 
 PLAZA = "107.12-2-11"
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    src = ms4map.io.demo_path()
-    if not src.exists():
-        pytest.skip("the demo town is not built")
-    d = tmp_path_factory.mktemp("demo")
-    shutil.copy(src, d / "demo.gpkg")
-    shutil.copy(src.with_name("demo_dem.tif"), d / "demo_dem.tif")
-    return d / "demo.gpkg"
 
 
 @pytest.mark.parametrize(
@@ -35,45 +22,47 @@ def demo(tmp_path_factory):
         (["--acres", "1", "--type", "castle"], "Unknown project type 'castle' (--type)"),
     ],
 )
-def test_screen_messages_name_the_option(demo, capsys, argv, says) -> None:
-    assert main(["screen", str(demo), "--site", PLAZA, *argv]) == 4
+def test_screen_messages_name_the_option(demo_copy, capsys, argv, says) -> None:
+    assert main(["screen", str(demo_copy), "--site", PLAZA, *argv]) == 4
     err = capsys.readouterr().err
     assert says in err
     for code_word in ("disturbed_acres", "common_plan_acres", "project_type ="):
         assert code_word not in err
 
 
-def test_larger_than_site_points_to_the_common_plan_option(demo, capsys) -> None:
-    assert main(["screen", str(demo), "--site", PLAZA, "--acres", "40"]) == 4
+def test_larger_than_site_points_to_the_common_plan_option(demo_copy, capsys) -> None:
+    assert main(["screen", str(demo_copy), "--site", PLAZA, "--acres", "40"]) == 4
     assert "--common-plan-acres" in capsys.readouterr().err
 
 
-def test_polygon_outside_town_in_lat_long_with_swap_hint(demo, tmp_path, capsys) -> None:
-    ws = ms4map.open_workspace(demo)
+def test_polygon_outside_town_in_lat_long_with_swap_hint(demo_copy, tmp_path, capsys) -> None:
+    ws = ms4map.open_workspace(demo_copy)
     p = ws.parcels[ws.parcels["parcel_id"] == PLAZA].to_crs(4326).geometry.iloc[0]
     swapped = Polygon([(y, x) for x, y in p.exterior.coords])
     site = tmp_path / "swapped.geojson"
     gpd.GeoSeries([swapped], crs=4326).to_file(site, driver="GeoJSON")
-    assert main(["screen", str(demo), "--site-file", str(site), "--acres", "0.5"]) == 2
+    assert main(["screen", str(demo_copy), "--site-file", str(site), "--acres", "0.5"]) == 2
     err = capsys.readouterr().err
     assert "outside the town" in err and "° N" in err and "° W" in err
     assert "'latitude, longitude'" in err
     assert "np.float64" not in err and "span [" not in err
     far = tmp_path / "far.geojson"
     gpd.GeoSeries([Polygon([(0, 0), (0, 0.01), (0.01, 0.01)])], crs=4326).to_file(far)
-    assert main(["screen", str(demo), "--site-file", str(far), "--acres", "0.5"]) == 2
+    assert main(["screen", str(demo_copy), "--site-file", str(far), "--acres", "0.5"]) == 2
     err = capsys.readouterr().err
     assert "outside the town" in err and "latitude, longitude" not in err
 
 
-def test_drainage_refuses_an_input_as_output_before_any_work(demo, monkeypatch, capsys) -> None:
+def test_drainage_refuses_an_input_as_output_before_any_work(
+    demo_copy, monkeypatch, capsys
+) -> None:
     from ms4map import pipeline
 
     def boom(*a, **k):
         raise AssertionError("the analysis ran before the output path was checked")
 
     monkeypatch.setattr(pipeline, "run", boom)
-    for out in (demo, demo.with_name("demo_dem.tif")):
-        assert main(["drainage", str(demo), "--out", str(out), "--quiet"]) == 4
+    for out in (demo_copy, demo_copy.with_name("demo_dem.tif")):
+        assert main(["drainage", str(demo_copy), "--out", str(out), "--quiet"]) == 4
         assert "Refusing to write" in capsys.readouterr().err
-    assert main(["drainage", str(demo), "--out", str(demo.with_name("x.csv"))]) == 4
+    assert main(["drainage", str(demo_copy), "--out", str(demo_copy.with_name("x.csv"))]) == 4

@@ -8,7 +8,13 @@ import geopandas as gpd
 import numpy as np
 import pytest
 import shapely
-from test_hydrology_overland_fixtures import CRS18, cell_box, i1_fraction_by_hand, town_workspace, xy
+from test_hydrology_overland_fixtures import (
+    CRS18,
+    cell_box,
+    i1_fraction_by_hand,
+    town_workspace,
+    xy,
+)
 
 from ms4map import drainage, pipeline
 from ms4map.drainage import COLUMNS, METHODS, TARGET_KINDS

@@ -324,15 +324,6 @@ def test_sampling_plan_bad_options(tree, kwargs: dict, err: type, match: str) ->
 # --------------------------------------------------------------------------------------
 # notice of violation (demo town)
 # --------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def demo_result():
-    import ms4map
-    from ms4map import io, pipeline
-
-    ws = ms4map.open_workspace(io.demo_path())
-    return ws, pipeline.run(ws)
-
-
 def test_notice_for_the_demo_septic_failure(demo_result) -> None:
     ws, result = demo_result
     parcel = ws.layers["parcels"].set_index("parcel_id").loc[FAILED_SEPTIC]

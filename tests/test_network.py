@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import shapely
+from network_builders import FEET, UTM, by_id, conveyances, structures, ws_of
 from pyproj import CRS
-from shapely.geometry import LineString, MultiLineString, Point, Polygon
+from shapely.geometry import MultiLineString, Point, Polygon
 
 from ms4map.core.errors import DataError
-from ms4map.io.workspace import Workspace
 from ms4map.network import (
     ASSIGN_METHODS,
     assign_outfalls,
@@ -21,63 +21,6 @@ from ms4map.network import (
     trace_downstream,
     trace_upstream,
 )
-
-UTM = CRS.from_epsg(26918)
-FEET = CRS.from_epsg(2263)  # NY State Plane Long Island, US survey feet
-
-
-def structures(rows, crs=UTM):
-    """rows: (id, kind, x, y[, invert[, rim]])"""
-    recs = []
-    for r in rows:
-        sid, kind, x, y, *rest = r
-        recs.append(
-            {
-                "struct_id": sid,
-                "kind": kind,
-                "invert_elev": rest[0] if len(rest) > 0 else np.nan,
-                "rim_elev": rest[1] if len(rest) > 1 else np.nan,
-                "geometry": Point(x, y),
-            }
-        )
-    return gpd.GeoDataFrame(pd.DataFrame(recs), geometry="geometry", crs=crs)
-
-
-def conveyances(rows, crs=UTM):
-    """rows: dicts with conv_id, coords and optional attributes."""
-    recs = []
-    for r in rows:
-        r = dict(r)
-        coords = r.pop("coords")
-        geom = coords if not isinstance(coords, list) else LineString(coords)
-        rec = {
-            "conv_id": r.pop("conv_id"),
-            "kind": r.pop("kind", "pipe"),
-            "from_id": None,
-            "to_id": None,
-            "us_invert": np.nan,
-            "ds_invert": np.nan,
-            "diameter_in": np.nan,
-            "flow_dir": None,
-            "geometry": geom,
-        }
-        rec.update(r)
-        recs.append(rec)
-    return gpd.GeoDataFrame(pd.DataFrame(recs), geometry="geometry", crs=crs)
-
-
-def ws_of(st=None, cv=None, crs=UTM, **more):
-    layers = {}
-    if st is not None:
-        layers["structures"] = st
-    if cv is not None:
-        layers["conveyances"] = cv
-    layers.update(more)
-    return Workspace(path=None, crs=crs, layers=layers, source_crs=crs)
-
-
-def by_id(table):
-    return table.set_index("struct_id")
 
 
 @pytest.fixture

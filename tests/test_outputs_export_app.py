@@ -17,14 +17,6 @@ from ms4map.io import styles  # noqa: E402
 TIMEOUT = 180
 
 
-@pytest.fixture()
-def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    data = tmp_path / "data"
-    monkeypatch.delenv("MS4MAP_WORKSPACE", raising=False)  # the demo
-    monkeypatch.setenv("MS4MAP_DATA_DIR", str(data))
-    return data
-
-
 def _downloads(at: AppTest) -> list:
     return [e for e in at.get("download_button") if "septic_export" in str(e.proto.id)]
 

@@ -12,7 +12,6 @@ from pyproj import Transformer
 from shapely.geometry import Point
 from test_app_town import CRS, town_layers
 
-import ms4map
 from ms4map import pipeline
 from ms4map.io.workspace import Workspace
 from ms4map.outputs import maps
@@ -20,17 +19,8 @@ from ms4map.outputs import maps
 PLAZA = "107.12-2-11"  # drains 56 % to CB-0503 and 44 % to CB-0504, both to OF-013
 
 
-@pytest.fixture(scope="module")
-def demo():
-    path = ms4map.io.demo_path()
-    if not path.exists():
-        pytest.skip("the demo town is not built")
-    ws = ms4map.open_workspace(path)
-    return ws, pipeline.run(ws)
-
-
-def test_path_text_says_each_thing_once(demo) -> None:
-    ws, result = demo
+def test_path_text_says_each_thing_once(demo_result) -> None:
+    ws, result = demo_result
     p = maps.feature_path(ws, result, "structures", "CB-0170")
     (step,) = p.steps
     assert step.count("487 m") == 1, step
@@ -41,8 +31,8 @@ def test_path_text_says_each_thing_once(demo) -> None:
         assert step.count(" m downstream") == 1 and step.count("OF-013") == 1, step
 
 
-def test_a_parcel_path_draws_its_overland_step_down_the_dem(demo) -> None:
-    ws, result = demo
+def test_a_parcel_path_draws_its_overland_step_down_the_dem(demo_result) -> None:
+    ws, result = demo_result
     p = maps.feature_path(ws, result, "parcels", PLAZA)
     ov = p.overland
     assert sorted(ov["target_id"]) == ["CB-0503", "CB-0504"]
@@ -82,8 +72,8 @@ def test_without_a_dem_the_step_is_a_line_to_the_nearest_inlet() -> None:
     assert "straight line" in maps.OVERLAND_METHODS["nearest_inlet"]
 
 
-def test_the_path_extent_holds_the_site_the_pipes_and_the_outfall(demo) -> None:
-    ws, result = demo
+def test_the_path_extent_holds_the_site_the_pipes_and_the_outfall(demo_result) -> None:
+    ws, result = demo_result
     p = maps.feature_path(ws, result, "structures", "CB-0170")
     ext = p.extent()
     of9 = maps.feature_geometry(ws, "outfalls", "OF-009")
@@ -107,8 +97,8 @@ def test_map_view_around_a_centre_is_what_the_screen_shows() -> None:
     )
 
 
-def test_the_inventory_gives_outfall_latitude_and_longitude(demo) -> None:
-    ws, result = demo
+def test_the_inventory_gives_outfall_latitude_and_longitude(demo_result) -> None:
+    ws, result = demo_result
     inv = maps.outfall_inventory(ws, result)
     assert {"latitude", "longitude"} <= set(inv.columns)
     row = inv.set_index("outfall_id").loc["OF-009"]
@@ -119,10 +109,10 @@ def test_the_inventory_gives_outfall_latitude_and_longitude(demo) -> None:
     assert inv["longitude"].between(-79.8, -71.8).all()
 
 
-def test_town_totals_count_each_parcel_once(demo) -> None:
+def test_town_totals_count_each_parcel_once(demo_result) -> None:
     from ms4map.rules import septic as septic_mod
 
-    ws, result = demo
+    ws, result = demo_result
     sep = septic_mod.flag_septic(result, profile="stillwater", workspace=ws)
     inv = maps.outfall_inventory(ws, result, septic=sep)
     tot = maps.inventory_totals(ws, result, septic=sep)
@@ -139,8 +129,8 @@ def test_town_totals_count_each_parcel_once(demo) -> None:
     assert tot["multi_outfall_parcels"] == int((per > 1).sum()) > 0
 
 
-def test_ms4_area_outline_is_not_pink_and_highlights_are_in_the_legend(demo) -> None:
-    ws, result = demo
+def test_ms4_area_outline_is_not_pink_and_highlights_are_in_the_legend(demo_result) -> None:
+    ws, result = demo_result
     pinks = {maps.IMPAIRED_COLOURS["toxics (PCBs, metals, ...)"], maps.PATH_COLOUR}
     layers = maps.build_layers(ws, result=result)
     ms4 = layers["ms4_area"]

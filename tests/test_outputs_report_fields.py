@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import stat
 
 import geopandas as gpd
@@ -25,15 +24,9 @@ APP += ["--application-number", "SW-2026-014", "--application-date", "2026-03-15
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    src = ms4map.io.demo_path()
-    if not src.exists():
-        pytest.skip("the demo town is not built")
-    d = tmp_path_factory.mktemp("demo")
-    shutil.copy(src, d / "demo.gpkg")
-    shutil.copy(src.with_name("demo_dem.tif"), d / "demo_dem.tif")
-    ws = ms4map.open_workspace(d / "demo.gpkg")
-    return d / "demo.gpkg", ws, pipeline.run(ws)
+def demo(demo_copy):
+    ws = ms4map.open_workspace(demo_copy)
+    return demo_copy, ws, pipeline.run(ws)
 
 
 def _det(demo, site=PLAZA, **kw):

@@ -6,11 +6,10 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 from test_records import jpeg_bytes, make_town
 
 import ms4map.records as rec
-from ms4map import idde, io, pipeline
+from ms4map import idde, io
 from ms4map.cli import main
 
 
@@ -88,12 +87,6 @@ def test_case_commands(tmp_path, capsys) -> None:
     assert [s["struct_id"] for s in shown["samples"]] == ["MH-1"]
     assert main(["case", *base]) == 4  # no action
     assert not town.with_name("town.records.gpkg").exists()  # --records was used
-
-
-@pytest.fixture(scope="module")
-def demo_result():
-    ws = io.open_workspace(io.demo_path())
-    return ws, pipeline.run(ws)
 
 
 def test_next_sample_follows_the_plan(demo_result, tmp_path) -> None:
