@@ -28,7 +28,6 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import DataError, UsageError
-from ..rules.profiles import Profile, load_profile
+from ..rules.profiles import Profile, load_profile, remedy_period_hours
 
 __all__ = [
     "AMMONIA_POTASSIUM_RATIO",
@@ -552,10 +551,7 @@ def sampling_plan(
     DataError
         Unknown outfall, or no network in the result.
     """
-    if weight not in PLAN_WEIGHTS:
-        raise UsageError(f"Unknown weight {weight!r}: select from {list(PLAN_WEIGHTS)}.")
-    if isinstance(max_samples, bool) or not isinstance(max_samples, int) or max_samples < 1:
-        raise UsageError(f"max_samples = {max_samples!r}: give a whole number >= 1.")
+    _check_plan_settings(weight, max_samples)
     net = getattr(result, "network", None)
     if net is None:
         raise DataError(
@@ -566,63 +562,111 @@ def sampling_plan(
     ws = _workspace(result, workspace)
     _check_outfall(result, ws, oid)
     nodes, edges, reach, root = _upstream_graph(net, oid)
+    if weight == "candidates" and candidates is None and _has_drainage(result):
+        candidates = candidate_sources(result, oid, workspace=ws)
+    entries = _entries_at_nodes(result, ws, nodes, edges, candidates)
+    rows = _bisection_rows(nodes, reach, root, entries, weight, max_samples, oid)
+    out = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
+    out["after"] = out["after"].astype("Int64")
+    return out
+
+
+def _check_plan_settings(weight: str, max_samples: Any) -> None:
+    """Refuse an unknown ``weight`` or a ``max_samples`` that is not a whole number >= 1."""
+    if weight not in PLAN_WEIGHTS:
+        raise UsageError(f"Unknown weight {weight!r}: select from {list(PLAN_WEIGHTS)}.")
+    if isinstance(max_samples, bool) or not isinstance(max_samples, int) or max_samples < 1:
+        raise UsageError(f"max_samples = {max_samples!r}: give a whole number >= 1.")
+
+
+def _has_drainage(result: Any) -> bool:
+    d = getattr(result, "drainage", None)
+    return d is not None and len(d) > 0
+
+
+@dataclass
+class _Entries:
+    """What enters the upstream network at each node (row order of the nodes)."""
+
+    acres: np.ndarray  # parcel acres whose runoff enters there (times the fraction)
+    candidates: np.ndarray  # candidate parcels' fractions entering there
+    parcels: list[set[str]]  # parcel ids entering there
+    candidate_parcels: list[set[str]]  # candidate parcel ids entering there
+
+
+def _parcel_acres(ws: Any) -> dict[str, float]:
+    """Parcel id -> acres (the ``acres`` column where given, else the polygon's area)."""
+    parcels = ws.layers.get("parcels")
+    if parcels is None or not len(parcels):
+        return {}
+    a = pd.to_numeric(parcels["acres"], errors="coerce") if "acres" in parcels else None
+    geo = parcels.geometry.area.to_numpy() / 4046.8564224 * _unit_m(ws.crs) ** 2
+    vals = np.where(a.notna().to_numpy(), a.to_numpy(dtype=float), geo) if a is not None else geo
+    return dict(zip(parcels["parcel_id"].astype(str), vals, strict=True))
+
+
+def _entries_at_nodes(
+    result: Any, ws: Any, nodes: pd.DataFrame, edges: pd.DataFrame, candidates: Any
+) -> _Entries:
+    """Parcel runoff entering at each node: inlets at their node, conveyances at their
+    lowest end; the candidate parcels among them."""
+    n = len(nodes)
+    pos = {nid: i for i, nid in enumerate(nodes.index.astype(str))}
+    entries = _Entries(
+        np.zeros(n), np.zeros(n), [set() for _ in range(n)], [set() for _ in range(n)]
+    )
+    if not _has_drainage(result):
+        return entries
+    d = result.drainage
+    conv_node: dict[str, int] = {}
+    for conv, to in zip(edges["conv_id"].astype(str), edges["to_node"].astype(str), strict=True):
+        if to in pos:
+            conv_node[conv] = pos[to]  # the last part listed is the lowest in flow order
+    sn = result.network.structure_nodes
+    struct_node = dict(zip(sn["struct_id"].astype(str), sn["node_id"], strict=True))
+    acres = _parcel_acres(ws)
+    cset = set() if candidates is None else set(candidates["parcel_id"].astype(str))
+    sel = d[d["target_kind"].isin(["inlet", "conveyance"])]
+    for pid, kind, tid, frac in zip(
+        sel["parcel_id"].astype(str),
+        sel["target_kind"],
+        sel["target_id"].astype(str),
+        pd.to_numeric(sel["fraction"], errors="coerce").fillna(0.0),
+        strict=True,
+    ):
+        if kind == "inlet":
+            nid = struct_node.get(tid)
+            i = pos.get(nid) if isinstance(nid, str) else None
+        else:
+            i = conv_node.get(tid)
+        if i is None:
+            continue
+        entries.acres[i] += acres.get(pid, 0.0) * float(frac)
+        entries.parcels[i].add(pid)
+        if pid in cset:
+            entries.candidates[i] += float(frac)
+            entries.candidate_parcels[i].add(pid)
+    return entries
+
+
+def _bisection_rows(
+    nodes: pd.DataFrame,
+    reach: Any,
+    root: int,
+    entries: _Entries,
+    weight: str,
+    max_samples: int,
+    oid: str,
+) -> list[dict[str, Any]]:
+    """The plan's rows, breadth first: each sample splits what is still suspect in two."""
     n = len(nodes)
     node_ids = nodes.index.astype(str)
-    pos = {nid: i for i, nid in enumerate(node_ids)}
-
-    # parcel runoff entering at each node (inlets; conveyances at their lowest end)
-    area = np.zeros(n)
-    cand_w = np.zeros(n)
-    parcels_at: list[set[str]] = [set() for _ in range(n)]
-    cands_at: list[set[str]] = [set() for _ in range(n)]
-    d = getattr(result, "drainage", None)
-    if d is not None and len(d):
-        conv_node: dict[str, int] = {}
-        for conv, to in zip(
-            edges["conv_id"].astype(str), edges["to_node"].astype(str), strict=True
-        ):
-            if to in pos:
-                conv_node[conv] = pos[to]  # the last part listed is the lowest in flow order
-        sn = net.structure_nodes
-        struct_node = dict(zip(sn["struct_id"].astype(str), sn["node_id"], strict=True))
-        acres: dict[str, float] = {}
-        parcels = ws.layers.get("parcels")
-        if parcels is not None and len(parcels):
-            a = pd.to_numeric(parcels["acres"], errors="coerce") if "acres" in parcels else None
-            geo = parcels.geometry.area.to_numpy() / 4046.8564224 * _unit_m(ws.crs) ** 2
-            vals = (
-                np.where(a.notna().to_numpy(), a.to_numpy(dtype=float), geo)
-                if a is not None
-                else geo
-            )
-            acres = dict(zip(parcels["parcel_id"].astype(str), vals, strict=True))
-        if weight == "candidates" and candidates is None:
-            candidates = candidate_sources(result, oid, workspace=ws)
-        cset = set() if candidates is None else set(candidates["parcel_id"].astype(str))
-        sel = d[d["target_kind"].isin(["inlet", "conveyance"])]
-        for pid, kind, tid, frac in zip(
-            sel["parcel_id"].astype(str),
-            sel["target_kind"],
-            sel["target_id"].astype(str),
-            pd.to_numeric(sel["fraction"], errors="coerce").fillna(0.0),
-            strict=True,
-        ):
-            if kind == "inlet":
-                nid = struct_node.get(tid)
-                i = pos.get(nid) if isinstance(nid, str) else None
-            else:
-                i = conv_node.get(tid)
-            if i is None:
-                continue
-            area[i] += acres.get(pid, 0.0) * float(frac)
-            parcels_at[i].add(pid)
-            if pid in cset:
-                cand_w[i] += float(frac)
-                cands_at[i].add(pid)
     is_struct = nodes["struct_id"].map(lambda s: isinstance(s, str) and bool(s)).to_numpy()
     kinds = nodes["kind"].astype(str).to_numpy()
     structs = is_struct.astype(float)
-    w_main = {"area": area, "candidates": cand_w, "structures": structs}[weight]
+    w_main = {"area": entries.acres, "candidates": entries.candidates, "structures": structs}[
+        weight
+    ]
     sampleable = is_struct & np.array([k != "outfall" for k in kinds])
     sampleable[root] = False
     kind_rank = np.array([_SAMPLE_KINDS.get(k, 4) for k in kinds])
@@ -660,49 +704,80 @@ def sampling_plan(
         up_mask[reach[x].indices] = True
         up_mask &= suspect
         order = len(rows) + 1
-        n_susp = int((suspect & is_struct).sum())
-        n_up = int((up_mask & is_struct).sum())
-        up_parcels = set().union(*[parcels_at[i] for i in np.where(up_mask)[0]])
-        up_cands = set().union(*[cands_at[i] for i in np.where(up_mask)[0]])
-        share = ax / total
-        if after is None:
-            when = f"First sample above outfall {oid}"
-        elif if_result == "flow":
-            when = f"If sample {after} found the flow"
-        else:
-            when = f"If sample {after} was clean"
-        unit = {"area": "contributing acres", "candidates": "candidate parcels"}.get(
-            method.split("_", 1)[1].split(" ")[0], "structures"
-        )
-        reason = (
-            f"{when}: sample {node_ids[x]} ({kinds[x]}). {n_up} of the {n_susp} structures "
-            f"still suspect lie at or above it, with {share:.0%} of the suspect {unit}; "
-            "flow there puts the source above it, a clean sample puts it in the rest."
-        )
         rows.append(
-            {
-                "order": order,
-                "struct_id": str(nodes["struct_id"].iat[x]),
-                "kind": kinds[x],
-                "sample": depth,
-                "after": after,
-                "if_result": if_result,
-                "suspect_structures": n_susp,
-                "upstream_structures": n_up,
-                "upstream_parcels": len(up_parcels),
-                "upstream_candidates": len(up_cands),
-                "upstream_acres": round(float(area[up_mask].sum()), 2),
-                "upstream_share": round(share, 3),
-                "method": method,
-                "reason": reason,
-            }
+            _plan_row(
+                nodes,
+                x,
+                entries,
+                suspect & is_struct,
+                up_mask,
+                is_struct,
+                order=order,
+                depth=depth,
+                after=after,
+                if_result=if_result,
+                share=ax / total,
+                method=method,
+                oid=oid,
+            )
         )
         done = sampled | {x}
         queue.append((up_mask, depth + 1, order, "flow", done))
         queue.append((suspect & ~up_mask, depth + 1, order, "clean", done))
-    out = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
-    out["after"] = out["after"].astype("Int64")
-    return out
+    return rows
+
+
+def _plan_row(
+    nodes: pd.DataFrame,
+    x: int,
+    entries: _Entries,
+    suspect_structs: np.ndarray,
+    up_mask: np.ndarray,
+    is_struct: np.ndarray,
+    **step: Any,
+) -> dict[str, Any]:
+    """The plan's row for a sample at node row ``x``, with its reason in words.
+
+    ``step`` holds ``order``, ``depth``, ``after``, ``if_result``, ``share`` (of the
+    suspect weight above ``x``), ``method`` and the outfall id ``oid``.
+    """
+    after, if_result, share, method = (step[k] for k in ("after", "if_result", "share", "method"))
+    kind = nodes["kind"].astype(str).to_numpy()[x]
+    n_susp = int(suspect_structs.sum())
+    n_up = int((up_mask & is_struct).sum())
+    up_rows = np.where(up_mask)[0]
+    up_parcels = set().union(*[entries.parcels[i] for i in up_rows])
+    up_cands = set().union(*[entries.candidate_parcels[i] for i in up_rows])
+    if after is None:
+        when = f"First sample above outfall {step['oid']}"
+    elif if_result == "flow":
+        when = f"If sample {after} found the flow"
+    else:
+        when = f"If sample {after} was clean"
+    unit = {"area": "contributing acres", "candidates": "candidate parcels"}.get(
+        method.split("_", 1)[1].split(" ")[0], "structures"
+    )
+    reason = (
+        f"{when}: sample {nodes.index.astype(str)[x]} ({kind}). {n_up} of the {n_susp} "
+        f"structures still suspect lie at or above it, with {share:.0%} of the suspect "
+        f"{unit}; flow there puts the source above it, a clean sample puts it in the rest."
+    )
+    return {
+        "order": step["order"],
+        "struct_id": str(nodes["struct_id"].iat[x]),
+        "kind": kind,
+        "sample": step["depth"],
+        "after": after,
+        "if_result": if_result,
+        "suspect_structures": n_susp,
+        "upstream_structures": n_up,
+        "upstream_parcels": len(up_parcels),
+        "upstream_candidates": len(up_cands),
+        "upstream_acres": round(float(entries.acres[up_mask].sum()), 2),
+        "upstream_share": round(share, 3),
+        "method": method,
+        "reason": reason,
+    }
 
 
 def _unit_m(crs: Any) -> float:
@@ -863,20 +938,6 @@ may be done by the municipality or its contractor at your expense.</p>
 </div>
 </body></html>
 """
-
-
-def _period_hours(enf: dict[str, Any]) -> float | None:
-    """The remedy period in hours when the profile gives one (``remedy_hours`` or text)."""
-    h = enf.get("remedy_hours")
-    if isinstance(h, (int, float)) and not isinstance(h, bool) and h > 0:
-        return float(h)
-    d = enf.get("remedy_days")
-    if isinstance(d, (int, float)) and not isinstance(d, bool) and d > 0:
-        return float(d) * 24
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(hours?|days?)\s*", str(enf.get("remedy_period", "")))
-    if m:
-        return float(m.group(1)) * (1 if m.group(2).startswith("hour") else 24)
-    return None
 
 
 def _num(v: Any) -> bool:
@@ -1056,11 +1117,51 @@ def notice_of_violation(
     if violation not in VIOLATIONS:
         raise UsageError(f"Unknown violation {violation!r}: select from {list(VIOLATIONS)}.")
     prof = load_profile(profile)
+    pid, rec = _notice_parcel(workspace, result, str(parcel_id))
+    warnings: list[str] = []
+    owner, owner_address, address = _owner_and_address(rec, warnings)
+    issued_d = _as_date(issued, "issued") or _dt.date.today()
+    spec = VIOLATIONS[violation]
+    nature = _nature_of_violation(violation, rec, finding, warnings)
+    drainage, drainage_text, dwarn = _drainage_path(result, pid)
+    warnings += dwarn
+    measures = [remedy] if isinstance(remedy, str) else list(remedy or spec["remedy"])
+    dl, remedy_period = _remedy_deadline(prof, issued_d, deadline, warnings)
+    appeal, appeal_text = _appeal_text(prof)
+    penalties, penalty_text = _penalty_text(prof)
+    return Notice(
+        parcel_id=pid,
+        address=address,
+        owner=owner,
+        owner_address=owner_address,
+        violation=violation,
+        violation_label=spec["label"],
+        finding=nature,
+        drainage=drainage,
+        drainage_text=drainage_text,
+        remedial_measures=measures,
+        issued=issued_d,
+        deadline=dl,
+        remedy_period=remedy_period,
+        appeal=appeal,
+        appeal_text=appeal_text,
+        penalties=penalties,
+        penalty_text=penalty_text,
+        citations=_notice_citations(prof, spec, warnings),
+        officer_title=prof.officer_title,
+        municipality=prof.municipality,
+        law=prof.law,
+        profile=prof.name,
+        warnings=warnings,
+    )
+
+
+def _notice_parcel(workspace: Any, result: Any, pid: str) -> tuple[str, pd.Series]:
+    """The parcel's row in the parcels layer (of ``workspace``, else of the result's)."""
     ws = workspace if workspace is not None else getattr(result, "workspace", None)
     parcels = None if ws is None else ws.layers.get("parcels")
     if parcels is None:
         raise DataError("A notice needs the parcels layer (owner and address): pass workspace=.")
-    pid = str(parcel_id)
     hit = parcels[parcels["parcel_id"].astype(str) == pid]
     if not len(hit):
         sample = ", ".join(parcels["parcel_id"].astype(str).head(3))
@@ -1068,8 +1169,12 @@ def notice_of_violation(
             f"Parcel '{pid}' is not in the parcels layer ({len(parcels)} parcels, e.g. "
             f"{sample}). Fix: check the parcel_id (ids are case-sensitive)."
         )
-    rec = hit.iloc[0]
-    warnings: list[str] = []
+    return pid, hit.iloc[0]
+
+
+def _owner_and_address(rec: pd.Series, warnings: list[str]) -> tuple[str, str, str]:
+    """Owner, owner's mailing address (a blank line to fill in, with a warning, when
+    missing) and the property's street address."""
 
     def need(col: str, what: str) -> str:
         v = _text(rec.get(col))
@@ -1081,9 +1186,14 @@ def notice_of_violation(
     owner = need("owner", "owner name")
     owner_address = need("owner_address", "owner mailing address")
     address = _text(rec.get("address")) or "(no street address recorded)"
+    return owner, owner_address, address
 
-    issued_d = _as_date(issued, "issued") or _dt.date.today()
-    spec = VIOLATIONS[violation]
+
+def _nature_of_violation(
+    violation: str, rec: pd.Series, finding: str | None, warnings: list[str]
+) -> str:
+    """What was found: the recorded septic failure (for ``failing_septic``) and the
+    officer's ``finding``."""
     bits: list[str] = []
     if violation == "failing_septic":
         fail = _failure_text(rec.get("septic_failure"))
@@ -1098,25 +1208,33 @@ def notice_of_violation(
             warnings.append(f"The parcels layer says sewer = '{_text(rec.get('sewer'))}'.")
     if finding:
         bits.append(finding.strip())
-    drainage, drainage_text, dwarn = _drainage_path(result, pid)
-    warnings += dwarn
+    return " ".join(bits)
 
-    measures = [remedy] if isinstance(remedy, str) else list(remedy or spec["remedy"])
+
+def _remedy_deadline(
+    prof: Profile, issued: _dt.date, deadline: Any, warnings: list[str]
+) -> tuple[_dt.date | None, str]:
+    """The deadline (given, else ``issued`` plus the profile's remedy period when it is in
+    hours or days) and the profile's remedy period as written."""
     enf = prof.enforcement
-    hours = _period_hours(enf)
+    hours = remedy_period_hours(enf)
     dl = _as_date(deadline, "deadline")
     if dl is None and hours is not None:
         # a date, not a time of day: the period runs from service, which the officer dates
-        dl = issued_d + _dt.timedelta(days=math.ceil(hours / 24))
+        dl = issued + _dt.timedelta(days=math.ceil(hours / 24))
     remedy_period = str(enf.get("remedy_period", ""))
     if dl is None:
         warnings.append(
             f"The profile's remedy period is '{remedy_period}': set the deadline (deadline=)."
         )
-    appeal, appeal_text = _appeal_text(prof)
-    penalties, penalty_text = _penalty_text(prof)
+    return dl, remedy_period
 
-    cites: list[dict[str, Any]] = []
+
+def _notice_citations(
+    prof: Profile, spec: dict[str, Any], warnings: list[str]
+) -> list[dict[str, Any]]:
+    """The citations of the violation's rules, then of the notice, remedy period, appeal
+    and penalty provisions (each with its text)."""
     rules = list(spec["rules"])
     found = [c for r in rules for c in prof.cite(r)]
     if not found:
@@ -1124,45 +1242,14 @@ def notice_of_violation(
             f"The profile '{prof.name}' has no citation for rule(s) {rules}: the notice "
             "cites only the notice-of-violation provision."
         )
-    for rule in (
-        rules
-        + list(spec["extra_rules"])
-        + [
-            "notice_of_violation",
-            "remedy_period",
-            "appeal",
-            "penalties",
-        ]
-    ):
+    cites: list[dict[str, Any]] = []
+    notice_rules = ["notice_of_violation", "remedy_period", "appeal", "penalties"]
+    for rule in rules + list(spec["extra_rules"]) + notice_rules:
         for c in prof.cite(rule):
             d = c.to_dict()
             d["text"] = c.text()
             cites.append(d)
-    return Notice(
-        parcel_id=pid,
-        address=address,
-        owner=owner,
-        owner_address=owner_address,
-        violation=violation,
-        violation_label=spec["label"],
-        finding=" ".join(bits),
-        drainage=drainage,
-        drainage_text=drainage_text,
-        remedial_measures=measures,
-        issued=issued_d,
-        deadline=dl,
-        remedy_period=remedy_period,
-        appeal=appeal,
-        appeal_text=appeal_text,
-        penalties=penalties,
-        penalty_text=penalty_text,
-        citations=cites,
-        officer_title=prof.officer_title,
-        municipality=prof.municipality,
-        law=prof.law,
-        profile=prof.name,
-        warnings=warnings,
-    )
+    return cites
 
 
 def _as_date(value: Any, name: str) -> _dt.date | None:

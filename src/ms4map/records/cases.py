@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.errors import DataError
-from ..rules.profiles import Profile
+from ..rules.profiles import Profile, remedy_period_hours
 
 __all__ = [
     "DEADLINE_STATUSES",
@@ -133,9 +133,7 @@ def remedy_deadline(profile: Profile, notice_on: dt.date) -> dt.date | None:
     Kingsbury: 48 hours (the date two days after the notice).  Stillwater and Kiryas
     Joel leave it to the notice (``None``: record it when the notice is sent).
     """
-    from ..idde import _period_hours
-
-    hours = _period_hours(profile.enforcement)
+    hours = remedy_period_hours(profile.enforcement)
     if hours is None:
         return None
     return notice_on + dt.timedelta(days=math.ceil(hours / 24))

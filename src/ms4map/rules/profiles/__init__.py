@@ -20,7 +20,9 @@ Examples
 from __future__ import annotations
 
 import fnmatch
+import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,7 @@ __all__ = [
     "Profile",
     "builtin_profile_path",
     "load_profile",
+    "remedy_period_hours",
 ]
 
 DEFAULT_PROFILE = "stillwater"
@@ -249,6 +252,25 @@ def _with_sediment(pocs: tuple[str, ...], include: bool) -> tuple[str, ...]:
     return ("silt/sediment", *pocs)
 
 
+def remedy_period_hours(enf: Mapping[str, Any]) -> float | None:
+    """The remedy period in hours when a profile's ``enforcement`` table gives one.
+
+    From ``remedy_hours``, else ``remedy_days``, else a ``remedy_period`` text of the form
+    ``"48 hours"`` / ``"30 days"``; ``None`` when the period is left to the notice (the
+    notice of violation and the case deadlines both read it here).
+    """
+    h = enf.get("remedy_hours")
+    if isinstance(h, (int, float)) and not isinstance(h, bool) and h > 0:
+        return float(h)
+    d = enf.get("remedy_days")
+    if isinstance(d, (int, float)) and not isinstance(d, bool) and d > 0:
+        return float(d) * 24
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(hours?|days?)\s*", str(enf.get("remedy_period", "")))
+    if m:
+        return float(m.group(1)) * (1 if m.group(2).startswith("hour") else 24)
+    return None
+
+
 def builtin_profile_path(name: str) -> Path:
     """Path of a bundled profile TOML."""
     return Path(__file__).with_name(f"{name}.toml")
@@ -308,29 +330,69 @@ def load_profile(profile: str | Path | Profile | None = None) -> Profile:
 
 
 def _build(raw: dict[str, Any], *, source: str) -> Profile:
+    """The profile of the parsed TOML ``raw``; every problem is collected, then raised."""
     problems: list[str] = []
+    scr, sep, enf = (_table(raw, key) for key in ("screening", "septic", "enforcement"))
+    _check_required(raw, scr, sep, enf, problems)
+    reading, pocs, inc_sed = _read_pollutants(scr, problems)
+    reach = _read_reach_and_classes(scr, problems)
+    setback = _read_setback(sep, problems)
+    _check_penalties(enf, problems)
+    citations = _read_citations(raw, problems)
+    exemptions = _read_exemptions(raw, problems)
+    _raise_problems(source, problems)
+    return Profile(
+        name=str(raw["name"]),
+        municipality=str(raw["municipality"]),
+        law=str(raw["law"]),
+        officer_title=str(raw["officer_title"]),
+        officer_abbrev=str(raw.get("officer_abbrev", "")),
+        pollutant_reading=reading,
+        pollutants_of_concern=tuple(pocs),
+        tributary_reach_km=float(reach),
+        single_family_classes=tuple(scr["single_family_classes"]),
+        agricultural_classes=tuple(scr["agricultural_classes"]),
+        septic_pollutants=tuple(sep["septic_pollutants"]),
+        setback_ft=float(setback),
+        enforcement=dict(enf),
+        citations=citations,
+        exemptions={k: dict(v) for k, v in exemptions.items()},
+        source=source,
+        raw=raw,
+        include_sediment=inc_sed,
+    )
 
-    def need(table: dict[str, Any], key: str, where: str) -> Any:
-        if key not in table:
-            problems.append(f"missing field '{where}{key}'")
-            return None
-        return table[key]
 
-    for key in _TOP_REQUIRED:
-        need(raw, key, "")
-    scr = raw.get("screening") if isinstance(raw.get("screening"), dict) else {}
-    sep = raw.get("septic") if isinstance(raw.get("septic"), dict) else {}
-    enf = raw.get("enforcement") if isinstance(raw.get("enforcement"), dict) else {}
+def _table(raw: dict[str, Any], key: str) -> dict[str, Any]:
+    """``raw[key]`` when it is a table, else an empty one (its absence is reported apart)."""
+    value = raw.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _check_required(
+    raw: dict[str, Any],
+    scr: dict[str, Any],
+    sep: dict[str, Any],
+    enf: dict[str, Any],
+    problems: list[str],
+) -> None:
+    """Report each required field missing at the top and in the tables that are present."""
+
+    def need(table: dict[str, Any], keys: tuple[str, ...], where: str) -> None:
+        problems.extend(f"missing field '{where}{key}'" for key in keys if key not in table)
+
+    need(raw, _TOP_REQUIRED, "")
     if "screening" in raw:
-        for key in _SCREENING_REQUIRED:
-            need(scr, key, "screening.")
+        need(scr, _SCREENING_REQUIRED, "screening.")
     if "septic" in raw:
-        for key in _SEPTIC_REQUIRED:
-            need(sep, key, "septic.")
+        need(sep, _SEPTIC_REQUIRED, "septic.")
     if "enforcement" in raw:
-        for key in _ENFORCEMENT_REQUIRED:
-            need(enf, key, "enforcement.")
+        need(enf, _ENFORCEMENT_REQUIRED, "enforcement.")
 
+
+def _read_pollutants(scr: dict[str, Any], problems: list[str]) -> tuple[str, list[str], bool]:
+    """The pollutant reading, the canonical pollutants of concern (sediment added unless
+    the profile says not) and whether a narrowed list includes sediment."""
     reading = scr.get("pollutant_reading", "law")
     if reading not in _READINGS:
         problems.append(f"screening.pollutant_reading = {reading!r}: select from {list(_READINGS)}")
@@ -357,8 +419,18 @@ def _build(raw: dict[str, Any], *, source: str) -> Profile:
             "screening.pollutant_reading = 'list' needs a non-empty "
             'screening.pollutants_of_concern, e.g. ["silt/sediment", "phosphorus"]'
         )
+    return reading, pocs, inc_sed
+
+
+def _non_negative(value: Any) -> bool:
+    """``value`` is a number (not a bool) >= 0."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+
+
+def _read_reach_and_classes(scr: dict[str, Any], problems: list[str]) -> float:
+    """The tributary reach in km (0 when wrong); checks the property-class lists."""
     reach = scr.get("tributary_reach_km", 0.0)
-    if not isinstance(reach, (int, float)) or isinstance(reach, bool) or reach < 0:
+    if not _non_negative(reach):
         problems.append(
             f"screening.tributary_reach_km = {reach!r}: give a number >= 0 "
             "(0 = only the receiving segment)"
@@ -371,22 +443,36 @@ def _build(raw: dict[str, Any], *, source: str) -> Profile:
                 f"screening.{key} must be a list of 3-digit class codes or globs "
                 'as strings, e.g. ["210", "215"]'
             )
+    return reach
+
+
+def _read_setback(sep: dict[str, Any], problems: list[str]) -> float:
+    """The septic setback in feet (100 when wrong)."""
     setback = sep.get("setback_ft", 100.0)
-    if not isinstance(setback, (int, float)) or isinstance(setback, bool) or setback < 0:
+    if not _non_negative(setback):
         problems.append(f"septic.setback_ft = {setback!r}: give a distance in feet >= 0")
         setback = 100.0
-    pens = enf.get("penalties", [])
-    if "penalties" in enf:
-        if not isinstance(pens, list) or not pens:
-            problems.append(
-                "enforcement.penalties must be a non-empty list of "
-                "{ offence = 1, min_usd = 0, max_usd = 350 } tables"
-            )
-        else:
-            for i, p in enumerate(pens, 1):
-                if not isinstance(p, dict) or not {"offence", "max_usd"} <= set(p):
-                    problems.append(f"enforcement.penalties[{i}] needs 'offence' and 'max_usd'")
+    return setback
 
+
+def _check_penalties(enf: dict[str, Any], problems: list[str]) -> None:
+    """The penalties, when given, are a non-empty list of tables with offence and maximum."""
+    if "penalties" not in enf:
+        return
+    pens = enf["penalties"]
+    if not isinstance(pens, list) or not pens:
+        problems.append(
+            "enforcement.penalties must be a non-empty list of "
+            "{ offence = 1, min_usd = 0, max_usd = 350 } tables"
+        )
+        return
+    for i, p in enumerate(pens, 1):
+        if not isinstance(p, dict) or not {"offence", "max_usd"} <= set(p):
+            problems.append(f"enforcement.penalties[{i}] needs 'offence' and 'max_usd'")
+
+
+def _read_citations(raw: dict[str, Any], problems: list[str]) -> dict[str, tuple[Citation, ...]]:
+    """The citations per rule; every rule of :data:`REQUIRED_CITATIONS` must have one."""
     citations: dict[str, tuple[Citation, ...]] = {}
     cits = raw.get("citations", {})
     if "citations" in raw and not isinstance(cits, dict):
@@ -395,75 +481,67 @@ def _build(raw: dict[str, Any], *, source: str) -> Profile:
     for rule, entries in cits.items():
         if isinstance(entries, dict):
             entries = [entries]
-        out = []
-        for i, e in enumerate(entries, 1):
-            if not isinstance(e, dict):
-                problems.append(f"citations.{rule}[{i}] must be a table")
-                continue
-            for key in ("law", "quote"):
-                if not isinstance(e.get(key), str) or not e.get(key, "").strip():
-                    problems.append(f"missing field 'citations.{rule}[{i}].{key}'")
-            sec = e.get("section")
-            if sec is not None and not isinstance(sec, str):
-                problems.append(
-                    f"citations.{rule}[{i}].section must be a string such as "
-                    '"174-6" (or left out when the text prints no section)'
-                )
-            out.append(
-                Citation(
-                    rule=rule,
-                    law=str(e.get("law", "")),
-                    quote=str(e.get("quote", "")),
-                    section=sec if isinstance(sec, str) else None,
-                    file=e.get("file"),
-                )
-            )
-        citations[rule] = tuple(out)
+        citations[rule] = tuple(
+            c
+            for i, e in enumerate(entries, 1)
+            if (c := _read_citation(rule, i, e, problems)) is not None
+        )
     if "citations" in raw:
         for rule in REQUIRED_CITATIONS:
             if rule not in citations:
                 problems.append(f"missing citation '[[citations.{rule}]]' (law, quote)")
+    return citations
 
-    exemptions = raw.get("exemptions", {})
-    if "exemptions" in raw:
-        if not isinstance(exemptions, dict):
-            problems.append("exemptions must be a table of code -> {law, quote}")
-            exemptions = {}
-        for code, e in exemptions.items():
-            if code not in EXEMPTION_CODES:
-                problems.append(
-                    f"exemptions.{code}: unknown exemption code; select from "
-                    f"{list(EXEMPTION_CODES)}"
-                )
-            elif not isinstance(e, dict) or not e.get("law") or not e.get("quote"):
-                problems.append(f"exemptions.{code} needs 'law' and 'quote'")
 
-    if problems:
-        lines = [f"Profile {source!r} has {len(problems)} problem(s):"]
-        lines += [f"  - {p}" for p in problems]
-        lines.append(
-            "Fix: add or correct these fields (compare with the bundled "
-            "src/ms4map/rules/profiles/stillwater.toml)."
+def _read_citation(rule: str, i: int, e: Any, problems: list[str]) -> Citation | None:
+    """Citation ``i`` (from 1) of ``rule``; ``None`` when it is not a table."""
+    if not isinstance(e, dict):
+        problems.append(f"citations.{rule}[{i}] must be a table")
+        return None
+    for key in ("law", "quote"):
+        if not isinstance(e.get(key), str) or not e.get(key, "").strip():
+            problems.append(f"missing field 'citations.{rule}[{i}].{key}'")
+    sec = e.get("section")
+    if sec is not None and not isinstance(sec, str):
+        problems.append(
+            f"citations.{rule}[{i}].section must be a string such as "
+            '"174-6" (or left out when the text prints no section)'
         )
-        raise DataError("\n".join(lines))
-
-    return Profile(
-        name=str(raw["name"]),
-        municipality=str(raw["municipality"]),
-        law=str(raw["law"]),
-        officer_title=str(raw["officer_title"]),
-        officer_abbrev=str(raw.get("officer_abbrev", "")),
-        pollutant_reading=reading,
-        pollutants_of_concern=tuple(pocs),
-        tributary_reach_km=float(reach),
-        single_family_classes=tuple(scr["single_family_classes"]),
-        agricultural_classes=tuple(scr["agricultural_classes"]),
-        septic_pollutants=tuple(sep["septic_pollutants"]),
-        setback_ft=float(setback),
-        enforcement=dict(enf),
-        citations=citations,
-        exemptions={k: dict(v) for k, v in exemptions.items()},
-        source=source,
-        raw=raw,
-        include_sediment=inc_sed,
+    return Citation(
+        rule=rule,
+        law=str(e.get("law", "")),
+        quote=str(e.get("quote", "")),
+        section=sec if isinstance(sec, str) else None,
+        file=e.get("file"),
     )
+
+
+def _read_exemptions(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
+    """The exemptions table: known codes, each with a law and a quote."""
+    exemptions = raw.get("exemptions", {})
+    if "exemptions" not in raw:
+        return exemptions
+    if not isinstance(exemptions, dict):
+        problems.append("exemptions must be a table of code -> {law, quote}")
+        return {}
+    for code, e in exemptions.items():
+        if code not in EXEMPTION_CODES:
+            problems.append(
+                f"exemptions.{code}: unknown exemption code; select from {list(EXEMPTION_CODES)}"
+            )
+        elif not isinstance(e, dict) or not e.get("law") or not e.get("quote"):
+            problems.append(f"exemptions.{code} needs 'law' and 'quote'")
+    return exemptions
+
+
+def _raise_problems(source: str, problems: list[str]) -> None:
+    """One :class:`DataError` listing every problem of the profile, if it has any."""
+    if not problems:
+        return
+    lines = [f"Profile {source!r} has {len(problems)} problem(s):"]
+    lines += [f"  - {p}" for p in problems]
+    lines.append(
+        "Fix: add or correct these fields (compare with the bundled "
+        "src/ms4map/rules/profiles/stillwater.toml)."
+    )
+    raise DataError("\n".join(lines))
