@@ -24,6 +24,7 @@ __all__ = [
     "main",
     "add_command",
     "add_debug_option",
+    "add_profile_option",
     "add_workspace_options",
     "input_paths",
     "workspace_from_args",
@@ -68,6 +69,19 @@ def add_command(
 def add_debug_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """``--debug``: show tracebacks (every command has it; see :func:`main`)."""
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
+
+
+def add_profile_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--profile NAME|FILE``: the municipality profile (default stillwater)."""
+    from ..rules.profiles import BUILTIN_PROFILES
+
+    parser.add_argument(
+        "--profile",
+        default="stillwater",
+        metavar="NAME|FILE",
+        help=f"municipality profile: {', '.join(BUILTIN_PROFILES)} or a TOML file "
+        "(default %(default)s)",
+    )
 
 
 def add_workspace_options(parser: argparse.ArgumentParser, *, path_required: bool = True) -> None:

@@ -33,14 +33,12 @@ import sys
 from typing import Any
 
 from ..core.errors import EXIT_USAGE
-from . import add_command, add_workspace_options, input_paths
+from . import add_command, add_profile_option, add_workspace_options, input_paths
 
 __all__ = ["register", "run_case", "run_inspect", "run_records"]
 
 
 def _common(p: argparse.ArgumentParser, *, by_required: bool) -> None:
-    from ..rules.profiles import BUILTIN_PROFILES
-
     add_workspace_options(p)
     g = p.add_argument_group("records options")
     g.add_argument(
@@ -61,13 +59,7 @@ def _common(p: argparse.ArgumentParser, *, by_required: bool) -> None:
         metavar="FILE.toml",
         help="users file that may list viewers (default: $MS4MAP_USERS_FILE)",
     )
-    g.add_argument(
-        "--profile",
-        default="stillwater",
-        metavar="NAME|FILE",
-        help=f"municipality profile: {', '.join(BUILTIN_PROFILES)} or a TOML file "
-        "(default %(default)s)",
-    )
+    add_profile_option(g)
 
 
 def _field_options(p: argparse.ArgumentParser, fields: Any, *, skip: tuple[str, ...] = ()) -> None:

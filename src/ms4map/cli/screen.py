@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import DataError, InputOpenError, UsageError
-from . import add_command, workspace_from_args
+from . import add_command, add_profile_option, workspace_from_args
 
 __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     from ..rules.conditions import PROJECT_TYPES
-    from ..rules.profiles import BUILTIN_PROFILES, EXEMPTION_CODES
+    from ..rules.profiles import EXEMPTION_CODES
 
     p = add_command(
         sub,
@@ -76,13 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     site.add_argument(
         "--report", metavar="FILE.html|FILE.pdf", help="also write the one-page report"
     )
-    p.add_argument(
-        "--profile",
-        default="stillwater",
-        metavar="NAME|FILE",
-        help=f"municipality profile: {', '.join(BUILTIN_PROFILES)} or a TOML file "
-        "(default %(default)s)",
-    )
+    add_profile_option(p)
     p.add_argument(
         "--pollutants",
         metavar="P1,P2",
