@@ -138,28 +138,22 @@ def _label_features(ax: Any, layers: dict[str, Any]) -> None:
             va="center",
             bbox=box,
         )
-    for pt, oid in zip(layers.get("outfalls", []), layers.get("outfall_ids", []), strict=False):
-        if pt is not None and inside(pt):
-            ax.annotate(
-                str(oid),
-                (pt.x, pt.y),
-                xytext=(4, -8),
-                textcoords="offset points",
-                fontsize=5.5,
-                color="#cb181d",
-                bbox=box,
-            )
-    for pt, iid in zip(layers.get("inlets", []), layers.get("inlet_ids", []), strict=False):
-        if pt is not None and inside(pt):
-            ax.annotate(
-                str(iid),
-                (pt.x, pt.y),
-                xytext=(4, 3),
-                textcoords="offset points",
-                fontsize=5,
-                color="black",
-                bbox=box,
-            )
+    # outfall ids below their points (red), inlet ids above theirs
+    for points, ids, offset, size, colour in (
+        ("outfalls", "outfall_ids", (4, -8), 5.5, "#cb181d"),
+        ("inlets", "inlet_ids", (4, 3), 5, "black"),
+    ):
+        for pt, fid in zip(layers.get(points, []), layers.get(ids, []), strict=False):
+            if pt is not None and inside(pt):
+                ax.annotate(
+                    str(fid),
+                    (pt.x, pt.y),
+                    xytext=offset,
+                    textcoords="offset points",
+                    fontsize=size,
+                    color=colour,
+                    bbox=box,
+                )
 
 
 def _short(text: str, n: int) -> str:
