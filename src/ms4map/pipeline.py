@@ -211,50 +211,9 @@ def run(
     DataError
         Data the chain cannot use (the message names the layer and the fix).
     """
-    unknown = sorted(set(settings) - set(DEFAULT_SETTINGS))
-    if unknown:
-        raise UsageError(f"Unknown setting(s) {unknown}; select from {sorted(DEFAULT_SETTINGS)}.")
-    opts = {**DEFAULT_SETTINGS, **settings}
-    for k, v in opts.items():
-        if v is not None and (not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0):
-            raise UsageError(f"Setting {k} must be a non-negative number, got {v!r}.")
+    opts = _check_settings(settings)
     say = progress or (lambda _m: None)
-    wkey = workspace_key(ws) if use_cache else ""
-    timings: dict[str, float] = {}
-    cached: dict[str, bool] = {}
-
-    def where(name: str, keys: tuple[str, ...]) -> tuple[tuple[Any, ...], Path | None]:
-        key = (wkey, name, _CACHE_FORMAT, *[f"{k}={opts[k]!r}" for k in keys])
-        path = None
-        if use_cache and cache_dir is not None:
-            digest = hashlib.sha256(repr(key).encode()).hexdigest()[:20]
-            path = Path(cache_dir) / f"{name}-{digest}.pkl"
-        return key, path
-
-    def is_cached(name: str, keys: tuple[str, ...]) -> bool:
-        key, path = where(name, keys)
-        return use_cache and (key in _CACHE or (path is not None and path.exists()))
-
-    def step(name: str, keys: tuple[str, ...], fn: Callable[[], Any]) -> Any:
-        key, path = where(name, keys)
-        if use_cache and key in _CACHE:
-            timings[name], cached[name] = 0.0, True
-            return _CACHE[key]
-        if path is not None:
-            value = _load(path)
-            if value is not None:
-                _CACHE[key] = value
-                timings[name], cached[name] = 0.0, True
-                return value
-        t0 = time.perf_counter()
-        value = fn()
-        timings[name], cached[name] = time.perf_counter() - t0, False
-        if use_cache:
-            _CACHE[key] = value
-            if path is not None:
-                _dump(path, value)
-        return value
-
+    steps = _StepCache(workspace_key(ws) if use_cache else "", opts, use_cache, cache_dir)
     qa = QAReport()
     # -- validate: open_workspace validated the layers; carry its warnings -----------------
     qa.extend(ws.qa)
@@ -262,8 +221,104 @@ def run(
         from .core.errors import ValidationError
 
         raise ValidationError(ws.qa)
+    net = _network_step(ws, steps, opts, say, qa)
+    parcels = ws.get("parcels")
+    join, inlets, ov, cells = _join_and_overland(ws, net, parcels, steps, opts, say)
+    _warn_overland(qa, ov, opts)
+    table = _drainage_step(parcels, ov, join, inlets, cells, steps, opts, say)
+    cells = None  # the parcel raster (4 bytes a cell) is no longer needed
+    if parcels is None:
+        qa.warning(
+            "no_parcels",
+            "parcels",
+            "The workspace has no parcels: the drainage table is empty.",
+            step="pipeline",
+            fix="Add the tax parcels layer (--layer parcels=LAYER).",
+        )
+    inlet_catchments, sheds = _polygons_step(ws, ov, join, steps, say)
+    _summarise(qa, table)
+    return PipelineResult(
+        network=net,
+        overland=ov,
+        drainage=table,
+        inlet_catchments=inlet_catchments,
+        sewersheds=sheds,
+        qa=qa,
+        join=join,
+        inlets=inlets,
+        crs=ws.crs,
+        settings=opts,
+        timings=steps.timings,
+        cached=steps.cached,
+        workspace=ws,
+    )
 
-    # -- network ----------------------------------------------------------------------------
+
+def _check_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """:data:`DEFAULT_SETTINGS` updated with ``settings``; unknown or negative ones refused."""
+    unknown = sorted(set(settings) - set(DEFAULT_SETTINGS))
+    if unknown:
+        raise UsageError(f"Unknown setting(s) {unknown}; select from {sorted(DEFAULT_SETTINGS)}.")
+    opts = {**DEFAULT_SETTINGS, **settings}
+    for k, v in opts.items():
+        if v is not None and (not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0):
+            raise UsageError(f"Setting {k} must be a non-negative number, got {v!r}.")
+    return opts
+
+
+class _StepCache:
+    """Runs the pipeline's steps through the cache: in memory (:data:`_CACHE`) and, with a
+    ``cache_dir``, as pickles; keyed by the workspace key, the step, the cache format and
+    the step's settings.  Records each step's time and whether it came from the cache."""
+
+    def __init__(
+        self, wkey: str, opts: dict[str, Any], use_cache: bool, cache_dir: str | Path | None
+    ) -> None:
+        self.wkey, self.opts, self.use_cache, self.cache_dir = wkey, opts, use_cache, cache_dir
+        self.timings: dict[str, float] = {}
+        self.cached: dict[str, bool] = {}
+
+    def where(self, name: str, keys: tuple[str, ...]) -> tuple[tuple[Any, ...], Path | None]:
+        """The memory key of step ``name`` with settings ``keys``, and its pickle's path."""
+        key = (self.wkey, name, _CACHE_FORMAT, *[f"{k}={self.opts[k]!r}" for k in keys])
+        path = None
+        if self.use_cache and self.cache_dir is not None:
+            digest = hashlib.sha256(repr(key).encode()).hexdigest()[:20]
+            path = Path(self.cache_dir) / f"{name}-{digest}.pkl"
+        return key, path
+
+    def is_cached(self, name: str, keys: tuple[str, ...]) -> bool:
+        """Whether the step would come from the cache."""
+        key, path = self.where(name, keys)
+        return self.use_cache and (key in _CACHE or (path is not None and path.exists()))
+
+    def __call__(self, name: str, keys: tuple[str, ...], fn: Callable[[], Any]) -> Any:
+        """The step's value: from the cache, else ``fn()`` (then cached)."""
+        key, path = self.where(name, keys)
+        if self.use_cache and key in _CACHE:
+            self.timings[name], self.cached[name] = 0.0, True
+            return _CACHE[key]
+        if path is not None:
+            value = _load(path)
+            if value is not None:
+                _CACHE[key] = value
+                self.timings[name], self.cached[name] = 0.0, True
+                return value
+        t0 = time.perf_counter()
+        value = fn()
+        self.timings[name], self.cached[name] = time.perf_counter() - t0, False
+        if self.use_cache:
+            _CACHE[key] = value
+            if path is not None:
+                _dump(path, value)
+        return value
+
+
+def _network_step(
+    ws: Any, steps: _StepCache, opts: dict[str, Any], say: ProgressFn, qa: QAReport
+) -> Any:
+    """The cached storm network (``None`` without conveyances, with a warning)."""
+
     def _net() -> Any:
         conv = ws.get("conveyances")
         if conv is None or len(conv) == 0:
@@ -274,7 +329,7 @@ def run(
         say("network: building the storm network")
         return build_network(ws, **kw)
 
-    net = step("network", _NETWORK_KEYS, _net)
+    net = steps("network", _NETWORK_KEYS, _net)
     if net is None:
         qa.warning(
             "no_network",
@@ -286,19 +341,27 @@ def run(
         )
     else:
         qa.extend(net.qa)
-    parcels = ws.get("parcels")
+    return net
+
+
+def _join_and_overland(
+    ws: Any, net: Any, parcels: Any, steps: _StepCache, opts: dict[str, Any], say: ProgressFn
+) -> tuple[Any, Any, Any, Any]:
+    """The network join, the inlets, the overland routing and the parcel cells.
+
+    Work that needs no routing runs in a second thread while the DEM is conditioned:
+    whitebox-workflows fills on one core and releases the GIL (docs/hydrology.md).
+    """
     all_keys = _NETWORK_KEYS + _OVERLAND_KEYS + _DRAINAGE_KEYS
-    # Work that needs no routing runs in a second thread while the DEM is conditioned:
-    # whitebox-workflows fills on one core and releases the GIL (docs/hydrology.md).
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ms4map-overlap")
     try:
-        join_f = pool.submit(step, "join", _NETWORK_KEYS, lambda: _drainage.network_join(net))
+        join_f = pool.submit(steps, "join", _NETWORK_KEYS, lambda: _drainage.network_join(net))
         cells_f = None
         if (
             ws.dem is not None
             and parcels is not None
             and len(parcels)
-            and not is_cached("drainage", all_keys)
+            and not steps.is_cached("drainage", all_keys)
         ):
             cells_f = pool.submit(
                 _drainage.parcel_cells,
@@ -307,13 +370,16 @@ def run(
                 ws.dem.transform,
             )
         inlets, open_conv = _overland.network_targets(ws, net)
-        ov = _overland_step(ws, step, inlets, open_conv, opts, say)
+        ov = _overland_step(ws, steps, inlets, open_conv, opts, say)
         join = join_f.result()
         cells = cells_f.result() if cells_f is not None else None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    del join_f, cells_f
+    return join, inlets, ov, cells
 
+
+def _warn_overland(qa: QAReport, ov: Any, opts: dict[str, Any]) -> None:
+    """The overland step's findings, or the warning that there is no DEM."""
     if ov is None:
         qa.warning(
             "no_dem",
@@ -326,7 +392,18 @@ def run(
     else:
         qa.extend(ov.qa)
 
-    # -- drainage ---------------------------------------------------------------------------
+
+def _drainage_step(
+    parcels: Any,
+    ov: Any,
+    join: Any,
+    inlets: Any,
+    cells: Any,
+    steps: _StepCache,
+    opts: dict[str, Any],
+    say: ProgressFn,
+) -> pd.DataFrame:
+    """The cached parcel drainage table (empty, with its columns, without parcels)."""
 
     def _dr() -> pd.DataFrame:
         if parcels is None or len(parcels) == 0:
@@ -346,16 +423,13 @@ def run(
             cells=cells,
         )
 
-    table = step("drainage", all_keys, _dr)
-    cells = None  # the parcel raster (4 bytes a cell) is no longer needed
-    if parcels is None:
-        qa.warning(
-            "no_parcels",
-            "parcels",
-            "The workspace has no parcels: the drainage table is empty.",
-            step="pipeline",
-            fix="Add the tax parcels layer (--layer parcels=LAYER).",
-        )
+    return steps("drainage", _NETWORK_KEYS + _OVERLAND_KEYS + _DRAINAGE_KEYS, _dr)
+
+
+def _polygons_step(
+    ws: Any, ov: Any, join: Any, steps: _StepCache, say: ProgressFn
+) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
+    """The cached inlet catchments (with their outfall) and sewersheds."""
 
     def _polys() -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
         if ov is None:
@@ -378,23 +452,7 @@ def run(
         ic = ic.rename(columns={"target_id": "node_id"})
         return ic, _drainage.sewersheds(ov, join)
 
-    inlet_catchments, sheds = step("polygons", _NETWORK_KEYS + _OVERLAND_KEYS, _polys)
-    _summarise(qa, table)
-    return PipelineResult(
-        network=net,
-        overland=ov,
-        drainage=table,
-        inlet_catchments=inlet_catchments,
-        sewersheds=sheds,
-        qa=qa,
-        join=join,
-        inlets=inlets,
-        crs=ws.crs,
-        settings=opts,
-        timings=timings,
-        cached=cached,
-        workspace=ws,
-    )
+    return steps("polygons", _NETWORK_KEYS + _OVERLAND_KEYS, _polys)
 
 
 def outfall_points(result: Any, workspace: Any) -> dict[str, Any]:
