@@ -1237,15 +1237,7 @@ def route(
         "burn_depth_m": float(burn_depth_m),
         "inlet_depth_m": float(inlet_depth_m),
     }
-    if np.nanmax(z) - np.nanmin(z) < 1e-6:
-        qa.warning(
-            "dem_flat",
-            "dem",
-            "The DEM is flat: flow directions follow only the gradient imposed on flats "
-            "(towards the DEM edge and the MS4 features).",
-            fix="Check that the DEM is an elevation raster (not a mask or a constant).",
-            step="overland",
-        )
+    _warn_if_flat(z, qa)
 
     t0 = time.perf_counter()
     say("overland: rasterizing targets")
@@ -1255,16 +1247,7 @@ def route(
     _target_findings(targets, qa)
     timings["rasterize_targets"] = time.perf_counter() - t0
 
-    tiny = min(h, w) < 3
-    if tiny:
-        qa.warning(
-            "dem_too_small",
-            "dem",
-            f"The DEM has {h} x {w} cells: too small to route flow; every cell drains to "
-            "itself (a target in it, else off the DEM).",
-            fix="Use a DEM that covers the area with a margin.",
-            step="overland",
-        )
+    tiny = _warn_if_tiny((h, w), qa)
     t0 = time.perf_counter()
     say("overland: conditioning the DEM (targets and the DEM edge are outlets of the fill)")
     if tiny:
@@ -1308,12 +1291,7 @@ def route(
     t0 = time.perf_counter()
     say("overland: routing every cell to its first target")
     target_mask = targets.mask
-    if d8 is None:
-        idxs_ds = None
-    else:
-        from ._kernels import downstream_index
-
-        idxs_ds = downstream_index(d8)
+    idxs_ds = None if d8 is None else _downstream_index(d8)
     labels = first_target(idxs_ds, targets, valid)
     timings["route"] = time.perf_counter() - t0
     tdf = _target_table(targets, labels, cell_area_m2)
@@ -1338,6 +1316,42 @@ def route(
     if idxs_ds is not None:
         result._cache["idxs_ds"] = idxs_ds
     return result
+
+
+def _warn_if_flat(z: np.ndarray, qa: QAReport) -> None:
+    """Warn when the DEM has (almost) no relief."""
+    if np.nanmax(z) - np.nanmin(z) < 1e-6:
+        qa.warning(
+            "dem_flat",
+            "dem",
+            "The DEM is flat: flow directions follow only the gradient imposed on flats "
+            "(towards the DEM edge and the MS4 features).",
+            fix="Check that the DEM is an elevation raster (not a mask or a constant).",
+            step="overland",
+        )
+
+
+def _warn_if_tiny(shape: tuple[int, int], qa: QAReport) -> bool:
+    """Whether the DEM is too small to route flow (fewer than 3 cells a side), with a warning."""
+    h, w = shape
+    tiny = min(h, w) < 3
+    if tiny:
+        qa.warning(
+            "dem_too_small",
+            "dem",
+            f"The DEM has {h} x {w} cells: too small to route flow; every cell drains to "
+            "itself (a target in it, else off the DEM).",
+            fix="Use a DEM that covers the area with a margin.",
+            step="overland",
+        )
+    return tiny
+
+
+def _downstream_index(d8: np.ndarray) -> np.ndarray:
+    """Each cell's downstream cell (flat index) from the D8 directions."""
+    from ._kernels import downstream_index
+
+    return downstream_index(d8)
 
 
 def _target_findings(targets: TargetGrid, qa: QAReport) -> None:
