@@ -189,199 +189,225 @@ def case_deadlines(
         ``status`` one of :data:`DEADLINE_STATUSES`.
     """
     today = today or dt.date.today()
-    enf = profile.enforcement
     out: list[dict[str, Any]] = []
     notice = _d(case.get("notice_on"))
     fixed = min(
         (d for d in (_d(case.get("corrected_on")), _d(case.get("eliminated_on"))) if d),
         default=None,
     )
-    law = f"profile {profile.name}"
     if notice is not None:
-        due = _d(case.get("remedy_deadline"))
-        if due is None:
-            out.append(
-                _row(
-                    case,
-                    "remedy",
-                    None,
-                    "not_set",
-                    fixed,
-                    "remedy_period",
-                    f"The {profile.law} leaves the remedy period to the notice "
-                    f"('{enf.get('remedy_period')}') and no deadline was recorded. Fix: "
-                    "record it (records.correct(..., remedy_deadline=...)).",
-                )
-            )
-        else:
-            by = "recorded in the notice"
-            auto = remedy_deadline(profile, notice)
-            if auto == due:
-                by = f"{enf.get('remedy_period')} after the notice ({law})"
-            out.append(
-                _row(
-                    case,
-                    "remedy",
-                    due,
-                    _progress(due, fixed, today),
-                    fixed,
-                    "remedy_period",
-                    f"Remedy due {due.isoformat()}, {by}; done = corrected or eliminated.",
-                )
-            )
-        days = enf.get("appeal_days")
-        if _num(days):
-            due = notice + dt.timedelta(days=int(days))
-            filed = _d(case.get("appeal_filed_on"))
-            if filed is not None:
-                status = "met" if filed <= due else "late"
-            else:
-                status = "window_closed" if today > due else "window_open"
-            body = enf.get("appeal_body") or "the municipality"
-            out.append(
-                _row(
-                    case,
-                    "appeal_window",
-                    due,
-                    status,
-                    filed,
-                    "appeal",
-                    f"The landowner may appeal to the {body} within {int(days)} days of the "
-                    f"notice of {notice.isoformat()} ({law}: appeal_days = {days}).",
-                )
-            )
-        else:
-            out.append(
-                _row(
-                    case,
-                    "appeal_window",
-                    None,
-                    "not_stated",
-                    None,
-                    "appeal",
-                    f"The {profile.law} states no appeal period ({law}: appeal_days = {days!r}).",
-                )
-            )
+        out.append(_remedy_row(case, profile, notice, fixed, today))
+        out.append(_appeal_window_row(case, profile, notice, today))
     filed = _d(case.get("appeal_filed_on"))
     if filed is not None:
-        days = enf.get("appeal_hearing_days")
-        decided = _d(case.get("appeal_decided_on"))
-        if _num(days):
-            due = filed + dt.timedelta(days=int(days))
-            out.append(
-                _row(
-                    case,
-                    "appeal_hearing",
-                    due,
-                    _progress(due, decided, today),
-                    decided,
-                    "appeal",
-                    f"The appeal is heard within {int(days)} days of its filing on "
-                    f"{filed.isoformat()} ({law}); done = appeal decided.",
-                )
-            )
-        else:
-            out.append(
-                _row(
-                    case,
-                    "appeal_hearing",
-                    None,
-                    "not_stated",
-                    decided,
-                    "appeal",
-                    f"The {profile.law} states no hearing period ({law}: "
-                    f"appeal_hearing_days = {days!r}).",
-                )
-            )
+        out.append(_appeal_hearing_row(case, profile, filed, today))
     decided = _d(case.get("appeal_decided_on"))
     if decided is not None:
-        days = enf.get("decision_filed_days")
-        done = _d(case.get("decision_filed_on"))
-        if _num(days):
-            due = decided + dt.timedelta(days=int(days))
-            out.append(
-                _row(
-                    case,
-                    "decision_filed",
-                    due,
-                    _progress(due, done, today),
-                    done,
-                    "appeal",
-                    f"The decision of {decided.isoformat()} is filed within {int(days)} days "
-                    f"({law}).",
-                )
-            )
-        else:
-            out.append(
-                _row(
-                    case,
-                    "decision_filed",
-                    None,
-                    "not_stated",
-                    done,
-                    "appeal",
-                    f"The {profile.law} states no filing period ({law}: "
-                    f"decision_filed_days = {days!r}).",
-                )
-            )
+        out.append(_decision_filed_row(case, profile, decided, today))
         if str(case.get("appeal_outcome") or "") == "upheld":
-            bdays = enf.get("corrective_business_days")
-            if _num(bdays):
-                due = add_business_days(decided, int(bdays))
-                out.append(
-                    _row(
-                        case,
-                        "corrective_action",
-                        due,
-                        _progress(due, fixed, today),
-                        fixed,
-                        "appeal",
-                        f"The appeal upheld the notice on {decided.isoformat()}: "
-                        f"corrected within {int(bdays)} business days (Mon-Fri; holidays "
-                        f"not counted) ({law}).",
-                    )
-                )
-            else:
-                out.append(
-                    _row(
-                        case,
-                        "corrective_action",
-                        None,
-                        "not_stated",
-                        fixed,
-                        "appeal",
-                        f"The {profile.law} states no period after an upheld appeal "
-                        f"({law}: corrective_business_days = {bdays!r}).",
-                    )
-                )
+            out.append(_corrective_action_row(case, profile, decided, fixed, today))
     closed = _d(case.get("closed_on"))
     if closed is not None:
-        years = enf.get("records_years")
-        if _num(years):
-            due = _add_years(closed, int(years))
-            out.append(
-                _row(
-                    case,
-                    "records_retention",
-                    due,
-                    "keep" if today <= due else "may_discard",
-                    None,
-                    "records",
-                    f"Keep the case records {int(years)} years after it "
-                    f"closed on {closed.isoformat()} ({law}: records_years = {years}).",
-                )
-            )
-        else:
-            out.append(
-                _row(
-                    case,
-                    "records_retention",
-                    None,
-                    "not_stated",
-                    None,
-                    "records",
-                    f"The {profile.law} states no retention period ({law}: records_years = "
-                    f"{years!r}); ms4map never deletes records.",
-                )
-            )
+        out.append(_retention_row(case, profile, closed, today))
     return out
+
+
+def _law(profile: Profile) -> str:
+    return f"profile {profile.name}"
+
+
+def _remedy_row(
+    case: Mapping[str, Any],
+    profile: Profile,
+    notice: dt.date,
+    fixed: dt.date | None,
+    today: dt.date,
+) -> dict[str, Any]:
+    """The remedy deadline (recorded with the notice; done = corrected or eliminated)."""
+    enf = profile.enforcement
+    due = _d(case.get("remedy_deadline"))
+    if due is None:
+        return _row(
+            case,
+            "remedy",
+            None,
+            "not_set",
+            fixed,
+            "remedy_period",
+            f"The {profile.law} leaves the remedy period to the notice "
+            f"('{enf.get('remedy_period')}') and no deadline was recorded. Fix: "
+            "record it (records.correct(..., remedy_deadline=...)).",
+        )
+    by = "recorded in the notice"
+    auto = remedy_deadline(profile, notice)
+    if auto == due:
+        by = f"{enf.get('remedy_period')} after the notice ({_law(profile)})"
+    return _row(
+        case,
+        "remedy",
+        due,
+        _progress(due, fixed, today),
+        fixed,
+        "remedy_period",
+        f"Remedy due {due.isoformat()}, {by}; done = corrected or eliminated.",
+    )
+
+
+def _appeal_window_row(
+    case: Mapping[str, Any], profile: Profile, notice: dt.date, today: dt.date
+) -> dict[str, Any]:
+    """The landowner's appeal window from the notice (``appeal_days``)."""
+    enf = profile.enforcement
+    law = _law(profile)
+    days = enf.get("appeal_days")
+    if not _num(days):
+        return _row(
+            case,
+            "appeal_window",
+            None,
+            "not_stated",
+            None,
+            "appeal",
+            f"The {profile.law} states no appeal period ({law}: appeal_days = {days!r}).",
+        )
+    due = notice + dt.timedelta(days=int(days))
+    filed = _d(case.get("appeal_filed_on"))
+    if filed is not None:
+        status = "met" if filed <= due else "late"
+    else:
+        status = "window_closed" if today > due else "window_open"
+    body = enf.get("appeal_body") or "the municipality"
+    return _row(
+        case,
+        "appeal_window",
+        due,
+        status,
+        filed,
+        "appeal",
+        f"The landowner may appeal to the {body} within {int(days)} days of the "
+        f"notice of {notice.isoformat()} ({law}: appeal_days = {days}).",
+    )
+
+
+def _appeal_hearing_row(
+    case: Mapping[str, Any], profile: Profile, filed: dt.date, today: dt.date
+) -> dict[str, Any]:
+    """The hearing of a filed appeal (``appeal_hearing_days``; done = appeal decided)."""
+    law = _law(profile)
+    days = profile.enforcement.get("appeal_hearing_days")
+    decided = _d(case.get("appeal_decided_on"))
+    if not _num(days):
+        return _row(
+            case,
+            "appeal_hearing",
+            None,
+            "not_stated",
+            decided,
+            "appeal",
+            f"The {profile.law} states no hearing period ({law}: appeal_hearing_days = {days!r}).",
+        )
+    due = filed + dt.timedelta(days=int(days))
+    return _row(
+        case,
+        "appeal_hearing",
+        due,
+        _progress(due, decided, today),
+        decided,
+        "appeal",
+        f"The appeal is heard within {int(days)} days of its filing on "
+        f"{filed.isoformat()} ({law}); done = appeal decided.",
+    )
+
+
+def _decision_filed_row(
+    case: Mapping[str, Any], profile: Profile, decided: dt.date, today: dt.date
+) -> dict[str, Any]:
+    """The filing of the appeal's decision (``decision_filed_days``)."""
+    law = _law(profile)
+    days = profile.enforcement.get("decision_filed_days")
+    done = _d(case.get("decision_filed_on"))
+    if not _num(days):
+        return _row(
+            case,
+            "decision_filed",
+            None,
+            "not_stated",
+            done,
+            "appeal",
+            f"The {profile.law} states no filing period ({law}: decision_filed_days = {days!r}).",
+        )
+    due = decided + dt.timedelta(days=int(days))
+    return _row(
+        case,
+        "decision_filed",
+        due,
+        _progress(due, done, today),
+        done,
+        "appeal",
+        f"The decision of {decided.isoformat()} is filed within {int(days)} days ({law}).",
+    )
+
+
+def _corrective_action_row(
+    case: Mapping[str, Any],
+    profile: Profile,
+    decided: dt.date,
+    fixed: dt.date | None,
+    today: dt.date,
+) -> dict[str, Any]:
+    """The correction after an upheld appeal (``corrective_business_days``)."""
+    law = _law(profile)
+    bdays = profile.enforcement.get("corrective_business_days")
+    if not _num(bdays):
+        return _row(
+            case,
+            "corrective_action",
+            None,
+            "not_stated",
+            fixed,
+            "appeal",
+            f"The {profile.law} states no period after an upheld appeal "
+            f"({law}: corrective_business_days = {bdays!r}).",
+        )
+    due = add_business_days(decided, int(bdays))
+    return _row(
+        case,
+        "corrective_action",
+        due,
+        _progress(due, fixed, today),
+        fixed,
+        "appeal",
+        f"The appeal upheld the notice on {decided.isoformat()}: "
+        f"corrected within {int(bdays)} business days (Mon-Fri; holidays "
+        f"not counted) ({law}).",
+    )
+
+
+def _retention_row(
+    case: Mapping[str, Any], profile: Profile, closed: dt.date, today: dt.date
+) -> dict[str, Any]:
+    """How long the closed case's records are kept (``records_years``)."""
+    law = _law(profile)
+    years = profile.enforcement.get("records_years")
+    if not _num(years):
+        return _row(
+            case,
+            "records_retention",
+            None,
+            "not_stated",
+            None,
+            "records",
+            f"The {profile.law} states no retention period ({law}: records_years = "
+            f"{years!r}); ms4map never deletes records.",
+        )
+    due = _add_years(closed, int(years))
+    return _row(
+        case,
+        "records_retention",
+        due,
+        "keep" if today <= due else "may_discard",
+        None,
+        "records",
+        f"Keep the case records {int(years)} years after it "
+        f"closed on {closed.isoformat()} ({law}: records_years = {years}).",
+    )
