@@ -159,22 +159,8 @@ def _srs_of(crs: CRS) -> tuple[int, str, str, int, str]:
 # ======================================================================================
 # The store
 # ======================================================================================
-class Records:
-    """The IDDE records of one workspace (use :func:`open_records`).
-
-    Attributes
-    ----------
-    path : pathlib.Path
-        The records GeoPackage.
-    workspace : pathlib.Path
-        The workspace it belongs to (only its outfalls layer is read on opening).
-    user, role : str
-        Who acts, as ``smo`` (edits) or ``viewer`` (reads only).
-    profile : Profile
-        The municipality profile (deadlines, reporting-year start).
-    outfalls : GeoDataFrame
-        ``outfall_id`` and point of every outfall of the workspace, in the file's CRS.
-    """
+class _RecordsBase:
+    """The state of :class:`Records` and the helpers its writes and reads share."""
 
     def __init__(
         self,
@@ -329,6 +315,340 @@ class Records:
     def _next_id(con: sqlite3.Connection, table: str) -> int:
         key = gpkg.TABLES[table]["id"]
         return int(con.execute(f"SELECT COALESCE(MAX({key}), 0) + 1 FROM {table}").fetchone()[0])
+
+
+class _RecordsReads(_RecordsBase):
+    """The reads of :class:`Records`: tables, status, deadlines, summaries, files."""
+
+    # ---------------------------------------------------------------- reads
+    def _read(self, table: str, *, history: bool = False) -> pd.DataFrame:
+        spec = gpkg.TABLES[table]
+        key = spec["id"]
+        if not self.path.exists():
+            return self._empty(table)
+        if history or not key:
+            sql = f"SELECT * FROM {table} ORDER BY fid"
+        else:
+            sql = (
+                f"SELECT t.* FROM {table} t JOIN (SELECT {key} AS k, MAX(version) AS v "
+                f"FROM {table} GROUP BY {key}) m ON t.{key} = m.k AND t.version = m.v "
+                f"ORDER BY t.{key}"
+            )
+        with gpkg.read_tx(self.path) as con:
+            cur = con.execute(sql)
+            cols = [d[0] for d in cur.description]
+            df = pd.DataFrame(cur.fetchall(), columns=cols)
+        df = df.drop(columns=["fid", "data"], errors="ignore")
+        for c in df.columns:
+            if c in _BOOL:
+                df[c] = df[c].astype("boolean")
+            elif c in _INT:
+                df[c] = df[c].astype("Int64")
+        if "geom" in df.columns:
+            geoms = [gpkg.decode_point(b) for b in df.pop("geom")]
+            df = gpd.GeoDataFrame(df, geometry=gpd.GeoSeries(geoms, crs=self.outfalls.crs))
+        return df
+
+    def _empty(self, table: str) -> pd.DataFrame:
+        spec = gpkg.TABLES[table]
+        cols = (
+            ([spec["id"], "version"] if spec["id"] else ["audit_id"])
+            + [c for c, _ in spec["fixed"] if c != "data"]
+            + [f.name for f in spec["fields"]]
+            + ["created_at", "created_by"]
+        )
+        df = pd.DataFrame(columns=cols)
+        if spec["geometry"]:
+            return gpd.GeoDataFrame(df, geometry=gpd.GeoSeries([], crs=self.outfalls.crs))
+        return df
+
+    @staticmethod
+    def _with_flow_type(df: pd.DataFrame) -> pd.DataFrame:
+        from ..idde import flow_type_of
+
+        types = [flow_type_of(r) for r in df.to_dict("records")]
+        df["flow_type"] = [t[0] for t in types]
+        df["flow_type_reason"] = [t[1] for t in types]
+        return df
+
+    def inspections(self, *, history: bool = False) -> gpd.GeoDataFrame:
+        """Inspections (current versions; every version with ``history=True``).
+
+        Columns: ``inspection_id, version, outfall_id, date``, the inspection fields,
+        ``created_at, created_by``, ``flow_type`` and ``flow_type_reason`` (the
+        flow-type chart of :func:`ms4map.idde.flow_type` on the tests), geometry.
+        """
+        return self._with_flow_type(self._read("inspections", history=history))
+
+    def samples(self, case_id: int | None = None, *, history: bool = False) -> gpd.GeoDataFrame:
+        """Track-down samples (current versions), optionally of one case, with flow type."""
+        df = self._read("samples", history=history)
+        if case_id is not None:
+            df = df[df["case_id"] == int(case_id)].reset_index(drop=True)
+        return self._with_flow_type(df)
+
+    def cases(self, *, history: bool = False) -> gpd.GeoDataFrame:
+        """Cases (current version = the latest step; every step with ``history=True``)."""
+        return self._read("cases", history=history)
+
+    def attachments(self) -> pd.DataFrame:
+        """Attachments without their bytes (see :meth:`attachment_data`)."""
+        return self._read("attachments")
+
+    def attachment_data(self, attachment_id: int) -> bytes:
+        """The bytes of one attachment."""
+        with gpkg.read_tx(self.path) as con:
+            row = con.execute(
+                "SELECT data FROM attachments WHERE attachment_id = ?", (int(attachment_id),)
+            ).fetchone()
+        if row is None:
+            raise DataError(f"No attachment {attachment_id}. Fix: see records.attachments().")
+        return bytes(row[0])
+
+    def audit(self) -> pd.DataFrame:
+        """The audit trail: one row per change, oldest first.
+
+        Columns: ``audit_id, created_at`` (when, UTC), ``created_by`` (who), ``role``,
+        ``table_name``, ``row_id``, ``version``, ``action``, ``old_values`` and
+        ``new_values`` (JSON text).
+        """
+        if not self.path.exists():
+            return self._empty("audit")
+        with gpkg.read_tx(self.path) as con:
+            df = pd.read_sql_query("SELECT * FROM audit ORDER BY fid", con)
+        return df.rename(columns={"fid": "audit_id"})
+
+    def outfall_status(self) -> gpd.GeoDataFrame:
+        """Every outfall's status, derived from its latest inspection and its cases.
+
+        See :func:`ms4map.records.summary.outfall_status` for the rules; the layer's
+        own ``status`` column is kept as ``layer_status`` for comparison.
+        """
+        st = outfall_status(self.outfalls, self.inspections(), self.cases())
+        out = self.outfalls[["outfall_id", "geometry"]].copy()
+        out["outfall_id"] = out["outfall_id"].astype(str)
+        out = out.merge(st, on="outfall_id", how="left")
+        if "status" in self.outfalls:
+            out["layer_status"] = self.outfalls["status"].to_numpy()
+        return gpd.GeoDataFrame(out, geometry="geometry", crs=self.outfalls.crs)
+
+    def deadlines(
+        self, *, today: dt.date | str | None = None, case_id: int | None = None
+    ) -> pd.DataFrame:
+        """Every deadline the cases have reached, ``due``/``overdue``/``met``/... on ``today``."""
+        day = as_date(today, "today", allow_future=True) if today is not None else dt.date.today()
+        cases = self.cases()
+        if case_id is not None:
+            cases = cases[cases["case_id"] == int(case_id)]
+        rows: list[dict[str, Any]] = []
+        for r in cases.drop(columns="geometry").to_dict("records"):
+            prof = (
+                self.profile
+                if r.get("profile") in (None, self.profile.name)
+                else _profile(r["profile"], self.profile)
+            )
+            rows += case_deadlines(r, prof, today=day)
+        cols = ["case_id", "outfall_id", "deadline", "due", "status", "done_on", "rule", "reason"]
+        return pd.DataFrame(rows, columns=cols)
+
+    def summary(self, year: int | None = None) -> dict[str, Any]:
+        """The figures of a reporting year (default: the one today falls in).
+
+        See :func:`ms4map.records.summary.summary`; the year starts on the profile's
+        ``[records] reporting_year_start`` (default January 1).
+        """
+        y = reporting_year(dt.date.today(), self.year_start) if year is None else int(year)
+        return summary(
+            self.outfalls,
+            self.inspections(),
+            self.samples(),
+            self.cases(),
+            y,
+            start=self.year_start,
+        )
+
+    def annual_report(self, year: int | None = None) -> pd.DataFrame:
+        """One row of :meth:`summary` figures per reporting year up to ``year``."""
+        y = reporting_year(dt.date.today(), self.year_start) if year is None else int(year)
+        return annual_report(
+            self.outfalls,
+            self.inspections(),
+            self.samples(),
+            self.cases(),
+            last_year=y,
+            start=self.year_start,
+        )
+
+    def next_sample(
+        self, case_id: int, result: Any = None, *, weight: str = "area"
+    ) -> dict[str, Any]:
+        """The next structure to sample for a case, from the samples already taken.
+
+        Walks the bisection plan of :func:`ms4map.idde.sampling_plan` along the
+        recorded results: the first planned structure, then on each sample taken at
+        the planned structure the branch its ``result`` (``flow``/``clean``) selects.
+
+        Parameters
+        ----------
+        case_id : int
+        result : PipelineResult, optional
+            From :func:`ms4map.pipeline.run`; computed (cached) from the workspace
+            when not given (the only method here that runs the pipeline).
+        weight : {"area", "candidates", "structures"}
+
+        Returns
+        -------
+        dict
+            ``case_id, outfall_id, struct_id`` (None when nothing is left to split),
+            ``kind``, ``sample`` (depth in the plan), ``followed`` (the samples used,
+            as ``struct_id: result``), ``unused`` (samples at structures off the plan),
+            ``reason``.
+        """
+        from .. import idde
+
+        cases = self.cases()
+        hit = cases[cases["case_id"] == int(case_id)]
+        if not len(hit):
+            raise DataError(f"Field 'case_id' = {case_id}: no such case. Fix: see records.cases().")
+        oid = str(hit["outfall_id"].iloc[0])
+        samples = self.samples(case_id).sort_values(["date", "sample_id"])
+        taken: dict[str, str] = {}
+        for s in samples.to_dict("records"):
+            taken[str(s["struct_id"])] = str(s["result"])
+        if result is None:
+            from .. import pipeline
+            from ..io import open_workspace
+
+            result = pipeline.run(open_workspace(self.workspace, **self._ws_kwargs()))
+        plan = idde.sampling_plan(result, oid, max_samples=len(taken) + 1, weight=weight)
+        out: dict[str, Any] = {
+            "case_id": int(case_id),
+            "outfall_id": oid,
+            "struct_id": None,
+            "kind": None,
+            "sample": None,
+            "followed": [],
+            "unused": [],
+        }
+        node = plan[plan["after"].isna()]
+        while len(node):
+            n = node.iloc[0]
+            sid = str(n["struct_id"])
+            if sid not in taken:
+                out.update(struct_id=sid, kind=str(n["kind"]), sample=int(n["sample"]))
+                break
+            out["followed"].append(f"{sid}: {taken[sid]}")
+            node = plan[(plan["after"] == n["order"]) & (plan["if_result"] == taken[sid])]
+        used = {f.split(":")[0] for f in out["followed"]}
+        out["unused"] = [f"{k}: {v}" for k, v in taken.items() if k not in used]
+        path = "; ".join(out["followed"]) or "no samples yet"
+        if out["struct_id"] is not None:
+            row = plan[plan["struct_id"] == out["struct_id"]].iloc[0]
+            out["reason"] = f"After {path}: {row['reason']}"
+        else:
+            out["reason"] = (
+                f"After {path}: no structure left whose sample would split what is still "
+                "suspect; the source is isolated between the samples taken."
+            )
+        if out["unused"]:
+            out["reason"] += f" Samples off the plan, not used: {', '.join(out['unused'])}."
+        return out
+
+    def _ws_kwargs(self) -> dict[str, Any]:
+        o = self._options
+        return {"layers": o.get("layers"), "field_map": o.get("field_map"), "crs": o.get("crs")}
+
+    # ---------------------------------------------------------------- files
+    def integrity_check(self) -> str:
+        """SQLite's ``PRAGMA integrity_check`` (``"ok"`` when the file is sound)."""
+        with gpkg.read_tx(self.path) as con:
+            return "; ".join(str(r[0]) for r in con.execute("PRAGMA integrity_check"))
+
+    def backup(self, dest: str | Path) -> Path:
+        """A consistent copy of the records file made with SQLite's backup API.
+
+        Safe while others write (the copy is one committed state).  ``dest`` must not
+        be the records file or an input file.
+        """
+        from ..io import check_output_path
+
+        out = check_output_path(
+            dest, protected=[*self.inputs, self.path], suffixes=(".gpkg",), option="backup"
+        )
+        src = gpkg.connect(self.path)
+        dst = sqlite3.connect(str(out))
+        try:
+            src.backup(dst)
+        finally:
+            dst.close()
+            src.close()
+        return out
+
+    def export(self, dest: str | Path, *, table: str = "inspections") -> Path:
+        """Write the records to a GeoPackage (every table) or one table to CSV.
+
+        Parameters
+        ----------
+        dest : path
+            ``.gpkg``: layers ``inspections``, ``samples``, ``cases``, ``outfall_status``,
+            ``deadlines``, ``attachments`` (without bytes), ``audit`` plus provenance;
+            ``.csv``: the table named by ``table``.
+        table : {"inspections", "samples", "cases", "outfall_status", "deadlines", "audit", "attachments"}
+        """
+        from ..core.version import __version__
+        from ..io import check_output_path, write_outputs, write_text_output
+
+        protected = [*self.inputs, self.path]
+        out = check_output_path(
+            dest, protected=protected, suffixes=(".gpkg", ".csv"), option="--export"
+        )
+        getters = {
+            "inspections": self.inspections,
+            "samples": self.samples,
+            "cases": self.cases,
+            "outfall_status": self.outfall_status,
+            "deadlines": self.deadlines,
+            "attachments": self.attachments,
+            "audit": self.audit,
+        }
+        if out.suffix.lower() == ".csv":
+            if table not in getters:
+                raise UsageError(f"--table {table!r}: select from {list(getters)}.")
+            df = getters[table]()
+            if isinstance(df, gpd.GeoDataFrame):
+                df = pd.DataFrame(df.drop(columns=df.geometry.name))
+            return write_text_output(
+                out, df.to_csv(index=False), protected=protected, option="--export"
+            )
+        layers = {name: get() for name, get in getters.items()}
+        prov = {
+            "tool": f"ms4map {__version__}",
+            "created": gpkg.now_utc(),
+            "records": str(self.path),
+            "workspace": str(self.workspace),
+            "profile": self.profile.name,
+            "exported_by": self.user,
+            "inputs": {str(p): "" for p in protected},
+        }
+        return write_outputs(out, layers, provenance=prov, inputs=protected)
+
+
+class Records(_RecordsReads):
+    """The IDDE records of one workspace (use :func:`open_records`).
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The records GeoPackage.
+    workspace : pathlib.Path
+        The workspace it belongs to (only its outfalls layer is read on opening).
+    user, role : str
+        Who acts, as ``smo`` (edits) or ``viewer`` (reads only).
+    profile : Profile
+        The municipality profile (deadlines, reporting-year start).
+    outfalls : GeoDataFrame
+        ``outfall_id`` and point of every outfall of the workspace, in the file's CRS.
+    """
 
     # ---------------------------------------------------------------- writes
     def add_inspection(self, outfall_id: str, date: dt.date | str, **fields: Any) -> int:
@@ -671,318 +991,6 @@ class Records:
             }
             self._insert(con, "attachments", row, action="attach")
         return new_id
-
-    # ---------------------------------------------------------------- reads
-    def _read(self, table: str, *, history: bool = False) -> pd.DataFrame:
-        spec = gpkg.TABLES[table]
-        key = spec["id"]
-        if not self.path.exists():
-            return self._empty(table)
-        if history or not key:
-            sql = f"SELECT * FROM {table} ORDER BY fid"
-        else:
-            sql = (
-                f"SELECT t.* FROM {table} t JOIN (SELECT {key} AS k, MAX(version) AS v "
-                f"FROM {table} GROUP BY {key}) m ON t.{key} = m.k AND t.version = m.v "
-                f"ORDER BY t.{key}"
-            )
-        with gpkg.read_tx(self.path) as con:
-            cur = con.execute(sql)
-            cols = [d[0] for d in cur.description]
-            df = pd.DataFrame(cur.fetchall(), columns=cols)
-        df = df.drop(columns=["fid", "data"], errors="ignore")
-        for c in df.columns:
-            if c in _BOOL:
-                df[c] = df[c].astype("boolean")
-            elif c in _INT:
-                df[c] = df[c].astype("Int64")
-        if "geom" in df.columns:
-            geoms = [gpkg.decode_point(b) for b in df.pop("geom")]
-            df = gpd.GeoDataFrame(df, geometry=gpd.GeoSeries(geoms, crs=self.outfalls.crs))
-        return df
-
-    def _empty(self, table: str) -> pd.DataFrame:
-        spec = gpkg.TABLES[table]
-        cols = (
-            ([spec["id"], "version"] if spec["id"] else ["audit_id"])
-            + [c for c, _ in spec["fixed"] if c != "data"]
-            + [f.name for f in spec["fields"]]
-            + ["created_at", "created_by"]
-        )
-        df = pd.DataFrame(columns=cols)
-        if spec["geometry"]:
-            return gpd.GeoDataFrame(df, geometry=gpd.GeoSeries([], crs=self.outfalls.crs))
-        return df
-
-    @staticmethod
-    def _with_flow_type(df: pd.DataFrame) -> pd.DataFrame:
-        from ..idde import flow_type_of
-
-        types = [flow_type_of(r) for r in df.to_dict("records")]
-        df["flow_type"] = [t[0] for t in types]
-        df["flow_type_reason"] = [t[1] for t in types]
-        return df
-
-    def inspections(self, *, history: bool = False) -> gpd.GeoDataFrame:
-        """Inspections (current versions; every version with ``history=True``).
-
-        Columns: ``inspection_id, version, outfall_id, date``, the inspection fields,
-        ``created_at, created_by``, ``flow_type`` and ``flow_type_reason`` (the
-        flow-type chart of :func:`ms4map.idde.flow_type` on the tests), geometry.
-        """
-        return self._with_flow_type(self._read("inspections", history=history))
-
-    def samples(self, case_id: int | None = None, *, history: bool = False) -> gpd.GeoDataFrame:
-        """Track-down samples (current versions), optionally of one case, with flow type."""
-        df = self._read("samples", history=history)
-        if case_id is not None:
-            df = df[df["case_id"] == int(case_id)].reset_index(drop=True)
-        return self._with_flow_type(df)
-
-    def cases(self, *, history: bool = False) -> gpd.GeoDataFrame:
-        """Cases (current version = the latest step; every step with ``history=True``)."""
-        return self._read("cases", history=history)
-
-    def attachments(self) -> pd.DataFrame:
-        """Attachments without their bytes (see :meth:`attachment_data`)."""
-        return self._read("attachments")
-
-    def attachment_data(self, attachment_id: int) -> bytes:
-        """The bytes of one attachment."""
-        with gpkg.read_tx(self.path) as con:
-            row = con.execute(
-                "SELECT data FROM attachments WHERE attachment_id = ?", (int(attachment_id),)
-            ).fetchone()
-        if row is None:
-            raise DataError(f"No attachment {attachment_id}. Fix: see records.attachments().")
-        return bytes(row[0])
-
-    def audit(self) -> pd.DataFrame:
-        """The audit trail: one row per change, oldest first.
-
-        Columns: ``audit_id, created_at`` (when, UTC), ``created_by`` (who), ``role``,
-        ``table_name``, ``row_id``, ``version``, ``action``, ``old_values`` and
-        ``new_values`` (JSON text).
-        """
-        if not self.path.exists():
-            return self._empty("audit")
-        with gpkg.read_tx(self.path) as con:
-            df = pd.read_sql_query("SELECT * FROM audit ORDER BY fid", con)
-        return df.rename(columns={"fid": "audit_id"})
-
-    def outfall_status(self) -> gpd.GeoDataFrame:
-        """Every outfall's status, derived from its latest inspection and its cases.
-
-        See :func:`ms4map.records.summary.outfall_status` for the rules; the layer's
-        own ``status`` column is kept as ``layer_status`` for comparison.
-        """
-        st = outfall_status(self.outfalls, self.inspections(), self.cases())
-        out = self.outfalls[["outfall_id", "geometry"]].copy()
-        out["outfall_id"] = out["outfall_id"].astype(str)
-        out = out.merge(st, on="outfall_id", how="left")
-        if "status" in self.outfalls:
-            out["layer_status"] = self.outfalls["status"].to_numpy()
-        return gpd.GeoDataFrame(out, geometry="geometry", crs=self.outfalls.crs)
-
-    def deadlines(
-        self, *, today: dt.date | str | None = None, case_id: int | None = None
-    ) -> pd.DataFrame:
-        """Every deadline the cases have reached, ``due``/``overdue``/``met``/... on ``today``."""
-        day = as_date(today, "today", allow_future=True) if today is not None else dt.date.today()
-        cases = self.cases()
-        if case_id is not None:
-            cases = cases[cases["case_id"] == int(case_id)]
-        rows: list[dict[str, Any]] = []
-        for r in cases.drop(columns="geometry").to_dict("records"):
-            prof = (
-                self.profile
-                if r.get("profile") in (None, self.profile.name)
-                else _profile(r["profile"], self.profile)
-            )
-            rows += case_deadlines(r, prof, today=day)
-        cols = ["case_id", "outfall_id", "deadline", "due", "status", "done_on", "rule", "reason"]
-        return pd.DataFrame(rows, columns=cols)
-
-    def summary(self, year: int | None = None) -> dict[str, Any]:
-        """The figures of a reporting year (default: the one today falls in).
-
-        See :func:`ms4map.records.summary.summary`; the year starts on the profile's
-        ``[records] reporting_year_start`` (default January 1).
-        """
-        y = reporting_year(dt.date.today(), self.year_start) if year is None else int(year)
-        return summary(
-            self.outfalls,
-            self.inspections(),
-            self.samples(),
-            self.cases(),
-            y,
-            start=self.year_start,
-        )
-
-    def annual_report(self, year: int | None = None) -> pd.DataFrame:
-        """One row of :meth:`summary` figures per reporting year up to ``year``."""
-        y = reporting_year(dt.date.today(), self.year_start) if year is None else int(year)
-        return annual_report(
-            self.outfalls,
-            self.inspections(),
-            self.samples(),
-            self.cases(),
-            last_year=y,
-            start=self.year_start,
-        )
-
-    def next_sample(
-        self, case_id: int, result: Any = None, *, weight: str = "area"
-    ) -> dict[str, Any]:
-        """The next structure to sample for a case, from the samples already taken.
-
-        Walks the bisection plan of :func:`ms4map.idde.sampling_plan` along the
-        recorded results: the first planned structure, then on each sample taken at
-        the planned structure the branch its ``result`` (``flow``/``clean``) selects.
-
-        Parameters
-        ----------
-        case_id : int
-        result : PipelineResult, optional
-            From :func:`ms4map.pipeline.run`; computed (cached) from the workspace
-            when not given (the only method here that runs the pipeline).
-        weight : {"area", "candidates", "structures"}
-
-        Returns
-        -------
-        dict
-            ``case_id, outfall_id, struct_id`` (None when nothing is left to split),
-            ``kind``, ``sample`` (depth in the plan), ``followed`` (the samples used,
-            as ``struct_id: result``), ``unused`` (samples at structures off the plan),
-            ``reason``.
-        """
-        from .. import idde
-
-        cases = self.cases()
-        hit = cases[cases["case_id"] == int(case_id)]
-        if not len(hit):
-            raise DataError(f"Field 'case_id' = {case_id}: no such case. Fix: see records.cases().")
-        oid = str(hit["outfall_id"].iloc[0])
-        samples = self.samples(case_id).sort_values(["date", "sample_id"])
-        taken: dict[str, str] = {}
-        for s in samples.to_dict("records"):
-            taken[str(s["struct_id"])] = str(s["result"])
-        if result is None:
-            from .. import pipeline
-            from ..io import open_workspace
-
-            result = pipeline.run(open_workspace(self.workspace, **self._ws_kwargs()))
-        plan = idde.sampling_plan(result, oid, max_samples=len(taken) + 1, weight=weight)
-        out: dict[str, Any] = {
-            "case_id": int(case_id),
-            "outfall_id": oid,
-            "struct_id": None,
-            "kind": None,
-            "sample": None,
-            "followed": [],
-            "unused": [],
-        }
-        node = plan[plan["after"].isna()]
-        while len(node):
-            n = node.iloc[0]
-            sid = str(n["struct_id"])
-            if sid not in taken:
-                out.update(struct_id=sid, kind=str(n["kind"]), sample=int(n["sample"]))
-                break
-            out["followed"].append(f"{sid}: {taken[sid]}")
-            node = plan[(plan["after"] == n["order"]) & (plan["if_result"] == taken[sid])]
-        used = {f.split(":")[0] for f in out["followed"]}
-        out["unused"] = [f"{k}: {v}" for k, v in taken.items() if k not in used]
-        path = "; ".join(out["followed"]) or "no samples yet"
-        if out["struct_id"] is not None:
-            row = plan[plan["struct_id"] == out["struct_id"]].iloc[0]
-            out["reason"] = f"After {path}: {row['reason']}"
-        else:
-            out["reason"] = (
-                f"After {path}: no structure left whose sample would split what is still "
-                "suspect; the source is isolated between the samples taken."
-            )
-        if out["unused"]:
-            out["reason"] += f" Samples off the plan, not used: {', '.join(out['unused'])}."
-        return out
-
-    def _ws_kwargs(self) -> dict[str, Any]:
-        o = self._options
-        return {"layers": o.get("layers"), "field_map": o.get("field_map"), "crs": o.get("crs")}
-
-    # ---------------------------------------------------------------- files
-    def integrity_check(self) -> str:
-        """SQLite's ``PRAGMA integrity_check`` (``"ok"`` when the file is sound)."""
-        with gpkg.read_tx(self.path) as con:
-            return "; ".join(str(r[0]) for r in con.execute("PRAGMA integrity_check"))
-
-    def backup(self, dest: str | Path) -> Path:
-        """A consistent copy of the records file made with SQLite's backup API.
-
-        Safe while others write (the copy is one committed state).  ``dest`` must not
-        be the records file or an input file.
-        """
-        from ..io import check_output_path
-
-        out = check_output_path(
-            dest, protected=[*self.inputs, self.path], suffixes=(".gpkg",), option="backup"
-        )
-        src = gpkg.connect(self.path)
-        dst = sqlite3.connect(str(out))
-        try:
-            src.backup(dst)
-        finally:
-            dst.close()
-            src.close()
-        return out
-
-    def export(self, dest: str | Path, *, table: str = "inspections") -> Path:
-        """Write the records to a GeoPackage (every table) or one table to CSV.
-
-        Parameters
-        ----------
-        dest : path
-            ``.gpkg``: layers ``inspections``, ``samples``, ``cases``, ``outfall_status``,
-            ``deadlines``, ``attachments`` (without bytes), ``audit`` plus provenance;
-            ``.csv``: the table named by ``table``.
-        table : {"inspections", "samples", "cases", "outfall_status", "deadlines", "audit", "attachments"}
-        """
-        from ..core.version import __version__
-        from ..io import check_output_path, write_outputs, write_text_output
-
-        protected = [*self.inputs, self.path]
-        out = check_output_path(
-            dest, protected=protected, suffixes=(".gpkg", ".csv"), option="--export"
-        )
-        getters = {
-            "inspections": self.inspections,
-            "samples": self.samples,
-            "cases": self.cases,
-            "outfall_status": self.outfall_status,
-            "deadlines": self.deadlines,
-            "attachments": self.attachments,
-            "audit": self.audit,
-        }
-        if out.suffix.lower() == ".csv":
-            if table not in getters:
-                raise UsageError(f"--table {table!r}: select from {list(getters)}.")
-            df = getters[table]()
-            if isinstance(df, gpd.GeoDataFrame):
-                df = pd.DataFrame(df.drop(columns=df.geometry.name))
-            return write_text_output(
-                out, df.to_csv(index=False), protected=protected, option="--export"
-            )
-        layers = {name: get() for name, get in getters.items()}
-        prov = {
-            "tool": f"ms4map {__version__}",
-            "created": gpkg.now_utc(),
-            "records": str(self.path),
-            "workspace": str(self.workspace),
-            "profile": self.profile.name,
-            "exported_by": self.user,
-            "inputs": {str(p): "" for p in protected},
-        }
-        return write_outputs(out, layers, provenance=prov, inputs=protected)
 
 
 def _profile(name: str, fallback: Profile) -> Profile:
