@@ -9,13 +9,16 @@ click position, the bounds and the zoom come back (``returned_objects``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from ..outputs import maps
 from . import state
 from .static import asset_base_url, offline_css, offline_js
+
+if TYPE_CHECKING:
+    from ..io.workspace import Workspace
 
 __all__ = ["MapOutput", "default_view", "map_controls", "pending_click", "show_map"]
 
@@ -29,7 +32,7 @@ class MapOutput:
     stats: maps.RenderStats = field(default_factory=maps.RenderStats)
 
 
-def default_view(ws: Any) -> maps.MapView:
+def default_view(ws: Workspace) -> maps.MapView:
     """The whole-town view: the extent of the parcels (else of every layer)."""
     import numpy as np
 
@@ -85,7 +88,7 @@ def pending_click(key: str) -> tuple[float, float, int] | None:
 
 def show_map(
     key: str,
-    ws: Any,
+    ws: Workspace,
     layers: dict[str, Any],
     *,
     visible: list[str] | None = None,
@@ -94,10 +97,12 @@ def show_map(
     hillshade: bool = False,
     focus: Any = None,
     height: int = 600,
-    legend: bool = True,
     focus_zoom: tuple[int, int] = (16, 19),
 ) -> MapOutput:
     """Draw the map and return the view and any new click.
+
+    The legend of the visible layers and of the highlights is drawn under the map (the
+    map itself takes the page's whole width).
 
     Parameters
     ----------
@@ -112,9 +117,6 @@ def show_map(
         Jump the map to this geometry (working CRS) when it changes.
     focus_zoom : (int, int)
         Zoom range of that jump (a point: street level; an area: fit it).
-    legend : bool
-        The legend of the visible layers and of the highlights, under the map (the
-        map itself takes the page's whole width).
     """
     from streamlit_folium import st_folium
 
@@ -168,11 +170,10 @@ def show_map(
                 "Offline map scripts are not served (start with `ms4map app` or with "
                 "server.enableStaticServing = true); the map loads Leaflet from the internet."
             )
-        if legend:
-            st.markdown(
-                maps.legend_html(layers, visible=visible, highlights=highlights, horizontal=True),
-                unsafe_allow_html=True,
-            )
+        st.markdown(
+            maps.legend_html(layers, visible=visible, highlights=highlights, horizontal=True),
+            unsafe_allow_html=True,
+        )
     if case_legend:
         st.markdown(case_legend, unsafe_allow_html=True)
     click = None
@@ -187,7 +188,7 @@ def show_map(
     return MapOutput(view=maps.MapView.from_st_folium(out, view), click=click, stats=stats)
 
 
-def _records_overlay(ws: Any, layers: dict[str, Any], visible: list[str] | None) -> tuple:
+def _records_overlay(ws: Workspace, layers: dict[str, Any], visible: list[str] | None) -> tuple:
     """Outfalls coloured by their derived status and the open cases (IDDE records)."""
     if visible is not None and "outfalls" not in visible:
         return layers, [], ""

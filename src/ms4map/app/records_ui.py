@@ -18,13 +18,16 @@ import datetime as dt
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
 
 from . import auth, state
 from .upload import app_data_dir
+
+if TYPE_CHECKING:
+    from ..io.workspace import Workspace
 
 __all__ = [
     "CASE_COLOURS",
@@ -420,7 +423,7 @@ def open_cases(cases: Any, deadlines: Any) -> Any:
     return active
 
 
-def map_overlay(ws: Any, layers: dict[str, Any]) -> tuple[dict[str, Any], list[Any], str]:
+def map_overlay(ws: Workspace, layers: dict[str, Any]) -> tuple[dict[str, Any], list[Any], str]:
     """Outfalls recoloured by their derived status, and the open-cases rings.
 
     Returns ``(layers, extra folium groups, legend HTML)``; without records the
@@ -585,7 +588,7 @@ def inventory_records(inv: pd.DataFrame) -> None:
     inspection_form("inventory", oid)
 
 
-def layers_with_status(ws: Any, layers: dict[str, Any]) -> dict[str, Any]:
+def layers_with_status(ws: Workspace, layers: dict[str, Any]) -> dict[str, Any]:
     """The layers with outfalls in their derived status (what a click picks among)."""
     try:
         return map_overlay(ws, layers)[0]

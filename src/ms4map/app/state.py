@@ -12,13 +12,18 @@ from __future__ import annotations
 import importlib
 import os
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from .upload import app_data_dir
+
+if TYPE_CHECKING:
+    from ..io.workspace import Workspace
+    from ..pipeline import PipelineResult
 
 __all__ = [
     "AppContext",
@@ -114,7 +119,7 @@ def _key(src: dict[str, Any]) -> str:
 
 
 @st.cache_resource(show_spinner="Opening the workspace ...", max_entries=4)
-def _open_workspace(key: str) -> Any:
+def _open_workspace(key: str) -> Workspace:
     import json
 
     from ..io import demo_path, open_workspace
@@ -135,7 +140,7 @@ def _open_workspace(key: str) -> Any:
     return open_workspace(path, **kwargs)
 
 
-def workspace(*, show_error: bool = True) -> Any | None:
+def workspace(*, show_error: bool = True) -> Workspace | None:
     """The current workspace (cached), or ``None`` after showing why it cannot open."""
     src = workspace_source()
     try:
@@ -217,7 +222,7 @@ _RESULTS_MAX = 4
 _RESULT_LOCKS: dict[str, Any] = {}
 
 
-def _run_pipeline(ws: Any, fingerprint: str) -> Any:
+def _run_pipeline(ws: Workspace, fingerprint: str) -> PipelineResult:
     """Run (or reuse) the pipeline; the first run shows each step as it goes, with the
     seconds so far, and ends with the time of each step (what was slow)."""
     import threading
@@ -252,7 +257,7 @@ def _run_pipeline(ws: Any, fingerprint: str) -> Any:
         return result
 
 
-def pipeline_result(ws: Any, *, show_error: bool = True) -> Any | None:
+def pipeline_result(ws: Workspace, *, show_error: bool = True) -> PipelineResult | None:
     """The cached :func:`ms4map.pipeline.run` result, or ``None`` (with a message)."""
     if library("pipeline") is None:
         if show_error:
@@ -267,39 +272,55 @@ def pipeline_result(ws: Any, *, show_error: bool = True) -> Any | None:
 
 
 @st.cache_resource(show_spinner="Flagging septic parcels ...", max_entries=4)
-def _septic(_ws: Any, _result: Any, fingerprint: str, profile: str) -> Any:
+def _septic(_ws: Workspace, _result: PipelineResult, fingerprint: str, profile: str) -> Any:
     return library("rules.septic").flag_septic(_result, profile=profile, workspace=_ws)
 
 
-def septic_layer(ws: Any, result: Any, *, profile: str = "stillwater") -> Any | None:
+def septic_layer(
+    ws: Workspace, result: PipelineResult | None, *, profile: str = "stillwater"
+) -> Any | None:
     """The cached ``septic`` layer, or ``None`` when unavailable."""
-    if result is None or library("rules.septic") is None:
-        return None
-    try:
-        return _septic(ws, result, ws.fingerprint(), profile)
-    except Exception as exc:  # noqa: BLE001
-        _show_error("Septic flagging failed", exc)
-        return None
+    return _parcel_layer(_septic, "rules.septic", "Septic flagging failed", ws, result, profile)
 
 
 @st.cache_resource(show_spinner="Screening every parcel for Condition A ...", max_entries=4)
-def _screening(_ws: Any, _result: Any, fingerprint: str, profile: str) -> Any:
+def _screening(_ws: Workspace, _result: PipelineResult, fingerprint: str, profile: str) -> Any:
     return library("rules.conditions").screen_all(_result, profile=profile, workspace=_ws)
 
 
-def screening_layer(ws: Any, result: Any, *, profile: str = "stillwater") -> Any | None:
+def screening_layer(
+    ws: Workspace, result: PipelineResult | None, *, profile: str = "stillwater"
+) -> Any | None:
     """The cached ``screening`` layer (every parcel), or ``None`` when unavailable."""
-    if result is None or library("rules.conditions") is None:
+    return _parcel_layer(
+        _screening, "rules.conditions", "Parcel screening failed", ws, result, profile
+    )
+
+
+def _parcel_layer(
+    cached: Callable[..., Any],
+    module: str,
+    failure: str,
+    ws: Workspace,
+    result: PipelineResult | None,
+    profile: str,
+) -> Any | None:
+    """``cached(ws, result, fingerprint, profile)``: a per-parcel layer of ``ms4map.<module>``
+    under ``profile``; ``None`` without a result or the module, or when it fails (said as
+    ``failure`` on the page)."""
+    if result is None or library(module) is None:
         return None
     try:
-        return _screening(ws, result, ws.fingerprint(), profile)
+        return cached(ws, result, ws.fingerprint(), profile)
     except Exception as exc:  # noqa: BLE001
-        _show_error("Parcel screening failed", exc)
+        _show_error(failure, exc)
         return None
 
 
 @st.cache_resource(show_spinner="Preparing map layers ...", max_entries=8)
-def _layers(_ws: Any, _result: Any, _septic: Any, _screening: Any, key: tuple) -> Any:
+def _layers(
+    _ws: Workspace, _result: PipelineResult | None, _septic: Any, _screening: Any, key: tuple
+) -> Any:
     from ..outputs import maps
 
     return maps.build_layers(
@@ -308,8 +329,8 @@ def _layers(_ws: Any, _result: Any, _septic: Any, _screening: Any, key: tuple) -
 
 
 def map_layers(
-    ws: Any,
-    result: Any,
+    ws: Workspace,
+    result: PipelineResult | None,
     *,
     parcel_colour: str = "drainage",
     septic: Any = None,
@@ -327,13 +348,13 @@ def map_layers(
 
 
 @st.cache_resource(show_spinner="Counting what drains to each outfall ...", max_entries=8)
-def _inventory(_ws: Any, _result: Any, _septic: Any, key: tuple) -> Any:
-    from ..outputs import maps
+def _inventory(_ws: Workspace, _result: PipelineResult | None, _septic: Any, key: tuple) -> Any:
+    from ..analysis import outfalls
 
-    return maps.outfall_inventory(_ws, _result, septic=_septic)
+    return outfalls.outfall_inventory(_ws, _result, septic=_septic)
 
 
-def outfall_inventory(ws: Any, result: Any, septic: Any = None) -> Any:
+def outfall_inventory(ws: Workspace, result: PipelineResult | None, septic: Any = None) -> Any:
     """Cached :func:`ms4map.analysis.outfalls.outfall_inventory` (septic counts from the septic layer
     when given: the parcels the Septic page flags)."""
     return _inventory(
@@ -342,13 +363,13 @@ def outfall_inventory(ws: Any, result: Any, septic: Any = None) -> Any:
 
 
 @st.cache_resource(show_spinner="Indexing ids and addresses ...", max_entries=4)
-def _search_index(_ws: Any, fingerprint: str) -> Any:
+def _search_index(_ws: Workspace, fingerprint: str) -> Any:
     from ..outputs import maps
 
     return maps.build_search_index(_ws)
 
 
-def search_index(ws: Any) -> Any:
+def search_index(ws: Workspace) -> Any:
     """The cached :func:`ms4map.outputs.maps.build_search_index` of the workspace."""
     return _search_index(ws, ws.fingerprint())
 
@@ -361,7 +382,7 @@ def _hillshade(_dem: Any, fingerprint: str) -> tuple[bytes, list[list[float]]]:
     return maps.png_bytes(rgba), bounds
 
 
-def hillshade_url(ws: Any) -> tuple[str, list[list[float]]] | None:
+def hillshade_url(ws: Workspace) -> tuple[str, list[list[float]]] | None:
     """URL of the workspace DEM's hillshade PNG (served as a static file) and its bounds."""
     dem = getattr(ws, "dem", None)
     if dem is None:
@@ -388,8 +409,8 @@ def hillshade_url(ws: Any) -> tuple[str, list[list[float]]] | None:
 class AppContext:
     """What a page needs: the workspace and, when it ran, the pipeline result."""
 
-    ws: Any
-    result: Any
+    ws: Workspace
+    result: PipelineResult | None
 
 
 def context(*, need_result: bool = True) -> AppContext | None:

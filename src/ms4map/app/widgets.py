@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
 
+from ..analysis.paths import OVERLAND_METHODS, PathResult, feature_attributes, feature_path
 from ..outputs import maps
 
-__all__ = ["feature_details", "outfall_summary", "page_link", "search_box", "show_path"]
+if TYPE_CHECKING:
+    from ..analysis.outfalls import OutfallArea
+    from ..io.workspace import Workspace
+    from ..pipeline import PipelineResult
+
+__all__ = [
+    "csv_download",
+    "feature_details",
+    "notice_download",
+    "outfall_summary",
+    "page_link",
+    "search_box",
+    "show_path",
+]
 
 
 def search_box(
-    ws: Any, key: str, *, layers: tuple[str, ...] | None = None
+    ws: Workspace, key: str, *, layers: tuple[str, ...] | None = None
 ) -> tuple[str, str] | None:
     """Text search over addresses and ids; returns the chosen ``(layer, id)`` or None.
 
@@ -77,7 +91,9 @@ def page_link(name: str, label: str, **query: str) -> None:
         st.markdown(f"[{label}]({url})")
 
 
-def outfall_summary(ws: Any, result: Any, fid: str, area: Any = None) -> None:
+def outfall_summary(
+    ws: Workspace, result: PipelineResult | None, fid: str, area: OutfallArea | None = None
+) -> None:
     """What drains to an outfall: its upstream area and counts, and a link to investigate."""
     from . import state
 
@@ -111,20 +127,20 @@ def outfall_summary(ws: Any, result: Any, fid: str, area: Any = None) -> None:
 
 
 def feature_details(
-    ws: Any,
-    result: Any,
+    ws: Workspace,
+    result: PipelineResult | None,
     layer: str,
     fid: str,
     *,
-    path: maps.PathResult | None = None,
-    area: Any = None,
-) -> maps.PathResult | None:
+    path: PathResult | None = None,
+    area: OutfallArea | None = None,
+) -> PathResult | None:
     """Attributes of the selected feature and its downstream path, as text.
 
     An outfall also gets what drains to it (:func:`outfall_summary`); ``area`` is its
     :func:`ms4map.analysis.outfalls.outfall_area` when the caller has it.
     """
-    attrs = maps.feature_attributes(ws, layer, fid, result=result)
+    attrs = feature_attributes(ws, layer, fid, result=result)
     st.subheader(
         f"{maps.LAYER_LABELS.get(layer, layer)[:-1] if layer.endswith('s') else layer} {fid}"
     )
@@ -142,13 +158,13 @@ def feature_details(
         )
     if layer in ("parcels", "structures", "conveyances", "outfalls"):
         if path is None:
-            path = maps.feature_path(ws, result, layer, fid)
+            path = feature_path(ws, result, layer, fid)
         show_path(path)
         return path
     return None
 
 
-def show_path(path: maps.PathResult) -> None:
+def show_path(path: PathResult) -> None:
     st.markdown("**Downstream path**")
     if path.steps:
         for s in path.steps:
@@ -157,7 +173,23 @@ def show_path(path: maps.PathResult) -> None:
         st.caption(path.reason or "No path.")
     ov = path.overland
     if ov is not None and len(ov):
-        how = sorted({maps.OVERLAND_METHODS.get(m, m) for m in ov["method"].astype(str)})
+        how = sorted({OVERLAND_METHODS.get(m, m) for m in ov["method"].astype(str)})
         st.caption("The overland step (dashed on the map) runs " + "; ".join(how) + ".")
     if path.receiving_waters:
         st.markdown("Receiving water(s): " + ", ".join(path.receiving_waters))
+
+
+def csv_download(where: Any, label: str, frame: pd.DataFrame, *, file_name: str, key: str) -> None:
+    """A button that downloads ``frame`` as CSV (without the index), in ``where`` (``st``
+    or a column)."""
+    where.download_button(
+        label, frame.to_csv(index=False), file_name=file_name, mime="text/csv", key=key
+    )
+
+
+def notice_download(notice: Any, label: str, *, file_name: str, key: str) -> None:
+    """A drafted notice of violation: its warnings, then a button that downloads it as
+    HTML (to print)."""
+    for w in notice.warnings:
+        st.warning(w)
+    st.download_button(label, notice.to_html(), file_name=file_name, mime="text/html", key=key)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from .. import auth, mapview, records_ui, state
+from .. import auth, mapview, records_ui, state, widgets
+
+if TYPE_CHECKING:
+    from ...pipeline import PipelineResult
 
 #: Row colours of the deadlines table.
 DEADLINE_HIGHLIGHT = {"overdue": "#f4a6a6", "due": "#fde9a9", "late": "#f9d2c0"}
@@ -180,13 +183,10 @@ def notice_download(ctx: Any, case: dict[str, Any]) -> None:
     except Exception as exc:  # noqa: BLE001
         st.error(f"The notice could not be drafted: {exc}")
         return
-    for w in notice.warnings:
-        st.warning(w)
-    st.download_button(
+    widgets.notice_download(
+        notice,
         "Print the notice of violation (HTML)",
-        notice.to_html(),
         file_name=f"notice_case{case['case_id']}_{pid}.html",
-        mime="text/html",
         key="cases_notice",
     )
 
@@ -295,7 +295,9 @@ def track_down(ctx: Any, rec: Any, cid: int, case: dict[str, Any]) -> None:
         st.rerun()
 
 
-def suspect_network(result: Any, outfall_id: str, followed: list[str]) -> tuple[Any, Any] | None:
+def suspect_network(
+    result: PipelineResult, outfall_id: str, followed: list[str]
+) -> tuple[Any, Any] | None:
     """The structures and conveyances still suspect after the samples on the plan.
 
     Everything upstream of the outfall, then for each sample followed (``"MH-1: flow"``):

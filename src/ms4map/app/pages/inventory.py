@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ...analysis.outfalls import inventory_totals
 from ...outputs import maps
-from .. import state
+from .. import state, widgets
 
 
 @st.cache_data(show_spinner="Drawing the outfall map ...", max_entries=4)
@@ -35,7 +36,7 @@ def render() -> None:
         "Flowing / suspect / illicit",
         int(inv["status"].astype(str).isin(["flowing", "suspect", "illicit"]).sum()),
     )
-    tot = maps.inventory_totals(ws, result, septic=septic)
+    tot = inventory_totals(ws, result, septic=septic)
     c[3].metric("Parcels draining to an outfall", _n(tot["parcels"]))
     septic_label = (
         "Flagged septic parcels draining to an outfall"
@@ -62,11 +63,11 @@ def render() -> None:
     shown = inv.drop(columns=["x", "y"])
     st.dataframe(shown, hide_index=True, width="stretch")
     c1, c2 = st.columns(2)
-    c1.download_button(
+    widgets.csv_download(
+        c1,
         "Download inventory (CSV)",
-        inv.to_csv(index=False),
+        inv,
         file_name="outfall_inventory.csv",
-        mime="text/csv",
         key="inventory_dl_csv",
     )
     if c2.button("Make the printable outfall map (PDF)", key="inventory_make_pdf"):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ...outputs import maps
-from .. import mapview, state
+from ...analysis.outfalls import outfall_area, outfall_inventory
+from ...analysis.paths import feature_geometry
+from .. import mapview, state, widgets
 
 
 def render() -> None:
@@ -18,7 +19,7 @@ def render() -> None:
     if ctx is None:
         return
     ws, result = ctx.ws, ctx.result
-    inv = maps.outfall_inventory(ws, result)
+    inv = outfall_inventory(ws, result)
     if not len(inv):
         st.warning("This workspace has no outfalls.")
         return
@@ -44,7 +45,7 @@ def render() -> None:
     if result is None:
         st.info("Upstream areas need the drainage analysis, which is not available.")
         return
-    area = maps.outfall_area(ws, result, oid)
+    area = outfall_area(ws, result, oid)
     st.caption(area.reason)
     layers = state.map_layers(ws, result)
     highlights = {}
@@ -54,7 +55,7 @@ def render() -> None:
         highlights["upstream network"] = area.edges.geometry
     if len(area.parcels):
         highlights["contributing parcels"] = area.parcels.geometry
-    focus_geom = maps.feature_geometry(ws, "outfalls", oid)
+    focus_geom = feature_geometry(ws, "outfalls", oid)
     extent = [focus_geom] if focus_geom is not None else []
     extent += list(area.sewershed) + list(area.parcels.geometry)
     if area.edges is not None:
@@ -92,12 +93,8 @@ def render() -> None:
     if not len(cand):
         st.caption("No septic, commercial, industrial or flagged parcel drains to this outfall.")
     st.dataframe(cand, hide_index=True, width="stretch")
-    st.download_button(
-        "Download candidates (CSV)",
-        cand.to_csv(index=False),
-        file_name=f"candidates_{oid}.csv",
-        mime="text/csv",
-        key="inv_dl_csv",
+    widgets.csv_download(
+        st, "Download candidates (CSV)", cand, file_name=f"candidates_{oid}.csv", key="inv_dl_csv"
     )
     _notice_drafter(ws, result, cand)
     from .. import records_ui
@@ -142,12 +139,9 @@ def _notice_drafter(ws, result, cand) -> None:
         except Exception as exc:  # noqa: BLE001 - shown to the officer
             st.error(f"The notice could not be drafted: {exc}")
             return
-        for w in notice.warnings:
-            st.warning(w)
-        st.download_button(
+        widgets.notice_download(
+            notice,
             "Download notice (HTML, print to PDF)",
-            notice.to_html(),
             file_name=f"notice_{pid}_{violation}.html",
-            mime="text/html",
             key="inv_nov_download",
         )

@@ -31,8 +31,12 @@ def render() -> None:
         st.sidebar.caption("Parcel colours need the drainage result (see the message above).")
     elif colour == "septic" and septic is None and state.library("rules.septic") is None:
         st.sidebar.caption("Septic flags need the septic module (ms4map.rules.septic).")
-    elif colour == "condition_a" and screening is None and state.library("rules.conditions") is None:
-        st.sidebar.caption("Condition A colours need the conditions module (ms4map.rules.conditions).")
+    elif (
+        colour == "condition_a" and screening is None and state.library("rules.conditions") is None
+    ):
+        st.sidebar.caption(
+            "Condition A colours need the conditions module (ms4map.rules.conditions)."
+        )
     shown = screening if colour == "condition_a" else septic if colour == "septic" else None
     missing = list(getattr(shown, "attrs", {}).get("missing_layers", []) or [])
     if colour == "septic":
@@ -63,6 +67,8 @@ def render() -> None:
 
 @st.fragment
 def _map_fragment(ws, result, layers, controls) -> None:
+    from ...analysis.outfalls import outfall_area
+    from ...analysis.paths import feature_geometry, feature_path
     from ...outputs import maps
 
     click = mapview.pending_click("map_main")
@@ -73,12 +79,12 @@ def _map_fragment(ws, result, layers, controls) -> None:
         if found is not None:
             st.session_state["map_selected"] = found
     sel = st.session_state.get("map_selected")
-    geom = maps.feature_geometry(ws, *sel, result=result) if sel else None
+    geom = feature_geometry(ws, *sel, result=result) if sel else None
     highlights = {}
-    path = maps.feature_path(ws, result, *sel) if sel else None
+    path = feature_path(ws, result, *sel) if sel else None
     area = None
     if sel and sel[0] == "outfalls" and result is not None:
-        area = maps.outfall_area(ws, result, sel[1])  # what drains there, on the map too
+        area = outfall_area(ws, result, sel[1])  # what drains there, on the map too
         if len(area.sewershed):
             highlights["sewershed"] = area.sewershed
         if area.edges is not None and len(area.edges):
@@ -119,7 +125,7 @@ def _search_focus(ws, result, sel, path):
     """Where the map jumps after a search: the feature found and its whole path (overland
     step, pipes, outfall), not the feature alone at street level.  Computed once per
     search, so a later click elsewhere does not move the map."""
-    from ...outputs import maps
+    from ...analysis.paths import feature_geometry, feature_path
 
     searched = st.session_state.get("map_search_last")  # the map jumps to searches only
     if not searched:
@@ -128,8 +134,8 @@ def _search_focus(ws, result, sel, path):
     if cached is not None and cached[0] == searched:
         return cached[1]
     if sel != searched or path is None:
-        path = maps.feature_path(ws, result, *searched)
-    geoms = [maps.feature_geometry(ws, *searched, result=result), path.extent()]
+        path = feature_path(ws, result, *searched)
+    geoms = [feature_geometry(ws, *searched, result=result), path.extent()]
     geoms = [g for g in geoms if g is not None and not g.is_empty]
     import shapely
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
 import streamlit as st
 from shapely.geometry import LineString, Point, Polygon
 
+from ...analysis.paths import overland_steps
 from ...outputs import maps
 from .. import mapview, state, widgets
+
+if TYPE_CHECKING:
+    from ...io.workspace import Workspace
 
 GUESS = "(guess from the parcel's property class)"
 NONE = "(none)"
@@ -69,7 +73,7 @@ def render() -> None:
     if det is not None and getattr(det, "map_layers", None):
         highlights.update(_det_layers(det))
         if mode == "parcels":  # the overland step from each parcel to its inlet(s)
-            steps = [maps.overland_steps(ws, result, pid) for pid in site]
+            steps = [overland_steps(ws, result, pid) for pid in site]
             steps = [g for s in steps for g in s.geometry]
             if steps:
                 highlights["overland step"] = gpd.GeoSeries(steps, crs=ws.crs)
@@ -169,7 +173,7 @@ def _focus(highlights: dict[str, Any]) -> Any:
     return shapely.union_all(geoms) if geoms else None
 
 
-def _site_inputs(ws: Any, mode: str) -> Any:
+def _site_inputs(ws: Workspace, mode: str) -> Any:
     if mode == "parcels":
         hit = widgets.search_box(ws, "screen_search", layers=("parcels",))
         if hit is not None and st.button("Add this parcel to the site", key="screen_add"):
@@ -219,7 +223,7 @@ def _add_parcel(pid: str) -> None:
     st.rerun()
 
 
-def _apply_click(ws: Any, layers: dict, mode: str, out: mapview.MapOutput) -> None:
+def _apply_click(ws: Workspace, layers: dict, mode: str, out: mapview.MapOutput) -> None:
     lat, lng = out.click
     if mode == "parcels":
         found = maps.identify(layers, lat, lng, zoom=out.view.zoom, visible=["parcels"])
@@ -242,7 +246,7 @@ def _polygon(vertices: list[tuple[float, float]]) -> gpd.GeoSeries | None:
     return gpd.GeoSeries([poly], crs="EPSG:4326")
 
 
-def _highlights(ws: Any, mode: str, site: Any) -> dict[str, Any]:
+def _highlights(ws: Workspace, mode: str, site: Any) -> dict[str, Any]:
     if mode == "parcels":
         parcels = ws.layers.get("parcels")
         if not site or parcels is None:
@@ -332,7 +336,7 @@ def _application(det: Any) -> None:
         st.warning(f"{exc} The report leaves the date blank.")
 
 
-def _show_determination(ws: Any, det: Any) -> None:
+def _show_determination(ws: Workspace, det: Any) -> None:
     _application(det)
     d = det.to_dict()
     st.header("Determination")
@@ -361,7 +365,7 @@ def _show_determination(ws: Any, det: Any) -> None:
     _downloads(ws, det)
 
 
-def _downloads(ws: Any, det: Any) -> None:
+def _downloads(ws: Workspace, det: Any) -> None:
     import json
 
     label = str(det.to_dict().get("site", {}).get("label", "site")).replace(" ", "_")[:40]
@@ -402,7 +406,7 @@ def _downloads(ws: Any, det: Any) -> None:
         c2.warning(f"The report could not be made: {exc}")
 
 
-def _call_report(report: Any, kind: str, det: Any, ws: Any) -> Any:
+def _call_report(report: Any, kind: str, det: Any, ws: Workspace) -> Any:
     """The report as HTML text or PDF bytes (``ms4map.outputs.report``)."""
     if kind == "html":
         return report.render_html(det)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from .. import mapview, state
+from .. import mapview, state, widgets
 
 LETTER_COLUMNS = ("parcel_id", "owner", "owner_address", "address")
 
@@ -58,25 +58,21 @@ def render() -> None:
         waters = sorted({str(w) for w in _col(df, "receiving_water").dropna()})
         chosen = st.multiselect("Receiving water", waters, key="septic_waters")
     keep = pd.Series(True, index=df.index)
-    if not include_all and "flagged" in df.columns:
-        keep &= df["flagged"].fillna(False).astype(bool)
-    if only_special and "special_condition" in df.columns:
-        keep &= df["special_condition"].fillna(False).astype(bool)
+    if not include_all:
+        keep &= _is_true(df, "flagged")
+    if only_special:
+        keep &= _is_true(df, "special_condition")
     if only_septic_pol:
-        if "septic_pollutant" in df.columns:
-            keep &= df["septic_pollutant"].fillna(False).astype(bool)
-        else:
-            st.sidebar.caption("The septic layer has no septic-pollutant column.")
+        keep &= _is_true(
+            df, "septic_pollutant", missing="The septic layer has no septic-pollutant column."
+        )
     if chosen_pols:
         have = _col(df, "listed_pollutants").map(
             lambda v: {p.strip() for p in str(v).split(",")} if isinstance(v, str) else set()
         )
         keep &= have.map(lambda s: bool(s & set(chosen_pols)))
     if setback:
-        if "within_setback" in df.columns:
-            keep &= df["within_setback"].fillna(False).astype(bool)
-        else:
-            st.sidebar.caption("The septic layer has no setback column.")
+        keep &= _is_true(df, "within_setback", missing="The septic layer has no setback column.")
     if chosen:
         keep &= _col(df, "receiving_water").astype(str).isin(chosen)
     sel = flagged[keep.to_numpy()]
@@ -99,22 +95,20 @@ def render() -> None:
     )
     st.dataframe(table, hide_index=True, width="stretch")
     try:
-        letters = state.library("rules.septic").mailing_list(flagged[keep.to_numpy()], only_flagged=False)
+        letters = state.library("rules.septic").mailing_list(
+            flagged[keep.to_numpy()], only_flagged=False
+        )
     except Exception:  # noqa: BLE001 - fall back to the plain columns
         letters = table[[c for c in LETTER_COLUMNS if c in table.columns]]
     c1, c2 = st.columns(2)
-    c1.download_button(
-        "Download table (CSV)",
-        table.to_csv(index=False),
-        file_name="septic_flagged.csv",
-        mime="text/csv",
-        key="septic_dl_csv",
+    widgets.csv_download(
+        c1, "Download table (CSV)", table, file_name="septic_flagged.csv", key="septic_dl_csv"
     )
-    c2.download_button(
+    widgets.csv_download(
+        c2,
         "Download mailing list for letters (CSV)",
-        letters.to_csv(index=False),
+        letters,
         file_name="septic_letters.csv",
-        mime="text/csv",
         key="septic_dl_letters",
     )
     from .. import export_ui  # the layer as GeoPackage / geodatabase / shapefiles / GeoJSON
@@ -153,3 +147,13 @@ def _septic_pollutants() -> list[str]:
 
 def _col(df: pd.DataFrame, name: str) -> pd.Series:
     return df[name] if name in df.columns else pd.Series([None] * len(df), index=df.index)
+
+
+def _is_true(df: pd.DataFrame, column: str, *, missing: str | None = None) -> pd.Series:
+    """The rows whose yes/no ``column`` is true (blank is no); every row when the layer
+    lacks the column (and ``missing``, if given, is said in the sidebar)."""
+    if column in df.columns:
+        return df[column].fillna(False).astype(bool)
+    if missing:
+        st.sidebar.caption(missing)
+    return pd.Series(True, index=df.index)
