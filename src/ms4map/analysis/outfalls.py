@@ -6,7 +6,7 @@ re-exports these names)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
 import numpy as np
@@ -16,6 +16,10 @@ from ..core.units import metres_per_unit
 from .frames import WGS84
 from .frames import column_or_none as _col
 from .frames import feature_ids as _ids
+
+if TYPE_CHECKING:
+    from ..io.workspace import Workspace
+    from .frames import ResultLike
 
 __all__ = ["OutfallArea", "inventory_totals", "outfall_area", "outfall_inventory"]
 
@@ -45,7 +49,7 @@ class OutfallArea:
     reason: str = ""
 
 
-def outfall_area(ws: Any, result: Any, outfall_id: str) -> OutfallArea:
+def outfall_area(ws: Workspace, result: ResultLike | None, outfall_id: str) -> OutfallArea:
     """The sewershed, upstream network and contributing parcels of an outfall.
 
     Parcels come from the drainage table (rows whose ``outfall_id`` is this
@@ -95,7 +99,9 @@ def outfall_area(ws: Any, result: Any, outfall_id: str) -> OutfallArea:
     return OutfallArea(oid, shed, nodes, edges, out_p, "; ".join(reasons))
 
 
-def outfall_inventory(ws: Any, result: Any, *, septic: pd.DataFrame | None = None) -> pd.DataFrame:
+def outfall_inventory(
+    ws: Workspace, result: ResultLike | None, *, septic: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """The outfall inventory the MS4 permit asks for, one row per outfall.
 
     Parameters
@@ -201,7 +207,7 @@ def outfall_inventory(ws: Any, result: Any, *, septic: pd.DataFrame | None = Non
     return inv[cols].sort_values("outfall_id", kind="stable").reset_index(drop=True)
 
 
-def _septic_ids(ws: Any, septic: pd.DataFrame | None) -> set[str] | None:
+def _septic_ids(ws: Workspace, septic: pd.DataFrame | None) -> set[str] | None:
     """The septic parcels the inventory counts: the septic layer's flagged parcels, else
     the parcels whose ``sewer`` is ``septic``; None when neither is known."""
     if septic is not None and "parcel_id" in septic.columns:
@@ -213,7 +219,9 @@ def _septic_ids(ws: Any, septic: pd.DataFrame | None) -> set[str] | None:
     return None
 
 
-def inventory_totals(ws: Any, result: Any, *, septic: pd.DataFrame | None = None) -> dict:
+def inventory_totals(
+    ws: Workspace, result: ResultLike | None, *, septic: pd.DataFrame | None = None
+) -> dict:
     """The town's totals behind the inventory, each parcel counted once.
 
     Returns

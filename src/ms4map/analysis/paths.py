@@ -6,7 +6,7 @@ receiving water (:func:`feature_path`), the overland step of a parcel
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
 import numpy as np
@@ -16,6 +16,10 @@ from shapely.geometry import LineString
 
 from .frames import column_or_none as _col
 from .frames import feature_ids as _ids
+
+if TYPE_CHECKING:
+    from ..io.workspace import Workspace
+    from .frames import ResultLike
 
 __all__ = [
     "OVERLAND_METHODS",
@@ -39,7 +43,7 @@ _ID_COLUMNS = {
 }
 
 
-def _feature_rows(ws: Any, layer: str, fid: str, result: Any) -> Any:
+def _feature_rows(ws: Workspace, layer: str, fid: str, result: ResultLike | None) -> Any:
     """The rows of a map layer whose id is ``fid`` (None when the layer is absent)."""
     if layer == "sewersheds":
         frame = getattr(result, "sewersheds", None)
@@ -51,13 +55,17 @@ def _feature_rows(ws: Any, layer: str, fid: str, result: Any) -> Any:
     return frame[ids.to_numpy() == str(fid)]
 
 
-def feature_geometry(ws: Any, layer: str, fid: str, *, result: Any = None) -> Any:
+def feature_geometry(
+    ws: Workspace, layer: str, fid: str, *, result: ResultLike | None = None
+) -> Any:
     """The geometry of one feature (working CRS), or None."""
     rows = _feature_rows(ws, layer, fid, result)
     return rows.geometry.iloc[0] if rows is not None and len(rows) else None
 
 
-def feature_attributes(ws: Any, layer: str, fid: str, *, result: Any = None) -> dict[str, Any]:
+def feature_attributes(
+    ws: Workspace, layer: str, fid: str, *, result: ResultLike | None = None
+) -> dict[str, Any]:
     """The attributes of one feature, as a plain dict (geometry dropped)."""
     rows = _feature_rows(ws, layer, fid, result)
     if rows is None:
@@ -131,7 +139,7 @@ class PathResult:
         return shapely.union_all(geoms) if geoms else None
 
 
-def feature_path(ws: Any, result: Any, layer: str, fid: str) -> PathResult:
+def feature_path(ws: Workspace, result: ResultLike | None, layer: str, fid: str) -> PathResult:
     """The downstream path of a parcel, structure, conveyance or outfall.
 
     Parcels follow the drainage table (each target with its fraction); network
@@ -246,7 +254,7 @@ OVERLAND_METHODS = {
 }
 
 
-def overland_steps(ws: Any, result: Any, parcel_id: str) -> gpd.GeoDataFrame:
+def overland_steps(ws: Workspace, result: ResultLike | None, parcel_id: str) -> gpd.GeoDataFrame:
     """The overland step of a parcel: a line from the parcel to each target it drains to.
 
     With the DEM routing (``result.overland``), each line follows the steepest-descent
@@ -304,7 +312,7 @@ def overland_steps(ws: Any, result: Any, parcel_id: str) -> gpd.GeoDataFrame:
     return gpd.GeoDataFrame(recs, geometry="geometry", crs=ws.crs)
 
 
-def _inlet_point(ws: Any, result: Any, node_id: str) -> Any:
+def _inlet_point(ws: Workspace, result: ResultLike | None, node_id: str) -> Any:
     inlets = getattr(result, "inlets", None)
     if inlets is not None and len(inlets) and "node_id" in inlets.columns:
         hit = inlets[inlets["node_id"].astype(str) == node_id]

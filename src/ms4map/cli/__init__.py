@@ -15,10 +15,13 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..core.errors import EXIT_USAGE, Ms4mapError
+
+if TYPE_CHECKING:
+    from ..io.workspace import Workspace
 
 __all__ = [
     "main",
@@ -174,7 +177,7 @@ def input_paths(args: argparse.Namespace) -> list[Path]:
     return found
 
 
-def workspace_from_args(args: argparse.Namespace):  # -> Workspace
+def workspace_from_args(args: argparse.Namespace) -> Workspace:
     """Open the workspace the options describe (raises ms4map errors)."""
     from ..io import open_workspace
 

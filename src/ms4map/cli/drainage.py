@@ -6,9 +6,12 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import add_command, input_paths, workspace_from_args
+
+if TYPE_CHECKING:
+    from ..io.workspace import Workspace
 
 __all__ = ["register", "run"]
 
@@ -106,7 +109,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_layers(out: Path, layers: dict[str, Any], *, ws: Any, settings: dict[str, Any]) -> Path:
+def write_layers(
+    out: Path, layers: dict[str, Any], *, ws: Workspace, settings: dict[str, Any]
+) -> Path:
     """Write the result layers with provenance (never over an input file)."""
     from ..io import write_outputs
 

@@ -16,10 +16,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import DataError, InputOpenError, UsageError
 from . import add_command, add_profile_option, workspace_from_args
+
+if TYPE_CHECKING:
+    from ..io.workspace import Workspace
 
 __all__ = ["register", "run"]
 
@@ -109,7 +112,7 @@ def _profile(args: argparse.Namespace) -> Any:
     return prof
 
 
-def _waters(args: argparse.Namespace, ws: Any) -> Any:
+def _waters(args: argparse.Namespace, ws: Workspace) -> Any:
     from ..rules.waters import Waters, read_303d_csv, read_attains_csv
 
     if not args.impairments:
@@ -165,7 +168,7 @@ def _read_site_file(path: str) -> Any:
     return gdf
 
 
-def _protected(args: argparse.Namespace, ws: Any) -> list[str]:
+def _protected(args: argparse.Namespace, ws: Workspace) -> list[str]:
     """Files no output may replace: the workspace's inputs and the user's other inputs."""
     paths = [str(p) for p in ws.inputs]
     paths += [p for p in (getattr(args, "site_file", None), args.impairments) if p]
@@ -174,7 +177,7 @@ def _protected(args: argparse.Namespace, ws: Any) -> list[str]:
     return paths
 
 
-def _check_batch_outputs(args: argparse.Namespace, ws: Any, out: Path) -> None:
+def _check_batch_outputs(args: argparse.Namespace, ws: Workspace, out: Path) -> None:
     """Check every output path of ``--all`` before the run writes anything.
 
     Raises

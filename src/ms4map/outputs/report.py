@@ -16,10 +16,17 @@ import base64
 import html
 import io
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import UsageError
+
+if TYPE_CHECKING:
+    from ..rules.conditions import Determination
+
+    #: A determination, or its JSON document (``Determination.to_dict()``).
+    DeterminationLike = Determination | Mapping[str, Any]
 
 __all__ = ["REPORT_SUFFIXES", "render_html", "site_map_png", "write_pdf", "write_report"]
 
@@ -29,11 +36,11 @@ REPORT_SUFFIXES = (".html", ".htm", ".pdf")
 _YN = {True: "Yes", False: "No", None: "Undetermined"}
 
 
-def _doc(det: Any) -> dict[str, Any]:
+def _doc(det: DeterminationLike) -> dict[str, Any]:
     return det.to_dict() if hasattr(det, "to_dict") else dict(det)
 
 
-def _draw_map(ax: Any, det: Any) -> None:
+def _draw_map(ax: Any, det: DeterminationLike) -> None:
     """Site (orange), drainage path (blue), inlets, outfalls (red), receiving waters."""
     import geopandas as gpd
 
@@ -302,7 +309,9 @@ def _north_arrow(ax: Any) -> None:
     )
 
 
-def site_map_png(det: Any, *, dpi: int = 110, size: tuple[float, float] = (4.0, 3.4)) -> bytes:
+def site_map_png(
+    det: DeterminationLike, *, dpi: int = 110, size: tuple[float, float] = (4.0, 3.4)
+) -> bytes:
     """The static map as PNG bytes."""
     import matplotlib
 
@@ -369,7 +378,7 @@ def _e(x: Any) -> str:
     return html.escape("" if x is None else str(x))
 
 
-def render_html(det: Any, *, include_map: bool = True) -> str:
+def render_html(det: DeterminationLike, *, include_map: bool = True) -> str:
     """The determination as a self-contained one-page HTML document (map inlined)."""
     d = _doc(det)
     c = d["conditions"]
@@ -488,7 +497,7 @@ def _wrap(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width=width, break_long_words=False) or [""]
 
 
-def write_pdf(det: Any, path: str | Path, *, protected: Any = ()) -> Path:
+def write_pdf(det: DeterminationLike, path: str | Path, *, protected: Any = ()) -> Path:
     """A one-page letter-size PDF (matplotlib PDF backend); returns the path.
 
     The path is checked first (never one of ``protected``; folder created), then the
@@ -744,7 +753,7 @@ def _draw_text(fig: Any, top: _Lines, lines: _Lines) -> None:
         y -= size / 72 / 11 * 1.35
 
 
-def report_figure(det: Any) -> Any:
+def report_figure(det: DeterminationLike) -> Any:
     """The one-page report as a letter-size matplotlib figure (the caller closes it)."""
     import matplotlib
 
@@ -770,7 +779,7 @@ def report_figure(det: Any) -> Any:
     return fig
 
 
-def write_report(det: Any, path: str | Path, *, protected: Any = ()) -> Path:
+def write_report(det: DeterminationLike, path: str | Path, *, protected: Any = ()) -> Path:
     """Write the report as HTML (``.html``/``.htm``) or PDF (``.pdf``) by suffix.
 
     Parameters
