@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import DataError
@@ -289,33 +290,81 @@ def _appeal_window_row(
     )
 
 
+@dataclass(frozen=True)
+class _Period:
+    """A deadline that runs a period of the profile's ``[enforcement]`` from an event."""
+
+    deadline: str  # the row's ``deadline``
+    key: str  # the period's key in the profile
+    rule: str  # the citation rule
+    missing: str  # what the law states no of, when the profile has no period
+    note: str = ""  # said after that
+
+
+_HEARING = _Period("appeal_hearing", "appeal_hearing_days", "appeal", "hearing period")
+_DECISION = _Period("decision_filed", "decision_filed_days", "appeal", "filing period")
+_CORRECTIVE = _Period(
+    "corrective_action", "corrective_business_days", "appeal", "period after an upheld appeal"
+)
+_RETENTION = _Period(
+    "records_retention",
+    "records_years",
+    "records",
+    "retention period",
+    "; ms4map never deletes records",
+)
+
+
+def _period_row(
+    case: Mapping[str, Any],
+    profile: Profile,
+    period: _Period,
+    *,
+    due: Callable[[int], dt.date],
+    done: dt.date | None,
+    reason: Callable[[int, str], str],
+    today: dt.date,
+    status: Callable[[dt.date], str] | None = None,
+) -> dict[str, Any]:
+    """The row of a deadline that runs ``period`` from an event.
+
+    ``due(n)`` is the deadline for a period of ``n`` (days, business days or years),
+    ``reason(n, law)`` says how it is set; ``status`` defaults to met/late/pending/overdue
+    against ``done``.  Without the period in the profile the row is ``not_stated``.
+    """
+    law = _law(profile)
+    value = profile.enforcement.get(period.key)
+    if not _num(value):
+        return _row(
+            case,
+            period.deadline,
+            None,
+            "not_stated",
+            done,
+            period.rule,
+            f"The {profile.law} states no {period.missing} "
+            f"({law}: {period.key} = {value!r}){period.note}.",
+        )
+    when = due(int(value))
+    state = status(when) if status is not None else _progress(when, done, today)
+    return _row(case, period.deadline, when, state, done, period.rule, reason(int(value), law))
+
+
 def _appeal_hearing_row(
     case: Mapping[str, Any], profile: Profile, filed: dt.date, today: dt.date
 ) -> dict[str, Any]:
     """The hearing of a filed appeal (``appeal_hearing_days``; done = appeal decided)."""
-    law = _law(profile)
-    days = profile.enforcement.get("appeal_hearing_days")
-    decided = _d(case.get("appeal_decided_on"))
-    if not _num(days):
-        return _row(
-            case,
-            "appeal_hearing",
-            None,
-            "not_stated",
-            decided,
-            "appeal",
-            f"The {profile.law} states no hearing period ({law}: appeal_hearing_days = {days!r}).",
-        )
-    due = filed + dt.timedelta(days=int(days))
-    return _row(
+    return _period_row(
         case,
-        "appeal_hearing",
-        due,
-        _progress(due, decided, today),
-        decided,
-        "appeal",
-        f"The appeal is heard within {int(days)} days of its filing on "
-        f"{filed.isoformat()} ({law}); done = appeal decided.",
+        profile,
+        _HEARING,
+        due=lambda days: filed + dt.timedelta(days=days),
+        done=_d(case.get("appeal_decided_on")),
+        reason=lambda days, law: (
+            f"The appeal is heard within {days} days of its filing on "
+            f"{filed.isoformat()} ({law}); done = appeal decided."
+        ),
+        today=today,
     )
 
 
@@ -323,28 +372,16 @@ def _decision_filed_row(
     case: Mapping[str, Any], profile: Profile, decided: dt.date, today: dt.date
 ) -> dict[str, Any]:
     """The filing of the appeal's decision (``decision_filed_days``)."""
-    law = _law(profile)
-    days = profile.enforcement.get("decision_filed_days")
-    done = _d(case.get("decision_filed_on"))
-    if not _num(days):
-        return _row(
-            case,
-            "decision_filed",
-            None,
-            "not_stated",
-            done,
-            "appeal",
-            f"The {profile.law} states no filing period ({law}: decision_filed_days = {days!r}).",
-        )
-    due = decided + dt.timedelta(days=int(days))
-    return _row(
+    return _period_row(
         case,
-        "decision_filed",
-        due,
-        _progress(due, done, today),
-        done,
-        "appeal",
-        f"The decision of {decided.isoformat()} is filed within {int(days)} days ({law}).",
+        profile,
+        _DECISION,
+        due=lambda days: decided + dt.timedelta(days=days),
+        done=_d(case.get("decision_filed_on")),
+        reason=lambda days, law: (
+            f"The decision of {decided.isoformat()} is filed within {days} days ({law})."
+        ),
+        today=today,
     )
 
 
@@ -356,30 +393,17 @@ def _corrective_action_row(
     today: dt.date,
 ) -> dict[str, Any]:
     """The correction after an upheld appeal (``corrective_business_days``)."""
-    law = _law(profile)
-    bdays = profile.enforcement.get("corrective_business_days")
-    if not _num(bdays):
-        return _row(
-            case,
-            "corrective_action",
-            None,
-            "not_stated",
-            fixed,
-            "appeal",
-            f"The {profile.law} states no period after an upheld appeal "
-            f"({law}: corrective_business_days = {bdays!r}).",
-        )
-    due = add_business_days(decided, int(bdays))
-    return _row(
+    return _period_row(
         case,
-        "corrective_action",
-        due,
-        _progress(due, fixed, today),
-        fixed,
-        "appeal",
-        f"The appeal upheld the notice on {decided.isoformat()}: "
-        f"corrected within {int(bdays)} business days (Mon-Fri; holidays "
-        f"not counted) ({law}).",
+        profile,
+        _CORRECTIVE,
+        due=lambda days: add_business_days(decided, days),
+        done=fixed,
+        reason=lambda days, law: (
+            f"The appeal upheld the notice on {decided.isoformat()}: corrected within "
+            f"{days} business days (Mon-Fri; holidays not counted) ({law})."
+        ),
+        today=today,
     )
 
 
@@ -387,27 +411,17 @@ def _retention_row(
     case: Mapping[str, Any], profile: Profile, closed: dt.date, today: dt.date
 ) -> dict[str, Any]:
     """How long the closed case's records are kept (``records_years``)."""
-    law = _law(profile)
     years = profile.enforcement.get("records_years")
-    if not _num(years):
-        return _row(
-            case,
-            "records_retention",
-            None,
-            "not_stated",
-            None,
-            "records",
-            f"The {profile.law} states no retention period ({law}: records_years = "
-            f"{years!r}); ms4map never deletes records.",
-        )
-    due = _add_years(closed, int(years))
-    return _row(
+    return _period_row(
         case,
-        "records_retention",
-        due,
-        "keep" if today <= due else "may_discard",
-        None,
-        "records",
-        f"Keep the case records {int(years)} years after it "
-        f"closed on {closed.isoformat()} ({law}: records_years = {years}).",
+        profile,
+        _RETENTION,
+        due=lambda n: _add_years(closed, n),
+        done=None,
+        reason=lambda n, law: (
+            f"Keep the case records {n} years after it closed on {closed.isoformat()} "
+            f"({law}: records_years = {years})."
+        ),
+        status=lambda due: "keep" if today <= due else "may_discard",
+        today=today,
     )
