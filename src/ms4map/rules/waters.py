@@ -71,6 +71,7 @@ IMPAIRMENT_COLUMNS = (
     "line",
 )
 
+
 def missing_layer_reason(layer: str) -> str:
     """One sentence: the legal layer ``layer`` is missing, what it is needed for, the fix."""
     what, needed, fix = LEGAL_LAYERS[layer]
@@ -323,6 +324,31 @@ def _finish(
     return df
 
 
+def _read_list_csv(
+    path: str | Path,
+    on_error: str,
+    spec: dict[str, tuple[str, ...]],
+    required: dict[str, str],
+    *,
+    what: str,
+    fix: str,
+) -> tuple[Path, pd.DataFrame, dict[str, str]]:
+    """Read a list CSV and map its headers (``spec``); refuse a bad ``on_error`` and a file
+    that lacks a ``required`` column (canonical name -> the name its users know)."""
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"Unknown on_error: {on_error!r}, select from ['raise', 'skip']")
+    p = Path(path)
+    raw = _read_csv(p)
+    cols = _map_headers(list(raw.columns), spec)
+    missing = [c for c in required if c not in cols]
+    if missing:
+        raise DataError(
+            f"{what} {str(p)!r} lacks the column(s) {[required[m] for m in missing]}; it has "
+            f"{list(raw.columns)}. Fix: {fix}"
+        )
+    return p, raw, cols
+
+
 def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
     """Read a CSV with the columns of the NYSDEC 303(d) list's table.
 
@@ -352,19 +378,15 @@ def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
         ``NNNN-NNNN``, unknown list part/category, missing pollutant, duplicate
         PWL ID + pollutant).
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"Unknown on_error: {on_error!r}, select from ['raise', 'skip']")
-    p = Path(path)
-    raw = _read_csv(p)
-    cols = _map_headers(list(raw.columns), _NYSDEC_COLUMNS)
-    missing = [c for c in ("wb_id", "pollutant", "list_part") if c not in cols]
-    if missing:
-        names = {"wb_id": "PWL ID", "pollutant": "Cause/Pollutant", "list_part": "List Part"}
-        raise DataError(
-            f"303(d) CSV {str(p)!r} lacks the column(s) {[names[m] for m in missing]}; it has "
-            f"{list(raw.columns)}. Fix: name the columns as in the NYSDEC list (PWL ID, "
-            "Waterbody Name, Type, Cause/Pollutant, Suspected Source, List Part)."
-        )
+    p, raw, cols = _read_list_csv(
+        path,
+        on_error,
+        _NYSDEC_COLUMNS,
+        {"wb_id": "PWL ID", "pollutant": "Cause/Pollutant", "list_part": "List Part"},
+        what="303(d) CSV",
+        fix="name the columns as in the NYSDEC list (PWL ID, Waterbody Name, Type, "
+        "Cause/Pollutant, Suspected Source, List Part).",
+    )
     rows: list[dict[str, Any]] = []
     problems: list[str] = []
     seen: dict[tuple[str, str], int] = {}
@@ -438,19 +460,14 @@ def read_attains_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFra
     Parameters and return value as :func:`read_303d_csv`; ``origin`` is
     ``"attains_csv"`` and ``action_id`` is filled.
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"Unknown on_error: {on_error!r}, select from ['raise', 'skip']")
-    p = Path(path)
-    raw = _read_csv(p)
-    cols = _map_headers(list(raw.columns), _ATTAINS_COLUMNS)
-    missing = [c for c in ("au_id", "pollutant", "category") if c not in cols]
-    if missing:
-        names = {"au_id": "assessment unit id", "pollutant": "parameter", "category": "category"}
-        raise DataError(
-            f"ATTAINS CSV {str(p)!r} lacks the column(s) {[names[m] for m in missing]}; it has "
-            f"{list(raw.columns)}. Fix: export assessment unit id, parameter, category and "
-            "action id columns."
-        )
+    p, raw, cols = _read_list_csv(
+        path,
+        on_error,
+        _ATTAINS_COLUMNS,
+        {"au_id": "assessment unit id", "pollutant": "parameter", "category": "category"},
+        what="ATTAINS CSV",
+        fix="export assessment unit id, parameter, category and action id columns.",
+    )
     rows: list[dict[str, Any]] = []
     problems: list[str] = []
     seen: dict[tuple[str, str], int] = {}
