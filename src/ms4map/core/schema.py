@@ -493,6 +493,20 @@ def normalize_structure_kind(value: Any) -> str | None:
     """
     if _blank(value):
         return None
+    kind = _known_structure_kind(value)
+    if kind is not None:
+        return kind
+    return None if str(value).strip().upper() in ("NONE",) else "other"
+
+
+def is_known_structure_code(value: Any) -> bool:
+    """Whether :func:`normalize_structure_kind` recognises ``value`` (blank counts as known)."""
+    return _blank(value) or _known_structure_kind(value) is not None
+
+
+def _known_structure_kind(value: Any) -> str | None:
+    """The kind of a non-blank structure code: a canonical kind, a known code or a short
+    code with a known prefix; ``None`` for any other code."""
     text = str(value).strip()
     low = text.lower()
     if low in STRUCTURE_KINDS:
@@ -503,18 +517,7 @@ def normalize_structure_kind(value: Any) -> str | None:
     for prefix, kind in _STRUCTURE_PREFIXES:
         if up.startswith(prefix) and len(up) <= 5:
             return kind
-    return None if up in ("NONE",) else "other"
-
-
-def is_known_structure_code(value: Any) -> bool:
-    """Whether :func:`normalize_structure_kind` recognises ``value`` (blank counts as known)."""
-    if _blank(value):
-        return True
-    text = str(value).strip()
-    up = text.upper()
-    if text.lower() in STRUCTURE_KINDS or up in _STRUCTURE_CODES:
-        return True
-    return any(up.startswith(p) and len(up) <= 5 for p, _ in _STRUCTURE_PREFIXES)
+    return None
 
 
 def normalize_conveyance_kind(value: Any, *, default: str | None = None) -> str | None:
