@@ -225,16 +225,22 @@ class _RecordsBase:
             gdf = gdf.to_crs(self.outfalls.crs)
         return gdf
 
+    def _layer_to_check(self, role: str, field: str, how: str) -> gpd.GeoDataFrame:
+        """The workspace layer a field's ids are checked against (``how``: the hint
+        on naming it); a :class:`DataError` when the workspace has none."""
+        layer = self._layer(role)
+        if layer is None:
+            raise DataError(
+                f"Field '{field}': the workspace has no {role} layer to check it "
+                f"against. Fix: add the {role} layer ({how})."
+            )
+        return layer
+
     def _structure_point(self, struct_id: str) -> Any:
         if self._structures is None:
-            s = self._layer("structures")
-            if s is None:
-                raise DataError(
-                    "Field 'struct_id': the workspace has no structures layer to check it "
-                    "against. Fix: add the structures layer (or name it with --layer "
-                    "structures=LAYER)."
-                )
-            self._structures = s
+            self._structures = self._layer_to_check(
+                "structures", "struct_id", "or name it with --layer structures=LAYER"
+            )
         s = self._structures
         hit = s[s["struct_id"].astype(str) == struct_id]
         if not len(hit):
@@ -247,12 +253,7 @@ class _RecordsBase:
 
     def _check_parcel(self, parcel_id: str) -> None:
         if self._parcel_ids is None:
-            p = self._layer("parcels")
-            if p is None:
-                raise DataError(
-                    "Field 'parcel_id': the workspace has no parcels layer to check it "
-                    "against. Fix: add the parcels layer (or --layer parcels=LAYER)."
-                )
+            p = self._layer_to_check("parcels", "parcel_id", "or --layer parcels=LAYER")
             self._parcel_ids = set(p["parcel_id"].astype(str))
         if parcel_id not in self._parcel_ids:
             raise DataError(
