@@ -37,6 +37,7 @@ from .settings import (
     DEFAULT_LATERAL_M,
     DEFAULT_SNAP_M,
     DEFAULT_WATER_M,
+    OUTFALL_METHODS,
 )
 
 __all__ = [
@@ -64,22 +65,6 @@ ORIENT_METHODS = (
     "flow_dir_uni",
     "digitized",
     "assumed_lateral",
-)
-#: Outfall methods that are *real* outlets (mapped, or where water is known to leave).
-REAL_OUTFALL_METHODS = (
-    "outfalls_layer",
-    "outfall_structure",
-    "terminal_at_water",
-    "headwall_at_end",
-)
-#: How an outfall was found (``outfalls.method``), in order of precedence.
-OUTFALL_METHODS = (
-    "outfalls_layer",
-    "outfall_structure",
-    "terminal_at_water",
-    "headwall_at_end",
-    "terminal_at_structure",
-    "terminal_loose_end",
 )
 _STEP = "network"
 #: Outfall attributes carried from the outfalls layer into ``net.outfalls``.

@@ -17,6 +17,15 @@ DEFAULT_ID_MATCH_M = 15.0
 #: A structure that no conveyance reaches is assumed to drain through an unmapped lateral
 #: to the nearest conveyance within this distance (metres); 0 turns the inference off.
 DEFAULT_LATERAL_M = 15.0
+#: Outfall methods that are *real* outlets (mapped, or where water is known to leave).
+REAL_OUTFALL_METHODS = (
+    "outfalls_layer",
+    "outfall_structure",
+    "terminal_at_water",
+    "headwall_at_end",
+)
+#: How an outfall was found (``outfalls.method``), in order of precedence.
+OUTFALL_METHODS = (*REAL_OUTFALL_METHODS, "terminal_at_structure", "terminal_loose_end")
 #: Rank of a terminal by its outfall method: 0 real outlets, 1 a terminal at a
 #: structure, 2 a bare line end.  Where flow splits, the branch reaching the best
 #: rank is the main one.

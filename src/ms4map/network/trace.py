@@ -20,6 +20,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from ..core.errors import DataError
+from .settings import OUTFALL_METHODS
 
 __all__ = [
     "ASSIGN_METHODS",
@@ -994,15 +995,7 @@ def trace_downstream(net: Any, start: Any, *, by: str = "auto") -> Trace:
 
 
 #: Assignment methods under which flow reaches one outfall along one path.
-OUTFALL_REACHED = (
-    "outfalls_layer",
-    "outfall_structure",
-    "terminal_at_water",
-    "headwall_at_end",
-    "terminal_at_structure",
-    "terminal_loose_end",
-    "assumed_lateral",
-)
+OUTFALL_REACHED = (*OUTFALL_METHODS, "assumed_lateral")
 
 
 def _flow_chain(e: pd.DataFrame, rows: list[int]) -> list[int]:
