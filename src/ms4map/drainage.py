@@ -49,6 +49,7 @@ from .hydrology.overland import (
 
 __all__ = [
     "COLUMNS",
+    "PATH_COLUMNS",
     "METHODS",
     "TARGET_KINDS",
     "NetworkJoin",
@@ -60,17 +61,18 @@ __all__ = [
     "where_does_it_drain",
 ]
 
-COLUMNS = [
-    "parcel_id",
+#: Where a share of a parcel's runoff goes: the first target, the share, and the outfall
+#: and receiving water it reaches (the drainage table's columns between the parcel id and
+#: how it was found).
+PATH_COLUMNS = (
     "target_kind",
     "target_id",
     "fraction",
     "outfall_id",
     "receiving_water",
     "pwl_id",
-    "method",
-    "reason",
-]
+)
+COLUMNS = ["parcel_id", *PATH_COLUMNS, "method", "reason"]
 METHODS = (
     "d8_catchment",
     "representative_point",
@@ -657,8 +659,7 @@ def sewersheds(ov: OverlandResult, join: NetworkJoin) -> gpd.GeoDataFrame:
     geoms = polys.geometry.to_numpy()[have]
     groups = pd.Series(np.arange(len(geoms))).groupby(pcode[have].astype(int))
     shapes = {
-        int(k): shapely.simplify(shapely.union_all(geoms[ix.to_numpy()]), 0.0)
-        for k, ix in groups
+        int(k): shapely.simplify(shapely.union_all(geoms[ix.to_numpy()]), 0.0) for k, ix in groups
     }
     table = table[table.index.isin(list(shapes))]
     out = table[cols].reset_index(drop=True)

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import DataError, UsageError
+from ..drainage import PATH_COLUMNS
 from ..rules.profiles import Profile, load_profile, remedy_period_hours
 
 __all__ = [
@@ -1017,17 +1018,7 @@ def _drainage_path(result: Any, pid: str) -> tuple[list[dict[str, Any]], str, li
     recs: list[dict[str, Any]] = []
     texts: list[str] = []
     for r in rows.sort_values("fraction", ascending=False).to_dict("records"):
-        rec = {
-            k: (None if _isna(r.get(k)) else r.get(k))
-            for k in (
-                "target_kind",
-                "target_id",
-                "fraction",
-                "outfall_id",
-                "receiving_water",
-                "pwl_id",
-            )
-        }
+        rec = {k: (None if _isna(r.get(k)) else r.get(k)) for k in PATH_COLUMNS}
         recs.append(rec)
         share = f"{float(rec['fraction'] or 0):.0%} of the property's runoff"
         water = _text(rec["receiving_water"])
