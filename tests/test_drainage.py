@@ -231,7 +231,7 @@ def test_parcel_cells_computed_beforehand_give_the_same_table(res):
 def test_sewersheds_are_the_polygonized_cells_of_their_outfalls(res):
     # each sewershed must be exactly the region of the cells whose first target drains to
     # its outfall: polygonize those cells directly and compare
-    from ms4map.hydrology.overland import _polygonize
+    from ms4map.hydrology.overland import polygonize
 
     ov, sheds = res.overland, res.sewersheds
     t = ov.targets
@@ -244,7 +244,7 @@ def test_sewersheds_are_the_polygonized_cells_of_their_outfalls(res):
             if isinstance(o, str) and o in outs:
                 code[lab] = outs.index(o) + 1
     table = sheds[["outfall_id"]].set_axis(range(1, len(sheds) + 1))
-    direct = _polygonize(code[ov.labels], table, ov.transform, ov.crs, columns=["outfall_id"])
+    direct = polygonize(code[ov.labels], table, ov.transform, ov.crs, columns=["outfall_id"])
     assert list(direct["outfall_id"]) == outs
     assert shapely.equals(direct.geometry.values, sheds.geometry.values).all()
     # and no vertex more than the direct polygonization has

@@ -41,9 +41,9 @@ from .core.qa import QAReport
 from .hydrology.overland import (
     TARGET_KINDS,
     OverlandResult,
-    _polygonize,
-    _to_colrow,
+    polygonize,
     surface_path,
+    to_colrow,
     upstream_mask,
 )
 
@@ -357,7 +357,7 @@ def _overlay(
     small = np.flatnonzero(sel & ~covered)
     if small.size:
         rp = shapely.point_on_surface(geoms[small])
-        cols, rws = _to_colrow(ov.transform, shapely.get_x(rp), shapely.get_y(rp))
+        cols, rws = to_colrow(ov.transform, shapely.get_x(rp), shapely.get_y(rp))
         r = np.floor(rws).astype(np.int64)
         c = np.floor(cols).astype(np.int64)
         on = (r >= 0) & (r < h) & (c >= 0) & (c < w)
@@ -849,7 +849,7 @@ def what_drains_here(
         mask = mask | np.isin(ov.labels, labels)
     lab = np.where(mask, 1, 0).astype(np.int32)
     table = pd.DataFrame({"query": [point.wkt]}, index=pd.Index([1]))
-    poly = _polygonize(lab, table, ov.transform, ov.crs, columns=["query"])
+    poly = polygonize(lab, table, ov.transform, ov.crs, columns=["query"])
     geom = poly.geometry.iloc[0] if len(poly) else None
     return _one(
         geom,

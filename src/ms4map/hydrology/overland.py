@@ -73,10 +73,12 @@ __all__ = [
     "find_depressions",
     "first_target",
     "flow_directions",
+    "polygonize",
     "rasterize_targets",
     "route",
     "sink_targets",
     "surface_path",
+    "to_colrow",
     "upstream_mask",
 ]
 
@@ -201,7 +203,7 @@ class OverlandResult:
         if "_depressions" not in self._polygons:
             t = self.depression_table.set_index("label")
             lab = np.where(self.target_mask, self.labels, 0)
-            self._polygons["_depressions"] = _polygonize(
+            self._polygons["_depressions"] = polygonize(
                 lab, t, self.transform, self.crs, columns=["target_id", "area_m2", "max_depth_m"]
             )
         return self._polygons["_depressions"]
@@ -214,7 +216,7 @@ class OverlandResult:
 
     def cell_index(self, x: float, y: float) -> int | None:
         """Linear index of the cell holding ``(x, y)``, or ``None`` off the DEM."""
-        col, row = _to_colrow(self.transform, x, y)
+        col, row = to_colrow(self.transform, x, y)
         r, c = int(np.floor(row)), int(np.floor(col))
         h, w = self.shape
         if not (0 <= r < h and 0 <= c < w):
@@ -832,7 +834,7 @@ def rasterize_targets(
     np.greater(seed, 0, out=grid.burn)  # waters and open conveyances are burned
     if inlets is not None and len(inlets):
         pts = inlets[~inlets.geometry.is_empty & inlets.geometry.notna()]
-        cols, rows = _to_colrow(transform, pts.geometry.x.to_numpy(), pts.geometry.y.to_numpy())
+        cols, rows = to_colrow(transform, pts.geometry.x.to_numpy(), pts.geometry.y.to_numpy())
         rows, cols = np.floor(rows).astype(np.int64), np.floor(cols).astype(np.int64)
         inside = (rows >= 0) & (rows < h) & (cols >= 0) & (cols < w)
         inside[inside] &= valid[rows[inside], cols[inside]]
@@ -1431,7 +1433,7 @@ def catchment_polygons(
     t = result.targets
     sel = t if kinds is None else t[t["target_kind"].isin(kinds)]
     sel = sel[sel["cells"] > 0]
-    return _polygonize(
+    return polygonize(
         result.labels,
         sel,
         result.transform,
@@ -1440,10 +1442,16 @@ def catchment_polygons(
     )
 
 
-def _polygonize(
+def polygonize(
     labels: np.ndarray, table: pd.DataFrame, transform: Any, crs: Any, *, columns: list[str]
 ) -> gpd.GeoDataFrame:
-    """Polygonize the cells of ``labels`` whose value is in ``table.index`` (one row each)."""
+    """Polygonize the cells of ``labels`` whose value is in ``table.index`` (one row each).
+
+    ``labels`` is an integer grid on ``transform``; each kept label that has cells becomes
+    one polygon (a MultiPolygon when its cells are apart) carrying ``table``'s ``columns``
+    for that label, in ``crs``.  Used for the catchment and depression polygons, and by
+    :mod:`ms4map.drainage` for the area of a query.
+    """
     from rasterio import features
 
     if len(table) == 0:
@@ -1615,8 +1623,9 @@ def _check_dem(dem: Dem) -> None:
         raise DataError("The DEM grid is rotated. Fix: warp it to a north-up grid (gdalwarp).")
 
 
-def _to_colrow(transform: Any, x: Any, y: Any) -> tuple[Any, Any]:
-    """Fractional (col, row) of map coordinates on a north-up grid."""
+def to_colrow(transform: Any, x: Any, y: Any) -> tuple[Any, Any]:
+    """Fractional ``(col, row)`` of map coordinates ``x``, ``y`` on a north-up grid with
+    affine ``transform`` (cell ``(c, r)`` spans ``[c, c + 1) x [r, r + 1)``)."""
     return (np.asarray(x) - transform.c) / transform.a, (np.asarray(y) - transform.f) / transform.e
 
 
