@@ -324,6 +324,18 @@ def _finish(
     return df
 
 
+def _list_year(text: str, column: str, bad: list[str]) -> int | None:
+    """The listing year of a CSV row (``None`` when blank; a problem in ``bad`` when it is
+    not a year)."""
+    if not text:
+        return None
+    try:
+        return int(float(text))
+    except ValueError:
+        bad.append(f"{column} {text!r} is not a year")
+        return None
+
+
 def _read_list_csv(
     path: str | Path,
     on_error: str,
@@ -410,13 +422,7 @@ def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
         causes = [c.strip() for c in get("pollutant").split(";") if c.strip()]
         if not causes:
             bad.append("Cause/Pollutant is empty")
-        year_txt = get("list_year")
-        year: int | None = None
-        if year_txt:
-            try:
-                year = int(float(year_txt))
-            except ValueError:
-                bad.append(f"List Year {year_txt!r} is not a year")
+        year = _list_year(get("list_year"), "List Year", bad)
         if bad:
             problems.append(f"line {line}: " + "; ".join(bad))
             continue
@@ -495,13 +501,7 @@ def read_attains_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFra
         action = get("action_id") or None
         if cat == "4a" and not action:
             bad.append("category 4a (TMDL approved) needs the TMDL's action id")
-        year_txt = get("list_year")
-        year = None
-        if year_txt:
-            try:
-                year = int(float(year_txt))
-            except ValueError:
-                bad.append(f"cycle {year_txt!r} is not a year")
+        year = _list_year(get("list_year"), "cycle", bad)
         if bad:
             problems.append(f"line {line}: " + "; ".join(bad))
             continue
