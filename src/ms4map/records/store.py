@@ -452,32 +452,26 @@ class _RecordsReads(_RecordsBase):
         cols = ["case_id", "outfall_id", "deadline", "due", "status", "done_on", "rule", "reason"]
         return pd.DataFrame(rows, columns=cols)
 
+    def _year(self, year: int | None) -> int:
+        """``year``, or the reporting year today falls in."""
+        return reporting_year(dt.date.today(), self.year_start) if year is None else int(year)
+
+    def _year_tables(self) -> tuple[Any, ...]:
+        """Outfalls, inspections, samples and cases: what the year's figures count."""
+        return self.outfalls, self.inspections(), self.samples(), self.cases()
+
     def summary(self, year: int | None = None) -> dict[str, Any]:
         """The figures of a reporting year (default: the one today falls in).
 
         See :func:`ms4map.records.summary.summary`; the year starts on the profile's
         ``[records] reporting_year_start`` (default January 1).
         """
-        y = reporting_year(dt.date.today(), self.year_start) if year is None else int(year)
-        return summary(
-            self.outfalls,
-            self.inspections(),
-            self.samples(),
-            self.cases(),
-            y,
-            start=self.year_start,
-        )
+        return summary(*self._year_tables(), self._year(year), start=self.year_start)
 
     def annual_report(self, year: int | None = None) -> pd.DataFrame:
         """One row of :meth:`summary` figures per reporting year up to ``year``."""
-        y = reporting_year(dt.date.today(), self.year_start) if year is None else int(year)
         return annual_report(
-            self.outfalls,
-            self.inspections(),
-            self.samples(),
-            self.cases(),
-            last_year=y,
-            start=self.year_start,
+            *self._year_tables(), last_year=self._year(year), start=self.year_start
         )
 
     def next_sample(
