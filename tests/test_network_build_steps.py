@@ -89,7 +89,7 @@ def test_read_conveyances_parts_and_bad_lines():
     assert t.ids.tolist() == ["OK", "M.1", "M.2"]
     assert t.row.tolist() == [0, 1, 1]
     assert np.allclose(t.length, [9, 5, 10])
-    assert np.allclose(t.a[2], [20, 0]) and np.allclose(t.b[2], [30, 0])
+    assert np.allclose(t.start_xy[2], [20, 0]) and np.allclose(t.end_xy[2], [30, 0])
     assert qa.codes() == {"multipart_line": 1, "zero_length_conveyance": 1}
 
 
@@ -109,7 +109,7 @@ def test_snap_ends_ids_structures_and_junctions():
     st = read_structures(ws, CFG, qa)
     cv = read_conveyances(ws, CFG, qa)
     ends = snap_ends(st, cv, CFG, qa)
-    L = cv.n
+    L = cv.count
     assert ends.ids_known[0] and ends.ids_rev[0]
     assert ends.how[0] == "id" and ends.how[L] == "id"
     assert ends.node[1] == 1 and ends.how[1] == "structure"  # P2 start -> B
@@ -131,7 +131,7 @@ def test_split_lines_where_a_dangling_end_lies_on_a_middle():
     assert line == 0 and len(cuts) == 1
     t, node = cuts[0]
     assert abs(t - 40) < 1e-6 and sp.split_kind[node] == "dangling"
-    assert node == ends.node[cv.n + 1]  # TEE's end node
+    assert node == ends.node[cv.count + 1]  # TEE's end node
 
 
 def test_assumed_laterals_to_the_nearest_line():
@@ -188,7 +188,7 @@ def test_assemble_edges_split_line_parts_each_towards_the_outfall():
     assert rows["conv_id"] == ["MAIN", "MAIN", "TEE"]
     assert rows["part"] == [0, 1, 0]
     names = ed.node_ids
-    flow = [(names[u], names[v]) for u, v in zip(ed.u, ed.v, strict=True)]
+    flow = [(names[u], names[v]) for u, v in zip(ed.from_node, ed.to_node, strict=True)]
     split = flow[0][0]
     assert flow == [(split, "O"), ("A", split), (names[ends.node[1]], split)]
     assert set(rows["orient_method"]) == {"outlet_path"}
@@ -236,7 +236,7 @@ def test_find_outfalls_layer_structure_and_terminals():
     assert of.attrs[1]["receiving_water"] == "Mill Creek"
     # the outfalls layer is an inventory: P2's loose end is no outfall
     assert not of.terminals_are_outfalls
-    assert [ed.node_ids[i] for i in of.not_at_water] == [ed.node_ids[ends.node[cv.n + 1]]]
+    assert [ed.node_ids[i] for i in of.not_at_water] == [ed.node_ids[ends.node[cv.count + 1]]]
 
 
 def test_graph_qa_and_frames_then_sink_pools():

@@ -436,7 +436,7 @@ class BuildConfig:
     """Tolerances of one build, in CRS units (``settings`` keeps the metres)."""
 
     crs: Any
-    f: float  # metres per CRS unit
+    m_per_unit: float  # metres per CRS unit
     tol: float
     water_tol: float
     id_tol: float
@@ -455,7 +455,7 @@ class BuildConfig:
         elev_thr = 0.01 if feetish else 0.003
         return cls(
             crs=crs,
-            f=f,
+            m_per_unit=f,
             tol=snap_m / f,
             water_tol=water_m / f,
             id_tol=max(id_m, snap_m) / f,
@@ -493,7 +493,7 @@ class StructureTable:
     id_index: dict[str, int]
 
     @property
-    def n(self) -> int:
+    def count(self) -> int:
         return len(self.ids)
 
 
@@ -511,13 +511,13 @@ class ConveyanceTable:
     us_invert: np.ndarray
     ds_invert: np.ndarray
     diameter_in: np.ndarray
-    a: np.ndarray
-    b: np.ndarray
+    start_xy: np.ndarray  # first vertex
+    end_xy: np.ndarray  # last vertex
     length: np.ndarray
     _mids: Any = None
 
     @property
-    def n(self) -> int:
+    def count(self) -> int:
         return len(self.ids)
 
     def mid(self, j: int) -> np.ndarray:
@@ -571,11 +571,11 @@ class Orientation:
 
 @dataclass
 class EdgeTable:
-    """Directed edges (columns in ``rows``; ``u``/``v`` node numbers) and the nodes."""
+    """Directed edges (columns in ``rows``; ``from_node``/``to_node`` node numbers) and the nodes."""
 
     rows: dict[str, np.ndarray]
-    u: np.ndarray
-    v: np.ndarray
+    from_node: np.ndarray
+    to_node: np.ndarray
     bi: np.ndarray
     src: np.ndarray
     node_ids: np.ndarray
@@ -852,16 +852,16 @@ def read_conveyances(ws: Any, cfg: BuildConfig, qa: QAReport) -> ConveyanceTable
         us_invert=cols["us_invert"][r].astype(float),
         ds_invert=cols["ds_invert"][r].astype(float),
         diameter_in=cols["diameter_in"][r].astype(float),
-        a=shapely.get_coordinates(shapely.get_point(geom, 0))[:, :2],
-        b=shapely.get_coordinates(shapely.get_point(geom, -1))[:, :2],
+        start_xy=shapely.get_coordinates(shapely.get_point(geom, 0))[:, :2],
+        end_xy=shapely.get_coordinates(shapely.get_point(geom, -1))[:, :2],
         length=shapely.length(geom),
     )
 
 
 def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAReport) -> EndTable:
     """Attach every line end: from/to ids (checked), nearest structure, attached end, junctions."""
-    L = cv.n
-    ends = np.vstack([cv.a, cv.b])  # end e: e < L start, e >= L last vertex
+    L = cv.count
+    ends = np.vstack([cv.start_xy, cv.end_xy])  # end e: e < L start, e >= L last vertex
     end_struct = np.full(2 * L, -1)  # structure row index (primary) or -1
     how = np.full(2 * L, "", dtype=object)
     # 1. from/to ids, checked against the geometry
@@ -877,7 +877,7 @@ def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAR
                 "conveyances",
                 f"{name} '{col[j]}' names no structure; the geometry decides.",
                 cv.ids[j],
-                cv.a[j],
+                cv.start_xy[j],
                 level="info",
                 column=name,
                 fix="Correct the id or add the structure.",
@@ -890,7 +890,7 @@ def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAR
             "conveyances",
             f"from_id and to_id both name '{cv.from_id[j]}'; the ids are ignored.",
             cv.ids[j],
-            cv.a[j],
+            cv.start_xy[j],
             fix="Correct from_id/to_id.",
         )
     fi[same] = -1
@@ -903,7 +903,12 @@ def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAR
         d[m] = np.hypot(*(sxy[idx[m]] - pts[m]).T)
         return d
 
-    dfa, dfb, dta, dtb = dist(fi, cv.a), dist(fi, cv.b), dist(ti, cv.a), dist(ti, cv.b)
+    dfa, dfb, dta, dtb = (
+        dist(fi, cv.start_xy),
+        dist(fi, cv.end_xy),
+        dist(ti, cv.start_xy),
+        dist(ti, cv.end_xy),
+    )
     both = (fi >= 0) & (ti >= 0)
     rev = np.where(
         both,
@@ -928,7 +933,7 @@ def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAR
                 qa,
                 "id_geometry_mismatch",
                 "conveyances",
-                f"{name} names structure '{col[j]}', which lies {d[j] * cfg.f:.1f} m from "
+                f"{name} names structure '{col[j]}', which lies {d[j] * cfg.m_per_unit:.1f} m from "
                 "the conveyance end; "
                 + ("the id is used." if trusted else "too far: the geometry decides."),
                 cv.ids[j],
@@ -946,7 +951,7 @@ def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAR
         end_struct[free[m]] = st.tree_idx[k[m]]
         how[free[m]] = "structure"
     # node numbering: structures (primary) first, junctions after
-    n_st = st.n
+    n_st = st.count
     end_node = np.where(end_struct >= 0, end_struct, -1)
     # 3. free ends to ends already at a node
     free = np.where(end_node < 0)[0]
@@ -993,7 +998,7 @@ def split_lines(
     st: StructureTable, cv: ConveyanceTable, ends: EndTable, cfg: BuildConfig
 ) -> SplitTable:
     """Where a dangling end or an orphan structure lies on another line's middle: split it there."""
-    L = cv.n
+    L = cv.count
     n_st = ends.n_st
     n_nodes = n_st + len(ends.jxy)
     deg = np.bincount(ends.node, minlength=n_nodes)
@@ -1053,7 +1058,7 @@ def assumed_laterals(
     split_kind = dict(sp.split_kind)
     if cfg.lateral_tol <= 0:
         return SplitTable(splits, split_kind, lateral_edges, sp.jxy)
-    L, n_st = cv.n, ends.n_st
+    L, n_st = cv.count, ends.n_st
     deg = np.bincount(ends.node, minlength=n_st + len(sp.jxy))[:n_st]
     on_line = {nd for nd, k in split_kind.items() if k == "structure"}
     orphan = np.array(
@@ -1131,7 +1136,7 @@ def orient_lines(
     wtree: Any = None,
 ) -> Orientation:
     """Orient every line by the rule chain of docs/network.md (first rule that applies); QA on conflicts."""
-    L = cv.n
+    L = cv.count
     thr = cfg.elev_thr
     na, nb = ends.node[:L], ends.node[L:]
     # inverts belong to the ends the ids name, else us at the first vertex
@@ -1282,7 +1287,7 @@ def assemble_edges(
     qa: QAReport,
 ) -> EdgeTable:
     """Directed edges in flow order (split lines in parts, assumed laterals) and the node table."""
-    n_lines = cv.n
+    n_lines = cv.count
     nodes_used, node_ids = _node_table(st, ends, sp)
     rows: dict[str, list[Any]] = {k: [] for k in _EDGE_COLUMNS}
     fast, fast_cols = _straight_edges(cv, ends, sp, ori)
@@ -1292,8 +1297,8 @@ def assemble_edges(
     rows = _edges_in_flow_order(fast_cols, rows, n_lines)
     return EdgeTable(
         rows=rows,
-        u=np.array(rows["u"], dtype=int),
-        v=np.array(rows["v"], dtype=int),
+        from_node=np.array(rows["u"], dtype=int),
+        to_node=np.array(rows["v"], dtype=int),
         bi=np.array(rows["bi"], dtype=bool),
         src=np.array(rows["src"], dtype=int),
         node_ids=node_ids,
@@ -1339,7 +1344,7 @@ def _straight_edges(
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Vectorised: the conveyances that are not split and join two different nodes, one
     edge each (the mask of those conveyances and the edges' columns)."""
-    n_lines = cv.n
+    n_lines = cv.count
     na_all, nb_all = ends.node[:n_lines], ends.node[n_lines:]
     has_split = np.zeros(n_lines, dtype=bool)
     has_split[list(sp.splits)] = True
@@ -1377,7 +1382,7 @@ def _split_line_edges(
     rows: dict[str, list[Any]],
 ) -> None:
     """Append the edges of conveyance ``j`` (split at its cuts, or a self loop left out)."""
-    n_lines = cv.n
+    n_lines = cv.count
     g = cv.geom[j]
     na, nb = int(ends.node[j]), int(ends.node[j + n_lines])
     cuts = sorted(sp.splits.get(j, []))
@@ -1401,7 +1406,7 @@ def _split_line_edges(
                     "Both ends of the conveyance snap to the same node; it is "
                     "left out of the network.",
                     cv.ids[j],
-                    cv.a[j],
+                    cv.start_xy[j],
                     fix="Check the line: it may be a stub or drawn twice.",
                 )
             continue
@@ -1447,7 +1452,7 @@ def _lateral_edges(
             "structures",
             f"No conveyance reaches the structure; it is assumed to drain through an "
             f"unmapped lateral to conveyance '{cv.ids[line]}', "
-            f"{d * cfg.f:.1f} m away.",
+            f"{d * cfg.m_per_unit:.1f} m away.",
             st.ids[node],
             st.xy[node],
             level="info",
@@ -1582,8 +1587,10 @@ def find_outfalls(
             out_id[i] = st.ids[i]
             out_method[i] = "outfall_structure"
     # 3. terminals
-    outdeg = np.bincount(ed.u, minlength=n_nodes) + np.bincount(ed.v[ed.bi], minlength=n_nodes)
-    indeg = np.bincount(ed.v, minlength=n_nodes)
+    outdeg = np.bincount(ed.from_node, minlength=n_nodes) + np.bincount(
+        ed.to_node[ed.bi], minlength=n_nodes
+    )
+    indeg = np.bincount(ed.to_node, minlength=n_nodes)
     terminal = (outdeg == 0) & (indeg > 0) & (out_id == None)  # noqa: E711
     # nodes whose only way out is a two-way link back are terminals too, decided after
     # the build (sink_pool_outfalls); here single-node sinks only.
@@ -1637,7 +1644,7 @@ def graph_qa(
     """QA on the assembled graph: unsnapped and dangling ends, orphans, lines on structures, duplicates."""
     n_nodes = len(ed.node_ids)
     n_st = ends.n_st
-    L = cv.n
+    L = cv.count
     # unsnapped ends / dangling conveyances
     split_nodes = set(sp.split_kind)
     deg = np.bincount(ends.node, minlength=n_nodes)
@@ -1697,8 +1704,8 @@ def graph_qa(
     # orphan structures
     touched = np.zeros(n_nodes, dtype=bool)
     real = ed.src >= 0  # assumed laterals do not count as a connection
-    touched[ed.u[real]] = True
-    touched[ed.v[real]] = True
+    touched[ed.from_node[real]] = True
+    touched[ed.to_node[real]] = True
     for i in np.where(st.ok)[0]:
         p = st.primary[i]
         if not touched[p]:
@@ -1726,8 +1733,8 @@ def graph_qa(
     # duplicate conveyances: same node pair and about the same length
     key = pd.DataFrame(
         {
-            "a": np.minimum(ed.u, ed.v),
-            "b": np.maximum(ed.u, ed.v),
+            "a": np.minimum(ed.from_node, ed.to_node),
+            "b": np.maximum(ed.from_node, ed.to_node),
             "len": np.round(shapely.length(np.array(ed.rows["geometry"])) / max(cfg.tol, 1e-9)),
             "cid": ed.rows["conv_id"],
         }
@@ -1785,13 +1792,13 @@ def network_frames(
         {
             "conv_id": pd.array(r["conv_id"], dtype="str"),
             "part": np.array(r["part"], dtype=int),
-            "from_node": pd.array(ed.node_ids[ed.u].astype(str), dtype="str"),
-            "to_node": pd.array(ed.node_ids[ed.v].astype(str), dtype="str"),
+            "from_node": pd.array(ed.node_ids[ed.from_node].astype(str), dtype="str"),
+            "to_node": pd.array(ed.node_ids[ed.to_node].astype(str), dtype="str"),
             "kind": pd.array(kinds_e, dtype="str"),
             "is_open": np.array([k in OPEN_CONVEYANCE_KINDS for k in kinds_e], dtype=bool),
             "bidirectional": ed.bi,
             "orient_method": pd.array(r["orient_method"], dtype="str"),
-            "length_m": shapely.length(geoms) * cfg.f if len(geoms) else np.zeros(0),
+            "length_m": shapely.length(geoms) * cfg.m_per_unit if len(geoms) else np.zeros(0),
             "diameter_in": np.array(r["diameter_in"], dtype=float),
             "us_invert": np.array(r["us_invert"], dtype=float),
             "ds_invert": np.array(r["ds_invert"], dtype=float),
@@ -1803,8 +1810,8 @@ def network_frames(
     out_nodes = np.where(of.out_id != None)[0]  # noqa: E711
     jnames = junction_outfall_ids(
         [int(nd) for nd in out_nodes[out_nodes >= n_st] if of.out_id[nd] == ed.node_ids[nd]],
-        ed.u,
-        ed.v,
+        ed.from_node,
+        ed.to_node,
         np.asarray(r["conv_id"], dtype=object),
         taken=set(of.out_id[out_nodes].astype(str).tolist()),
     )
@@ -1856,10 +1863,10 @@ def network_frames(
     remap = np.full(len(ed.node_ids), -1)
     remap[used] = np.arange(len(used))
     graph = {
-        "u": remap[ed.u],
-        "v": remap[ed.v],
+        "u": remap[ed.from_node],
+        "v": remap[ed.to_node],
         "n_nodes": len(used),
-        "n_edges": len(ed.u),
+        "n_edges": len(ed.from_node),
         "src": ed.src,
     }
     net = StormNetwork(
@@ -1962,14 +1969,16 @@ def sink_pools_and_graph_qa(
         s = _solve(net)
     # cycles
     conv = edges["conv_id"].astype(str).to_numpy()
-    if len(s.u):
+    if len(s.arc_from):
         cyc_nodes = np.zeros(n, dtype=bool)
         cyc_nodes[np.isin(s.comp, np.where(s.comp_cycle)[0])] = True
-        arcs_in = cyc_nodes[s.u] & cyc_nodes[s.v] & (s.comp[s.u] == s.comp[s.v])
+        arcs_in = (
+            cyc_nodes[s.arc_from] & cyc_nodes[s.arc_to] & (s.comp[s.arc_from] == s.comp[s.arc_to])
+        )
         by_comp: dict[int, list[int]] = {}
         for a in np.where(arcs_in)[0]:
             if not edges["bidirectional"].iat[s.arc_edge[a]]:
-                by_comp.setdefault(int(s.comp[s.u[a]]), []).append(int(s.arc_edge[a]))
+                by_comp.setdefault(int(s.comp[s.arc_from[a]]), []).append(int(s.arc_edge[a]))
         for c, eds in by_comp.items():
             ids = sorted({conv[e] for e in eds})
             trapped = s.comp_outfall[s.sink[c]] is None and s.sink[c] == c

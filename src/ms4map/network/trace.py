@@ -59,8 +59,8 @@ ASSIGN_METHODS = (
 @dataclass
 class _Solved:
     node_index: pd.Index
-    u: np.ndarray  # directed arcs (bi edges appear twice), absorbing outfalls removed
-    v: np.ndarray
+    arc_from: np.ndarray  # directed arcs (bi edges appear twice), absorbing outfalls removed
+    arc_to: np.ndarray
     arc_edge: np.ndarray  # arc -> row of net.edges
     is_outfall: np.ndarray
     outfall_of_node: np.ndarray  # object: outfall id at the node or None
@@ -459,8 +459,8 @@ def _node_results(net: Any) -> pd.DataFrame:
     label = describe_nodes(net, sorted(named))
     out_node = dict(zip(outf.index.astype(str), outf["node_id"], strict=False))
     comp_size = np.bincount(s.comp, minlength=s.ncomp)
-    in_order = np.argsort(s.v, kind="stable")
-    v_sorted = s.v[in_order]
+    in_order = np.argsort(s.arc_to, kind="stable")
+    v_sorted = s.arc_to[in_order]
     conv_of_edge = net.edges["conv_id"].astype(str).to_numpy()
     water_m = net.settings.get("water_tolerance_m", 0.0)
     dead_why: dict[int, str] = {}
@@ -934,9 +934,9 @@ def trace_downstream(net: Any, start: Any, *, by: str = "auto") -> Trace:
     rank[order] = np.arange(len(order))
     reached = np.zeros(len(s.node_index), dtype=bool)
     reached[order] = True
-    arcs = np.where(reached[s.u])[0]
+    arcs = np.where(reached[s.arc_from])[0]
     # below the start: each edge by the BFS rank of its upstream node (stable: input order)
-    arcs = arcs[np.argsort(rank[s.u[arcs]], kind="stable")]
+    arcs = arcs[np.argsort(rank[s.arc_from[arcs]], kind="stable")]
     erows = list(dict.fromkeys([*chain, *map(int, s.arc_edge[arcs])]))
     edges = e.iloc[erows]
     if is_point:
@@ -1047,7 +1047,7 @@ def trace_upstream(net: Any, start: Any, *, by: str = "auto") -> Upstream:
     order = breadth_first_order(s.csr.T.tocsr(), node, directed=True, return_predecessors=False)
     reached = np.zeros(len(s.node_index), dtype=bool)
     reached[order] = True
-    arcs = reached[s.v] & reached[s.u]
+    arcs = reached[s.arc_to] & reached[s.arc_from]
     erows = np.unique(np.r_[s.arc_edge[arcs], np.array(extra, dtype=int)]).astype(int)
     return Upstream(label, net.nodes.iloc[np.sort(order)], net.edges.iloc[erows])
 
