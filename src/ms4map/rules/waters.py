@@ -324,6 +324,25 @@ def _finish(
     return df
 
 
+def _first_listing(
+    seen: dict[tuple[str, str], int],
+    key: tuple[str, str],
+    line: int,
+    pollutant: str,
+    problems: list[str],
+) -> bool:
+    """Whether ``key`` (water, normalised pollutant) is listed for the first time; a
+    repeat is a problem naming the line that listed it first."""
+    if key in seen:
+        problems.append(
+            f"line {line}: duplicate listing of {key[0]} for {pollutant!r} "
+            f"(already on line {seen[key]})"
+        )
+        return False
+    seen[key] = line
+    return True
+
+
 def _list_year(text: str, column: str, bad: list[str]) -> int | None:
     """The listing year of a CSV row (``None`` when blank; a problem in ``bad`` when it is
     not a year)."""
@@ -428,13 +447,8 @@ def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
             continue
         for cause in causes:
             key = (wb, normalize_pollutant(cause))
-            if key in seen:
-                problems.append(
-                    f"line {line}: duplicate listing of {wb} for {cause!r} "
-                    f"(already on line {seen[key]})"
-                )
+            if not _first_listing(seen, key, line, cause, problems):
                 continue
-            seen[key] = line
             rows.append(
                 {
                     "wb_id": wb,
@@ -507,12 +521,8 @@ def read_attains_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFra
             continue
         wb = m.group(1)  # type: ignore[union-attr]
         key = (wb, normalize_pollutant(pol))
-        if key in seen:
-            problems.append(
-                f"line {line}: duplicate listing of {wb} for {pol!r} (already on line {seen[key]})"
-            )
+        if not _first_listing(seen, key, line, pol, problems):
             continue
-        seen[key] = line
         rows.append(
             {
                 "wb_id": wb,
