@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ms4map._nulls import is_blank
+
 from .errors import DataError, UsageError
 from .profiles import EXEMPTION_CODES, Profile, load_profile
 from .waters import Waters, missing_layer_reason, missing_layer_short, pollutant_in
@@ -167,14 +169,6 @@ class SiteInfo:
     prop_classes: list[str | None] | None = None
 
 
-def _blank(v: Any) -> bool:
-    if v is None or v is pd.NA:
-        return True
-    if isinstance(v, float) and math.isnan(v):
-        return True
-    return isinstance(v, str) and not v.strip()
-
-
 #: How messages name the inputs (plain words); the CLI and the app pass their own
 #: (``--acres``, "Disturbed acres") through ``labels=``.
 INPUT_LABELS = {
@@ -252,7 +246,7 @@ def validate_inputs(
             f"{lab['common_plan_acres']}."
         )
     pt = None
-    if project_type is not None and not _blank(project_type):
+    if project_type is not None and not is_blank(project_type):
         pt = str(project_type).strip().lower().replace("-", "_").replace(" ", "_")
         if pt not in PROJECT_TYPES:
             raise UsageError(
@@ -260,7 +254,7 @@ def validate_inputs(
                 f"from {list(PROJECT_TYPES)}"
             )
     ex = None
-    if exemption is not None and not _blank(exemption):
+    if exemption is not None and not is_blank(exemption):
         ex = str(exemption).strip().lower()
         if ex in ("none", "no"):
             ex = None
@@ -277,7 +271,7 @@ def guess_project_type(prop_class: Any, profile: Profile) -> tuple[str, str]:
 
     Returns ``(project_type, reason)``.
     """
-    if _blank(prop_class):
+    if is_blank(prop_class):
         return "other", "no property class on the parcel: project type 'other' assumed"
     pc = str(prop_class).strip()
     if profile.matches_class(pc, profile.single_family_classes):
@@ -307,7 +301,7 @@ def guess_site_project_type(site: SiteInfo, profile: Profile) -> tuple[str, str]
     classes = classes or [None]
     guesses = [guess_project_type(pc, profile) for pc in classes]
     types = {g[0] for g in guesses}
-    shown = ", ".join(sorted({"none" if _blank(c) else str(c) for c in classes}))
+    shown = ", ".join(sorted({"none" if is_blank(c) else str(c) for c in classes}))
     n = len(classes)
     if len(types) > 1:
         return "other", (
@@ -376,10 +370,10 @@ def combine_parcel_rows(
         sub.groupby(keys, dropna=False, sort=False)
         .agg(
             fraction=("fraction", "sum"),
-            method=("method", lambda s: ";".join(sorted({str(x) for x in s if not _blank(x)}))),
+            method=("method", lambda s: ";".join(sorted({str(x) for x in s if not is_blank(x)}))),
             reason=(
                 "reason",
-                lambda s: " | ".join(dict.fromkeys(str(x) for x in s if not _blank(x))),
+                lambda s: " | ".join(dict.fromkeys(str(x) for x in s if not is_blank(x))),
             ),
         )
         .reset_index()
@@ -388,9 +382,9 @@ def combine_parcel_rows(
 
 
 def _resolve_wb(row: Any, waters: Waters) -> str | None:
-    if not _blank(row.get("pwl_id")):
+    if not is_blank(row.get("pwl_id")):
         return str(row["pwl_id"]).strip()
-    if row.get("target_kind") == "water_direct" and not _blank(row.get("target_id")):
+    if row.get("target_kind") == "water_direct" and not is_blank(row.get("target_id")):
         return str(row["target_id"]).strip()
     return waters.wb_id_for_name(row.get("receiving_water"))
 
@@ -402,7 +396,7 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
     for r in rows.to_dict("records"):
         paths.append(
             {
-                k: (None if _blank(r.get(k)) else (float(r[k]) if k == "fraction" else str(r[k])))
+                k: (None if is_blank(r.get(k)) else (float(r[k]) if k == "fraction" else str(r[k])))
                 for k in DRAINAGE_COLUMNS
             }
         )
@@ -420,10 +414,10 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
             wb = _resolve_wb(first, waters)
             outfalls.append(
                 {
-                    "outfall_id": None if _blank(of) else str(of),
+                    "outfall_id": None if is_blank(of) else str(of),
                     "fraction": float(g["fraction"].sum()),
                     "receiving_water": None
-                    if _blank(first["receiving_water"])
+                    if is_blank(first["receiving_water"])
                     else str(first["receiving_water"]),
                     "pwl_id": wb,
                 }
@@ -432,7 +426,7 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
     for r in rows[rows["target_kind"].isin(_REACH_KINDS)].to_dict("records"):
         wb = _resolve_wb(r, waters)
         via = "ms4" if r["target_kind"] in _MS4_KINDS else "direct"
-        name = None if _blank(r.get("receiving_water")) else str(r["receiving_water"])
+        name = None if is_blank(r.get("receiving_water")) else str(r["receiving_water"])
         if name is None and wb:
             name = waters.name_of(wb)
         key = (wb, via)
@@ -442,7 +436,7 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
         e["fraction"] += float(r["fraction"])
         if (
             via == "ms4"
-            and not _blank(r.get("outfall_id"))
+            and not is_blank(r.get("outfall_id"))
             and str(r["outfall_id"]) not in e["outfalls"]
         ):
             e["outfalls"].append(str(r["outfall_id"]))
@@ -453,7 +447,7 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
         "internal_fraction": fr["depression"],
         "unknown_fraction": fr["off_dem"] + fr["unknown"],
         "inlets": [
-            {"target_id": None if _blank(k) else str(k), "fraction": float(v)}
+            {"target_id": None if is_blank(k) else str(k), "fraction": float(v)}
             for k, v in inlets.items()
         ],
         "outfalls": outfalls,
@@ -487,7 +481,7 @@ def tmdl_watershed_label(name: Any) -> str:
     """``"Round Lake phosphorus"`` -> ``"Round Lake phosphorus TMDL watershed"``; a name
     that already says TMDL is not doubled (``"Tamarack Lake Phosphorus TMDL watershed"``).
     """
-    text = "" if _blank(name) else str(name).strip()
+    text = "" if is_blank(name) else str(name).strip()
     low = text.lower()
     if "watershed" in low:
         return text
@@ -541,7 +535,7 @@ def condition_a_physics(
         if wb is None:
             unresolved += float(r["fraction"])
             of = r.get("outfall_id")
-            if not _blank(of) and str(of) not in unresolved_outfalls:
+            if not is_blank(of) and str(of) not in unresolved_outfalls:
                 unresolved_outfalls.append(str(of))
             continue
         e = by_wb.setdefault(
@@ -549,7 +543,7 @@ def condition_a_physics(
         )
         e["fraction"] += float(r["fraction"])
         e["via"].add("ms4" if r["target_kind"] in _MS4_KINDS else "direct")
-        if not _blank(r.get("outfall_id")) and str(r["outfall_id"]) not in e["outfalls"]:
+        if not is_blank(r.get("outfall_id")) and str(r["outfall_id"]) not in e["outfalls"]:
             e["outfalls"].append(str(r["outfall_id"]))
     triggered = False
     trig_fraction = 0.0
@@ -590,13 +584,13 @@ def condition_a_physics(
                         "pwl_id": target,
                         "name": lst.get("name")
                         or waters.name_of(target)
-                        or (None if _blank(e["name"]) else str(e["name"])),
+                        or (None if is_blank(e["name"]) else str(e["name"])),
                         "pollutant": lst["pollutant"],
                         "category": cat,
                         "list_year": None
-                        if _blank(lst.get("list_year"))
+                        if is_blank(lst.get("list_year"))
                         else int(lst["list_year"]),
-                        "source": None if _blank(lst.get("source")) else str(lst["source"]),
+                        "source": None if is_blank(lst.get("source")) else str(lst["source"]),
                         "relation": relation,
                         "fraction": e["fraction"],
                         "via": sorted(e["via"]),
@@ -612,7 +606,7 @@ def condition_a_physics(
             triggered = True
             trig_fraction += e["fraction"]
             names = list(dict.fromkeys(wb_pols))
-            wname = waters.name_of(wb) or (None if _blank(e["name"]) else str(e["name"])) or wb
+            wname = waters.name_of(wb) or (None if is_blank(e["name"]) else str(e["name"])) or wb
             path = (
                 "through MS4 outfall(s) " + ", ".join(e["outfalls"])
                 if "ms4" in e["via"] and e["outfalls"]
@@ -641,11 +635,11 @@ def condition_a_physics(
                 why = "TMDL watershed with stormwater identified as a source"
             tmdl_out.append(
                 {
-                    "tmdl_id": None if _blank(t.get("tmdl_id")) else str(t["tmdl_id"]),
-                    "name": None if _blank(t.get("name")) else str(t["name"]),
-                    "pollutant": None if _blank(t.get("pollutant")) else str(t["pollutant"]),
+                    "tmdl_id": None if is_blank(t.get("tmdl_id")) else str(t["tmdl_id"]),
+                    "name": None if is_blank(t.get("name")) else str(t["name"]),
+                    "pollutant": None if is_blank(t.get("pollutant")) else str(t["pollutant"]),
                     "stormwater_source": sw,
-                    "approved": None if _blank(t.get("approved")) else str(t["approved"]),
+                    "approved": None if is_blank(t.get("approved")) else str(t["approved"]),
                     "how": t.get("how"),
                     "counts_for_condition_a": counts,
                     "why": why,
@@ -1246,7 +1240,7 @@ def tmdl_hits_for(
         {
             str(o)
             for o in rows.loc[rows["target_kind"].isin(_MS4_KINDS), "outfall_id"]
-            if not _blank(o)
+            if not is_blank(o)
         }
     ):
         if of in outfall_points:
@@ -1269,7 +1263,7 @@ def tmdl_hits_for(
 def _classes(sel: pd.DataFrame) -> list[str | None]:
     if "prop_class" not in sel.columns:
         return [None] * len(sel)
-    return [None if _blank(v) else str(v) for v in sel["prop_class"]]
+    return [None if is_blank(v) else str(v) for v in sel["prop_class"]]
 
 
 def _latlon_box(bounds: Any, crs: Any) -> tuple[float, float, float, float]:
@@ -1368,10 +1362,10 @@ def _resolve_site(
             kind="parcels",
             parcel_ids=ids,
             area_acres=float(sum(areas.values()) / ACRE_M2),
-            prop_class=None if _blank(dom.get("prop_class")) else str(dom["prop_class"]),
+            prop_class=None if is_blank(dom.get("prop_class")) else str(dom["prop_class"]),
             geometry=geom,
             crs=workspace.crs.to_string(),
-            address=None if _blank(dom.get("address")) else str(dom["address"]),
+            address=None if is_blank(dom.get("address")) else str(dom["address"]),
             prop_classes=_classes(sel),
         )
         return info, rows, sel
@@ -1424,10 +1418,10 @@ def _resolve_site(
         kind="polygon",
         parcel_ids=[str(p) for p in sel["parcel_id"]],
         area_acres=float(geom.area * unit * unit / ACRE_M2),
-        prop_class=None if _blank(dom.get("prop_class")) else str(dom["prop_class"]),
+        prop_class=None if is_blank(dom.get("prop_class")) else str(dom["prop_class"]),
         geometry=geom,
         crs=workspace.crs.to_string(),
-        address=None if _blank(dom.get("address")) else str(dom["address"]),
+        address=None if is_blank(dom.get("address")) else str(dom["address"]),
         prop_classes=_classes(sel),
     )
     return info, rows, sel
@@ -1467,7 +1461,7 @@ def _map_layers(
     net = getattr(result, "network", None)
     inlet_pts, paths, inlet_ids = [], [], []
     ms4 = rows[rows["target_kind"].isin(_MS4_KINDS)]
-    for tid in dict.fromkeys(str(t) for t in ms4["target_id"] if not _blank(t)):
+    for tid in dict.fromkeys(str(t) for t in ms4["target_id"] if not is_blank(t)):
         if net is not None:
             try:
                 from .network import trace_downstream
@@ -1486,7 +1480,7 @@ def _map_layers(
     layers["paths"] = paths
     of_ids = [
         o
-        for o in dict.fromkeys(str(x) for x in ms4["outfall_id"] if not _blank(x))
+        for o in dict.fromkeys(str(x) for x in ms4["outfall_id"] if not is_blank(x))
         if o in outfall_points
     ]
     layers["outfalls"] = [outfall_points[o] for o in of_ids]
@@ -1826,7 +1820,7 @@ def screen_condition_a(
         for w_id, w_name in zip(
             waters.waterbodies["wb_id"], waters.waterbodies["name"], strict=True
         ):
-            if not _blank(w_id) and not _blank(w_name):
+            if not is_blank(w_id) and not is_blank(w_name):
                 wb_names.setdefault(str(w_id), f"{w_name} ({w_id})")
     lw = good["wb"].astype(str)
     lw = lw.map(lambda w: wb_names.get(w, w))

@@ -38,6 +38,8 @@ import pandas as pd
 import shapely
 from shapely.geometry import LineString, Point, box
 
+from ms4map._nulls import is_na, is_truthy
+
 from .styles import (
     CONVEYANCE_COLOURS,
     DRAINAGE_CLASS_OF_TARGET,
@@ -386,11 +388,11 @@ def parcel_categories(
             s = s.set_index(s["parcel_id"].astype(str).to_numpy())
             flags = {}
             for pid, row in zip(s.index, s.to_dict("records"), strict=False):
-                if _truthy(row.get("violation")):
+                if is_truthy(row.get("violation")):
                     flags[pid] = "septic violation"
-                elif _truthy(row.get("special_condition")):
+                elif is_truthy(row.get("special_condition")):
                     flags[pid] = "septic, special condition"
-                elif _truthy(row.get("flagged", row.get("tributary", True))):
+                elif is_truthy(row.get("flagged", row.get("tributary", True))):
                     flags[pid] = "septic, tributary to MS4"
                 else:
                     flags[pid] = "septic, not tributary"
@@ -417,16 +419,6 @@ def parcel_categories(
 
             out = ids.map(_cat)
     return out.astype(object)
-
-
-def _truthy(v: Any) -> bool:
-    if v is None or v is pd.NA:
-        return False
-    if isinstance(v, float) and math.isnan(v):
-        return False
-    if isinstance(v, str):
-        return v.strip().lower() in ("true", "yes", "1", "y")
-    return bool(v)
 
 
 def impaired_waters(
@@ -1362,14 +1354,7 @@ def feature_attributes(ws: Any, layer: str, fid: str, *, result: Any = None) -> 
                     f"{p} (category {c})"
                     for p, c in zip(hit["pollutant"], _col(hit, "category"), strict=False)
                 )
-    return {k: (None if _isna(v) else v) for k, v in rec.items()}
-
-
-def _isna(v: Any) -> bool:
-    try:
-        return bool(pd.isna(v))
-    except (TypeError, ValueError):
-        return False
+    return {k: (None if is_na(v) else v) for k, v in rec.items()}
 
 
 @dataclass
@@ -1463,7 +1448,7 @@ def feature_path(ws: Any, result: Any, layer: str, fid: str) -> PathResult:
         for r in rows.to_dict("records"):
             frac = float(r.get("fraction") or 0)
             kind = str(r.get("target_kind"))
-            if kind in ("inlet", "conveyance") and not _isna(r.get("target_id")):
+            if kind in ("inlet", "conveyance") and not is_na(r.get("target_id")):
                 starts.append((str(r["target_id"]), frac, f"{frac:.0%} to {kind} {r['target_id']}"))
             elif kind == "water_direct":
                 direct.append(
@@ -1564,7 +1549,7 @@ def overland_steps(ws: Any, result: Any, parcel_id: str) -> gpd.GeoDataFrame:
     recs: list[dict[str, Any]] = []
     for r in rows.to_dict("records"):
         kind, tid = str(r.get("target_kind")), r.get("target_id")
-        if _isna(tid) or kind not in ("inlet", "conveyance", "water_direct", "depression"):
+        if is_na(tid) or kind not in ("inlet", "conveyance", "water_direct", "depression"):
             continue
         line = None
         method = "d8"

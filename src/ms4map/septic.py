@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ms4map._nulls import is_blank
+
 from .conditions import join_unique
 from .errors import DataError
 from .profiles import Profile, load_profile
@@ -126,15 +128,6 @@ def parse_failure_codes(value: Any) -> list[str]:
     return list(dict.fromkeys(codes))
 
 
-def _blank(v: Any) -> bool:
-    return (
-        v is None
-        or v is pd.NA
-        or (isinstance(v, float) and np.isnan(v))
-        or (isinstance(v, str) and not v.strip())
-    )
-
-
 def _norm_sewer(v: Any) -> str:
     from .schema import normalize_sewer
 
@@ -203,7 +196,7 @@ def flag_septic_table(
     unknown = (sewer == "unknown").to_numpy()
     pc = p["prop_class"].astype(object)
     improved = np.array(
-        [(not _blank(v)) and not str(v).strip().startswith("3") for v in pc], dtype=bool
+        [(not is_blank(v)) and not str(v).strip().startswith("3") for v in pc], dtype=bool
     )
     if sewer_districts is not None and len(sewer_districts):
         pts = p.geometry.representative_point()
@@ -410,7 +403,7 @@ def flag_septic_table(
             words = [
                 f"On-site system ({src}); {ms4_fr[i] * 100:.0f}% of the parcel's runoff "
                 f"enters the MS4"
-                + (f" and leaves through outfall {of_arr[i]}" if not _blank(of_arr[i]) else "")
+                + (f" and leaves through outfall {of_arr[i]}" if not is_blank(of_arr[i]) else "")
                 + "."
             ]
             if spc:
@@ -538,7 +531,7 @@ def mailing_list(
         "reason",
     ]
     out = pd.DataFrame(df[cols]).copy()
-    out["_noaddr"] = out["owner_address"].map(_blank)
+    out["_noaddr"] = out["owner_address"].map(is_blank)
     out = out.sort_values(["_noaddr", "priority", "owner"], ascending=[True, False, True])
     out = out.drop(columns=["_noaddr", "priority"]).reset_index(drop=True)
     if profile is not None:
