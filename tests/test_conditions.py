@@ -482,7 +482,7 @@ def test_batch_parcel_in_tmdl(waters):
     d = pd.DataFrame([{"parcel_id": "T1", **row("inlet", "CB3", 1, "OF-C", **CLEAR)}])
     tab = screen_condition_a(d, waters=waters, parcels=parcels).set_index("parcel_id")
     assert tab.loc["T1", "condition_a"] == True  # noqa: E712
-    assert tab.loc["T1", "method"] == "site_in_tmdl"
+    assert tab.loc["T1", "method"] == "tmdl_watershed"  # as for one site (was site_in_tmdl)
 
 
 def test_narrowed_list_still_counts_sediment():

@@ -382,11 +382,14 @@ def combine_parcel_rows(
 
 
 def _resolve_wb(row: Any, waters: Waters) -> str | None:
-    if not is_blank(row.get("pwl_id")):
-        return str(row["pwl_id"]).strip()
-    if row.get("target_kind") == "water_direct" and not is_blank(row.get("target_id")):
-        return str(row["target_id"]).strip()
-    return waters.wb_id_for_name(row.get("receiving_water"))
+    """The receiving water of one drainage row (a dict or Series): :func:`_water_id`."""
+    return _water_id(
+        row.get("pwl_id"),
+        row.get("target_kind"),
+        row.get("target_id"),
+        row.get("receiving_water"),
+        waters,
+    )
 
 
 def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
@@ -503,6 +506,11 @@ def condition_a_physics(
     """Whether runoff from the site discharges a pollutant of concern to a 303(d) water or a
     TMDL watershed with stormwater identified as a source.
 
+    The same engine as the batch (:func:`screen_condition_a`): the drainage rows become
+    facts (:func:`condition_a_row_facts`, :func:`condition_a_site_facts`) and
+    :func:`decide_condition_a` turns the facts into the value and method; this function
+    adds the reasons an officer can put in a letter.
+
     Parameters
     ----------
     rows : DataFrame
@@ -520,33 +528,247 @@ def condition_a_physics(
     -------
     dict
         ``value`` (True/False/None), ``reasons``, ``impaired_waters``,
-        ``tmdl_watersheds``, ``method``.
+        ``tmdl_watersheds``, ``method``, ``unknown_fraction``.
     """
     rows = _as_rows(rows)
-    reasons: list[str] = []
-    impaired: list[dict[str, Any]] = []
+    facts = condition_a_row_facts(rows, waters=waters, profile=profile, reach_hits=reach_hits)
+    site = condition_a_site_facts(facts.assign(_site="site"), key="_site")
+    site = site.reindex(["site"]).fillna(0.0)
+    by_wb, unresolved_outfalls = _waters_reached(facts)
+    impaired, listed_reasons = _listing_entries(by_wb, waters, profile, reach_hits)
+    tmdl_out, tmdl_reasons = _tmdl_entries(tmdl_hits, profile)
+    missing = list(getattr(waters, "missing", ()) or ())
+    value_arr, method_arr = decide_condition_a(
+        listed_fraction=site["listed_fraction"].to_numpy(),
+        tmdl_hit=np.array([any(t["counts_for_condition_a"] for t in tmdl_out)]),
+        unknown_fraction=site["unknown_fraction"].to_numpy(),
+        internal_fraction=site["internal_fraction"].to_numpy(),
+        total_fraction=site["total_fraction"].to_numpy(),
+        has_rows=np.array([len(rows) > 0]),
+        missing=missing,
+    )
+    value, method = value_arr[0], str(method_arr[0])
+    fr = {k: float(site[k].iloc[0]) for k in site.columns}
+    reasons = listed_reasons + tmdl_reasons
+    if method in ("listed_water", "tmdl_watershed"):
+        if fr["unknown_fraction"] > _EPS:
+            reasons.append(
+                f"({_pct(fr['unknown_fraction'])} of the site drains somewhere unknown; the "
+                "known part already decides Condition A.)"
+            )
+    elif method == "no_drainage":
+        reasons.append(
+            "No drainage is known for the site (no rows in the drainage table): "
+            "Condition A cannot be decided."
+        )
+    elif method == "unknown_drainage":
+        reasons.append(_unknown_drainage_reason(rows, fr, unresolved_outfalls))
+    else:
+        reasons += _not_reached_reasons(method, fr, by_wb, impaired, waters)
+    reasons = _missing_layer_reasons(value, method, reasons, missing, by_wb, waters)
+    return {
+        "value": value,
+        "reasons": reasons,
+        "impaired_waters": impaired,
+        "tmdl_watersheds": tmdl_out,
+        "method": method,
+        "unknown_fraction": fr["unknown_fraction"],
+    }
+
+
+def _water_id(
+    pwl_id: Any, target_kind: Any, target_id: Any, receiving_water: Any, waters: Waters
+) -> str | None:
+    """The receiving water (PWL id) of one drainage row: ``pwl_id`` when given; else
+    ``target_id`` for a ``water_direct`` row; else the id of the waterbody its
+    ``receiving_water`` names, when the name is unique; else ``None``."""
+    if not is_blank(pwl_id):
+        return str(pwl_id).strip()
+    if target_kind == "water_direct" and not is_blank(target_id):
+        return str(target_id).strip()
+    return waters.wb_id_for_name(receiving_water)
+
+
+def water_ids(rows: pd.DataFrame, waters: Waters) -> pd.Series:
+    """The receiving water of each drainage row (:func:`_water_id`), or ``None``.
+
+    Vectorised over the distinct combinations of the four columns it reads, so a
+    county's drainage table costs one call per combination.  Rows that reach no water
+    get whatever the rule says too (callers look at reaching rows only).
+    """
+    cols = ("pwl_id", "target_kind", "target_id", "receiving_water")
+    if not len(rows):
+        return pd.Series([], index=rows.index, dtype=object)
+    codes = np.column_stack([pd.factorize(rows[c].astype(object))[0] for c in cols])
+    _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    values = [_water_id(*(rows[c].iat[i] for c in cols), waters) for i in first.tolist()]
+    out = np.asarray(values + [None], dtype=object)[:-1][np.asarray(inverse).ravel()]
+    return pd.Series(out, index=rows.index, dtype=object)
+
+
+def _listing_counts(category: Any, pollutant: Any, profile: Profile) -> bool:
+    """Whether one impairment listing counts for Condition A: a 303(d) listing (category 5)
+    of a pollutant of concern."""
+    return str(category) == "5" and _counts(pollutant, profile)
+
+
+def _tmdl_counts(stormwater_source: Any, pollutant: Any, profile: Profile) -> bool:
+    """Whether a TMDL watershed counts for Condition A: stormwater a source of the
+    impairment, for a pollutant of concern."""
+    return bool(stormwater_source) and _counts(str(pollutant or ""), profile)
+
+
+def condition_a_row_facts(
+    rows: pd.DataFrame,
+    *,
+    waters: Waters,
+    profile: Profile,
+    reach_hits: dict[str, set[str]] | None = None,
+) -> pd.DataFrame:
+    """The Condition A facts of each drainage row (vectorised; one site or every parcel).
+
+    Adds the columns ``wb`` (receiving water, :func:`water_ids`), ``reach`` (the row
+    reaches a water: inlet, conveyance or direct), ``ms4``, ``listed_wbs`` (the counting
+    303(d) waters the row reaches, ``;``-joined: its receiving water, then the listed
+    waters within ``tributary_reach_km`` of it; ``None`` when none), ``listed_wb`` (the
+    first of them) and ``no_pwl`` (it reaches a water without a PWL id).
+    """
+    out = rows.copy()
+    kind = out["target_kind"]
+    if "wb" not in out.columns:
+        out["wb"] = water_ids(out, waters)
+    out["reach"] = kind.isin(_REACH_KINDS)
+    out["ms4"] = kind.isin(_MS4_KINDS)
+    counting = set(_counting_listings(waters, profile)["wb_id"].astype(str))
+    targets: dict[str, str] = {}
+    for wb in dict.fromkeys(out.loc[out["reach"], "wb"].dropna().tolist()):
+        near = sorted(set((reach_hits or {}).get(wb, set())) - {wb})
+        hit = [t for t in [wb, *near] if t in counting]
+        if hit:
+            targets[wb] = ";".join(hit)
+    listed_all = out["wb"].map(targets).where(out["reach"])
+    out["listed_wbs"] = listed_all.astype(object).where(listed_all.notna(), None)
+    out["listed_wb"] = out["listed_wbs"].str.split(";").str[0].astype(object)
+    out["listed_wb"] = out["listed_wb"].where(out["listed_wb"].notna(), None)
+    out["no_pwl"] = out["reach"] & out["wb"].isna()
+    return out
+
+
+def condition_a_site_facts(facts: pd.DataFrame, *, key: str) -> pd.DataFrame:
+    """Per site (the groups of column ``key``): the shares of its area that reach a counting
+    303(d) water (``listed_fraction``), drain somewhere unknown (``unknown_fraction``: off
+    the DEM, unmapped, or to a water without a PWL id; ``no_pwl_fraction`` the last part),
+    enter the MS4, reach water directly, drain internally, and in all (``total_fraction``).
+    """
+    fr = facts["fraction"].astype(float)
+    kind = facts["target_kind"]
+    parts = pd.DataFrame(
+        {
+            key: facts[key],
+            "listed_fraction": fr * facts["listed_wb"].notna(),
+            "unknown_fraction": fr * (kind.isin(_UNKNOWN_KINDS) | facts["no_pwl"]),
+            "no_pwl_fraction": fr * facts["no_pwl"],
+            "ms4_fraction": fr * facts["ms4"],
+            "direct_fraction": fr * (kind == "water_direct"),
+            "internal_fraction": fr * (kind == "depression"),
+            "total_fraction": fr,
+        }
+    )
+    return parts.groupby(key, sort=False).sum()
+
+
+def decide_condition_a(
+    *,
+    listed_fraction: np.ndarray,
+    tmdl_hit: np.ndarray,
+    unknown_fraction: np.ndarray,
+    internal_fraction: np.ndarray,
+    total_fraction: np.ndarray,
+    has_rows: np.ndarray,
+    missing: list[str],
+    bad_rows: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The Condition A rule on the facts of one or many sites: ``(value, method)`` arrays.
+
+    ``True`` when any part reaches a counting 303(d) water (method ``listed_water``) or
+    a counting TMDL watershed (``tmdl_watershed``); else ``None`` when the site has no
+    drainage (``no_drainage``), bad drainage rows (``bad_drainage_rows``) or a part that
+    drains somewhere unknown (``unknown_drainage``); else ``False`` (``internally_drained``
+    when all of it ends in closed depressions, else ``not_listed``), which becomes ``None``
+    (``missing_layer``) while a legal layer is missing.
+    """
+    n = len(listed_fraction)
+    bad = np.zeros(n, dtype=bool) if bad_rows is None else np.asarray(bad_rows, dtype=bool)
+    value = np.full(n, None, dtype=object)
+    method = np.full(n, "no_drainage", dtype=object)
+    listed = np.asarray(listed_fraction, dtype=float) > 0
+    true = listed | np.asarray(tmdl_hit, dtype=bool)
+    value[true] = True
+    method[true & listed] = "listed_water"
+    method[true & ~listed] = "tmdl_watershed"
+    drained = np.asarray(has_rows, dtype=bool) & (np.asarray(total_fraction, float) > _EPS)
+    method[~true & bad] = "bad_drainage_rows"
+    rest = ~true & ~bad & drained
+    unknown = rest & (np.asarray(unknown_fraction, dtype=float) > _EPS)
+    method[unknown] = "unknown_drainage"
+    no = rest & ~unknown
+    value[no] = False
+    inside = np.asarray(internal_fraction, dtype=float) >= 1 - _EPS
+    method[no & inside] = "internally_drained"
+    method[no & ~inside] = "not_listed"
+    if missing:
+        # never a confident "no" while a legal layer is missing
+        value[no] = None
+        method[no] = "missing_layer"
+    return value, method
+
+
+def _waters_reached(facts: pd.DataFrame) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The waters a site reaches (``wb -> fraction, via, outfalls, name, listed_wb``) and
+    the outfalls of its parts that reach a water without a PWL id."""
     by_wb: dict[str, dict[str, Any]] = {}
-    unresolved = 0.0
     unresolved_outfalls: list[str] = []
-    for r in rows.to_dict("records"):
-        if r["target_kind"] not in _REACH_KINDS:
-            continue
-        wb = _resolve_wb(r, waters)
-        if wb is None:
-            unresolved += float(r["fraction"])
-            of = r.get("outfall_id")
+    for r in facts[facts["reach"]].to_dict("records"):
+        of = r.get("outfall_id")
+        if r["wb"] is None:
             if not is_blank(of) and str(of) not in unresolved_outfalls:
                 unresolved_outfalls.append(str(of))
             continue
         e = by_wb.setdefault(
-            wb, {"fraction": 0.0, "via": set(), "outfalls": [], "name": r.get("receiving_water")}
+            r["wb"],
+            {"fraction": 0.0, "via": set(), "outfalls": [], "name": r.get("receiving_water")},
         )
         e["fraction"] += float(r["fraction"])
-        e["via"].add("ms4" if r["target_kind"] in _MS4_KINDS else "direct")
-        if not is_blank(r.get("outfall_id")) and str(r["outfall_id"]) not in e["outfalls"]:
-            e["outfalls"].append(str(r["outfall_id"]))
-    triggered = False
-    trig_fraction = 0.0
+        e["via"].add("ms4" if r["ms4"] else "direct")
+        if not is_blank(of) and str(of) not in e["outfalls"]:
+            e["outfalls"].append(str(of))
+    return by_wb, unresolved_outfalls
+
+
+def _listing_why(category: str, pollutant: Any, profile: Profile) -> str:
+    """Why one impairment listing counts for Condition A or not (words for the document)."""
+    if category == "5" and not _counts(pollutant, profile):
+        return f"{pollutant} is not a pollutant of concern under {_reading_text(profile)}"
+    if category == "4a":
+        return (
+            "category 4a (TMDL approved): counts through its TMDL watershed, not the 303(d) branch"
+        )
+    if category != "5":
+        return f"category {category} is not a 303(d) listing (category 5)"
+    return "303(d) listing (category 5) of a pollutant of concern"
+
+
+def _listing_entries(
+    by_wb: dict[str, dict[str, Any]],
+    waters: Waters,
+    profile: Profile,
+    reach_hits: dict[str, set[str]] | None,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every listing of the waters reached (``impaired_waters`` of the document, each
+    saying whether and why it counts) and one reason per water that triggers Condition A.
+    """
+    impaired: list[dict[str, Any]] = []
+    reasons: list[str] = []
     for wb, e in by_wb.items():
         targets = [(wb, "receiving water")]
         for other in sorted((reach_hits or {}).get(wb, set()) - {wb}):
@@ -557,28 +779,11 @@ def condition_a_physics(
                     f"downstream of {wb} (profile tributary_reach_km)",
                 )
             )
-        wb_trig = False
         wb_pols: list[str] = []
         for target, relation in targets:
             for lst in waters.listings(target).to_dict("records"):
                 cat = str(lst["category"])
-                counts_cat = cat == "5"
-                counts_pol = _counts(lst["pollutant"], profile)
-                counts = counts_cat and counts_pol
-                if cat == "5" and not counts_pol:
-                    why = (
-                        f"{lst['pollutant']} is not a pollutant of concern under "
-                        f"{_reading_text(profile)}"
-                    )
-                elif cat == "4a":
-                    why = (
-                        "category 4a (TMDL approved): counts through its TMDL watershed, "
-                        "not the 303(d) branch"
-                    )
-                elif not counts_cat:
-                    why = f"category {cat} is not a 303(d) listing (category 5)"
-                else:
-                    why = "303(d) listing (category 5) of a pollutant of concern"
+                counts = _listing_counts(cat, lst["pollutant"], profile)
                 impaired.append(
                     {
                         "pwl_id": target,
@@ -596,164 +801,170 @@ def condition_a_physics(
                         "via": sorted(e["via"]),
                         "outfalls": list(e["outfalls"]),
                         "counts_for_condition_a": bool(counts),
-                        "why": why,
+                        "why": _listing_why(cat, lst["pollutant"], profile),
                     }
                 )
                 if counts:
-                    wb_trig = True
                     wb_pols.append(lst["pollutant"] + ("" if target == wb else f" ({target})"))
-        if wb_trig:
-            triggered = True
-            trig_fraction += e["fraction"]
-            names = list(dict.fromkeys(wb_pols))
-            wname = waters.name_of(wb) or (None if is_blank(e["name"]) else str(e["name"])) or wb
-            path = (
-                "through MS4 outfall(s) " + ", ".join(e["outfalls"])
-                if "ms4" in e["via"] and e["outfalls"]
-                else ""
+        if wb_pols:
+            reasons.append(_listed_reason(wb, e, list(dict.fromkeys(wb_pols)), waters))
+    return impaired, reasons
+
+
+def _listed_reason(wb: str, e: dict[str, Any], pollutants: list[str], waters: Waters) -> str:
+    """ "70% of the site drains through MS4 outfall(s) OF1 to River (1101-0012), on the
+    303(d) list for PCBs." """
+    wname = waters.name_of(wb) or (None if is_blank(e["name"]) else str(e["name"])) or wb
+    path = (
+        "through MS4 outfall(s) " + ", ".join(e["outfalls"])
+        if "ms4" in e["via"] and e["outfalls"]
+        else ""
+    )
+    if "direct" in e["via"]:
+        path = (path + " and " if path else "") + "directly (not through the MS4)"
+    return (
+        f"{_pct(e['fraction'])} of the site drains {path} to {wname} "
+        f"({wb}), on the 303(d) list for {', '.join(pollutants)}."
+    )
+
+
+def _tmdl_entries(
+    tmdl_hits: pd.DataFrame | None, profile: Profile
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The TMDL watersheds the site reaches (``tmdl_watersheds`` of the document, each
+    saying whether and why it counts) and one reason per counting watershed."""
+    out: list[dict[str, Any]] = []
+    reasons: list[str] = []
+    if tmdl_hits is None or not len(tmdl_hits):
+        return out, reasons
+    for t in tmdl_hits.to_dict("records"):
+        sw = bool(t.get("stormwater_source"))
+        counts = _tmdl_counts(sw, t.get("pollutant"), profile)
+        if not sw:
+            why = "stormwater is not identified as a source in this TMDL"
+        elif not counts:
+            why = (
+                f"{t.get('pollutant')} is not a pollutant of concern under {_reading_text(profile)}"
             )
-            if "direct" in e["via"]:
-                path = (path + " and " if path else "") + "directly (not through the MS4)"
-            reasons.append(
-                f"{_pct(e['fraction'])} of the site drains {path} to {wname} "
-                f"({wb}), on the 303(d) list for {', '.join(names)}."
-            )
-    tmdl_out: list[dict[str, Any]] = []
-    if tmdl_hits is not None and len(tmdl_hits):
-        for t in tmdl_hits.to_dict("records"):
-            sw = bool(t.get("stormwater_source"))
-            counts_pol = _counts(str(t.get("pollutant") or ""), profile)
-            counts = sw and counts_pol
-            if not sw:
-                why = "stormwater is not identified as a source in this TMDL"
-            elif not counts_pol:
-                why = (
-                    f"{t.get('pollutant')} is not a pollutant of concern under "
-                    f"{_reading_text(profile)}"
-                )
-            else:
-                why = "TMDL watershed with stormwater identified as a source"
-            tmdl_out.append(
-                {
-                    "tmdl_id": None if is_blank(t.get("tmdl_id")) else str(t["tmdl_id"]),
-                    "name": None if is_blank(t.get("name")) else str(t["name"]),
-                    "pollutant": None if is_blank(t.get("pollutant")) else str(t["pollutant"]),
-                    "stormwater_source": sw,
-                    "approved": None if is_blank(t.get("approved")) else str(t["approved"]),
-                    "how": t.get("how"),
-                    "counts_for_condition_a": counts,
-                    "why": why,
-                }
-            )
-            if counts:
-                triggered = True
-                reasons.append(
-                    f"The site {t.get('how') or 'reaches'} the "
-                    f"{tmdl_watershed_label(t.get('name') or t.get('tmdl_id'))} "
-                    f"({t.get('pollutant')}), where stormwater is identified as a "
-                    "source of the impairment."
-                )
-    unknown = float(rows.loc[rows["target_kind"].isin(_UNKNOWN_KINDS), "fraction"].sum())
-    unknown += unresolved
-    internal = float(rows.loc[rows["target_kind"] == "depression", "fraction"].sum())
-    if triggered:
-        value: bool | None = True
-        method = "listed_water" if trig_fraction > 0 else "tmdl_watershed"
-    elif len(rows) == 0 or float(rows["fraction"].sum()) <= _EPS:
-        value, method = None, "no_drainage"
-        reasons.append(
-            "No drainage is known for the site (no rows in the drainage table): "
-            "Condition A cannot be decided."
+        else:
+            why = "TMDL watershed with stormwater identified as a source"
+        out.append(
+            {
+                "tmdl_id": None if is_blank(t.get("tmdl_id")) else str(t["tmdl_id"]),
+                "name": None if is_blank(t.get("name")) else str(t["name"]),
+                "pollutant": None if is_blank(t.get("pollutant")) else str(t["pollutant"]),
+                "stormwater_source": sw,
+                "approved": None if is_blank(t.get("approved")) else str(t["approved"]),
+                "how": t.get("how"),
+                "counts_for_condition_a": counts,
+                "why": why,
+            }
         )
-    elif unknown > _EPS:
-        value, method = None, "unknown_drainage"
-        parts = []
-        off = float(rows.loc[rows["target_kind"] == "off_dem", "fraction"].sum())
-        if off > _EPS:
-            parts.append(f"{_pct(off)} lies off the DEM")
-        unk = float(rows.loc[rows["target_kind"] == "unknown", "fraction"].sum())
-        if unk > _EPS:
-            parts.append(f"{_pct(unk)} drains somewhere unmapped")
-        if unresolved > _EPS:
-            via = (
-                " through outfall(s) "
-                + ", ".join(unresolved_outfalls[:10])
-                + (" ..." if len(unresolved_outfalls) > 10 else "")
-                + " (fill their `pwl_id` or `receiving_water` in the `outfalls` layer)"
-                if unresolved_outfalls
-                else ""
-            )
-            parts.append(f"{_pct(unresolved)} reaches a receiving water without a PWL ID{via}")
-        if unknown >= float(rows["fraction"].sum()) - _EPS:
+        if counts:
             reasons.append(
-                "The site's drainage is unknown ("
-                + " and ".join(parts)
-                + "): Condition A is undetermined until it is known."
+                f"The site {t.get('how') or 'reaches'} the "
+                f"{tmdl_watershed_label(t.get('name') or t.get('tmdl_id'))} "
+                f"({t.get('pollutant')}), where stormwater is identified as a "
+                "source of the impairment."
             )
-        else:
-            reasons.append(
-                "The known part of the site reaches no 303(d) water or TMDL watershed, "
-                "but " + " and ".join(parts) + ": Condition A is undetermined until that "
-                "part's drainage is known."
-            )
-    else:
-        value = False
-        if internal >= 1 - _EPS:
-            method = "internally_drained"
-            reasons.append(
-                "The whole site drains to closed depressions (internally drained): "
-                "no runoff reaches a water."
-            )
-        else:
-            method = "not_listed"
-            names = [f"{waters.name_of(w) or e['name'] or w} ({w})" for w, e in by_wb.items()]
-            reasons.append(
-                "Runoff reaches "
-                + (", ".join(names) if names else "no water")
-                + ": no 303(d) listing of a pollutant of concern and no TMDL "
-                "watershed with stormwater as a source."
-            )
-            for i in impaired:
-                reasons.append(
-                    f"{i['name'] or i['pwl_id']} ({i['pwl_id']}) is listed for "
-                    f"{i['pollutant']} (category {i['category']}), which does not "
-                    f"count: {i['why']}."
-                )
-            if internal > _EPS:
-                reasons.append(f"{_pct(internal)} of the site is internally drained.")
-    if value is True and unknown > _EPS:
-        reasons.append(
-            f"({_pct(unknown)} of the site drains somewhere unknown; the known part "
-            "already decides Condition A.)"
+    return out, reasons
+
+
+def _unknown_drainage_reason(
+    rows: pd.DataFrame, fr: dict[str, float], unresolved_outfalls: list[str]
+) -> str:
+    """Why Condition A is undetermined: which shares drain where (off the DEM, unmapped,
+    to a water without a PWL id, naming the outfalls to fix)."""
+    parts = []
+    off = float(rows.loc[rows["target_kind"] == "off_dem", "fraction"].sum())
+    if off > _EPS:
+        parts.append(f"{_pct(off)} lies off the DEM")
+    unk = float(rows.loc[rows["target_kind"] == "unknown", "fraction"].sum())
+    if unk > _EPS:
+        parts.append(f"{_pct(unk)} drains somewhere unmapped")
+    unresolved = fr["no_pwl_fraction"]
+    if unresolved > _EPS:
+        via = (
+            " through outfall(s) "
+            + ", ".join(unresolved_outfalls[:10])
+            + (" ..." if len(unresolved_outfalls) > 10 else "")
+            + " (fill their `pwl_id` or `receiving_water` in the `outfalls` layer)"
+            if unresolved_outfalls
+            else ""
         )
-    missing = list(getattr(waters, "missing", ()) or ())
-    if missing:
-        why_missing = [missing_layer_reason(m) for m in missing]
-        if value is False:
-            # never a confident "no" while a legal layer is missing
-            value, method = None, "missing_layer"
-            reached = [f"{waters.name_of(w) or e['name'] or w} ({w})" for w, e in by_wb.items()]
-            reasons = [
-                "Condition A is undetermined: nothing in this workspace triggers it"
-                + (f" (runoff reaches {', '.join(reached)})" if reached else "")
-                + ", but it lacks a layer the answer depends on, so it cannot say no."
-            ] + why_missing
-        elif value is None:
-            reasons.extend(why_missing)
-        else:
-            reasons.append(
-                "(The workspace also lacks "
-                + ", ".join(f"the `{m}` layer" for m in missing)
-                + "; the part that is known already decides Condition A.)"
-            )
-    return {
-        "value": value,
-        "reasons": reasons,
-        "impaired_waters": impaired,
-        "tmdl_watersheds": tmdl_out,
-        "method": method,
-        "unknown_fraction": unknown,
-    }
+        parts.append(f"{_pct(unresolved)} reaches a receiving water without a PWL ID{via}")
+    if fr["unknown_fraction"] >= fr["total_fraction"] - _EPS:
+        return (
+            "The site's drainage is unknown ("
+            + " and ".join(parts)
+            + "): Condition A is undetermined until it is known."
+        )
+    return (
+        "The known part of the site reaches no 303(d) water or TMDL watershed, "
+        "but " + " and ".join(parts) + ": Condition A is undetermined until that "
+        "part's drainage is known."
+    )
+
+
+def _not_reached_reasons(
+    method: str,
+    fr: dict[str, float],
+    by_wb: dict[str, dict[str, Any]],
+    impaired: list[dict[str, Any]],
+    waters: Waters,
+) -> list[str]:
+    """Why Condition A is false (before the missing-layer check): internally drained, or
+    the waters reached and why each of their listings does not count."""
+    if method == "internally_drained":
+        return [
+            "The whole site drains to closed depressions (internally drained): "
+            "no runoff reaches a water."
+        ]
+    names = [f"{waters.name_of(w) or e['name'] or w} ({w})" for w, e in by_wb.items()]
+    reasons = [
+        "Runoff reaches "
+        + (", ".join(names) if names else "no water")
+        + ": no 303(d) listing of a pollutant of concern and no TMDL "
+        "watershed with stormwater as a source."
+    ]
+    for i in impaired:
+        reasons.append(
+            f"{i['name'] or i['pwl_id']} ({i['pwl_id']}) is listed for "
+            f"{i['pollutant']} (category {i['category']}), which does not "
+            f"count: {i['why']}."
+        )
+    if fr["internal_fraction"] > _EPS:
+        reasons.append(f"{_pct(fr['internal_fraction'])} of the site is internally drained.")
+    return reasons
+
+
+def _missing_layer_reasons(
+    value: bool | None,
+    method: str,
+    reasons: list[str],
+    missing: list[str],
+    by_wb: dict[str, dict[str, Any]],
+    waters: Waters,
+) -> list[str]:
+    """The reasons with the missing legal layers named: a ``missing_layer`` answer says
+    why it cannot say no; an undetermined one adds the layers; a ``True`` one notes them."""
+    if not missing:
+        return reasons
+    why_missing = [missing_layer_reason(m) for m in missing]
+    if method == "missing_layer":
+        reached = [f"{waters.name_of(w) or e['name'] or w} ({w})" for w, e in by_wb.items()]
+        return [
+            "Condition A is undetermined: nothing in this workspace triggers it"
+            + (f" (runoff reaches {', '.join(reached)})" if reached else "")
+            + ", but it lacks a layer the answer depends on, so it cannot say no."
+        ] + why_missing
+    if value is None:
+        return reasons + why_missing
+    return reasons + [
+        "(The workspace also lacks "
+        + ", ".join(f"the `{m}` layer" for m in missing)
+        + "; the part that is known already decides Condition A.)"
+    ]
 
 
 # --------------------------------------------------------------------------------------
@@ -1430,12 +1641,15 @@ def _resolve_site(
 def _reach_hits(
     rows: pd.DataFrame, waters: Waters, profile: Profile, crs: Any
 ) -> dict[str, set[str]]:
+    """``receiving wb_id -> listed wb_ids within tributary_reach_km`` for the waters the
+    rows reach (empty when the profile's ``tributary_reach_km`` is 0)."""
     if profile.tributary_reach_km <= 0:
         return {}
     dist = profile.tributary_reach_km * 1000.0 / _crs_unit_m(crs)
+    reach = rows["target_kind"].isin(_REACH_KINDS)
+    wbs = rows["wb"] if "wb" in rows.columns else water_ids(rows, waters)
     out: dict[str, set[str]] = {}
-    for r in rows[rows["target_kind"].isin(_REACH_KINDS)].to_dict("records"):
-        wb = _resolve_wb(r, waters)
+    for wb in dict.fromkeys(wbs[reach].dropna().tolist()):
         g = waters.waterbody_geometry(wb)
         if wb and g is not None:
             out[wb] = waters.listed_within(g, dist)
@@ -1668,25 +1882,27 @@ def join_unique(keys: pd.Series, values: pd.Series, *, sep: str = ";") -> pd.Ser
 
 
 def _counting_listings(waters: Waters, profile: Profile) -> pd.DataFrame:
+    """The listings that count for Condition A (:func:`_listing_counts`)."""
     imp = waters.impairments
-    cat5 = imp[imp["category"].astype(str) == "5"]
-    if profile.pollutant_reading == "list":
-        keep = [pollutant_in(p, profile.pollutants_of_concern) for p in cat5["pollutant"]]
-        cat5 = cat5[np.asarray(keep, dtype=bool)] if len(cat5) else cat5
-    return cat5
+    if not len(imp):
+        return imp
+    keep = [
+        _listing_counts(c, p, profile)
+        for c, p in zip(imp["category"], imp["pollutant"], strict=True)
+    ]
+    return imp[np.asarray(keep, dtype=bool)]
 
 
 def _counting_tmdls(waters: Waters, profile: Profile) -> Any:
+    """The TMDL watersheds that count for Condition A (:func:`_tmdl_counts`)."""
     tm = waters.tmdl_watersheds
     if tm is None or not len(tm):
         return tm
-    keep = tm["stormwater_source"].astype(bool).to_numpy()
-    if profile.pollutant_reading == "list":
-        keep = keep & np.asarray(
-            [pollutant_in(str(p or ""), profile.pollutants_of_concern) for p in tm["pollutant"]],
-            dtype=bool,
-        )
-    return tm[keep]
+    keep = [
+        _tmdl_counts(sw, p, profile)
+        for sw, p in zip(tm["stormwater_source"], tm["pollutant"], strict=True)
+    ]
+    return tm[np.asarray(keep, dtype=bool)]
 
 
 def screen_condition_a(
@@ -1696,13 +1912,17 @@ def screen_condition_a(
     profile: str | Profile | None = None,
     parcels: Any = None,
     outfall_points: dict[str, Any] | None = None,
+    crs: Any = None,
 ) -> pd.DataFrame:
     """For every parcel: would a land development activity here be Condition A?
 
-    Vectorised over the whole drainage table; the same rules as :func:`determine`
-    (a parcel is Condition A when any part of it drains to a 303(d) water listed for a
-    pollutant of concern, or it lies in or drains to a TMDL watershed with stormwater
-    as a source; undetermined when the rest drains somewhere unknown).
+    Vectorised over the whole drainage table, and the same engine as one site's
+    (:func:`condition_a_physics`): the rows become facts (:func:`condition_a_row_facts`,
+    :func:`condition_a_site_facts`) and :func:`decide_condition_a` decides.  A parcel is
+    Condition A when any part of it drains to a 303(d) water listed for a pollutant of
+    concern (or, with ``tributary_reach_km``, near one), or it lies in or drains to a TMDL
+    watershed with stormwater as a source; undetermined when the rest drains somewhere
+    unknown.
 
     Parameters
     ----------
@@ -1714,6 +1934,8 @@ def screen_condition_a(
         Parcels (for "lies in a TMDL watershed", and to report parcels with no rows).
     outfall_points : dict, optional
         ``outfall_id -> Point`` (for "drains through an outfall into a TMDL watershed").
+    crs : CRS-like, optional
+        The working CRS (for ``tributary_reach_km``; default the waterbodies' CRS).
 
     Returns
     -------
@@ -1723,24 +1945,83 @@ def screen_condition_a(
         their parcels come out undetermined; the other parcels are screened.
     """
     prof = load_profile(profile)
-    d = drainage.copy()
+    table = _screening_drainage(drainage)
+    bad_parcels, problems = _bad_drainage_rows(table)
+    good = table[~table["parcel_id"].isin(bad_parcels)].copy()
+    good["wb"] = water_ids(good, waters)
+    reach_hits = _reach_hits(good, waters, prof, crs if crs is not None else waters.crs)
+    facts = condition_a_row_facts(good, waters=waters, profile=prof, reach_hits=reach_hits)
+    tmdls = _counting_tmdls(waters, prof)
+    tmdl_names = _tmdl_names_by_row(facts, tmdls, outfall_points, waters)
+    facts["row_reason"] = _batch_row_reasons(facts, tmdl_names, waters, prof)
+    in_tmdl = _parcels_in_tmdl(parcels, tmdls)
+    site = condition_a_site_facts(facts, key="parcel_id")
+    site["tmdl_hit"] = tmdl_names.notna().groupby(facts["parcel_id"], sort=False).any()
+    all_ids = list(dict.fromkeys([*site.index, *sorted(bad_parcels)]))
+    if parcels is not None and len(parcels):
+        all_ids = list(dict.fromkeys([*parcels["parcel_id"].astype(str), *all_ids]))
+    has_rows = site.index.to_series().reindex(all_ids).notna().to_numpy()
+    site = site.reindex(all_ids)
+    ids = np.asarray(all_ids, dtype=object)
+    tm_in = np.array([p in in_tmdl for p in ids], dtype=bool)
+    missing = list(getattr(waters, "missing", ()) or ())
+    value, method = decide_condition_a(
+        listed_fraction=site["listed_fraction"].fillna(0).to_numpy(),
+        tmdl_hit=site["tmdl_hit"].fillna(False).to_numpy(dtype=bool) | tm_in,
+        unknown_fraction=site["unknown_fraction"].fillna(0).to_numpy(),
+        internal_fraction=site["internal_fraction"].fillna(0).to_numpy(),
+        total_fraction=site["total_fraction"].fillna(0).to_numpy(),
+        has_rows=has_rows,
+        missing=missing,
+        bad_rows=np.array([p in bad_parcels for p in ids], dtype=bool),
+    )
+    out = _screening_columns(facts, site, all_ids, _counting_pollutants(waters, prof))
+    out["reason"] = _batch_reasons(out, site, value, method, in_tmdl, has_rows, missing)
+    out["condition_a"] = pd.array(value, dtype="boolean")
+    is_true = np.array([v is True for v in value], dtype=bool)
+    is_false = np.array([v is False for v in value], dtype=bool)
+    out["condition_a_text"] = np.where(is_true, "yes", np.where(is_false, "no", "undetermined"))
+    out["method"] = method
+    out["tmdls"] = [in_tmdl.get(p) for p in ids]
+    out = out.reset_index().rename(columns={"index": "parcel_id"})
+    out = out[list(SCREENING_COLUMNS)]
+    out.attrs["problems"] = problems
+    out.attrs["pollutant_reading"] = prof.pollutant_reading
+    out.attrs["missing_layers"] = missing
+    return out
+
+
+def _screening_drainage(drainage: pd.DataFrame) -> pd.DataFrame:
+    """The drainage table with every column the screening reads, ids as text and
+    fractions as numbers (NaN where not a number)."""
+    table = drainage.copy()
     for c in ("parcel_id", *DRAINAGE_COLUMNS):
-        if c not in d.columns:
-            d[c] = None
+        if c not in table.columns:
+            table[c] = None
+    table["parcel_id"] = table["parcel_id"].astype(str)
+    table["fraction"] = pd.to_numeric(table["fraction"], errors="coerce")
+    return table
+
+
+def _bad_drainage_rows(table: pd.DataFrame) -> tuple[set[str], list[str]]:
+    """Parcels whose drainage rows cannot be screened (unknown ``target_kind``, missing or
+    negative fraction, fractions not summing to 1) and one message per parcel naming what
+    is wrong (the first 200; one more message counts the rest)."""
     problems: list[str] = []
-    d["parcel_id"] = d["parcel_id"].astype(str)
-    d["fraction"] = pd.to_numeric(d["fraction"], errors="coerce")
-    bad = (~d["target_kind"].isin(TARGET_KINDS)) | d["fraction"].isna() | (d["fraction"] < -_EPS)
-    sums = d.groupby("parcel_id")["fraction"].sum()
+    bad = (
+        (~table["target_kind"].isin(TARGET_KINDS))
+        | table["fraction"].isna()
+        | (table["fraction"] < -_EPS)
+    )
+    sums = table.groupby("parcel_id")["fraction"].sum()
     bad_sum = sums[(sums - 1.0).abs() > 0.01].index
-    bad_parcels = set(d.loc[bad, "parcel_id"]) | set(bad_sum)
+    bad_parcels = set(table.loc[bad, "parcel_id"]) | set(bad_sum)
     for pid in sorted(bad_parcels)[:200]:
-        sub = d[d["parcel_id"] == pid]
+        sub = table[table["parcel_id"] == pid]
         why = []
         if (~sub["target_kind"].isin(TARGET_KINDS)).any():
-            why.append(
-                f"unknown target_kind {sorted(set(sub['target_kind'].astype(str)) - set(TARGET_KINDS))}"
-            )
+            kinds = sorted(set(sub["target_kind"].astype(str)) - set(TARGET_KINDS))
+            why.append(f"unknown target_kind {kinds}")
         if sub["fraction"].isna().any() or (sub["fraction"] < -_EPS).any():
             why.append("missing or negative fraction")
         if pid in bad_sum:
@@ -1748,73 +2029,45 @@ def screen_condition_a(
         problems.append(f"parcel {pid}: " + "; ".join(why))
     if len(bad_parcels) > 200:
         problems.append(f"... and {len(bad_parcels) - 200} more parcels with bad rows")
-    good = d[~d["parcel_id"].isin(bad_parcels)].copy()
+    return bad_parcels, problems
 
-    # receiving water of each row
-    wb = good["pwl_id"].astype(object)
-    wb = wb.where(wb.notna() & (wb.astype(str).str.strip() != ""), None)
-    direct_ids = good["target_id"].astype(object).where(good["target_kind"] == "water_direct")
-    wb = wb.where(wb.notna(), direct_ids)
-    if wb.isna().any() and len(waters.waterbodies) and "name" in waters.waterbodies:
-        names = waters.waterbodies.dropna(subset=["name"])
-        counts = names.groupby(names["name"].astype(str).str.strip().str.lower())["wb_id"].nunique()
-        uniq = names[
-            names["name"].astype(str).str.strip().str.lower().isin(counts[counts == 1].index)
-        ]
-        name_map = dict(
-            zip(
-                uniq["name"].astype(str).str.strip().str.lower(),
-                uniq["wb_id"].astype(str),
-                strict=True,
-            )
-        )
-        by_name = good["receiving_water"].astype(str).str.strip().str.lower().map(name_map)
-        wb = wb.where(wb.notna(), by_name)
-    good["wb"] = wb.astype(object).where(wb.notna(), None)
-    reach = good["target_kind"].isin(_REACH_KINDS)
-    ms4 = good["target_kind"].isin(_MS4_KINDS)
 
-    listings = _counting_listings(waters, prof)
-    pol_by_wb = (
-        listings.groupby("wb_id")["pollutant"].agg(lambda s: ", ".join(dict.fromkeys(s))).to_dict()
-        if len(listings)
-        else {}
-    )
-    hit_list = reach & good["wb"].isin(list(pol_by_wb))
-    # TMDL via outfalls and direct waters
-    tm = _counting_tmdls(waters, prof)
-    tmdl_outfalls: dict[str, str] = {}
-    tmdl_waters: dict[str, str] = {}
-    if tm is not None and len(tm):
-        for of, pt in (outfall_points or {}).items():
-            hit = tm[tm.intersects(pt)]
-            if len(hit):
-                tmdl_outfalls[str(of)] = str(hit.iloc[0]["name"] or hit.iloc[0]["tmdl_id"])
-        for w in set(good.loc[good["target_kind"] == "water_direct", "wb"].dropna()):
-            g = waters.waterbody_geometry(w)
-            if g is not None:
-                hit = tm[tm.intersects(g)]
-                if len(hit):
-                    tmdl_waters[str(w)] = str(hit.iloc[0]["name"] or hit.iloc[0]["tmdl_id"])
-    hit_tmdl = (ms4 & good["outfall_id"].astype(str).isin(list(tmdl_outfalls))) | (
-        (good["target_kind"] == "water_direct") & good["wb"].isin(list(tmdl_waters))
-    )
-    unknown = good["target_kind"].isin(_UNKNOWN_KINDS) | (reach & good["wb"].isna() & ~hit_tmdl)
+def _tmdl_names_by_row(
+    facts: pd.DataFrame,
+    tmdls: Any,
+    outfall_points: dict[str, Any] | None,
+    waters: Waters,
+) -> pd.Series:
+    """For each row that drains into a counting TMDL watershed (through an outfall inside
+    it, or directly to a waterbody in it): the watershed's name (else its id); else NaN."""
+    names = pd.Series(np.nan, index=facts.index, dtype=object)
+    if tmdls is None or not len(tmdls):
+        return names
+    label = tmdls["name"].astype(object).where(tmdls["name"].notna(), tmdls["tmdl_id"])
+    by_outfall: dict[str, str] = {}
+    for of, pt in (outfall_points or {}).items():
+        hit = tmdls.intersects(pt)
+        if hit.any():
+            by_outfall[str(of)] = str(label[hit].iloc[0])
+    direct = facts["target_kind"] == "water_direct"
+    by_water: dict[str, str] = {}
+    for w in set(facts.loc[direct, "wb"].dropna()):
+        g = waters.waterbody_geometry(w)
+        if g is not None:
+            hit = tmdls.intersects(g)
+            if hit.any():
+                by_water[str(w)] = str(label[hit].iloc[0])
+    via_outfall = facts["outfall_id"].astype(str).map(by_outfall).where(facts["ms4"])
+    via_water = facts["wb"].astype(str).map(by_water).where(direct)
+    return via_outfall.where(via_outfall.notna(), via_water).astype(object)
 
-    fr = good["fraction"]
-    good["_hit"] = (hit_list | hit_tmdl).astype(float) * fr
-    good["_hitl"] = hit_list.astype(float) * fr
-    good["_unk"] = unknown.astype(float) * fr
-    no_pwl = reach & good["wb"].isna() & ~hit_tmdl
-    good["_nopwl"] = no_pwl.astype(float) * fr
-    good["_nopwl_of"] = good["outfall_id"].astype(object).where(no_pwl & ms4, None)
-    good["_ms4"] = ms4.astype(float) * fr
-    good["_dir"] = (good["target_kind"] == "water_direct").astype(float) * fr
-    good["_int"] = (good["target_kind"] == "depression").astype(float) * fr
-    good["_row_reason"] = None
-    rr = pd.Series(None, index=good.index, dtype=object)
-    of_txt = good["outfall_id"].astype(str)
-    via = np.where(ms4, "via outfall " + of_txt, "directly")
+
+def _batch_row_reasons(
+    facts: pd.DataFrame, tmdl_names: pd.Series, waters: Waters, profile: Profile
+) -> pd.Series:
+    """The short reason of each row that triggers Condition A ("drains via outfall OF1 to
+    River (1101-0012), on the 303(d) list for PCBs"); NaN for the others."""
+    pol_by_wb = _counting_pollutants(waters, profile)
     wb_names: dict[str, str] = {}
     if len(waters.waterbodies) and "name" in waters.waterbodies:
         for w_id, w_name in zip(
@@ -1822,117 +2075,123 @@ def screen_condition_a(
         ):
             if not is_blank(w_id) and not is_blank(w_name):
                 wb_names.setdefault(str(w_id), f"{w_name} ({w_id})")
-    lw = good["wb"].astype(str)
-    lw = lw.map(lambda w: wb_names.get(w, w))
-    via_s = pd.Series(via, index=good.index).astype(object)
-    if hit_list.any():
-        rr[hit_list] = (
-            "drains "
-            + via_s[hit_list]
-            + " to "
-            + lw[hit_list].astype(object)
-            + ", on the 303(d) list for "
-            + good["wb"][hit_list].map(pol_by_wb).astype(object)
+    reasons = pd.Series(None, index=facts.index, dtype=object)
+    via = pd.Series(
+        np.where(facts["ms4"], "via outfall " + facts["outfall_id"].astype(str), "directly"),
+        index=facts.index,
+    ).astype(object)
+    listed = facts["listed_wb"].notna()
+    if listed.any():
+        lw = facts["wb"].astype(str).map(lambda w: wb_names.get(w, w)).astype(object)
+        near = listed & (facts["listed_wb"] != facts["wb"])
+        lw[near] = (
+            lw[near]
+            + f", within {profile.tributary_reach_km:g} km of "
+            + facts.loc[near, "listed_wb"].map(lambda w: wb_names.get(w, w)).astype(object)
         )
-    tm_names = np.where(ms4, of_txt.map(tmdl_outfalls), good["wb"].astype(str).map(tmdl_waters))
-    sel = hit_tmdl & ~hit_list
-    if sel.any():
-        rr[sel] = (
+        reasons[listed] = (
             "drains "
-            + via_s[sel]
+            + via[listed]
+            + " to "
+            + lw[listed]
+            + ", on the 303(d) list for "
+            + facts.loc[listed, "listed_wb"].map(pol_by_wb).astype(object)
+        )
+    sel = tmdl_names.notna() & ~listed
+    if sel.any():
+        reasons[sel] = (
+            "drains "
+            + via[sel]
             + " into the "
-            + pd.Series(tm_names, index=good.index)[sel]
-            .astype(str)
-            .map(tmdl_watershed_label)
-            .astype(object)
+            + tmdl_names[sel].astype(str).map(tmdl_watershed_label).astype(object)
             + " (stormwater a source)"
         )
-    good["_row_reason"] = rr
-    good["_recv"] = good["wb"].where(reach, None)
+    return reasons
 
-    g = good.groupby("parcel_id", sort=False)
-    agg = g.agg(
-        hit=("_hit", "sum"),
-        hitl=("_hitl", "sum"),
-        unk=("_unk", "sum"),
-        nopwl=("_nopwl", "sum"),
-        ms4=("_ms4", "sum"),
-        dir=("_dir", "sum"),
-        int_=("_int", "sum"),
-        total=("fraction", "sum"),
+
+def _counting_pollutants(waters: Waters, profile: Profile) -> dict[str, str]:
+    """``wb_id -> "PCBs, phosphorus"``: the counting 303(d) pollutants of each water."""
+    listings = _counting_listings(waters, profile)
+    if not len(listings):
+        return {}
+    return (
+        listings.groupby("wb_id")["pollutant"].agg(lambda s: ", ".join(dict.fromkeys(s))).to_dict()
     )
-    nopwl_of = good.dropna(subset=["_nopwl_of"])
-    nopwl_of = join_unique(nopwl_of["parcel_id"], nopwl_of["_nopwl_of"], sep=", ")
-    first_reason = good.dropna(subset=["_row_reason"]).groupby("parcel_id")["_row_reason"].first()
-    rv = good.dropna(subset=["_recv"])
-    recv = join_unique(rv["parcel_id"], rv["_recv"])
-    hl = good[hit_list]
-    listed = join_unique(hl["parcel_id"], hl["wb"])
-    pols = join_unique(hl["parcel_id"], hl["wb"].map(pol_by_wb), sep="; ")
-    out = pd.DataFrame({"parcel_id": agg.index})
-    out = out.set_index("parcel_id")
-    out["hit"] = agg["hit"]
-    out["unk"] = agg["unk"]
-    out["ms4_fraction"] = agg["ms4"]
-    out["direct_fraction"] = agg["dir"]
-    out["internal_fraction"] = agg["int_"]
-    out["unknown_fraction"] = agg["unk"]
-    out["_nopwl"] = agg["nopwl"]
-    out["_nopwl_of"] = nopwl_of.reindex(out.index)
-    out["receiving_waters"] = recv.reindex(out.index)
-    out["listed_waters"] = listed.reindex(out.index)
-    out["pollutants"] = pols.reindex(out.index)
-    out["tmdls"] = None
-    out["reason"] = first_reason.reindex(out.index)
 
-    # parcels lying in a counting TMDL watershed
+
+def _parcels_in_tmdl(parcels: Any, tmdls: Any) -> dict[str, str]:
+    """``parcel_id -> TMDL name`` for parcels lying in a counting TMDL watershed."""
     in_tmdl: dict[str, str] = {}
-    all_ids = list(dict.fromkeys([*out.index, *sorted(bad_parcels)]))
-    if parcels is not None and len(parcels):
-        all_ids = list(dict.fromkeys([*parcels["parcel_id"].astype(str), *all_ids]))
-        if tm is not None and len(tm):
-            pi, ti = tm.sindex.query(parcels.geometry.to_numpy(), predicate="intersects")
-            if len(pi):
-                pids = parcels["parcel_id"].astype(str).to_numpy()[pi]
-                names = (
-                    tm["name"]
-                    .astype(object)
-                    .where(tm["name"].notna(), tm["tmdl_id"])
-                    .astype(str)
-                    .to_numpy()[ti]
-                )
-                for p, n in zip(pids, names, strict=True):
-                    in_tmdl.setdefault(p, n)
-    out = out.reindex(all_ids)
-    n = len(out)
-    val = np.full(n, None, dtype=object)
-    method = np.full(n, "no_drainage", dtype=object)
-    hit = out["hit"].fillna(0).to_numpy() > _EPS
-    unk = out["unk"].fillna(0).to_numpy() > _EPS
-    has_rows = out["ms4_fraction"].notna().to_numpy()
-    intl = out["internal_fraction"].fillna(0).to_numpy()
+    if parcels is None or not len(parcels) or tmdls is None or not len(tmdls):
+        return in_tmdl
+    pi, ti = tmdls.sindex.query(parcels.geometry.to_numpy(), predicate="intersects")
+    if len(pi):
+        pids = parcels["parcel_id"].astype(str).to_numpy()[pi]
+        names = (
+            tmdls["name"]
+            .astype(object)
+            .where(tmdls["name"].notna(), tmdls["tmdl_id"])
+            .astype(str)
+            .to_numpy()[ti]
+        )
+        for p, n in zip(pids, names, strict=True):
+            in_tmdl.setdefault(p, n)
+    return in_tmdl
+
+
+def _screening_columns(
+    facts: pd.DataFrame, site: pd.DataFrame, all_ids: list[str], pol_by_wb: dict[str, str]
+) -> pd.DataFrame:
+    """The per-parcel columns of the screening table: fractions, receiving and listed
+    waters, pollutants, the first triggering row's reason, the outfalls without a PWL id."""
+    out = pd.DataFrame(index=pd.Index(all_ids))
+    out["ms4_fraction"] = site["ms4_fraction"]
+    out["direct_fraction"] = site["direct_fraction"]
+    out["internal_fraction"] = site["internal_fraction"]
+    out["unknown_fraction"] = site["unknown_fraction"]
+    pid = facts["parcel_id"]
+    recv = facts[facts["reach"] & facts["wb"].notna()]
+    out["receiving_waters"] = join_unique(recv["parcel_id"], recv["wb"]).reindex(out.index)
+    hit = facts.loc[facts["listed_wbs"].notna(), ["parcel_id", "listed_wbs"]]
+    hit = hit.assign(listed=hit["listed_wbs"].str.split(";")).explode("listed")
+    out["listed_waters"] = join_unique(hit["parcel_id"], hit["listed"]).reindex(out.index)
+    pols = hit["listed"].map(pol_by_wb)
+    out["pollutants"] = join_unique(hit["parcel_id"], pols, sep="; ").reindex(out.index)
+    nopwl = facts[facts["no_pwl"] & facts["ms4"] & facts["outfall_id"].notna()]
+    out["no_pwl_outfalls"] = join_unique(nopwl["parcel_id"], nopwl["outfall_id"], sep=", ").reindex(
+        out.index
+    )
+    first = facts.dropna(subset=["row_reason"]).groupby(pid, sort=False)["row_reason"].first()
+    out["reason"] = first.reindex(out.index)
+    return out
+
+
+def _batch_reasons(
+    out: pd.DataFrame,
+    site: pd.DataFrame,
+    value: np.ndarray,
+    method: np.ndarray,
+    in_tmdl: dict[str, str],
+    has_rows: np.ndarray,
+    missing: list[str],
+) -> np.ndarray:
+    """The short reason of each parcel of the screening table, by its method: the first
+    triggering row's reason, "lies in the ... TMDL watershed", what is unknown, where it
+    drains, or why it could not be screened; the missing legal layers named."""
     ids = out.index.to_numpy()
-    tm_in = np.array([p in in_tmdl for p in ids], dtype=bool)
-    bad_mask = np.array([p in bad_parcels for p in ids], dtype=bool)
-    val[hit | tm_in] = True
-    method[hit] = "listed_water"
-    hitl = out["hit"].fillna(0).to_numpy() > _EPS
-    method[hit & ~(out["listed_waters"].notna().to_numpy())] = "tmdl_watershed"
-    method[tm_in & ~hit] = "site_in_tmdl"
-    und = ~(hit | tm_in) & has_rows & unk
-    method[und] = "unknown_drainage"
-    no = ~(hit | tm_in) & has_rows & ~unk
-    val[no] = False
-    method[no & (intl >= 1 - _EPS)] = "internally_drained"
-    method[no & (intl < 1 - _EPS)] = "not_listed"
-    method[bad_mask & ~tm_in] = "bad_drainage_rows"
     reason = out["reason"].to_numpy(dtype=object).copy()
-    for i in np.flatnonzero(tm_in & ~hitl):
+    # a row's own reason (303(d) water, TMDL through an outfall or a water) comes first
+    row_hit = (site["listed_fraction"].fillna(0).to_numpy() > 0) | site["tmdl_hit"].fillna(
+        False
+    ).to_numpy(dtype=bool)
+    tm_in = np.array([p in in_tmdl for p in ids], dtype=bool)
+    for i in np.flatnonzero(tm_in & ~row_hit):
         reason[i] = f"lies in the {tmdl_watershed_label(in_tmdl[ids[i]])} (stormwater a source)"
-    unk_fr = out["unknown_fraction"].fillna(0).to_numpy()
-    nopwl_fr = out["_nopwl"].fillna(0).to_numpy()
-    tot_fr = agg["total"].reindex(out.index).fillna(0).to_numpy()
-    nopwl_ofs = out["_nopwl_of"].to_numpy(dtype=object)
+    unk_fr = site["unknown_fraction"].fillna(0).to_numpy()
+    nopwl_fr = site["no_pwl_fraction"].fillna(0).to_numpy()
+    tot_fr = site["total_fraction"].fillna(0).to_numpy()
+    nopwl_ofs = out["no_pwl_outfalls"].to_numpy(dtype=object)
+    und = method == "unknown_drainage"
     for i in np.flatnonzero(und):
         parts = []
         if unk_fr[i] - nopwl_fr[i] > _EPS:
@@ -1953,6 +2212,8 @@ def screen_condition_a(
         whole = unk_fr[i] >= tot_fr[i] - _EPS
         reason[i] = " and ".join(parts) + ("" if whole else "; the rest reaches no listed water")
     recv_s = out["receiving_waters"].to_numpy(dtype=object)
+    intl = site["internal_fraction"].fillna(0).to_numpy()
+    no = np.isin(method, ("internally_drained", "not_listed", "missing_layer"))
     for i in np.flatnonzero(no):
         reason[i] = (
             "internally drained: no runoff reaches a water"
@@ -1962,31 +2223,18 @@ def screen_condition_a(
         )
     for i in np.flatnonzero(~has_rows & ~tm_in):
         reason[i] = (
-            "bad drainage rows (see problems)" if bad_mask[i] else "no rows in the drainage table"
+            "bad drainage rows (see problems)"
+            if method[i] == "bad_drainage_rows"
+            else "no rows in the drainage table"
         )
-    missing = list(getattr(waters, "missing", ()) or ())
     if missing:
-        # never a confident "no" while a legal layer is missing (as in determine())
+        # never a confident "no" while a legal layer is missing (as for one site)
         lacks = "; ".join(missing_layer_short(m) for m in missing)
-        for i in np.flatnonzero(no):
+        for i in np.flatnonzero(method == "missing_layer"):
             reason[i] = f"undetermined: {lacks}; with the layers present, {reason[i]}"
         for i in np.flatnonzero(und):
             reason[i] = f"{reason[i]}; also {lacks}"
-        val[no] = None
-        method[no] = "missing_layer"
-    out["condition_a"] = pd.array(val, dtype="boolean")
-    is_true = np.array([v is True for v in val], dtype=bool)
-    is_false = np.array([v is False for v in val], dtype=bool)
-    out["condition_a_text"] = np.where(is_true, "yes", np.where(is_false, "no", "undetermined"))
-    out["method"] = method
-    out["reason"] = reason
-    out["tmdls"] = [in_tmdl.get(p) for p in ids]
-    out = out.reset_index().rename(columns={"index": "parcel_id"})
-    out = out[list(SCREENING_COLUMNS)]
-    out.attrs["problems"] = problems
-    out.attrs["pollutant_reading"] = prof.pollutant_reading
-    out.attrs["missing_layers"] = missing
-    return out
+    return reason
 
 
 def screen_all(
@@ -2020,6 +2268,7 @@ def screen_all(
         profile=profile,
         parcels=parcels,
         outfall_points=_outfall_points(result, ws),
+        crs=ws.crs,
     )
     keep = [
         c for c in ("parcel_id", "address", "owner", "prop_class", "acres") if c in parcels.columns
