@@ -466,8 +466,9 @@ def test_batch_reports_bad_rows_and_carries_on(waters):
         ]
     )
     tab = screen_condition_a(pd.concat([d, bad]), waters=waters)
-    assert any("PX" in p for p in tab.attrs["problems"])
-    assert any("PY" in p and "sum" in p for p in tab.attrs["problems"])
+    found = tab.attrs["qa"].by_code("bad_drainage_rows")
+    assert {f.feature_id for f in found} >= {"PX", "PY"}
+    assert any(f.feature_id == "PY" and "sum" in f.message for f in found)
     by = tab.set_index("parcel_id")
     assert by.loc["P1", "condition_a"] == True  # noqa: E712 - good rows still screened
     assert by.loc["PX", "method"] == "bad_drainage_rows" and pd.isna(by.loc["PX", "condition_a"])

@@ -37,6 +37,7 @@ from ms4map._nulls import is_blank
 
 from .errors import DataError, UsageError
 from .profiles import EXEMPTION_CODES, Profile, load_profile
+from .qa import QAReport
 from .waters import Waters, missing_layer_reason, missing_layer_short, pollutant_in
 
 __all__ = [
@@ -1941,8 +1942,9 @@ def screen_condition_a(
     -------
     DataFrame
         :data:`SCREENING_COLUMNS`, one row per parcel; ``condition_a`` is a nullable
-        boolean.  Bad drainage rows are reported in ``frame.attrs["problems"]`` and
-        their parcels come out undetermined; the other parcels are screened.
+        boolean.  Bad drainage rows are QA warnings ``bad_drainage_rows`` in
+        ``frame.attrs["qa"]`` (a :class:`ms4map.qa.QAReport`) and their parcels come out
+        undetermined; the other parcels are screened.
     """
     prof = load_profile(profile)
     table = _screening_drainage(drainage)
@@ -1985,7 +1987,7 @@ def screen_condition_a(
     out["tmdls"] = [in_tmdl.get(p) for p in ids]
     out = out.reset_index().rename(columns={"index": "parcel_id"})
     out = out[list(SCREENING_COLUMNS)]
-    out.attrs["problems"] = problems
+    out.attrs["qa"] = problems
     out.attrs["pollutant_reading"] = prof.pollutant_reading
     out.attrs["missing_layers"] = missing
     return out
@@ -2003,11 +2005,12 @@ def _screening_drainage(drainage: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def _bad_drainage_rows(table: pd.DataFrame) -> tuple[set[str], list[str]]:
+def _bad_drainage_rows(table: pd.DataFrame) -> tuple[set[str], QAReport]:
     """Parcels whose drainage rows cannot be screened (unknown ``target_kind``, missing or
-    negative fraction, fractions not summing to 1) and one message per parcel naming what
-    is wrong (the first 200; one more message counts the rest)."""
-    problems: list[str] = []
+    negative fraction, fractions not summing to 1), each reported as a QA warning
+    ``bad_drainage_rows`` (layer ``drainage``, the parcel as feature) saying what is
+    wrong (the first 200 parcels; one more finding counts the rest)."""
+    qa = QAReport()
     bad = (
         (~table["target_kind"].isin(TARGET_KINDS))
         | table["fraction"].isna()
@@ -2026,10 +2029,22 @@ def _bad_drainage_rows(table: pd.DataFrame) -> tuple[set[str], list[str]]:
             why.append("missing or negative fraction")
         if pid in bad_sum:
             why.append(f"fractions sum to {sums[pid]:.3f}, not 1")
-        problems.append(f"parcel {pid}: " + "; ".join(why))
+        qa.warning(
+            "bad_drainage_rows",
+            "drainage",
+            f"parcel {pid}: " + "; ".join(why),
+            feature_id=pid,
+            step="screening",
+        )
     if len(bad_parcels) > 200:
-        problems.append(f"... and {len(bad_parcels) - 200} more parcels with bad rows")
-    return bad_parcels, problems
+        qa.warning(
+            "bad_drainage_rows",
+            "drainage",
+            f"... and {len(bad_parcels) - 200} more parcels with bad rows",
+            step="screening",
+            count=len(bad_parcels) - 200,
+        )
+    return bad_parcels, qa
 
 
 def _tmdl_names_by_row(
@@ -2223,7 +2238,7 @@ def _batch_reasons(
         )
     for i in np.flatnonzero(~has_rows & ~tm_in):
         reason[i] = (
-            "bad drainage rows (see problems)"
+            "bad drainage rows (see the QA findings)"
             if method[i] == "bad_drainage_rows"
             else "no rows in the drainage table"
         )

@@ -34,6 +34,7 @@ from ms4map._nulls import is_blank
 from .conditions import join_unique
 from .errors import DataError
 from .profiles import Profile, load_profile
+from .qa import QAReport
 from .waters import Waters, pollutant_in
 
 __all__ = [
@@ -173,7 +174,8 @@ def flag_septic_table(
     -------
     GeoDataFrame
         One row per parcel with an on-site system, columns :data:`SEPTIC_COLUMNS` +
-        geometry.  ``frame.attrs["problems"]`` lists parcels skipped for bad data.
+        geometry.  ``frame.attrs["qa"]`` (a :class:`ms4map.qa.QAReport`) holds the findings: a warning
+        ``septic_not_inferred`` when parcels without a sewer attribute cannot be inferred.
     """
     import geopandas as gpd
 
@@ -188,7 +190,7 @@ def flag_septic_table(
     for c in ("address", "owner", "owner_address", "prop_class", "sewer", "septic_failure"):
         if c not in p.columns:
             p[c] = None
-    problems: list[str] = []
+    qa = QAReport()
     sewer_raw = p["sewer"].astype(object)
     sewer_map = {v: _norm_sewer(v) for v in pd.unique(sewer_raw.dropna())}
     sewer = sewer_raw.map(sewer_map).fillna("unknown")
@@ -206,10 +208,15 @@ def flag_septic_table(
         inferred = unknown & improved & ~in_district
         source[inferred] = "inferred_outside_sewer_district"
     elif unknown.any():
-        problems.append(
+        qa.warning(
+            "septic_not_inferred",
+            "parcels",
             f"{int(unknown.sum())} parcel(s) have no sewer attribute and there is no "
-            "sewer_districts layer to infer it: they are not listed. Fix: fill "
-            "parcels.sewer or add a sewer_districts layer."
+            "sewer_districts layer to infer it: they are not listed.",
+            column="sewer",
+            fix="fill parcels.sewer or add a sewer_districts layer.",
+            step="septic",
+            count=int(unknown.sum()),
         )
     sep = p[pd.notna(source)].copy()
     sep["septic_source"] = source[pd.notna(source)]
@@ -476,7 +483,7 @@ def flag_septic_table(
     out = gpd.GeoDataFrame(
         out[[*SEPTIC_COLUMNS, "geometry"]], geometry="geometry", crs=parcels.crs
     ).reset_index(drop=True)
-    out.attrs["problems"] = problems
+    out.attrs["qa"] = qa
     out.attrs["missing_layers"] = list(getattr(waters, "missing", ()) or ())
     return out
 

@@ -32,6 +32,7 @@ import pandas as pd
 from ms4map._nulls import is_blank
 
 from .errors import DataError, InputOpenError, UsageError
+from .qa import QAReport
 
 __all__ = [
     "CATEGORIES",
@@ -335,7 +336,16 @@ def _finish(
     df = pd.DataFrame(rows, columns=list(IMPAIRMENT_COLUMNS))
     df["list_year"] = pd.array(df["list_year"], dtype="Int64")
     df["line"] = df["line"].astype("int64")
-    df.attrs["problems"] = list(problems)
+    qa = QAReport()
+    for text in problems:
+        qa.warning(
+            "impairment_row_skipped",
+            "impairments",
+            text,
+            feature_id=text.split(":", 1)[0],
+            step="import",
+        )
+    df.attrs["qa"] = qa
     df.attrs["source_file"] = str(path)
     return df
 
@@ -354,8 +364,9 @@ def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
     path : str or Path
     on_error : {"raise", "skip"}
         ``"raise"`` (default): one :class:`DataError` listing every bad row.
-        ``"skip"``: keep the good rows; the bad ones are listed in
-        ``frame.attrs["problems"]``.
+        ``"skip"``: keep the good rows; each bad one is a QA warning
+        ``impairment_row_skipped`` in ``frame.attrs["qa"]`` (a
+        :class:`ms4map.qa.QAReport`).
 
     Returns
     -------
