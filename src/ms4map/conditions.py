@@ -1135,221 +1135,30 @@ def determine(
     rows = _as_rows(drainage)
     d_ac, plan = inp["disturbed_acres"], inp["common_plan_acres"]
     eff = max(d_ac, plan or 0.0)
-
-    # project type
-    if inp["project_type"] is None:
-        pt, pt_reason = guess_site_project_type(site, prof)
-        pt_source = "guessed from property class"
-    else:
-        pt, pt_reason, pt_source = inp["project_type"], "given by the user", "user"
-
-    # land development activity
-    lda_reasons = []
-    if d_ac >= 1.0:
-        lda = True
-        lda_reasons.append(f"The activity disturbs {d_ac:g} acres (one acre or more).")
-    elif plan is not None and plan >= 1.0:
-        lda = True
-        lda_reasons.append(
-            f"The activity disturbs {d_ac:g} acres, less than one acre, but is "
-            f"part of a larger common plan of development or sale of {plan:g} "
-            "acres (one acre or more)."
-        )
-    else:
-        lda = False
-        lda_reasons.append(
-            f"The activity disturbs {d_ac:g} acres, less than one acre, and is "
-            "not part of a common plan of development or sale of one acre or "
-            "more."
-            if plan is None
-            else f"The activity disturbs {d_ac:g} acres and its common plan "
-            f"{plan:g} acres, both less than one acre."
-        )
-
-    # exemption
+    pt, pt_reason, pt_source = decide_project_type(inp["project_type"], site, prof)
+    lda, lda_reasons = decide_land_development(d_ac, plan)
     code = inp["exemption"]
-    exempt = False
-    ex_reasons: list[str] = []
-    ex_cites: list[dict[str, Any]] = []
-    if code is None:
-        ex_reasons.append("No exemption claimed.")
-    else:
-        c = prof.exemption_citation(code)
-        if c is not None:
-            ex_cites.append(c.to_dict())
-        limit = prof.exemptions.get(code, {}).get("max_acres")
-        if c is None:
-            ex_reasons.append(
-                f"Exemption '{code}' is not in {prof.municipality}'s law: review is required."
-            )
-        elif limit is not None and eff >= float(limit):
-            ex_reasons.append(
-                f"Exemption '{code}' covers less than {float(limit):g} acres; "
-                f"this activity is {eff:g} acres: not exempt."
-            )
-        else:
-            exempt = True
-            ex_reasons.append(f"Exempt from review as '{code}': \"{c.quote}\"")
-        if code == "agricultural_activity" and pt not in ("agricultural",):
-            ex_reasons.append(
-                "Note: farming itself is exempt; construction of new structures "
-                "at a farm (a barn) is not: use project type 'agricultural' "
-                "without this exemption for that."
-            )
-
+    exempt, ex_reasons, ex_cites = decide_exemption(code, eff, pt, prof)
     applies = lda and not exempt
-    why_not = "Conditions apply only to a land development activity that is not exempt: " + (
-        "the activity is exempt from review."
-        if exempt
-        else "this is not a land development activity."
-    )
-
-    # Condition A
+    why_not = _why_conditions_do_not_apply(exempt)
     phys = condition_a_physics(
         rows, waters=waters, profile=prof, tmdl_hits=tmdl_hits, reach_hits=reach_hits
     )
-    if applies:
-        a_val, a_reasons = phys["value"], list(phys["reasons"])
-    else:
-        a_val = False
-        a_reasons = [why_not] + [f"(For information: {r})" for r in phys["reasons"]]
-    if prof.pollutant_reading == "list":
-        a_reasons.append(
-            "Pollutant of concern read as the profile's narrowed list: "
-            + ", ".join(prof.pollutants_of_concern)
-            + "."
-        )
-    # Conditions B and C look at the larger of the disturbance and the common plan
-    size = (
-        f"The site disturbs {d_ac:g} acres within a {plan:g}-acre common plan of "
-        f"development or sale; Conditions B and C look at the larger, {eff:g} acres"
-        if plan is not None and plan > d_ac
-        else f"The activity disturbs {eff:g} acres"
+    a_val, a_reasons = decide_condition_a_for_activity(phys, applies, why_not, prof)
+    size = _size_words(d_ac, plan, eff)
+    b_val, b_reasons = decide_condition_b(applies, eff, size, why_not)
+    c_val, c_reasons = decide_condition_c(
+        applies, eff, size, why_not, pt=pt, pt_reason=pt_reason, pt_source=pt_source
     )
-    # Condition B
-    if not applies:
-        b_val, b_reasons = False, [why_not]
-    elif eff >= 5.0:
-        b_val = True
-        b_reasons = [f"{size} (five or more)."]
-    else:
-        b_val, b_reasons = False, [f"{size}, less than five."]
-    # Condition C
-    if not applies:
-        c_val, c_reasons = False, [why_not]
-    elif eff < 1.0 or eff >= 5.0:
-        c_val = False
-        c_reasons = [
-            f"{size}, not between one and five acres"
-            + (" (Condition B applies instead)." if eff >= 5.0 else ".")
-        ]
-    elif pt in EXCLUDING_TYPES:
-        c_val = False
-        c_reasons = [
-            "Construction of a single-family residence is excluded from Condition C."
-            if pt == "single_family"
-            else "Construction activity at an agricultural property is "
-            "excluded from Condition C (it is still reviewed)."
-        ]
-        if pt_source != "user":
-            c_reasons.append(
-                f"The project type '{pt}' was guessed, not given ({pt_reason}); this guess "
-                "is what removes Condition C. Confirm the project type (ms4map screen "
-                "--type TYPE): for any other type Condition C applies."
-            )
-    else:
-        c_val = True
-        c_reasons = [
-            f"{size}, between one and five, and is {pt.replace('_', ' ')} construction "
-            "(not single-family or agricultural)."
-        ]
-
-    swppp = applies
-    sw_reasons = (
-        [
-            f"A land development activity not exempt from review needs a SWPPP "
-            f"approved by the {prof.officer_title}."
-        ]
-        if swppp
-        else [why_not]
-    )
+    swppp, sw_reasons = decide_swppp(applies, why_not, prof)
     vals = (a_val, b_val, c_val)
     post = (
         True if any(v is True for v in vals) else (None if any(v is None for v in vals) else False)
     )
     drainage_doc = summarize_drainage(rows, waters)
-    recv_names = (
-        "; ".join(
-            f"{w['name'] or 'unnamed water'} ({w['pwl_id'] or 'no PWL ID'})"
-            for w in drainage_doc["receiving_waters"]
-        )
-        or "none reached"
-    )
-    basic = []
-    if swppp:
-        for i, text in enumerate(SWPPP_BASIC_ITEMS, 1):
-            item = {"n": i, "text": text}
-            if i == 13:
-                item["value"] = recv_names
-            if i == 17:
-                item["text"] = text.replace("Stormwater Management Officer", prof.officer_title)
-            basic.append(item)
-    post_items = []
-    if swppp and post is not False:
-        post_items = [
-            {"n": i, "text": t, "required": post} for i, t in enumerate(SWPPP_POST_ITEMS, 2)
-        ]
-
-    rules = [
-        "land_development_activity",
-        "exemptions",
-        "pollutant_of_concern",
-        "condition_a",
-        "condition_b",
-        "condition_c",
-    ]
-    if swppp:
-        rules += ["swppp_required", "swppp_basic"]
-        if post is not False:
-            rules.append("swppp_post_construction")
-    if pt == "agricultural" or code == "agricultural_activity":
-        rules.append("agricultural_activity")
-    citations = _cites(prof, *rules) + ex_cites
-
-    inputs = {
-        "site": site.label,
-        "parcel_ids": list(site.parcel_ids),
-        "site_kind": site.kind,
-        "disturbed_acres": d_ac,
-        "common_plan_acres": plan,
-        "project_type": inp["project_type"],
-        "exemption": code,
-        "profile": prof.name,
-    }
-    inputs_hash = hashlib.sha256(
-        json.dumps(inputs, sort_keys=True, default=str).encode()
-    ).hexdigest()
-    from . import __version__
-
-    prov = {
-        "tool": "ms4map",
-        "version": __version__,
-        "schema": DETERMINATION_SCHEMA,
-        "schema_version": DETERMINATION_VERSION,
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "profile": prof.summary(),
-        "inputs": inputs,
-        "inputs_sha256": inputs_hash,
-        "settings": {
-            "tributary_reach_km": prof.tributary_reach_km,
-            "pollutant_reading": prof.pollutant_reading,
-        },
-    }
-    if provenance:
-        prov.update({k: v for k, v in provenance.items() if k not in ("inputs",)})
-        if "inputs" in provenance:
-            prov["workspace_inputs"] = provenance["inputs"]
-
+    basic, post_items = _swppp_items(swppp, post, drainage_doc, prof)
+    citations = _determination_citations(prof, swppp, post, pt, code) + ex_cites
+    prov = _determination_provenance(site, inp, prof, provenance)
     doc = {
         "schema": DETERMINATION_SCHEMA,
         "schema_version": DETERMINATION_VERSION,
@@ -1357,16 +1166,7 @@ def determine(
         "officer_title": prof.officer_title,
         "workspace": None,
         "application": None,
-        "site": {
-            "label": site.label,
-            "kind": site.kind,
-            "parcel_ids": list(site.parcel_ids),
-            "area_acres": site.area_acres,
-            "address": site.address,
-            "prop_class": site.prop_class,
-            "crs": site.crs,
-            "bounds": (list(site.geometry.bounds) if site.geometry is not None else None),
-        },
+        "site": _site_doc(site),
         "inputs": {
             "disturbed_acres": d_ac,
             "common_plan_acres": plan,
@@ -1377,15 +1177,7 @@ def determine(
         "project_type": {"value": pt, "source": pt_source, "reason": pt_reason},
         "land_development_activity": {"value": lda, "reasons": lda_reasons},
         "exemption": {"code": code, "exempt": exempt, "reasons": ex_reasons},
-        "pollutant_of_concern": {
-            "reading": prof.pollutant_reading,
-            "pollutants": (
-                ["sediment", "any listed cause of impairment of the receiving water"]
-                if prof.pollutant_reading == "law"
-                else list(prof.pollutants_of_concern)
-            ),
-            "description": _reading_text(prof),
-        },
+        "pollutant_of_concern": _pollutant_doc(prof),
         "conditions": {
             "A": {"value": a_val, "reasons": a_reasons, "method": phys["method"]},
             "B": {"value": b_val, "reasons": b_reasons},
@@ -1404,6 +1196,296 @@ def determine(
         "provenance": prov,
     }
     return Determination(doc=doc)
+
+
+def decide_project_type(
+    given: str | None, site: SiteInfo, profile: Profile
+) -> tuple[str, str, str]:
+    """The project type: the user's, else guessed from the site's property classes
+    (:func:`guess_site_project_type`).  Returns ``(type, reason, source)``."""
+    if given is None:
+        pt, reason = guess_site_project_type(site, profile)
+        return pt, reason, "guessed from property class"
+    return given, "given by the user", "user"
+
+
+def decide_land_development(disturbed: float, plan: float | None) -> tuple[bool, list[str]]:
+    """Whether the activity is a land development activity: one acre or more disturbed,
+    or less within a common plan of development or sale of one acre or more.
+    Returns ``(value, reasons)``."""
+    if disturbed >= 1.0:
+        return True, [f"The activity disturbs {disturbed:g} acres (one acre or more)."]
+    if plan is not None and plan >= 1.0:
+        return True, [
+            f"The activity disturbs {disturbed:g} acres, less than one acre, but is "
+            f"part of a larger common plan of development or sale of {plan:g} "
+            "acres (one acre or more)."
+        ]
+    return False, [
+        f"The activity disturbs {disturbed:g} acres, less than one acre, and is "
+        "not part of a common plan of development or sale of one acre or "
+        "more."
+        if plan is None
+        else f"The activity disturbs {disturbed:g} acres and its common plan "
+        f"{plan:g} acres, both less than one acre."
+    ]
+
+
+def decide_exemption(
+    code: str | None, effective_acres: float, project_type: str, profile: Profile
+) -> tuple[bool, list[str], list[dict[str, Any]]]:
+    """Whether the claimed exemption holds under the profile's law (and its acreage limit).
+    Returns ``(exempt, reasons, citations)``."""
+    if code is None:
+        return False, ["No exemption claimed."], []
+    exempt = False
+    reasons: list[str] = []
+    cites: list[dict[str, Any]] = []
+    cite = profile.exemption_citation(code)
+    if cite is not None:
+        cites.append(cite.to_dict())
+    limit = profile.exemptions.get(code, {}).get("max_acres")
+    if cite is None:
+        reasons.append(
+            f"Exemption '{code}' is not in {profile.municipality}'s law: review is required."
+        )
+    elif limit is not None and effective_acres >= float(limit):
+        reasons.append(
+            f"Exemption '{code}' covers less than {float(limit):g} acres; "
+            f"this activity is {effective_acres:g} acres: not exempt."
+        )
+    else:
+        exempt = True
+        reasons.append(f"Exempt from review as '{code}': \"{cite.quote}\"")
+    if code == "agricultural_activity" and project_type not in ("agricultural",):
+        reasons.append(
+            "Note: farming itself is exempt; construction of new structures "
+            "at a farm (a barn) is not: use project type 'agricultural' "
+            "without this exemption for that."
+        )
+    return exempt, reasons, cites
+
+
+def _why_conditions_do_not_apply(exempt: bool) -> str:
+    """The reason every condition is false when the activity is exempt or not a land
+    development activity."""
+    return "Conditions apply only to a land development activity that is not exempt: " + (
+        "the activity is exempt from review."
+        if exempt
+        else "this is not a land development activity."
+    )
+
+
+def decide_condition_a_for_activity(
+    phys: dict[str, Any], applies: bool, why_not: str, profile: Profile
+) -> tuple[bool | None, list[str]]:
+    """Condition A for the activity: the drainage answer (:func:`condition_a_physics`)
+    when conditions apply, else ``False`` with the drainage answer "for information".
+    Returns ``(value, reasons)``."""
+    if applies:
+        value, reasons = phys["value"], list(phys["reasons"])
+    else:
+        value = False
+        reasons = [why_not] + [f"(For information: {r})" for r in phys["reasons"]]
+    if profile.pollutant_reading == "list":
+        reasons.append(
+            "Pollutant of concern read as the profile's narrowed list: "
+            + ", ".join(profile.pollutants_of_concern)
+            + "."
+        )
+    return value, reasons
+
+
+def _size_words(disturbed: float, plan: float | None, effective: float) -> str:
+    """How the reasons of Conditions B and C state the size (the larger of the
+    disturbance and the common plan)."""
+    if plan is not None and plan > disturbed:
+        return (
+            f"The site disturbs {disturbed:g} acres within a {plan:g}-acre common plan of "
+            f"development or sale; Conditions B and C look at the larger, {effective:g} acres"
+        )
+    return f"The activity disturbs {effective:g} acres"
+
+
+def decide_condition_b(
+    applies: bool, effective_acres: float, size: str, why_not: str
+) -> tuple[bool, list[str]]:
+    """Condition B: five acres or more.  Returns ``(value, reasons)``."""
+    if not applies:
+        return False, [why_not]
+    if effective_acres >= 5.0:
+        return True, [f"{size} (five or more)."]
+    return False, [f"{size}, less than five."]
+
+
+def decide_condition_c(
+    applies: bool,
+    effective_acres: float,
+    size: str,
+    why_not: str,
+    *,
+    pt: str,
+    pt_reason: str,
+    pt_source: str,
+) -> tuple[bool, list[str]]:
+    """Condition C: one to five acres, not single-family or agricultural construction
+    (a guessed excluding type is named so the officer confirms it).
+    Returns ``(value, reasons)``."""
+    if not applies:
+        return False, [why_not]
+    eff = effective_acres
+    if eff < 1.0 or eff >= 5.0:
+        return False, [
+            f"{size}, not between one and five acres"
+            + (" (Condition B applies instead)." if eff >= 5.0 else ".")
+        ]
+    if pt in EXCLUDING_TYPES:
+        reasons = [
+            "Construction of a single-family residence is excluded from Condition C."
+            if pt == "single_family"
+            else "Construction activity at an agricultural property is "
+            "excluded from Condition C (it is still reviewed)."
+        ]
+        if pt_source != "user":
+            reasons.append(
+                f"The project type '{pt}' was guessed, not given ({pt_reason}); this guess "
+                "is what removes Condition C. Confirm the project type (ms4map screen "
+                "--type TYPE): for any other type Condition C applies."
+            )
+        return False, reasons
+    return True, [
+        f"{size}, between one and five, and is {pt.replace('_', ' ')} construction "
+        "(not single-family or agricultural)."
+    ]
+
+
+def decide_swppp(applies: bool, why_not: str, profile: Profile) -> tuple[bool, list[str]]:
+    """Whether a SWPPP is required: every land development activity not exempt.
+    Returns ``(value, reasons)``."""
+    if applies:
+        return True, [
+            f"A land development activity not exempt from review needs a SWPPP "
+            f"approved by the {profile.officer_title}."
+        ]
+    return False, [why_not]
+
+
+def _swppp_items(
+    swppp: bool, post: bool | None, drainage_doc: dict[str, Any], profile: Profile
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The basic SWPPP items (item 13 names the receiving waters) and, unless no
+    condition can require them, the post-construction items."""
+    recv_names = (
+        "; ".join(
+            f"{w['name'] or 'unnamed water'} ({w['pwl_id'] or 'no PWL ID'})"
+            for w in drainage_doc["receiving_waters"]
+        )
+        or "none reached"
+    )
+    basic = []
+    if swppp:
+        for i, text in enumerate(SWPPP_BASIC_ITEMS, 1):
+            item = {"n": i, "text": text}
+            if i == 13:
+                item["value"] = recv_names
+            if i == 17:
+                item["text"] = text.replace("Stormwater Management Officer", profile.officer_title)
+            basic.append(item)
+    post_items = []
+    if swppp and post is not False:
+        post_items = [
+            {"n": i, "text": t, "required": post} for i, t in enumerate(SWPPP_POST_ITEMS, 2)
+        ]
+    return basic, post_items
+
+
+def _determination_citations(
+    profile: Profile, swppp: bool, post: bool | None, pt: str, code: str | None
+) -> list[dict[str, Any]]:
+    """The profile's citations of the rules the determination applied."""
+    rules = [
+        "land_development_activity",
+        "exemptions",
+        "pollutant_of_concern",
+        "condition_a",
+        "condition_b",
+        "condition_c",
+    ]
+    if swppp:
+        rules += ["swppp_required", "swppp_basic"]
+        if post is not False:
+            rules.append("swppp_post_construction")
+    if pt == "agricultural" or code == "agricultural_activity":
+        rules.append("agricultural_activity")
+    return _cites(profile, *rules)
+
+
+def _determination_provenance(
+    site: SiteInfo, inp: dict[str, Any], profile: Profile, provenance: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The document's provenance: tool, schema, time, profile, the inputs and their hash,
+    the settings, and the workspace's provenance when given."""
+    inputs = {
+        "site": site.label,
+        "parcel_ids": list(site.parcel_ids),
+        "site_kind": site.kind,
+        "disturbed_acres": inp["disturbed_acres"],
+        "common_plan_acres": inp["common_plan_acres"],
+        "project_type": inp["project_type"],
+        "exemption": inp["exemption"],
+        "profile": profile.name,
+    }
+    inputs_hash = hashlib.sha256(
+        json.dumps(inputs, sort_keys=True, default=str).encode()
+    ).hexdigest()
+    from . import __version__
+
+    prov = {
+        "tool": "ms4map",
+        "version": __version__,
+        "schema": DETERMINATION_SCHEMA,
+        "schema_version": DETERMINATION_VERSION,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "profile": profile.summary(),
+        "inputs": inputs,
+        "inputs_sha256": inputs_hash,
+        "settings": {
+            "tributary_reach_km": profile.tributary_reach_km,
+            "pollutant_reading": profile.pollutant_reading,
+        },
+    }
+    if provenance:
+        prov.update({k: v for k, v in provenance.items() if k not in ("inputs",)})
+        if "inputs" in provenance:
+            prov["workspace_inputs"] = provenance["inputs"]
+    return prov
+
+
+def _site_doc(site: SiteInfo) -> dict[str, Any]:
+    """The ``site`` part of the document."""
+    return {
+        "label": site.label,
+        "kind": site.kind,
+        "parcel_ids": list(site.parcel_ids),
+        "area_acres": site.area_acres,
+        "address": site.address,
+        "prop_class": site.prop_class,
+        "crs": site.crs,
+        "bounds": (list(site.geometry.bounds) if site.geometry is not None else None),
+    }
+
+
+def _pollutant_doc(profile: Profile) -> dict[str, Any]:
+    """The ``pollutant_of_concern`` part of the document: which reading, which pollutants."""
+    return {
+        "reading": profile.pollutant_reading,
+        "pollutants": (
+            ["sediment", "any listed cause of impairment of the receiving water"]
+            if profile.pollutant_reading == "law"
+            else list(profile.pollutants_of_concern)
+        ),
+        "description": _reading_text(profile),
+    }
 
 
 # --------------------------------------------------------------------------------------
