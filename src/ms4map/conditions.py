@@ -195,21 +195,21 @@ def _finite_acres(value: Any, name: str) -> float:
     if isinstance(value, bool):
         raise UsageError(f"{name} must be a number of acres, got {value!r}.")
     try:
-        v = float(value)
+        acres = float(value)
     except (TypeError, ValueError):
         raise UsageError(f"{name} must be a number of acres, got {value!r}.") from None
-    if not math.isfinite(v):
+    if not math.isfinite(acres):
         raise UsageError(f"{name} must be a finite number of acres, got {value!r}.")
-    if v < 0:
+    if acres < 0:
         raise UsageError(
-            f"{name} is {v:g} acres, a negative area. Fix: give {name} as 0 or more acres."
+            f"{name} is {acres:g} acres, a negative area. Fix: give {name} as 0 or more acres."
         )
-    if v > _MAX_ACRES:
+    if acres > _MAX_ACRES:
         raise UsageError(
-            f"{name} is {v:g} acres, an absurd area (more than {_MAX_ACRES:,.0f} acres). "
+            f"{name} is {acres:g} acres, an absurd area (more than {_MAX_ACRES:,.0f} acres). "
             "Fix: give the area in acres, not square feet or square metres."
         )
-    return v
+    return acres
 
 
 def validate_inputs(
@@ -233,38 +233,47 @@ def validate_inputs(
         site), unknown project type or exemption code; the message lists the allowed values.
     """
     lab = _labels(labels)
-    d = _finite_acres(disturbed_acres, lab["disturbed_acres"])
+    disturbed = _finite_acres(disturbed_acres, lab["disturbed_acres"])
     plan = (
         None
         if common_plan_acres is None
         else _finite_acres(common_plan_acres, lab["common_plan_acres"])
     )
-    if site_area_acres is not None and site_area_acres > 0 and d > site_area_acres * 1.1 + 0.05:
+    if (
+        site_area_acres is not None
+        and site_area_acres > 0
+        and disturbed > site_area_acres * 1.1 + 0.05
+    ):
         raise UsageError(
-            f"{lab['disturbed_acres'][0].upper()}{lab['disturbed_acres'][1:]} ({d:g} acres) "
+            f"{lab['disturbed_acres'][0].upper()}{lab['disturbed_acres'][1:]} ({disturbed:g} acres) "
             f"is larger than the site itself ({site_area_acres:.2f} acres). Fix: give the "
             "acres disturbed within this site, and the whole project's acreage as "
             f"{lab['common_plan_acres']}."
         )
-    pt = None
+    ptype = None
     if project_type is not None and not is_blank(project_type):
-        pt = str(project_type).strip().lower().replace("-", "_").replace(" ", "_")
-        if pt not in PROJECT_TYPES:
+        ptype = str(project_type).strip().lower().replace("-", "_").replace(" ", "_")
+        if ptype not in PROJECT_TYPES:
             raise UsageError(
                 f"Unknown project type {project_type!r} ({lab['project_type']}): select "
                 f"from {list(PROJECT_TYPES)}"
             )
-    ex = None
+    code = None
     if exemption is not None and not is_blank(exemption):
-        ex = str(exemption).strip().lower()
-        if ex in ("none", "no"):
-            ex = None
-        elif ex not in EXEMPTION_CODES:
+        code = str(exemption).strip().lower()
+        if code in ("none", "no"):
+            code = None
+        elif code not in EXEMPTION_CODES:
             raise UsageError(
                 f"Unknown exemption code {exemption!r} ({lab['exemption']}): select from "
                 f"{list(EXEMPTION_CODES)}"
             )
-    return {"disturbed_acres": d, "project_type": pt, "common_plan_acres": plan, "exemption": ex}
+    return {
+        "disturbed_acres": disturbed,
+        "project_type": ptype,
+        "common_plan_acres": plan,
+        "exemption": code,
+    }
 
 
 def guess_project_type(prop_class: Any, profile: Profile) -> tuple[str, str]:
@@ -300,25 +309,25 @@ def guess_site_project_type(site: SiteInfo, profile: Profile) -> tuple[str, str]
     """
     classes = site.prop_classes if site.prop_classes is not None else [site.prop_class]
     classes = classes or [None]
-    guesses = [guess_project_type(pc, profile) for pc in classes]
-    types = {g[0] for g in guesses}
-    shown = ", ".join(sorted({"none" if is_blank(c) else str(c) for c in classes}))
-    n = len(classes)
+    guesses = [guess_project_type(cls, profile) for cls in classes]
+    types = {guess[0] for guess in guesses}
+    shown = ", ".join(sorted({"none" if is_blank(cls) else str(cls) for cls in classes}))
+    n_parcels = len(classes)
     if len(types) > 1:
         return "other", (
-            f"the site's {n} parcels have mixed property classes ({shown}): "
+            f"the site's {n_parcels} parcels have mixed property classes ({shown}): "
             "project type 'other' assumed"
         )
     pt = next(iter(types))
     if site.kind == "polygon" and pt in EXCLUDING_TYPES:
         return "other", (
-            f"the site is a polygon over {n} parcel(s) of class {shown}; a drawn site may "
+            f"the site is a polygon over {n_parcels} parcel(s) of class {shown}; a drawn site may "
             f"be a new project, so {pt.replace('_', '-')} (which excludes Condition C) is "
             "not assumed: project type 'other'"
         )
-    if n == 1:
+    if n_parcels == 1:
         return pt, guesses[0][1]
-    return pt, f"all {n} parcels of the site have class {shown}: {guesses[0][1]}"
+    return pt, f"all {n_parcels} parcels of the site have class {shown}: {guesses[0][1]}"
 
 
 # --------------------------------------------------------------------------------------
@@ -395,13 +404,19 @@ def _resolve_wb(row: Any, waters: Waters) -> str | None:
 
 def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
     """The drainage part of the determination: fractions, inlets, outfalls, waters."""
-    fr = {k: float(rows.loc[rows["target_kind"] == k, "fraction"].sum()) for k in TARGET_KINDS}
+    fr = {
+        key: float(rows.loc[rows["target_kind"] == key, "fraction"].sum()) for key in TARGET_KINDS
+    }
     paths = []
-    for r in rows.to_dict("records"):
+    for row in rows.to_dict("records"):
         paths.append(
             {
-                k: (None if is_blank(r.get(k)) else (float(r[k]) if k == "fraction" else str(r[k])))
-                for k in DRAINAGE_COLUMNS
+                key: (
+                    None
+                    if is_blank(row.get(key))
+                    else (float(row[key]) if key == "fraction" else str(row[key]))
+                )
+                for key in DRAINAGE_COLUMNS
             }
         )
     inlets = (
@@ -413,13 +428,13 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
     ms4 = rows[rows["target_kind"].isin(_MS4_KINDS)].copy()
     if len(ms4):
         ms4["outfall_id"] = ms4["outfall_id"].astype(object).where(ms4["outfall_id"].notna(), None)
-        for of, g in ms4.groupby("outfall_id", dropna=False, sort=False):
-            first = g.iloc[0]
+        for outfall, group in ms4.groupby("outfall_id", dropna=False, sort=False):
+            first = group.iloc[0]
             wb = _resolve_wb(first, waters)
             outfalls.append(
                 {
-                    "outfall_id": None if is_blank(of) else str(of),
-                    "fraction": float(g["fraction"].sum()),
+                    "outfall_id": None if is_blank(outfall) else str(outfall),
+                    "fraction": float(group["fraction"].sum()),
                     "receiving_water": None
                     if is_blank(first["receiving_water"])
                     else str(first["receiving_water"]),
@@ -427,23 +442,23 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
                 }
             )
     recv: dict[tuple[str | None, str], dict[str, Any]] = {}
-    for r in rows[rows["target_kind"].isin(_REACH_KINDS)].to_dict("records"):
-        wb = _resolve_wb(r, waters)
-        via = "ms4" if r["target_kind"] in _MS4_KINDS else "direct"
-        name = None if is_blank(r.get("receiving_water")) else str(r["receiving_water"])
+    for row in rows[rows["target_kind"].isin(_REACH_KINDS)].to_dict("records"):
+        wb = _resolve_wb(row, waters)
+        via = "ms4" if row["target_kind"] in _MS4_KINDS else "direct"
+        name = None if is_blank(row.get("receiving_water")) else str(row["receiving_water"])
         if name is None and wb:
             name = waters.name_of(wb)
         key = (wb, via)
-        e = recv.setdefault(
+        entry = recv.setdefault(
             key, {"name": name, "pwl_id": wb, "via": via, "fraction": 0.0, "outfalls": []}
         )
-        e["fraction"] += float(r["fraction"])
+        entry["fraction"] += float(row["fraction"])
         if (
             via == "ms4"
-            and not is_blank(r.get("outfall_id"))
-            and str(r["outfall_id"]) not in e["outfalls"]
+            and not is_blank(row.get("outfall_id"))
+            and str(row["outfall_id"]) not in entry["outfalls"]
         ):
-            e["outfalls"].append(str(r["outfall_id"]))
+            entry["outfalls"].append(str(row["outfall_id"]))
     return {
         "fractions": fr,
         "ms4_fraction": fr["inlet"] + fr["conveyance"],
@@ -451,8 +466,8 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
         "internal_fraction": fr["depression"],
         "unknown_fraction": fr["off_dem"] + fr["unknown"],
         "inlets": [
-            {"target_id": None if is_blank(k) else str(k), "fraction": float(v)}
-            for k, v in inlets.items()
+            {"target_id": None if is_blank(key) else str(key), "fraction": float(value)}
+            for key, value in inlets.items()
         ],
         "outfalls": outfalls,
         "receiving_waters": list(recv.values()),
@@ -729,20 +744,20 @@ def _waters_reached(facts: pd.DataFrame) -> tuple[dict[str, dict[str, Any]], lis
     the outfalls of its parts that reach a water without a PWL id."""
     by_wb: dict[str, dict[str, Any]] = {}
     unresolved_outfalls: list[str] = []
-    for r in facts[facts["reach"]].to_dict("records"):
-        of = r.get("outfall_id")
-        if r["wb"] is None:
-            if not is_blank(of) and str(of) not in unresolved_outfalls:
-                unresolved_outfalls.append(str(of))
+    for row in facts[facts["reach"]].to_dict("records"):
+        outfall = row.get("outfall_id")
+        if row["wb"] is None:
+            if not is_blank(outfall) and str(outfall) not in unresolved_outfalls:
+                unresolved_outfalls.append(str(outfall))
             continue
-        e = by_wb.setdefault(
-            r["wb"],
-            {"fraction": 0.0, "via": set(), "outfalls": [], "name": r.get("receiving_water")},
+        entry = by_wb.setdefault(
+            row["wb"],
+            {"fraction": 0.0, "via": set(), "outfalls": [], "name": row.get("receiving_water")},
         )
-        e["fraction"] += float(r["fraction"])
-        e["via"].add("ms4" if r["ms4"] else "direct")
-        if not is_blank(of) and str(of) not in e["outfalls"]:
-            e["outfalls"].append(str(of))
+        entry["fraction"] += float(row["fraction"])
+        entry["via"].add("ms4" if row["ms4"] else "direct")
+        if not is_blank(outfall) and str(outfall) not in entry["outfalls"]:
+            entry["outfalls"].append(str(outfall))
     return by_wb, unresolved_outfalls
 
 
@@ -770,7 +785,7 @@ def _listing_entries(
     """
     impaired: list[dict[str, Any]] = []
     reasons: list[str] = []
-    for wb, e in by_wb.items():
+    for wb, entry in by_wb.items():
         targets = [(wb, "receiving water")]
         for other in sorted((reach_hits or {}).get(wb, set()) - {wb}):
             targets.append(
@@ -782,49 +797,51 @@ def _listing_entries(
             )
         wb_pols: list[str] = []
         for target, relation in targets:
-            for lst in waters.listings(target).to_dict("records"):
-                cat = str(lst["category"])
-                counts = _listing_counts(cat, lst["pollutant"], profile)
+            for listing in waters.listings(target).to_dict("records"):
+                cat = str(listing["category"])
+                counts = _listing_counts(cat, listing["pollutant"], profile)
                 impaired.append(
                     {
                         "pwl_id": target,
-                        "name": lst.get("name")
+                        "name": listing.get("name")
                         or waters.name_of(target)
-                        or (None if is_blank(e["name"]) else str(e["name"])),
-                        "pollutant": lst["pollutant"],
+                        or (None if is_blank(entry["name"]) else str(entry["name"])),
+                        "pollutant": listing["pollutant"],
                         "category": cat,
                         "list_year": None
-                        if is_blank(lst.get("list_year"))
-                        else int(lst["list_year"]),
-                        "source": None if is_blank(lst.get("source")) else str(lst["source"]),
+                        if is_blank(listing.get("list_year"))
+                        else int(listing["list_year"]),
+                        "source": None
+                        if is_blank(listing.get("source"))
+                        else str(listing["source"]),
                         "relation": relation,
-                        "fraction": e["fraction"],
-                        "via": sorted(e["via"]),
-                        "outfalls": list(e["outfalls"]),
+                        "fraction": entry["fraction"],
+                        "via": sorted(entry["via"]),
+                        "outfalls": list(entry["outfalls"]),
                         "counts_for_condition_a": bool(counts),
-                        "why": _listing_why(cat, lst["pollutant"], profile),
+                        "why": _listing_why(cat, listing["pollutant"], profile),
                     }
                 )
                 if counts:
-                    wb_pols.append(lst["pollutant"] + ("" if target == wb else f" ({target})"))
+                    wb_pols.append(listing["pollutant"] + ("" if target == wb else f" ({target})"))
         if wb_pols:
-            reasons.append(_listed_reason(wb, e, list(dict.fromkeys(wb_pols)), waters))
+            reasons.append(_listed_reason(wb, entry, list(dict.fromkeys(wb_pols)), waters))
     return impaired, reasons
 
 
-def _listed_reason(wb: str, e: dict[str, Any], pollutants: list[str], waters: Waters) -> str:
+def _listed_reason(wb: str, entry: dict[str, Any], pollutants: list[str], waters: Waters) -> str:
     """ "70% of the site drains through MS4 outfall(s) OF1 to River (1101-0012), on the
     303(d) list for PCBs." """
-    wname = waters.name_of(wb) or (None if is_blank(e["name"]) else str(e["name"])) or wb
+    wname = waters.name_of(wb) or (None if is_blank(entry["name"]) else str(entry["name"])) or wb
     path = (
-        "through MS4 outfall(s) " + ", ".join(e["outfalls"])
-        if "ms4" in e["via"] and e["outfalls"]
+        "through MS4 outfall(s) " + ", ".join(entry["outfalls"])
+        if "ms4" in entry["via"] and entry["outfalls"]
         else ""
     )
-    if "direct" in e["via"]:
+    if "direct" in entry["via"]:
         path = (path + " and " if path else "") + "directly (not through the MS4)"
     return (
-        f"{_pct(e['fraction'])} of the site drains {path} to {wname} "
+        f"{_pct(entry['fraction'])} of the site drains {path} to {wname} "
         f"({wb}), on the 303(d) list for {', '.join(pollutants)}."
     )
 
@@ -838,34 +855,32 @@ def _tmdl_entries(
     reasons: list[str] = []
     if tmdl_hits is None or not len(tmdl_hits):
         return out, reasons
-    for t in tmdl_hits.to_dict("records"):
-        sw = bool(t.get("stormwater_source"))
-        counts = _tmdl_counts(sw, t.get("pollutant"), profile)
+    for tmdl in tmdl_hits.to_dict("records"):
+        sw = bool(tmdl.get("stormwater_source"))
+        counts = _tmdl_counts(sw, tmdl.get("pollutant"), profile)
         if not sw:
             why = "stormwater is not identified as a source in this TMDL"
         elif not counts:
-            why = (
-                f"{t.get('pollutant')} is not a pollutant of concern under {_reading_text(profile)}"
-            )
+            why = f"{tmdl.get('pollutant')} is not a pollutant of concern under {_reading_text(profile)}"
         else:
             why = "TMDL watershed with stormwater identified as a source"
         out.append(
             {
-                "tmdl_id": None if is_blank(t.get("tmdl_id")) else str(t["tmdl_id"]),
-                "name": None if is_blank(t.get("name")) else str(t["name"]),
-                "pollutant": None if is_blank(t.get("pollutant")) else str(t["pollutant"]),
+                "tmdl_id": None if is_blank(tmdl.get("tmdl_id")) else str(tmdl["tmdl_id"]),
+                "name": None if is_blank(tmdl.get("name")) else str(tmdl["name"]),
+                "pollutant": None if is_blank(tmdl.get("pollutant")) else str(tmdl["pollutant"]),
                 "stormwater_source": sw,
-                "approved": None if is_blank(t.get("approved")) else str(t["approved"]),
-                "how": t.get("how"),
+                "approved": None if is_blank(tmdl.get("approved")) else str(tmdl["approved"]),
+                "how": tmdl.get("how"),
                 "counts_for_condition_a": counts,
                 "why": why,
             }
         )
         if counts:
             reasons.append(
-                f"The site {t.get('how') or 'reaches'} the "
-                f"{tmdl_watershed_label(t.get('name') or t.get('tmdl_id'))} "
-                f"({t.get('pollutant')}), where stormwater is identified as a "
+                f"The site {tmdl.get('how') or 'reaches'} the "
+                f"{tmdl_watershed_label(tmdl.get('name') or tmdl.get('tmdl_id'))} "
+                f"({tmdl.get('pollutant')}), where stormwater is identified as a "
                 "source of the impairment."
             )
     return out, reasons
@@ -921,18 +936,21 @@ def _not_reached_reasons(
             "The whole site drains to closed depressions (internally drained): "
             "no runoff reaches a water."
         ]
-    names = [f"{waters.name_of(w) or e['name'] or w} ({w})" for w, e in by_wb.items()]
+    names = [
+        f"{waters.name_of(wb_id) or entry['name'] or wb_id} ({wb_id})"
+        for wb_id, entry in by_wb.items()
+    ]
     reasons = [
         "Runoff reaches "
         + (", ".join(names) if names else "no water")
         + ": no 303(d) listing of a pollutant of concern and no TMDL "
         "watershed with stormwater as a source."
     ]
-    for i in impaired:
+    for item in impaired:
         reasons.append(
-            f"{i['name'] or i['pwl_id']} ({i['pwl_id']}) is listed for "
-            f"{i['pollutant']} (category {i['category']}), which does not "
-            f"count: {i['why']}."
+            f"{item['name'] or item['pwl_id']} ({item['pwl_id']}) is listed for "
+            f"{item['pollutant']} (category {item['category']}), which does not "
+            f"count: {item['why']}."
         )
     if fr["internal_fraction"] > _EPS:
         reasons.append(f"{_pct(fr['internal_fraction'])} of the site is internally drained.")
@@ -951,9 +969,12 @@ def _missing_layer_reasons(
     why it cannot say no; an undetermined one adds the layers; a ``True`` one notes them."""
     if not missing:
         return reasons
-    why_missing = [missing_layer_reason(m) for m in missing]
+    why_missing = [missing_layer_reason(layer) for layer in missing]
     if method == "missing_layer":
-        reached = [f"{waters.name_of(w) or e['name'] or w} ({w})" for w, e in by_wb.items()]
+        reached = [
+            f"{waters.name_of(wb_id) or entry['name'] or wb_id} ({wb_id})"
+            for wb_id, entry in by_wb.items()
+        ]
         return [
             "Condition A is undetermined: nothing in this workspace triggers it"
             + (f" (runoff reaches {', '.join(reached)})" if reached else "")
@@ -963,7 +984,7 @@ def _missing_layer_reasons(
         return reasons + why_missing
     return reasons + [
         "(The workspace also lacks "
-        + ", ".join(f"the `{m}` layer" for m in missing)
+        + ", ".join(f"the `{layer}` layer" for layer in missing)
         + "; the part that is known already decides Condition A.)"
     ]
 
@@ -985,20 +1006,20 @@ class Determination:
         return self.doc[key]
 
     def __repr__(self) -> str:
-        d = self.doc
-        c = d.get("conditions", {})
+        doc = self.doc
+        conds = doc.get("conditions", {})
 
-        def v(k: str) -> str:
+        def word(key: str) -> str:
             return {True: "yes", False: "no", None: "undetermined"}.get(
-                c.get(k, {}).get("value"), "?"
+                conds.get(key, {}).get("value"), "?"
             )
 
-        site = d.get("site", {}).get("label", "?")
-        inp = d.get("inputs", {})
-        sw = {True: "yes", False: "no"}.get(d.get("swppp_required", {}).get("value"), "?")
+        site = doc.get("site", {}).get("label", "?")
+        inputs = doc.get("inputs", {})
+        swppp = {True: "yes", False: "no"}.get(doc.get("swppp_required", {}).get("value"), "?")
         return (
-            f"<Determination site={site!r} acres={inp.get('effective_acres', '?')} "
-            f"A={v('A')} B={v('B')} C={v('C')} SWPPP={sw}>"
+            f"<Determination site={site!r} acres={inputs.get('effective_acres', '?')} "
+            f"A={word('A')} B={word('B')} C={word('C')} SWPPP={swppp}>"
         )
 
     @property
@@ -1018,45 +1039,45 @@ class Determination:
 
     def summary(self) -> str:
         """A few lines for a terminal."""
-        d = self.doc
+        doc = self.doc
 
-        def v(x: Any) -> str:
+        def word(x: Any) -> str:
             return {True: "yes", False: "no", None: "undetermined"}[x]
 
         lines = [
-            f"Site: {d['site']['label']} ({d['inputs']['disturbed_acres']:g} acres disturbed"
+            f"Site: {doc['site']['label']} ({doc['inputs']['disturbed_acres']:g} acres disturbed"
             + (
-                f", common plan {d['inputs']['common_plan_acres']:g} acres"
-                if d["inputs"]["common_plan_acres"] is not None
+                f", common plan {doc['inputs']['common_plan_acres']:g} acres"
+                if doc["inputs"]["common_plan_acres"] is not None
                 else ""
             )
             + ")",
-            f"Project type: {d['project_type']['value']} ({d['project_type']['source']})"
-            + ("; confirm it with --type TYPE" if d["project_type"]["source"] != "user" else ""),
-            f"Land development activity: {v(d['land_development_activity']['value'])}",
-            f"Exemption: {d['exemption']['code'] or 'none'}"
-            + (" (exempt from review)" if d["exemption"]["exempt"] else ""),
+            f"Project type: {doc['project_type']['value']} ({doc['project_type']['source']})"
+            + ("; confirm it with --type TYPE" if doc["project_type"]["source"] != "user" else ""),
+            f"Land development activity: {word(doc['land_development_activity']['value'])}",
+            f"Exemption: {doc['exemption']['code'] or 'none'}"
+            + (" (exempt from review)" if doc["exemption"]["exempt"] else ""),
         ]
-        for k in ("A", "B", "C"):
-            c = d["conditions"][k]
-            lines.append(f"Condition {k}: {v(c['value'])}")
-            lines += [f"    {r}" for r in c["reasons"]]
+        for key in ("A", "B", "C"):
+            cond = doc["conditions"][key]
+            lines.append(f"Condition {key}: {word(cond['value'])}")
+            lines += [f"    {reason}" for reason in cond["reasons"]]
         lines.append(
-            f"SWPPP required: {v(d['swppp_required']['value'])}"
+            f"SWPPP required: {word(doc['swppp_required']['value'])}"
             + (
                 "; with post-construction controls"
-                if d["swppp_items"]["post_construction_required"]
+                if doc["swppp_items"]["post_construction_required"]
                 else ""
             )
         )
-        rw = d["drainage"]["receiving_waters"]
-        if rw:
+        waters = doc["drainage"]["receiving_waters"]
+        if waters:
             lines.append(
                 "Receiving waters: "
                 + "; ".join(
-                    f"{w['name'] or '?'} ({w['pwl_id'] or 'no PWL ID'}, {w['via']}, "
-                    f"{_pct(w['fraction'])})"
-                    for w in rw
+                    f"{water['name'] or '?'} ({water['pwl_id'] or 'no PWL ID'}, {water['via']}, "
+                    f"{_pct(water['fraction'])})"
+                    for water in waters
                 )
             )
         return "\n".join(lines)

@@ -113,15 +113,15 @@ def parse_failure_codes(value: Any) -> list[str]:
         return []
     codes: list[str] = []
     for part in re.split(r"[;,/|]+|\s+and\s+", text):
-        p = part.strip()
-        if not p:
+        piece = part.strip()
+        if not piece:
             continue
-        m = re.fullmatch(r"(?:§\s*)?(?:174-6\s*)?\(?([A-Fa-f])\)?\.?", p)
-        if m:
-            codes.append(m.group(1).upper())
+        match = re.fullmatch(r"(?:§\s*)?(?:174-6\s*)?\(?([A-Fa-f])\)?\.?", piece)
+        if match:
+            codes.append(match.group(1).upper())
             continue
         for letter, pat in _FAILURE_WORDS:
-            if re.search(pat, p, re.IGNORECASE):
+            if re.search(pat, piece, re.IGNORECASE):
                 codes.append(letter)
                 break
         else:
