@@ -2051,7 +2051,7 @@ def screen_condition_a(
     """
     prof = load_profile(profile)
     table = _screening_drainage(drainage)
-    bad_parcels, problems = _bad_drainage_rows(table)
+    bad_parcels, qa = _bad_drainage_rows(table)
     good = table[~table["parcel_id"].isin(bad_parcels)].copy()
     good["wb"] = water_ids(good, waters)
     reach_hits = _reach_hits(good, waters, prof, crs if crs is not None else waters.crs)
@@ -2090,7 +2090,7 @@ def screen_condition_a(
     out["tmdls"] = [in_tmdl.get(p) for p in ids]
     out = out.reset_index().rename(columns={"index": "parcel_id"})
     out = out[list(SCREENING_COLUMNS)]
-    out.attrs["qa"] = problems
+    out.attrs["qa"] = qa
     out.attrs["pollutant_reading"] = prof.pollutant_reading
     out.attrs["missing_layers"] = missing
     return out
