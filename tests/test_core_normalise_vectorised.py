@@ -7,13 +7,14 @@ import pandas as pd
 import pytest
 
 from ms4map.core import schema
+from ms4map.core.nulls import is_blank_or_null_marker
 
 ELEV = [12.5, 0, "0", -9999, "1,234.5", " 7 ", "", None, np.nan, "<Null>", "abc", pd.NA, 3]
 TEXT = ["A-1", " B ", "", "NULL", None, np.nan, 1204.0, 7, "None", "x.0"]
 
 
 def _per_value_text(v):
-    if schema._blank(v):
+    if is_blank_or_null_marker(v):
         return None
     if isinstance(v, float) and v.is_integer():
         v = int(v)

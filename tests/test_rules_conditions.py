@@ -466,8 +466,9 @@ def test_batch_reports_bad_rows_and_carries_on(waters):
         ]
     )
     tab = screen_condition_a(pd.concat([d, bad]), waters=waters)
-    assert any("PX" in p for p in tab.attrs["problems"])
-    assert any("PY" in p and "sum" in p for p in tab.attrs["problems"])
+    found = tab.attrs["qa"].by_code("bad_drainage_rows")
+    assert {f.feature_id for f in found} >= {"PX", "PY"}
+    assert any(f.feature_id == "PY" and "sum" in f.message for f in found)
     by = tab.set_index("parcel_id")
     assert by.loc["P1", "condition_a"] == True  # noqa: E712 - good rows still screened
     assert by.loc["PX", "method"] == "bad_drainage_rows" and pd.isna(by.loc["PX", "condition_a"])
@@ -482,7 +483,7 @@ def test_batch_parcel_in_tmdl(waters):
     d = pd.DataFrame([{"parcel_id": "T1", **row("inlet", "CB3", 1, "OF-C", **CLEAR)}])
     tab = screen_condition_a(d, waters=waters, parcels=parcels).set_index("parcel_id")
     assert tab.loc["T1", "condition_a"] == True  # noqa: E712
-    assert tab.loc["T1", "method"] == "site_in_tmdl"
+    assert tab.loc["T1", "method"] == "tmdl_watershed"  # as for one site (was site_in_tmdl)
 
 
 def test_narrowed_list_still_counts_sediment():

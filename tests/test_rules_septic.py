@@ -97,7 +97,8 @@ def test_pipes_do_not_count_for_setback():
 def test_no_sewer_districts_means_no_inference():
     s = flag_septic_table(parcels_frame(), parcel_drainage(), waters=town_waters())
     assert "P4" not in set(s["parcel_id"])
-    assert any("sewer_districts" in p for p in s.attrs["problems"])
+    (finding,) = s.attrs["qa"].by_code("septic_not_inferred")
+    assert "sewer_districts" in finding.message and finding.fix
 
 
 def test_parse_failure_codes():

@@ -29,7 +29,7 @@ def test_read_303d_good():
     assert set(fish["pollutant_norm"]) == {"pathogens", "silt/sediment"}
     assert fish["list_part"].iloc[0] == "3a"
     assert df["list_year"].iloc[0] == 2018
-    assert df.attrs["problems"] == []
+    assert df.attrs["qa"].findings == []
 
 
 def test_read_303d_bad_raises_with_every_row():
@@ -46,7 +46,8 @@ def test_read_303d_bad_raises_with_every_row():
 def test_read_303d_skip_keeps_good_rows():
     df = read_303d_csv(DATA / "waters_303d_bad.csv", on_error="skip")
     assert list(df["wb_id"]) == ["1302-0001", "1101-0001"]
-    assert len(df.attrs["problems"]) == 4
+    skipped = df.attrs["qa"].by_code("impairment_row_skipped")
+    assert len(skipped) == 4 and all(f.level == "warning" for f in skipped)
 
 
 def test_read_303d_missing_column(tmp_path):

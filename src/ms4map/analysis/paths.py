@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
 import numpy as np
-import pandas as pd
 import shapely
 from shapely.geometry import LineString
 
+from ..core.nulls import is_na
 from .frames import column_or_none as _col
 from .frames import feature_ids as _ids
 
@@ -82,14 +82,7 @@ def feature_attributes(
                     f"{p} (category {c})"
                     for p, c in zip(hit["pollutant"], _col(hit, "category"), strict=False)
                 )
-    return {k: (None if _isna(v) else v) for k, v in rec.items()}
-
-
-def _isna(v: Any) -> bool:
-    try:
-        return bool(pd.isna(v))
-    except (TypeError, ValueError):
-        return False
+    return {k: (None if is_na(v) else v) for k, v in rec.items()}
 
 
 @dataclass
@@ -183,7 +176,7 @@ def feature_path(ws: Workspace, result: ResultLike | None, layer: str, fid: str)
         for r in rows.to_dict("records"):
             frac = float(r.get("fraction") or 0)
             kind = str(r.get("target_kind"))
-            if kind in ("inlet", "conveyance") and not _isna(r.get("target_id")):
+            if kind in ("inlet", "conveyance") and not is_na(r.get("target_id")):
                 starts.append((str(r["target_id"]), frac, f"{frac:.0%} to {kind} {r['target_id']}"))
             elif kind == "water_direct":
                 direct.append(
@@ -284,7 +277,7 @@ def overland_steps(ws: Workspace, result: ResultLike | None, parcel_id: str) -> 
     recs: list[dict[str, Any]] = []
     for r in rows.to_dict("records"):
         kind, tid = str(r.get("target_kind")), r.get("target_id")
-        if _isna(tid) or kind not in ("inlet", "conveyance", "water_direct", "depression"):
+        if is_na(tid) or kind not in ("inlet", "conveyance", "water_direct", "depression"):
             continue
         line = None
         method = "d8"

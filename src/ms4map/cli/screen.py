@@ -124,9 +124,20 @@ def _waters(args: argparse.Namespace, ws: Workspace) -> Any:
     low = head[0].lower()
     reader = read_attains_csv if "assessment" in low or "parameter" in low else read_303d_csv
     imp = reader(path, on_error="skip")
-    for prob in imp.attrs.get("problems", []):
-        print(f"ms4map: warning: {path.name}: skipped {prob}", file=sys.stderr)
+    for finding in _findings(imp):
+        print(f"ms4map: warning: {path.name}: skipped {finding.message}", file=sys.stderr)
     return Waters.from_workspace(ws, impairments=imp)
+
+
+def _findings(frame: Any) -> list[Any]:
+    """The QA findings a table carries (``frame.attrs["qa"]``, a ``QAReport``)."""
+    qa = getattr(frame, "attrs", {}).get("qa")
+    return list(qa.findings) if qa is not None else []
+
+
+def _problem_text(finding: Any) -> str:
+    """A finding as the command prints it: the message, then the fix."""
+    return finding.message + (f" Fix: {finding.fix}" if finding.fix else "")
 
 
 def _read_site_file(path: str) -> Any:
@@ -298,7 +309,7 @@ def _run_batch(args: argparse.Namespace) -> int:
         tributary_reach_km=prof.tributary_reach_km,
         impairments=args.impairments,
     )
-    problems = list(scr.attrs.get("problems", [])) + list(sep.attrs.get("problems", []))
+    problems = [_problem_text(f) for f in [*_findings(scr), *_findings(sep)]]
     from ..rules.waters import missing_layer_reason
 
     missing = [missing_layer_reason(m) for m in waters.missing]

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from .nulls import is_blank_or_null_marker
+
 __all__ = [
     "ANSWER_COLUMNS",
     "LEGAL_LAYERS",
@@ -470,28 +472,13 @@ _CONVEYANCE_WORDS: dict[str, str] = {
 }
 
 
-def _blank(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    try:
-        import pandas as pd
-
-        if value is pd.NA or value is pd.NaT:
-            return True
-    except ImportError:  # pragma: no cover
-        pass
-    return isinstance(value, str) and value.strip() in ("", "<Null>", "NULL", "None")
-
-
 def normalize_structure_kind(value: Any) -> str | None:
     """Map a structure type code or word to a canonical kind.
 
     Returns ``None`` when ``value`` is blank and ``"other"`` for a code that is
     not known (the caller reports those).
     """
-    if _blank(value):
+    if is_blank_or_null_marker(value):
         return None
     kind = _known_structure_kind(value)
     if kind is not None:
@@ -501,7 +488,7 @@ def normalize_structure_kind(value: Any) -> str | None:
 
 def is_known_structure_code(value: Any) -> bool:
     """Whether :func:`normalize_structure_kind` recognises ``value`` (blank counts as known)."""
-    return _blank(value) or _known_structure_kind(value) is not None
+    return is_blank_or_null_marker(value) or _known_structure_kind(value) is not None
 
 
 def _known_structure_kind(value: Any) -> str | None:
@@ -522,7 +509,7 @@ def _known_structure_kind(value: Any) -> str | None:
 
 def normalize_conveyance_kind(value: Any, *, default: str | None = None) -> str | None:
     """Map a line type to a canonical conveyance kind (``default`` when blank or unknown)."""
-    if _blank(value):
+    if is_blank_or_null_marker(value):
         return default
     text = str(value).strip()
     low = text.lower()
@@ -539,7 +526,7 @@ def normalize_conveyance_kind(value: Any, *, default: str | None = None) -> str 
 
 def normalize_flow_dir(value: Any) -> str | None:
     """``UNI``/as digitized -> ``"uni"``, ``BI``/two-way -> ``"bi"``, reverse -> ``"reverse"``."""
-    if _blank(value):
+    if is_blank_or_null_marker(value):
         return None
     up = str(value).strip().upper()
     if up in ("UNI", "U", "WITH", "FORWARD", "DIGITIZED", "1"):
@@ -557,7 +544,7 @@ ELEVATION_SENTINELS = frozenset({0.0, -9999.0, -999.0, -99.0, 9999.0, 99999.0, -
 
 def normalize_elevation(value: Any) -> float | None:
     """Return an elevation as float, with 0 and sentinel values as missing (``None``)."""
-    if _blank(value):
+    if is_blank_or_null_marker(value):
         return None
     try:
         v = float(str(value).strip().replace(",", ""))
@@ -585,7 +572,7 @@ def parse_pipe_size(value: Any) -> tuple[float | None, float | None]:
     >>> parse_pipe_size("0''")
     (None, None)
     """
-    if _blank(value):
+    if is_blank_or_null_marker(value):
         return (None, None)
     if isinstance(value, (int, float)):
         v = float(value)
@@ -604,14 +591,14 @@ def parse_pipe_size(value: Any) -> tuple[float | None, float | None]:
 
 def is_parseable_pipe_size(value: Any) -> bool:
     """Whether ``value`` is blank or a size :func:`parse_pipe_size` understands."""
-    if _blank(value) or isinstance(value, (int, float)):
+    if is_blank_or_null_marker(value) or isinstance(value, (int, float)):
         return True
     return bool(_SIZE_RE.match(str(value)))
 
 
 def normalize_outfall_status(value: Any) -> str:
     """Map an outfall status to the closed list (``"unknown"`` when blank or unrecognised)."""
-    if _blank(value):
+    if is_blank_or_null_marker(value):
         return "unknown"
     low = str(value).strip().lower().replace(" ", "_").replace("-", "_")
     aliases = {
@@ -627,7 +614,7 @@ def normalize_outfall_status(value: Any) -> str:
 
 def normalize_sewer(value: Any) -> str:
     """Map a sewer attribute to ``public``/``septic``/``unknown``."""
-    if _blank(value):
+    if is_blank_or_null_marker(value):
         return "unknown"
     low = str(value).strip().lower()
     if low in ("public", "sewer", "municipal", "sewered", "public sewer", "y", "yes", "1"):
@@ -642,7 +629,7 @@ PWL_RE = re.compile(r"^\d{4}-\d{4}$")
 
 def is_pwl_id(value: Any) -> bool:
     """Whether ``value`` is a NYSDEC PWL ID such as ``1302-0092``."""
-    return not _blank(value) and bool(PWL_RE.match(str(value).strip()))
+    return not is_blank_or_null_marker(value) and bool(PWL_RE.match(str(value).strip()))
 
 
 # ---- vectorised normalisers (one call per column; Python only per distinct value) -----------
@@ -704,7 +691,7 @@ def text_or_na(values: Any) -> Any:
         return pd.Series(out, index=s.index, dtype=object)
 
     def conv(v: Any) -> Any:
-        if _blank(v):
+        if is_blank_or_null_marker(v):
             return pd.NA
         if isinstance(v, float) and v.is_integer():
             v = int(v)

@@ -56,6 +56,8 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from ms4map.core.nulls import none_if_na
+
 from ..core.errors import DataError
 from ..core.qa import QAReport
 from ..core.units import metres_per_unit
@@ -818,7 +820,7 @@ def rasterize_targets(
             grid.add(
                 "water_direct",
                 str(r.wb_id),
-                _na(getattr(r, "name", None)),
+                none_if_na(getattr(r, "name", None)),
                 reason="reaches the waterbody overland, outside the MS4",
             )
             for r in wb.itertuples()
@@ -1635,10 +1637,6 @@ def _crs_unit_m(crs: Any) -> float:
 
 def _clean_geoms(gdf: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
     return gdf[gdf.geometry.notna() & ~gdf.geometry.is_empty]
-
-
-def _na(v: Any) -> Any:
-    return None if v is None or (not isinstance(v, str) and pd.isna(v)) else v
 
 
 def geojson_shapes(geoms: Any, values: Any) -> Any:

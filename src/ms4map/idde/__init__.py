@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ms4map.core.nulls import is_na, is_truthy
+
 from ..core.errors import DataError, UsageError
 from ..drainage import PATH_COLUMNS
 from ..rules.profiles import Profile, load_profile, remedy_period_hours
@@ -189,7 +191,7 @@ def flow_type_of(tests: Mapping[str, Any]) -> tuple[str, str]:
 
     def get(name: str) -> Any:
         for key in (name, f"{name}_mg_l"):
-            if key in tests and not _isna(tests[key]):
+            if key in tests and not is_na(tests[key]):
                 return tests[key]
         return None
 
@@ -231,23 +233,8 @@ _CANDIDATE_METHODS = {
 }
 
 
-def _isna(v: Any) -> bool:
-    try:
-        return bool(pd.isna(v))
-    except (TypeError, ValueError):
-        return False
-
-
-def _truthy(v: Any) -> bool:
-    if v is None or _isna(v):
-        return False
-    if isinstance(v, str):
-        return v.strip().lower() in ("true", "yes", "1", "y")
-    return bool(v)
-
-
 def _text(v: Any) -> str:
-    return "" if v is None or _isna(v) else str(v).strip()
+    return "" if v is None or is_na(v) else str(v).strip()
 
 
 def _failure_text(value: Any) -> str:
@@ -288,9 +275,9 @@ def candidates_for_area(
     if septic is not None and len(septic) and "parcel_id" in septic.columns:
         for r in septic.to_dict("records"):
             pid = str(r["parcel_id"])
-            if _truthy(r.get("violation")):
+            if is_truthy(r.get("violation")):
                 flags[pid] = (2, "septic violation flagged")
-            elif _truthy(r.get("special_condition")):
+            elif is_truthy(r.get("special_condition")):
                 flags[pid] = (2, "septic special condition flagged")
     rows = []
     table = p.drop(columns=p.geometry.name) if hasattr(p, "geometry") else p
@@ -1018,7 +1005,7 @@ def _drainage_path(result: Any, pid: str) -> tuple[list[dict[str, Any]], str, li
     recs: list[dict[str, Any]] = []
     texts: list[str] = []
     for r in rows.sort_values("fraction", ascending=False).to_dict("records"):
-        rec = {k: (None if _isna(r.get(k)) else r.get(k)) for k in PATH_COLUMNS}
+        rec = {k: (None if is_na(r.get(k)) else r.get(k)) for k in PATH_COLUMNS}
         recs.append(rec)
         share = f"{float(rec['fraction'] or 0):.0%} of the property's runoff"
         water = _text(rec["receiving_water"])

@@ -27,6 +27,8 @@ import pyogrio
 import shapely
 from pyproj import CRS
 
+from ms4map.core.nulls import is_blank_or_null_marker
+
 from ..core import schema
 from ..core.errors import DataError, InputOpenError, UsageError, ValidationError
 from ..core.qa import QAReport
@@ -1007,7 +1009,7 @@ def _normalise_values(
         if vm:
             keep = out[canon]
             mapped = schema.map_unique(
-                keep, lambda v: vm.get(str(v).strip(), v) if not schema._blank(v) else v
+                keep, lambda v: vm.get(str(v).strip(), v) if not is_blank_or_null_marker(v) else v
             )
             out[canon] = mapped.where(keep.notna(), keep)
 
@@ -1072,7 +1074,9 @@ def _normalise_values(
         out["sewer"] = schema.map_unique(out["sewer"], schema.normalize_sewer)
         out["prop_class"] = schema.map_unique(
             out["prop_class"],
-            lambda v: pd.NA if schema._blank(v) else str(v).strip().split(".")[0].zfill(3),
+            lambda v: (
+                pd.NA if is_blank_or_null_marker(v) else str(v).strip().split(".")[0].zfill(3)
+            ),
         )
         out["acres"] = pd.to_numeric(out["acres"], errors="coerce").astype(float)
     elif role == "impairments":
@@ -1085,7 +1089,7 @@ def _normalise_values(
 
 
 def _to_bool(v: Any) -> Any:
-    if schema._blank(v):
+    if is_blank_or_null_marker(v):
         return pd.NA
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
@@ -1209,7 +1213,7 @@ def _explode_lines(label: str, gdf: gpd.GeoDataFrame, report: QAReport) -> gpd.G
         k = parts.index.get_level_values(1)
         parts = parts.reset_index(level=1, drop=True)
         parts["conv_id"] = [
-            pd.NA if schema._blank(cid) else f"{cid}.{j + 1}"
+            pd.NA if is_blank_or_null_marker(cid) else f"{cid}.{j + 1}"
             for cid, j in zip(parts["conv_id"], k, strict=True)
         ]
         gdf = pd.concat([gdf[~still], parts]).sort_index(kind="stable")
@@ -1235,7 +1239,7 @@ def _ids_for(df: pd.DataFrame, mask: pd.Series, id_col: str | None) -> list[str]
         v = row.get(id_col) if id_col else None
         out.append(
             str(v)
-            if v is not None and not schema._blank(v)
+            if v is not None and not is_blank_or_null_marker(v)
             else f"{row['src_layer']}:{row['src_fid']}"
         )
     return out
@@ -1402,8 +1406,10 @@ def _check_legal_layers(layers: dict[str, Any], report: QAReport) -> None:
         if "receiving_water" in of.columns
         else pd.Series(pd.NA, index=of.index)
     )
-    has_pwl = pwl.map(lambda v: not schema._blank(v))
-    by_name = rw.map(lambda v: not schema._blank(v) and str(v).strip().lower() in unique_names)
+    has_pwl = pwl.map(lambda v: not is_blank_or_null_marker(v))
+    by_name = rw.map(
+        lambda v: not is_blank_or_null_marker(v) and str(v).strip().lower() in unique_names
+    )
     bad = ~(has_pwl | by_name)
     if bad.any():
         ids = [str(v) for v in of.loc[bad, "outfall_id"]] if "outfall_id" in of.columns else []

@@ -38,6 +38,8 @@ import pandas as pd
 import shapely
 from shapely.geometry import LineString, Point, box
 
+from ms4map.core.nulls import is_truthy
+
 from ..analysis.frames import WGS84
 from ..analysis.frames import column_or_none as _col
 from ..analysis.frames import feature_ids as _ids
@@ -389,11 +391,11 @@ def parcel_categories(
             s = s.set_index(s["parcel_id"].astype(str).to_numpy())
             flags = {}
             for pid, row in zip(s.index, s.to_dict("records"), strict=False):
-                if _truthy(row.get("violation")):
+                if is_truthy(row.get("violation")):
                     flags[pid] = "septic violation"
-                elif _truthy(row.get("special_condition")):
+                elif is_truthy(row.get("special_condition")):
                     flags[pid] = "septic, special condition"
-                elif _truthy(row.get("flagged", row.get("tributary", True))):
+                elif is_truthy(row.get("flagged", row.get("tributary", True))):
                     flags[pid] = "septic, tributary to MS4"
                 else:
                     flags[pid] = "septic, not tributary"
@@ -420,16 +422,6 @@ def parcel_categories(
 
             out = ids.map(_cat)
     return out.astype(object)
-
-
-def _truthy(v: Any) -> bool:
-    if v is None or v is pd.NA:
-        return False
-    if isinstance(v, float) and math.isnan(v):
-        return False
-    if isinstance(v, str):
-        return v.strip().lower() in ("true", "yes", "1", "y")
-    return bool(v)
 
 
 def impaired_waters(

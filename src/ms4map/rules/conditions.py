@@ -34,6 +34,8 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import DataError, UsageError
+from ..core.nulls import is_blank
+from ..core.qa import QAReport
 from .profiles import EXEMPTION_CODES, Profile, load_profile
 from .waters import Waters, missing_layer_reason, missing_layer_short, pollutant_in
 
@@ -167,14 +169,6 @@ class SiteInfo:
     prop_classes: list[str | None] | None = None
 
 
-def _blank(v: Any) -> bool:
-    if v is None or v is pd.NA:
-        return True
-    if isinstance(v, float) and math.isnan(v):
-        return True
-    return isinstance(v, str) and not v.strip()
-
-
 #: How messages name the inputs (plain words); the CLI and the app pass their own
 #: (``--acres``, "Disturbed acres") through ``labels=``.
 INPUT_LABELS = {
@@ -200,21 +194,21 @@ def _finite_acres(value: Any, name: str) -> float:
     if isinstance(value, bool):
         raise UsageError(f"{name} must be a number of acres, got {value!r}.")
     try:
-        v = float(value)
+        acres = float(value)
     except (TypeError, ValueError):
         raise UsageError(f"{name} must be a number of acres, got {value!r}.") from None
-    if not math.isfinite(v):
+    if not math.isfinite(acres):
         raise UsageError(f"{name} must be a finite number of acres, got {value!r}.")
-    if v < 0:
+    if acres < 0:
         raise UsageError(
-            f"{name} is {v:g} acres, a negative area. Fix: give {name} as 0 or more acres."
+            f"{name} is {acres:g} acres, a negative area. Fix: give {name} as 0 or more acres."
         )
-    if v > _MAX_ACRES:
+    if acres > _MAX_ACRES:
         raise UsageError(
-            f"{name} is {v:g} acres, an absurd area (more than {_MAX_ACRES:,.0f} acres). "
+            f"{name} is {acres:g} acres, an absurd area (more than {_MAX_ACRES:,.0f} acres). "
             "Fix: give the area in acres, not square feet or square metres."
         )
-    return v
+    return acres
 
 
 def validate_inputs(
@@ -238,38 +232,47 @@ def validate_inputs(
         site), unknown project type or exemption code; the message lists the allowed values.
     """
     lab = _labels(labels)
-    d = _finite_acres(disturbed_acres, lab["disturbed_acres"])
+    disturbed = _finite_acres(disturbed_acres, lab["disturbed_acres"])
     plan = (
         None
         if common_plan_acres is None
         else _finite_acres(common_plan_acres, lab["common_plan_acres"])
     )
-    if site_area_acres is not None and site_area_acres > 0 and d > site_area_acres * 1.1 + 0.05:
+    if (
+        site_area_acres is not None
+        and site_area_acres > 0
+        and disturbed > site_area_acres * 1.1 + 0.05
+    ):
         raise UsageError(
-            f"{lab['disturbed_acres'][0].upper()}{lab['disturbed_acres'][1:]} ({d:g} acres) "
+            f"{lab['disturbed_acres'][0].upper()}{lab['disturbed_acres'][1:]} ({disturbed:g} acres) "
             f"is larger than the site itself ({site_area_acres:.2f} acres). Fix: give the "
             "acres disturbed within this site, and the whole project's acreage as "
             f"{lab['common_plan_acres']}."
         )
-    pt = None
-    if project_type is not None and not _blank(project_type):
-        pt = str(project_type).strip().lower().replace("-", "_").replace(" ", "_")
-        if pt not in PROJECT_TYPES:
+    ptype = None
+    if project_type is not None and not is_blank(project_type):
+        ptype = str(project_type).strip().lower().replace("-", "_").replace(" ", "_")
+        if ptype not in PROJECT_TYPES:
             raise UsageError(
                 f"Unknown project type {project_type!r} ({lab['project_type']}): select "
                 f"from {list(PROJECT_TYPES)}"
             )
-    ex = None
-    if exemption is not None and not _blank(exemption):
-        ex = str(exemption).strip().lower()
-        if ex in ("none", "no"):
-            ex = None
-        elif ex not in EXEMPTION_CODES:
+    code = None
+    if exemption is not None and not is_blank(exemption):
+        code = str(exemption).strip().lower()
+        if code in ("none", "no"):
+            code = None
+        elif code not in EXEMPTION_CODES:
             raise UsageError(
                 f"Unknown exemption code {exemption!r} ({lab['exemption']}): select from "
                 f"{list(EXEMPTION_CODES)}"
             )
-    return {"disturbed_acres": d, "project_type": pt, "common_plan_acres": plan, "exemption": ex}
+    return {
+        "disturbed_acres": disturbed,
+        "project_type": ptype,
+        "common_plan_acres": plan,
+        "exemption": code,
+    }
 
 
 def guess_project_type(prop_class: Any, profile: Profile) -> tuple[str, str]:
@@ -277,7 +280,7 @@ def guess_project_type(prop_class: Any, profile: Profile) -> tuple[str, str]:
 
     Returns ``(project_type, reason)``.
     """
-    if _blank(prop_class):
+    if is_blank(prop_class):
         return "other", "no property class on the parcel: project type 'other' assumed"
     pc = str(prop_class).strip()
     if profile.matches_class(pc, profile.single_family_classes):
@@ -305,25 +308,25 @@ def guess_site_project_type(site: SiteInfo, profile: Profile) -> tuple[str, str]
     """
     classes = site.prop_classes if site.prop_classes is not None else [site.prop_class]
     classes = classes or [None]
-    guesses = [guess_project_type(pc, profile) for pc in classes]
-    types = {g[0] for g in guesses}
-    shown = ", ".join(sorted({"none" if _blank(c) else str(c) for c in classes}))
-    n = len(classes)
+    guesses = [guess_project_type(cls, profile) for cls in classes]
+    types = {guess[0] for guess in guesses}
+    shown = ", ".join(sorted({"none" if is_blank(cls) else str(cls) for cls in classes}))
+    n_parcels = len(classes)
     if len(types) > 1:
         return "other", (
-            f"the site's {n} parcels have mixed property classes ({shown}): "
+            f"the site's {n_parcels} parcels have mixed property classes ({shown}): "
             "project type 'other' assumed"
         )
     pt = next(iter(types))
     if site.kind == "polygon" and pt in EXCLUDING_TYPES:
         return "other", (
-            f"the site is a polygon over {n} parcel(s) of class {shown}; a drawn site may "
+            f"the site is a polygon over {n_parcels} parcel(s) of class {shown}; a drawn site may "
             f"be a new project, so {pt.replace('_', '-')} (which excludes Condition C) is "
             "not assumed: project type 'other'"
         )
-    if n == 1:
+    if n_parcels == 1:
         return pt, guesses[0][1]
-    return pt, f"all {n} parcels of the site have class {shown}: {guesses[0][1]}"
+    return pt, f"all {n_parcels} parcels of the site have class {shown}: {guesses[0][1]}"
 
 
 # --------------------------------------------------------------------------------------
@@ -376,10 +379,10 @@ def combine_parcel_rows(
         sub.groupby(keys, dropna=False, sort=False)
         .agg(
             fraction=("fraction", "sum"),
-            method=("method", lambda s: ";".join(sorted({str(x) for x in s if not _blank(x)}))),
+            method=("method", lambda s: ";".join(sorted({str(x) for x in s if not is_blank(x)}))),
             reason=(
                 "reason",
-                lambda s: " | ".join(dict.fromkeys(str(x) for x in s if not _blank(x))),
+                lambda s: " | ".join(dict.fromkeys(str(x) for x in s if not is_blank(x))),
             ),
         )
         .reset_index()
@@ -388,22 +391,31 @@ def combine_parcel_rows(
 
 
 def _resolve_wb(row: Any, waters: Waters) -> str | None:
-    if not _blank(row.get("pwl_id")):
-        return str(row["pwl_id"]).strip()
-    if row.get("target_kind") == "water_direct" and not _blank(row.get("target_id")):
-        return str(row["target_id"]).strip()
-    return waters.wb_id_for_name(row.get("receiving_water"))
+    """The receiving water of one drainage row (a dict or Series): :func:`_water_id`."""
+    return _water_id(
+        row.get("pwl_id"),
+        row.get("target_kind"),
+        row.get("target_id"),
+        row.get("receiving_water"),
+        waters,
+    )
 
 
 def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
     """The drainage part of the determination: fractions, inlets, outfalls, waters."""
-    fr = {k: float(rows.loc[rows["target_kind"] == k, "fraction"].sum()) for k in TARGET_KINDS}
+    fr = {
+        key: float(rows.loc[rows["target_kind"] == key, "fraction"].sum()) for key in TARGET_KINDS
+    }
     paths = []
-    for r in rows.to_dict("records"):
+    for row in rows.to_dict("records"):
         paths.append(
             {
-                k: (None if _blank(r.get(k)) else (float(r[k]) if k == "fraction" else str(r[k])))
-                for k in DRAINAGE_COLUMNS
+                key: (
+                    None
+                    if is_blank(row.get(key))
+                    else (float(row[key]) if key == "fraction" else str(row[key]))
+                )
+                for key in DRAINAGE_COLUMNS
             }
         )
     inlets = (
@@ -415,37 +427,37 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
     ms4 = rows[rows["target_kind"].isin(_MS4_KINDS)].copy()
     if len(ms4):
         ms4["outfall_id"] = ms4["outfall_id"].astype(object).where(ms4["outfall_id"].notna(), None)
-        for of, g in ms4.groupby("outfall_id", dropna=False, sort=False):
-            first = g.iloc[0]
+        for outfall, group in ms4.groupby("outfall_id", dropna=False, sort=False):
+            first = group.iloc[0]
             wb = _resolve_wb(first, waters)
             outfalls.append(
                 {
-                    "outfall_id": None if _blank(of) else str(of),
-                    "fraction": float(g["fraction"].sum()),
+                    "outfall_id": None if is_blank(outfall) else str(outfall),
+                    "fraction": float(group["fraction"].sum()),
                     "receiving_water": None
-                    if _blank(first["receiving_water"])
+                    if is_blank(first["receiving_water"])
                     else str(first["receiving_water"]),
                     "pwl_id": wb,
                 }
             )
     recv: dict[tuple[str | None, str], dict[str, Any]] = {}
-    for r in rows[rows["target_kind"].isin(_REACH_KINDS)].to_dict("records"):
-        wb = _resolve_wb(r, waters)
-        via = "ms4" if r["target_kind"] in _MS4_KINDS else "direct"
-        name = None if _blank(r.get("receiving_water")) else str(r["receiving_water"])
+    for row in rows[rows["target_kind"].isin(_REACH_KINDS)].to_dict("records"):
+        wb = _resolve_wb(row, waters)
+        via = "ms4" if row["target_kind"] in _MS4_KINDS else "direct"
+        name = None if is_blank(row.get("receiving_water")) else str(row["receiving_water"])
         if name is None and wb:
             name = waters.name_of(wb)
         key = (wb, via)
-        e = recv.setdefault(
+        entry = recv.setdefault(
             key, {"name": name, "pwl_id": wb, "via": via, "fraction": 0.0, "outfalls": []}
         )
-        e["fraction"] += float(r["fraction"])
+        entry["fraction"] += float(row["fraction"])
         if (
             via == "ms4"
-            and not _blank(r.get("outfall_id"))
-            and str(r["outfall_id"]) not in e["outfalls"]
+            and not is_blank(row.get("outfall_id"))
+            and str(row["outfall_id"]) not in entry["outfalls"]
         ):
-            e["outfalls"].append(str(r["outfall_id"]))
+            entry["outfalls"].append(str(row["outfall_id"]))
     return {
         "fractions": fr,
         "ms4_fraction": fr["inlet"] + fr["conveyance"],
@@ -453,8 +465,8 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
         "internal_fraction": fr["depression"],
         "unknown_fraction": fr["off_dem"] + fr["unknown"],
         "inlets": [
-            {"target_id": None if _blank(k) else str(k), "fraction": float(v)}
-            for k, v in inlets.items()
+            {"target_id": None if is_blank(key) else str(key), "fraction": float(value)}
+            for key, value in inlets.items()
         ],
         "outfalls": outfalls,
         "receiving_waters": list(recv.values()),
@@ -487,7 +499,7 @@ def tmdl_watershed_label(name: Any) -> str:
     """``"Round Lake phosphorus"`` -> ``"Round Lake phosphorus TMDL watershed"``; a name
     that already says TMDL is not doubled (``"Tamarack Lake Phosphorus TMDL watershed"``).
     """
-    text = "" if _blank(name) else str(name).strip()
+    text = "" if is_blank(name) else str(name).strip()
     low = text.lower()
     if "watershed" in low:
         return text
@@ -509,6 +521,11 @@ def condition_a_physics(
     """Whether runoff from the site discharges a pollutant of concern to a 303(d) water or a
     TMDL watershed with stormwater identified as a source.
 
+    The same engine as the batch (:func:`screen_condition_a`): the drainage rows become
+    facts (:func:`condition_a_row_facts`, :func:`condition_a_site_facts`) and
+    :func:`decide_condition_a` turns the facts into the value and method; this function
+    adds the reasons an officer can put in a letter.
+
     Parameters
     ----------
     rows : DataFrame
@@ -526,34 +543,248 @@ def condition_a_physics(
     -------
     dict
         ``value`` (True/False/None), ``reasons``, ``impaired_waters``,
-        ``tmdl_watersheds``, ``method``.
+        ``tmdl_watersheds``, ``method``, ``unknown_fraction``.
     """
     rows = _as_rows(rows)
-    reasons: list[str] = []
-    impaired: list[dict[str, Any]] = []
-    by_wb: dict[str, dict[str, Any]] = {}
-    unresolved = 0.0
-    unresolved_outfalls: list[str] = []
-    for r in rows.to_dict("records"):
-        if r["target_kind"] not in _REACH_KINDS:
-            continue
-        wb = _resolve_wb(r, waters)
-        if wb is None:
-            unresolved += float(r["fraction"])
-            of = r.get("outfall_id")
-            if not _blank(of) and str(of) not in unresolved_outfalls:
-                unresolved_outfalls.append(str(of))
-            continue
-        e = by_wb.setdefault(
-            wb, {"fraction": 0.0, "via": set(), "outfalls": [], "name": r.get("receiving_water")}
+    facts = condition_a_row_facts(rows, waters=waters, profile=profile, reach_hits=reach_hits)
+    site = condition_a_site_facts(facts.assign(_site="site"), key="_site")
+    site = site.reindex(["site"]).fillna(0.0)
+    by_wb, unresolved_outfalls = _waters_reached(facts)
+    impaired, listed_reasons = _listing_entries(by_wb, waters, profile, reach_hits)
+    tmdl_out, tmdl_reasons = _tmdl_entries(tmdl_hits, profile)
+    missing = list(getattr(waters, "missing", ()) or ())
+    value_arr, method_arr = decide_condition_a(
+        listed_fraction=site["listed_fraction"].to_numpy(),
+        tmdl_hit=np.array([any(t["counts_for_condition_a"] for t in tmdl_out)]),
+        unknown_fraction=site["unknown_fraction"].to_numpy(),
+        internal_fraction=site["internal_fraction"].to_numpy(),
+        total_fraction=site["total_fraction"].to_numpy(),
+        has_rows=np.array([len(rows) > 0]),
+        missing=missing,
+    )
+    value, method = value_arr[0], str(method_arr[0])
+    fr = {k: float(site[k].iloc[0]) for k in site.columns}
+    reasons = listed_reasons + tmdl_reasons
+    if method in ("listed_water", "tmdl_watershed"):
+        if fr["unknown_fraction"] > _EPS:
+            reasons.append(
+                f"({_pct(fr['unknown_fraction'])} of the site drains somewhere unknown; the "
+                "known part already decides Condition A.)"
+            )
+    elif method == "no_drainage":
+        reasons.append(
+            "No drainage is known for the site (no rows in the drainage table): "
+            "Condition A cannot be decided."
         )
-        e["fraction"] += float(r["fraction"])
-        e["via"].add("ms4" if r["target_kind"] in _MS4_KINDS else "direct")
-        if not _blank(r.get("outfall_id")) and str(r["outfall_id"]) not in e["outfalls"]:
-            e["outfalls"].append(str(r["outfall_id"]))
-    triggered = False
-    trig_fraction = 0.0
-    for wb, e in by_wb.items():
+    elif method == "unknown_drainage":
+        reasons.append(_unknown_drainage_reason(rows, fr, unresolved_outfalls))
+    else:
+        reasons += _not_reached_reasons(method, fr, by_wb, impaired, waters)
+    reasons = _missing_layer_reasons(value, method, reasons, missing, by_wb, waters)
+    return {
+        "value": value,
+        "reasons": reasons,
+        "impaired_waters": impaired,
+        "tmdl_watersheds": tmdl_out,
+        "method": method,
+        "unknown_fraction": fr["unknown_fraction"],
+    }
+
+
+def _water_id(
+    pwl_id: Any, target_kind: Any, target_id: Any, receiving_water: Any, waters: Waters
+) -> str | None:
+    """The receiving water (PWL id) of one drainage row: ``pwl_id`` when given; else
+    ``target_id`` for a ``water_direct`` row; else the id of the waterbody its
+    ``receiving_water`` names, when the name is unique; else ``None``."""
+    if not is_blank(pwl_id):
+        return str(pwl_id).strip()
+    if target_kind == "water_direct" and not is_blank(target_id):
+        return str(target_id).strip()
+    return waters.wb_id_for_name(receiving_water)
+
+
+def water_ids(rows: pd.DataFrame, waters: Waters) -> pd.Series:
+    """The receiving water of each drainage row (:func:`_water_id`), or ``None``.
+
+    Vectorised over the distinct combinations of the four columns it reads, so a
+    county's drainage table costs one call per combination.  Rows that reach no water
+    get whatever the rule says too (callers look at reaching rows only).
+    """
+    cols = ("pwl_id", "target_kind", "target_id", "receiving_water")
+    if not len(rows):
+        return pd.Series([], index=rows.index, dtype=object)
+    codes = np.column_stack([pd.factorize(rows[c].astype(object))[0] for c in cols])
+    _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    values = [_water_id(*(rows[c].iat[i] for c in cols), waters) for i in first.tolist()]
+    out = np.asarray(values + [None], dtype=object)[:-1][np.asarray(inverse).ravel()]
+    return pd.Series(out, index=rows.index, dtype=object)
+
+
+def _listing_counts(category: Any, pollutant: Any, profile: Profile) -> bool:
+    """Whether one impairment listing counts for Condition A: a 303(d) listing (category 5)
+    of a pollutant of concern."""
+    return str(category) == "5" and _counts(pollutant, profile)
+
+
+def _tmdl_counts(stormwater_source: Any, pollutant: Any, profile: Profile) -> bool:
+    """Whether a TMDL watershed counts for Condition A: stormwater a source of the
+    impairment, for a pollutant of concern."""
+    return bool(stormwater_source) and _counts(str(pollutant or ""), profile)
+
+
+def condition_a_row_facts(
+    rows: pd.DataFrame,
+    *,
+    waters: Waters,
+    profile: Profile,
+    reach_hits: dict[str, set[str]] | None = None,
+) -> pd.DataFrame:
+    """The Condition A facts of each drainage row (vectorised; one site or every parcel).
+
+    Adds the columns ``wb`` (receiving water, :func:`water_ids`), ``reach`` (the row
+    reaches a water: inlet, conveyance or direct), ``ms4``, ``listed_wbs`` (the counting
+    303(d) waters the row reaches, ``;``-joined: its receiving water, then the listed
+    waters within ``tributary_reach_km`` of it; ``None`` when none), ``listed_wb`` (the
+    first of them) and ``no_pwl`` (it reaches a water without a PWL id).
+    """
+    out = rows.copy()
+    kind = out["target_kind"]
+    if "wb" not in out.columns:
+        out["wb"] = water_ids(out, waters)
+    out["reach"] = kind.isin(_REACH_KINDS)
+    out["ms4"] = kind.isin(_MS4_KINDS)
+    counting = set(_counting_listings(waters, profile)["wb_id"].astype(str))
+    targets: dict[str, str] = {}
+    for wb in dict.fromkeys(out.loc[out["reach"], "wb"].dropna().tolist()):
+        near = sorted(set((reach_hits or {}).get(wb, set())) - {wb})
+        hit = [t for t in [wb, *near] if t in counting]
+        if hit:
+            targets[wb] = ";".join(hit)
+    listed_all = out["wb"].map(targets).where(out["reach"])
+    out["listed_wbs"] = listed_all.astype(object).where(listed_all.notna(), None)
+    out["listed_wb"] = out["listed_wbs"].str.split(";").str[0].astype(object)
+    out["listed_wb"] = out["listed_wb"].where(out["listed_wb"].notna(), None)
+    out["no_pwl"] = out["reach"] & out["wb"].isna()
+    return out
+
+
+def condition_a_site_facts(facts: pd.DataFrame, *, key: str) -> pd.DataFrame:
+    """Per site (the groups of column ``key``): the shares of its area that reach a counting
+    303(d) water (``listed_fraction``), drain somewhere unknown (``unknown_fraction``: off
+    the DEM, unmapped, or to a water without a PWL id; ``no_pwl_fraction`` the last part),
+    enter the MS4, reach water directly, drain internally, and in all (``total_fraction``).
+    """
+    fr = facts["fraction"].astype(float)
+    kind = facts["target_kind"]
+    parts = pd.DataFrame(
+        {
+            key: facts[key],
+            "listed_fraction": fr * facts["listed_wb"].notna(),
+            "unknown_fraction": fr * (kind.isin(_UNKNOWN_KINDS) | facts["no_pwl"]),
+            "no_pwl_fraction": fr * facts["no_pwl"],
+            "ms4_fraction": fr * facts["ms4"],
+            "direct_fraction": fr * (kind == "water_direct"),
+            "internal_fraction": fr * (kind == "depression"),
+            "total_fraction": fr,
+        }
+    )
+    return parts.groupby(key, sort=False).sum()
+
+
+def decide_condition_a(
+    *,
+    listed_fraction: np.ndarray,
+    tmdl_hit: np.ndarray,
+    unknown_fraction: np.ndarray,
+    internal_fraction: np.ndarray,
+    total_fraction: np.ndarray,
+    has_rows: np.ndarray,
+    missing: list[str],
+    bad_rows: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The Condition A rule on the facts of one or many sites: ``(value, method)`` arrays.
+
+    ``True`` when any part reaches a counting 303(d) water (method ``listed_water``) or
+    a counting TMDL watershed (``tmdl_watershed``); else ``None`` when the site has no
+    drainage (``no_drainage``), bad drainage rows (``bad_drainage_rows``) or a part that
+    drains somewhere unknown (``unknown_drainage``); else ``False`` (``internally_drained``
+    when all of it ends in closed depressions, else ``not_listed``), which becomes ``None``
+    (``missing_layer``) while a legal layer is missing.
+    """
+    n = len(listed_fraction)
+    bad = np.zeros(n, dtype=bool) if bad_rows is None else np.asarray(bad_rows, dtype=bool)
+    value = np.full(n, None, dtype=object)
+    method = np.full(n, "no_drainage", dtype=object)
+    listed = np.asarray(listed_fraction, dtype=float) > 0
+    true = listed | np.asarray(tmdl_hit, dtype=bool)
+    value[true] = True
+    method[true & listed] = "listed_water"
+    method[true & ~listed] = "tmdl_watershed"
+    drained = np.asarray(has_rows, dtype=bool) & (np.asarray(total_fraction, float) > _EPS)
+    method[~true & bad] = "bad_drainage_rows"
+    rest = ~true & ~bad & drained
+    unknown = rest & (np.asarray(unknown_fraction, dtype=float) > _EPS)
+    method[unknown] = "unknown_drainage"
+    no = rest & ~unknown
+    value[no] = False
+    inside = np.asarray(internal_fraction, dtype=float) >= 1 - _EPS
+    method[no & inside] = "internally_drained"
+    method[no & ~inside] = "not_listed"
+    if missing:
+        # never a confident "no" while a legal layer is missing
+        value[no] = None
+        method[no] = "missing_layer"
+    return value, method
+
+
+def _waters_reached(facts: pd.DataFrame) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The waters a site reaches (``wb -> fraction, via, outfalls, name, listed_wb``) and
+    the outfalls of its parts that reach a water without a PWL id."""
+    by_wb: dict[str, dict[str, Any]] = {}
+    unresolved_outfalls: list[str] = []
+    for row in facts[facts["reach"]].to_dict("records"):
+        outfall = row.get("outfall_id")
+        if row["wb"] is None:
+            if not is_blank(outfall) and str(outfall) not in unresolved_outfalls:
+                unresolved_outfalls.append(str(outfall))
+            continue
+        entry = by_wb.setdefault(
+            row["wb"],
+            {"fraction": 0.0, "via": set(), "outfalls": [], "name": row.get("receiving_water")},
+        )
+        entry["fraction"] += float(row["fraction"])
+        entry["via"].add("ms4" if row["ms4"] else "direct")
+        if not is_blank(outfall) and str(outfall) not in entry["outfalls"]:
+            entry["outfalls"].append(str(outfall))
+    return by_wb, unresolved_outfalls
+
+
+def _listing_why(category: str, pollutant: Any, profile: Profile) -> str:
+    """Why one impairment listing counts for Condition A or not (words for the document)."""
+    if category == "5" and not _counts(pollutant, profile):
+        return f"{pollutant} is not a pollutant of concern under {_reading_text(profile)}"
+    if category == "4a":
+        return (
+            "category 4a (TMDL approved): counts through its TMDL watershed, not the 303(d) branch"
+        )
+    if category != "5":
+        return f"category {category} is not a 303(d) listing (category 5)"
+    return "303(d) listing (category 5) of a pollutant of concern"
+
+
+def _listing_entries(
+    by_wb: dict[str, dict[str, Any]],
+    waters: Waters,
+    profile: Profile,
+    reach_hits: dict[str, set[str]] | None,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every listing of the waters reached (``impaired_waters`` of the document, each
+    saying whether and why it counts) and one reason per water that triggers Condition A.
+    """
+    impaired: list[dict[str, Any]] = []
+    reasons: list[str] = []
+    for wb, entry in by_wb.items():
         targets = [(wb, "receiving water")]
         for other in sorted((reach_hits or {}).get(wb, set()) - {wb}):
             targets.append(
@@ -563,203 +794,198 @@ def condition_a_physics(
                     f"downstream of {wb} (profile tributary_reach_km)",
                 )
             )
-        wb_trig = False
         wb_pols: list[str] = []
         for target, relation in targets:
-            for lst in waters.listings(target).to_dict("records"):
-                cat = str(lst["category"])
-                counts_cat = cat == "5"
-                counts_pol = _counts(lst["pollutant"], profile)
-                counts = counts_cat and counts_pol
-                if cat == "5" and not counts_pol:
-                    why = (
-                        f"{lst['pollutant']} is not a pollutant of concern under "
-                        f"{_reading_text(profile)}"
-                    )
-                elif cat == "4a":
-                    why = (
-                        "category 4a (TMDL approved): counts through its TMDL watershed, "
-                        "not the 303(d) branch"
-                    )
-                elif not counts_cat:
-                    why = f"category {cat} is not a 303(d) listing (category 5)"
-                else:
-                    why = "303(d) listing (category 5) of a pollutant of concern"
+            for listing in waters.listings(target).to_dict("records"):
+                cat = str(listing["category"])
+                counts = _listing_counts(cat, listing["pollutant"], profile)
                 impaired.append(
                     {
                         "pwl_id": target,
-                        "name": lst.get("name")
+                        "name": listing.get("name")
                         or waters.name_of(target)
-                        or (None if _blank(e["name"]) else str(e["name"])),
-                        "pollutant": lst["pollutant"],
+                        or (None if is_blank(entry["name"]) else str(entry["name"])),
+                        "pollutant": listing["pollutant"],
                         "category": cat,
                         "list_year": None
-                        if _blank(lst.get("list_year"))
-                        else int(lst["list_year"]),
-                        "source": None if _blank(lst.get("source")) else str(lst["source"]),
+                        if is_blank(listing.get("list_year"))
+                        else int(listing["list_year"]),
+                        "source": None
+                        if is_blank(listing.get("source"))
+                        else str(listing["source"]),
                         "relation": relation,
-                        "fraction": e["fraction"],
-                        "via": sorted(e["via"]),
-                        "outfalls": list(e["outfalls"]),
+                        "fraction": entry["fraction"],
+                        "via": sorted(entry["via"]),
+                        "outfalls": list(entry["outfalls"]),
                         "counts_for_condition_a": bool(counts),
-                        "why": why,
+                        "why": _listing_why(cat, listing["pollutant"], profile),
                     }
                 )
                 if counts:
-                    wb_trig = True
-                    wb_pols.append(lst["pollutant"] + ("" if target == wb else f" ({target})"))
-        if wb_trig:
-            triggered = True
-            trig_fraction += e["fraction"]
-            names = list(dict.fromkeys(wb_pols))
-            wname = waters.name_of(wb) or (None if _blank(e["name"]) else str(e["name"])) or wb
-            path = (
-                "through MS4 outfall(s) " + ", ".join(e["outfalls"])
-                if "ms4" in e["via"] and e["outfalls"]
-                else ""
-            )
-            if "direct" in e["via"]:
-                path = (path + " and " if path else "") + "directly (not through the MS4)"
-            reasons.append(
-                f"{_pct(e['fraction'])} of the site drains {path} to {wname} "
-                f"({wb}), on the 303(d) list for {', '.join(names)}."
-            )
-    tmdl_out: list[dict[str, Any]] = []
-    if tmdl_hits is not None and len(tmdl_hits):
-        for t in tmdl_hits.to_dict("records"):
-            sw = bool(t.get("stormwater_source"))
-            counts_pol = _counts(str(t.get("pollutant") or ""), profile)
-            counts = sw and counts_pol
-            if not sw:
-                why = "stormwater is not identified as a source in this TMDL"
-            elif not counts_pol:
-                why = (
-                    f"{t.get('pollutant')} is not a pollutant of concern under "
-                    f"{_reading_text(profile)}"
-                )
-            else:
-                why = "TMDL watershed with stormwater identified as a source"
-            tmdl_out.append(
-                {
-                    "tmdl_id": None if _blank(t.get("tmdl_id")) else str(t["tmdl_id"]),
-                    "name": None if _blank(t.get("name")) else str(t["name"]),
-                    "pollutant": None if _blank(t.get("pollutant")) else str(t["pollutant"]),
-                    "stormwater_source": sw,
-                    "approved": None if _blank(t.get("approved")) else str(t["approved"]),
-                    "how": t.get("how"),
-                    "counts_for_condition_a": counts,
-                    "why": why,
-                }
-            )
-            if counts:
-                triggered = True
-                reasons.append(
-                    f"The site {t.get('how') or 'reaches'} the "
-                    f"{tmdl_watershed_label(t.get('name') or t.get('tmdl_id'))} "
-                    f"({t.get('pollutant')}), where stormwater is identified as a "
-                    "source of the impairment."
-                )
-    unknown = float(rows.loc[rows["target_kind"].isin(_UNKNOWN_KINDS), "fraction"].sum())
-    unknown += unresolved
-    internal = float(rows.loc[rows["target_kind"] == "depression", "fraction"].sum())
-    if triggered:
-        value: bool | None = True
-        method = "listed_water" if trig_fraction > 0 else "tmdl_watershed"
-    elif len(rows) == 0 or float(rows["fraction"].sum()) <= _EPS:
-        value, method = None, "no_drainage"
-        reasons.append(
-            "No drainage is known for the site (no rows in the drainage table): "
-            "Condition A cannot be decided."
+                    wb_pols.append(listing["pollutant"] + ("" if target == wb else f" ({target})"))
+        if wb_pols:
+            reasons.append(_listed_reason(wb, entry, list(dict.fromkeys(wb_pols)), waters))
+    return impaired, reasons
+
+
+def _listed_reason(wb: str, entry: dict[str, Any], pollutants: list[str], waters: Waters) -> str:
+    """ "70% of the site drains through MS4 outfall(s) OF1 to River (1101-0012), on the
+    303(d) list for PCBs." """
+    wname = waters.name_of(wb) or (None if is_blank(entry["name"]) else str(entry["name"])) or wb
+    path = (
+        "through MS4 outfall(s) " + ", ".join(entry["outfalls"])
+        if "ms4" in entry["via"] and entry["outfalls"]
+        else ""
+    )
+    if "direct" in entry["via"]:
+        path = (path + " and " if path else "") + "directly (not through the MS4)"
+    return (
+        f"{_pct(entry['fraction'])} of the site drains {path} to {wname} "
+        f"({wb}), on the 303(d) list for {', '.join(pollutants)}."
+    )
+
+
+def _tmdl_entries(
+    tmdl_hits: pd.DataFrame | None, profile: Profile
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The TMDL watersheds the site reaches (``tmdl_watersheds`` of the document, each
+    saying whether and why it counts) and one reason per counting watershed."""
+    out: list[dict[str, Any]] = []
+    reasons: list[str] = []
+    if tmdl_hits is None or not len(tmdl_hits):
+        return out, reasons
+    for tmdl in tmdl_hits.to_dict("records"):
+        sw = bool(tmdl.get("stormwater_source"))
+        counts = _tmdl_counts(sw, tmdl.get("pollutant"), profile)
+        if not sw:
+            why = "stormwater is not identified as a source in this TMDL"
+        elif not counts:
+            why = f"{tmdl.get('pollutant')} is not a pollutant of concern under {_reading_text(profile)}"
+        else:
+            why = "TMDL watershed with stormwater identified as a source"
+        out.append(
+            {
+                "tmdl_id": None if is_blank(tmdl.get("tmdl_id")) else str(tmdl["tmdl_id"]),
+                "name": None if is_blank(tmdl.get("name")) else str(tmdl["name"]),
+                "pollutant": None if is_blank(tmdl.get("pollutant")) else str(tmdl["pollutant"]),
+                "stormwater_source": sw,
+                "approved": None if is_blank(tmdl.get("approved")) else str(tmdl["approved"]),
+                "how": tmdl.get("how"),
+                "counts_for_condition_a": counts,
+                "why": why,
+            }
         )
-    elif unknown > _EPS:
-        value, method = None, "unknown_drainage"
-        parts = []
-        off = float(rows.loc[rows["target_kind"] == "off_dem", "fraction"].sum())
-        if off > _EPS:
-            parts.append(f"{_pct(off)} lies off the DEM")
-        unk = float(rows.loc[rows["target_kind"] == "unknown", "fraction"].sum())
-        if unk > _EPS:
-            parts.append(f"{_pct(unk)} drains somewhere unmapped")
-        if unresolved > _EPS:
-            via = (
-                " through outfall(s) "
-                + ", ".join(unresolved_outfalls[:10])
-                + (" ..." if len(unresolved_outfalls) > 10 else "")
-                + " (fill their `pwl_id` or `receiving_water` in the `outfalls` layer)"
-                if unresolved_outfalls
-                else ""
-            )
-            parts.append(f"{_pct(unresolved)} reaches a receiving water without a PWL ID{via}")
-        if unknown >= float(rows["fraction"].sum()) - _EPS:
+        if counts:
             reasons.append(
-                "The site's drainage is unknown ("
-                + " and ".join(parts)
-                + "): Condition A is undetermined until it is known."
+                f"The site {tmdl.get('how') or 'reaches'} the "
+                f"{tmdl_watershed_label(tmdl.get('name') or tmdl.get('tmdl_id'))} "
+                f"({tmdl.get('pollutant')}), where stormwater is identified as a "
+                "source of the impairment."
             )
-        else:
-            reasons.append(
-                "The known part of the site reaches no 303(d) water or TMDL watershed, "
-                "but " + " and ".join(parts) + ": Condition A is undetermined until that "
-                "part's drainage is known."
-            )
-    else:
-        value = False
-        if internal >= 1 - _EPS:
-            method = "internally_drained"
-            reasons.append(
-                "The whole site drains to closed depressions (internally drained): "
-                "no runoff reaches a water."
-            )
-        else:
-            method = "not_listed"
-            names = [f"{waters.name_of(w) or e['name'] or w} ({w})" for w, e in by_wb.items()]
-            reasons.append(
-                "Runoff reaches "
-                + (", ".join(names) if names else "no water")
-                + ": no 303(d) listing of a pollutant of concern and no TMDL "
-                "watershed with stormwater as a source."
-            )
-            for i in impaired:
-                reasons.append(
-                    f"{i['name'] or i['pwl_id']} ({i['pwl_id']}) is listed for "
-                    f"{i['pollutant']} (category {i['category']}), which does not "
-                    f"count: {i['why']}."
-                )
-            if internal > _EPS:
-                reasons.append(f"{_pct(internal)} of the site is internally drained.")
-    if value is True and unknown > _EPS:
-        reasons.append(
-            f"({_pct(unknown)} of the site drains somewhere unknown; the known part "
-            "already decides Condition A.)"
+    return out, reasons
+
+
+def _unknown_drainage_reason(
+    rows: pd.DataFrame, fr: dict[str, float], unresolved_outfalls: list[str]
+) -> str:
+    """Why Condition A is undetermined: which shares drain where (off the DEM, unmapped,
+    to a water without a PWL id, naming the outfalls to fix)."""
+    parts = []
+    off = float(rows.loc[rows["target_kind"] == "off_dem", "fraction"].sum())
+    if off > _EPS:
+        parts.append(f"{_pct(off)} lies off the DEM")
+    unk = float(rows.loc[rows["target_kind"] == "unknown", "fraction"].sum())
+    if unk > _EPS:
+        parts.append(f"{_pct(unk)} drains somewhere unmapped")
+    unresolved = fr["no_pwl_fraction"]
+    if unresolved > _EPS:
+        via = (
+            " through outfall(s) "
+            + ", ".join(unresolved_outfalls[:10])
+            + (" ..." if len(unresolved_outfalls) > 10 else "")
+            + " (fill their `pwl_id` or `receiving_water` in the `outfalls` layer)"
+            if unresolved_outfalls
+            else ""
         )
-    missing = list(getattr(waters, "missing", ()) or ())
-    if missing:
-        why_missing = [missing_layer_reason(m) for m in missing]
-        if value is False:
-            # never a confident "no" while a legal layer is missing
-            value, method = None, "missing_layer"
-            reached = [f"{waters.name_of(w) or e['name'] or w} ({w})" for w, e in by_wb.items()]
-            reasons = [
-                "Condition A is undetermined: nothing in this workspace triggers it"
-                + (f" (runoff reaches {', '.join(reached)})" if reached else "")
-                + ", but it lacks a layer the answer depends on, so it cannot say no."
-            ] + why_missing
-        elif value is None:
-            reasons.extend(why_missing)
-        else:
-            reasons.append(
-                "(The workspace also lacks "
-                + ", ".join(f"the `{m}` layer" for m in missing)
-                + "; the part that is known already decides Condition A.)"
-            )
-    return {
-        "value": value,
-        "reasons": reasons,
-        "impaired_waters": impaired,
-        "tmdl_watersheds": tmdl_out,
-        "method": method,
-        "unknown_fraction": unknown,
-    }
+        parts.append(f"{_pct(unresolved)} reaches a receiving water without a PWL ID{via}")
+    if fr["unknown_fraction"] >= fr["total_fraction"] - _EPS:
+        return (
+            "The site's drainage is unknown ("
+            + " and ".join(parts)
+            + "): Condition A is undetermined until it is known."
+        )
+    return (
+        "The known part of the site reaches no 303(d) water or TMDL watershed, "
+        "but " + " and ".join(parts) + ": Condition A is undetermined until that "
+        "part's drainage is known."
+    )
+
+
+def _not_reached_reasons(
+    method: str,
+    fr: dict[str, float],
+    by_wb: dict[str, dict[str, Any]],
+    impaired: list[dict[str, Any]],
+    waters: Waters,
+) -> list[str]:
+    """Why Condition A is false (before the missing-layer check): internally drained, or
+    the waters reached and why each of their listings does not count."""
+    if method == "internally_drained":
+        return [
+            "The whole site drains to closed depressions (internally drained): "
+            "no runoff reaches a water."
+        ]
+    names = [
+        f"{waters.name_of(wb_id) or entry['name'] or wb_id} ({wb_id})"
+        for wb_id, entry in by_wb.items()
+    ]
+    reasons = [
+        "Runoff reaches "
+        + (", ".join(names) if names else "no water")
+        + ": no 303(d) listing of a pollutant of concern and no TMDL "
+        "watershed with stormwater as a source."
+    ]
+    for item in impaired:
+        reasons.append(
+            f"{item['name'] or item['pwl_id']} ({item['pwl_id']}) is listed for "
+            f"{item['pollutant']} (category {item['category']}), which does not "
+            f"count: {item['why']}."
+        )
+    if fr["internal_fraction"] > _EPS:
+        reasons.append(f"{_pct(fr['internal_fraction'])} of the site is internally drained.")
+    return reasons
+
+
+def _missing_layer_reasons(
+    value: bool | None,
+    method: str,
+    reasons: list[str],
+    missing: list[str],
+    by_wb: dict[str, dict[str, Any]],
+    waters: Waters,
+) -> list[str]:
+    """The reasons with the missing legal layers named: a ``missing_layer`` answer says
+    why it cannot say no; an undetermined one adds the layers; a ``True`` one notes them."""
+    if not missing:
+        return reasons
+    why_missing = [missing_layer_reason(layer) for layer in missing]
+    if method == "missing_layer":
+        reached = [
+            f"{waters.name_of(wb_id) or entry['name'] or wb_id} ({wb_id})"
+            for wb_id, entry in by_wb.items()
+        ]
+        return [
+            "Condition A is undetermined: nothing in this workspace triggers it"
+            + (f" (runoff reaches {', '.join(reached)})" if reached else "")
+            + ", but it lacks a layer the answer depends on, so it cannot say no."
+        ] + why_missing
+    if value is None:
+        return reasons + why_missing
+    return reasons + [
+        "(The workspace also lacks "
+        + ", ".join(f"the `{layer}` layer" for layer in missing)
+        + "; the part that is known already decides Condition A.)"
+    ]
 
 
 # --------------------------------------------------------------------------------------
@@ -779,20 +1005,20 @@ class Determination:
         return self.doc[key]
 
     def __repr__(self) -> str:
-        d = self.doc
-        c = d.get("conditions", {})
+        doc = self.doc
+        conds = doc.get("conditions", {})
 
-        def v(k: str) -> str:
+        def word(key: str) -> str:
             return {True: "yes", False: "no", None: "undetermined"}.get(
-                c.get(k, {}).get("value"), "?"
+                conds.get(key, {}).get("value"), "?"
             )
 
-        site = d.get("site", {}).get("label", "?")
-        inp = d.get("inputs", {})
-        sw = {True: "yes", False: "no"}.get(d.get("swppp_required", {}).get("value"), "?")
+        site = doc.get("site", {}).get("label", "?")
+        inputs = doc.get("inputs", {})
+        swppp = {True: "yes", False: "no"}.get(doc.get("swppp_required", {}).get("value"), "?")
         return (
-            f"<Determination site={site!r} acres={inp.get('effective_acres', '?')} "
-            f"A={v('A')} B={v('B')} C={v('C')} SWPPP={sw}>"
+            f"<Determination site={site!r} acres={inputs.get('effective_acres', '?')} "
+            f"A={word('A')} B={word('B')} C={word('C')} SWPPP={swppp}>"
         )
 
     @property
@@ -812,45 +1038,45 @@ class Determination:
 
     def summary(self) -> str:
         """A few lines for a terminal."""
-        d = self.doc
+        doc = self.doc
 
-        def v(x: Any) -> str:
+        def word(x: Any) -> str:
             return {True: "yes", False: "no", None: "undetermined"}[x]
 
         lines = [
-            f"Site: {d['site']['label']} ({d['inputs']['disturbed_acres']:g} acres disturbed"
+            f"Site: {doc['site']['label']} ({doc['inputs']['disturbed_acres']:g} acres disturbed"
             + (
-                f", common plan {d['inputs']['common_plan_acres']:g} acres"
-                if d["inputs"]["common_plan_acres"] is not None
+                f", common plan {doc['inputs']['common_plan_acres']:g} acres"
+                if doc["inputs"]["common_plan_acres"] is not None
                 else ""
             )
             + ")",
-            f"Project type: {d['project_type']['value']} ({d['project_type']['source']})"
-            + ("; confirm it with --type TYPE" if d["project_type"]["source"] != "user" else ""),
-            f"Land development activity: {v(d['land_development_activity']['value'])}",
-            f"Exemption: {d['exemption']['code'] or 'none'}"
-            + (" (exempt from review)" if d["exemption"]["exempt"] else ""),
+            f"Project type: {doc['project_type']['value']} ({doc['project_type']['source']})"
+            + ("; confirm it with --type TYPE" if doc["project_type"]["source"] != "user" else ""),
+            f"Land development activity: {word(doc['land_development_activity']['value'])}",
+            f"Exemption: {doc['exemption']['code'] or 'none'}"
+            + (" (exempt from review)" if doc["exemption"]["exempt"] else ""),
         ]
-        for k in ("A", "B", "C"):
-            c = d["conditions"][k]
-            lines.append(f"Condition {k}: {v(c['value'])}")
-            lines += [f"    {r}" for r in c["reasons"]]
+        for key in ("A", "B", "C"):
+            cond = doc["conditions"][key]
+            lines.append(f"Condition {key}: {word(cond['value'])}")
+            lines += [f"    {reason}" for reason in cond["reasons"]]
         lines.append(
-            f"SWPPP required: {v(d['swppp_required']['value'])}"
+            f"SWPPP required: {word(doc['swppp_required']['value'])}"
             + (
                 "; with post-construction controls"
-                if d["swppp_items"]["post_construction_required"]
+                if doc["swppp_items"]["post_construction_required"]
                 else ""
             )
         )
-        rw = d["drainage"]["receiving_waters"]
-        if rw:
+        waters = doc["drainage"]["receiving_waters"]
+        if waters:
             lines.append(
                 "Receiving waters: "
                 + "; ".join(
-                    f"{w['name'] or '?'} ({w['pwl_id'] or 'no PWL ID'}, {w['via']}, "
-                    f"{_pct(w['fraction'])})"
-                    for w in rw
+                    f"{water['name'] or '?'} ({water['pwl_id'] or 'no PWL ID'}, {water['via']}, "
+                    f"{_pct(water['fraction'])})"
+                    for water in waters
                 )
             )
         return "\n".join(lines)
@@ -929,221 +1155,30 @@ def determine(
     rows = _as_rows(drainage)
     d_ac, plan = inp["disturbed_acres"], inp["common_plan_acres"]
     eff = max(d_ac, plan or 0.0)
-
-    # project type
-    if inp["project_type"] is None:
-        pt, pt_reason = guess_site_project_type(site, prof)
-        pt_source = "guessed from property class"
-    else:
-        pt, pt_reason, pt_source = inp["project_type"], "given by the user", "user"
-
-    # land development activity
-    lda_reasons = []
-    if d_ac >= 1.0:
-        lda = True
-        lda_reasons.append(f"The activity disturbs {d_ac:g} acres (one acre or more).")
-    elif plan is not None and plan >= 1.0:
-        lda = True
-        lda_reasons.append(
-            f"The activity disturbs {d_ac:g} acres, less than one acre, but is "
-            f"part of a larger common plan of development or sale of {plan:g} "
-            "acres (one acre or more)."
-        )
-    else:
-        lda = False
-        lda_reasons.append(
-            f"The activity disturbs {d_ac:g} acres, less than one acre, and is "
-            "not part of a common plan of development or sale of one acre or "
-            "more."
-            if plan is None
-            else f"The activity disturbs {d_ac:g} acres and its common plan "
-            f"{plan:g} acres, both less than one acre."
-        )
-
-    # exemption
+    pt, pt_reason, pt_source = decide_project_type(inp["project_type"], site, prof)
+    lda, lda_reasons = decide_land_development(d_ac, plan)
     code = inp["exemption"]
-    exempt = False
-    ex_reasons: list[str] = []
-    ex_cites: list[dict[str, Any]] = []
-    if code is None:
-        ex_reasons.append("No exemption claimed.")
-    else:
-        c = prof.exemption_citation(code)
-        if c is not None:
-            ex_cites.append(c.to_dict())
-        limit = prof.exemptions.get(code, {}).get("max_acres")
-        if c is None:
-            ex_reasons.append(
-                f"Exemption '{code}' is not in {prof.municipality}'s law: review is required."
-            )
-        elif limit is not None and eff >= float(limit):
-            ex_reasons.append(
-                f"Exemption '{code}' covers less than {float(limit):g} acres; "
-                f"this activity is {eff:g} acres: not exempt."
-            )
-        else:
-            exempt = True
-            ex_reasons.append(f"Exempt from review as '{code}': \"{c.quote}\"")
-        if code == "agricultural_activity" and pt not in ("agricultural",):
-            ex_reasons.append(
-                "Note: farming itself is exempt; construction of new structures "
-                "at a farm (a barn) is not: use project type 'agricultural' "
-                "without this exemption for that."
-            )
-
+    exempt, ex_reasons, ex_cites = decide_exemption(code, eff, pt, prof)
     applies = lda and not exempt
-    why_not = "Conditions apply only to a land development activity that is not exempt: " + (
-        "the activity is exempt from review."
-        if exempt
-        else "this is not a land development activity."
-    )
-
-    # Condition A
+    why_not = _why_conditions_do_not_apply(exempt)
     phys = condition_a_physics(
         rows, waters=waters, profile=prof, tmdl_hits=tmdl_hits, reach_hits=reach_hits
     )
-    if applies:
-        a_val, a_reasons = phys["value"], list(phys["reasons"])
-    else:
-        a_val = False
-        a_reasons = [why_not] + [f"(For information: {r})" for r in phys["reasons"]]
-    if prof.pollutant_reading == "list":
-        a_reasons.append(
-            "Pollutant of concern read as the profile's narrowed list: "
-            + ", ".join(prof.pollutants_of_concern)
-            + "."
-        )
-    # Conditions B and C look at the larger of the disturbance and the common plan
-    size = (
-        f"The site disturbs {d_ac:g} acres within a {plan:g}-acre common plan of "
-        f"development or sale; Conditions B and C look at the larger, {eff:g} acres"
-        if plan is not None and plan > d_ac
-        else f"The activity disturbs {eff:g} acres"
+    a_val, a_reasons = decide_condition_a_for_activity(phys, applies, why_not, prof)
+    size = _size_words(d_ac, plan, eff)
+    b_val, b_reasons = decide_condition_b(applies, eff, size, why_not)
+    c_val, c_reasons = decide_condition_c(
+        applies, eff, size, why_not, pt=pt, pt_reason=pt_reason, pt_source=pt_source
     )
-    # Condition B
-    if not applies:
-        b_val, b_reasons = False, [why_not]
-    elif eff >= 5.0:
-        b_val = True
-        b_reasons = [f"{size} (five or more)."]
-    else:
-        b_val, b_reasons = False, [f"{size}, less than five."]
-    # Condition C
-    if not applies:
-        c_val, c_reasons = False, [why_not]
-    elif eff < 1.0 or eff >= 5.0:
-        c_val = False
-        c_reasons = [
-            f"{size}, not between one and five acres"
-            + (" (Condition B applies instead)." if eff >= 5.0 else ".")
-        ]
-    elif pt in EXCLUDING_TYPES:
-        c_val = False
-        c_reasons = [
-            "Construction of a single-family residence is excluded from Condition C."
-            if pt == "single_family"
-            else "Construction activity at an agricultural property is "
-            "excluded from Condition C (it is still reviewed)."
-        ]
-        if pt_source != "user":
-            c_reasons.append(
-                f"The project type '{pt}' was guessed, not given ({pt_reason}); this guess "
-                "is what removes Condition C. Confirm the project type (ms4map screen "
-                "--type TYPE): for any other type Condition C applies."
-            )
-    else:
-        c_val = True
-        c_reasons = [
-            f"{size}, between one and five, and is {pt.replace('_', ' ')} construction "
-            "(not single-family or agricultural)."
-        ]
-
-    swppp = applies
-    sw_reasons = (
-        [
-            f"A land development activity not exempt from review needs a SWPPP "
-            f"approved by the {prof.officer_title}."
-        ]
-        if swppp
-        else [why_not]
-    )
+    swppp, sw_reasons = decide_swppp(applies, why_not, prof)
     vals = (a_val, b_val, c_val)
     post = (
         True if any(v is True for v in vals) else (None if any(v is None for v in vals) else False)
     )
     drainage_doc = summarize_drainage(rows, waters)
-    recv_names = (
-        "; ".join(
-            f"{w['name'] or 'unnamed water'} ({w['pwl_id'] or 'no PWL ID'})"
-            for w in drainage_doc["receiving_waters"]
-        )
-        or "none reached"
-    )
-    basic = []
-    if swppp:
-        for i, text in enumerate(SWPPP_BASIC_ITEMS, 1):
-            item = {"n": i, "text": text}
-            if i == 13:
-                item["value"] = recv_names
-            if i == 17:
-                item["text"] = text.replace("Stormwater Management Officer", prof.officer_title)
-            basic.append(item)
-    post_items = []
-    if swppp and post is not False:
-        post_items = [
-            {"n": i, "text": t, "required": post} for i, t in enumerate(SWPPP_POST_ITEMS, 2)
-        ]
-
-    rules = [
-        "land_development_activity",
-        "exemptions",
-        "pollutant_of_concern",
-        "condition_a",
-        "condition_b",
-        "condition_c",
-    ]
-    if swppp:
-        rules += ["swppp_required", "swppp_basic"]
-        if post is not False:
-            rules.append("swppp_post_construction")
-    if pt == "agricultural" or code == "agricultural_activity":
-        rules.append("agricultural_activity")
-    citations = _cites(prof, *rules) + ex_cites
-
-    inputs = {
-        "site": site.label,
-        "parcel_ids": list(site.parcel_ids),
-        "site_kind": site.kind,
-        "disturbed_acres": d_ac,
-        "common_plan_acres": plan,
-        "project_type": inp["project_type"],
-        "exemption": code,
-        "profile": prof.name,
-    }
-    inputs_hash = hashlib.sha256(
-        json.dumps(inputs, sort_keys=True, default=str).encode()
-    ).hexdigest()
-    from ..core.version import __version__
-
-    prov = {
-        "tool": "ms4map",
-        "version": __version__,
-        "schema": DETERMINATION_SCHEMA,
-        "schema_version": DETERMINATION_VERSION,
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "profile": prof.summary(),
-        "inputs": inputs,
-        "inputs_sha256": inputs_hash,
-        "settings": {
-            "tributary_reach_km": prof.tributary_reach_km,
-            "pollutant_reading": prof.pollutant_reading,
-        },
-    }
-    if provenance:
-        prov.update({k: v for k, v in provenance.items() if k not in ("inputs",)})
-        if "inputs" in provenance:
-            prov["workspace_inputs"] = provenance["inputs"]
-
+    basic, post_items = _swppp_items(swppp, post, drainage_doc, prof)
+    citations = _determination_citations(prof, swppp, post, pt, code) + ex_cites
+    prov = _determination_provenance(site, inp, prof, provenance)
     doc = {
         "schema": DETERMINATION_SCHEMA,
         "schema_version": DETERMINATION_VERSION,
@@ -1151,16 +1186,7 @@ def determine(
         "officer_title": prof.officer_title,
         "workspace": None,
         "application": None,
-        "site": {
-            "label": site.label,
-            "kind": site.kind,
-            "parcel_ids": list(site.parcel_ids),
-            "area_acres": site.area_acres,
-            "address": site.address,
-            "prop_class": site.prop_class,
-            "crs": site.crs,
-            "bounds": (list(site.geometry.bounds) if site.geometry is not None else None),
-        },
+        "site": _site_doc(site),
         "inputs": {
             "disturbed_acres": d_ac,
             "common_plan_acres": plan,
@@ -1171,15 +1197,7 @@ def determine(
         "project_type": {"value": pt, "source": pt_source, "reason": pt_reason},
         "land_development_activity": {"value": lda, "reasons": lda_reasons},
         "exemption": {"code": code, "exempt": exempt, "reasons": ex_reasons},
-        "pollutant_of_concern": {
-            "reading": prof.pollutant_reading,
-            "pollutants": (
-                ["sediment", "any listed cause of impairment of the receiving water"]
-                if prof.pollutant_reading == "law"
-                else list(prof.pollutants_of_concern)
-            ),
-            "description": _reading_text(prof),
-        },
+        "pollutant_of_concern": _pollutant_doc(prof),
         "conditions": {
             "A": {"value": a_val, "reasons": a_reasons, "method": phys["method"]},
             "B": {"value": b_val, "reasons": b_reasons},
@@ -1200,6 +1218,296 @@ def determine(
     return Determination(doc=doc)
 
 
+def decide_project_type(
+    given: str | None, site: SiteInfo, profile: Profile
+) -> tuple[str, str, str]:
+    """The project type: the user's, else guessed from the site's property classes
+    (:func:`guess_site_project_type`).  Returns ``(type, reason, source)``."""
+    if given is None:
+        pt, reason = guess_site_project_type(site, profile)
+        return pt, reason, "guessed from property class"
+    return given, "given by the user", "user"
+
+
+def decide_land_development(disturbed: float, plan: float | None) -> tuple[bool, list[str]]:
+    """Whether the activity is a land development activity: one acre or more disturbed,
+    or less within a common plan of development or sale of one acre or more.
+    Returns ``(value, reasons)``."""
+    if disturbed >= 1.0:
+        return True, [f"The activity disturbs {disturbed:g} acres (one acre or more)."]
+    if plan is not None and plan >= 1.0:
+        return True, [
+            f"The activity disturbs {disturbed:g} acres, less than one acre, but is "
+            f"part of a larger common plan of development or sale of {plan:g} "
+            "acres (one acre or more)."
+        ]
+    return False, [
+        f"The activity disturbs {disturbed:g} acres, less than one acre, and is "
+        "not part of a common plan of development or sale of one acre or "
+        "more."
+        if plan is None
+        else f"The activity disturbs {disturbed:g} acres and its common plan "
+        f"{plan:g} acres, both less than one acre."
+    ]
+
+
+def decide_exemption(
+    code: str | None, effective_acres: float, project_type: str, profile: Profile
+) -> tuple[bool, list[str], list[dict[str, Any]]]:
+    """Whether the claimed exemption holds under the profile's law (and its acreage limit).
+    Returns ``(exempt, reasons, citations)``."""
+    if code is None:
+        return False, ["No exemption claimed."], []
+    exempt = False
+    reasons: list[str] = []
+    cites: list[dict[str, Any]] = []
+    cite = profile.exemption_citation(code)
+    if cite is not None:
+        cites.append(cite.to_dict())
+    limit = profile.exemptions.get(code, {}).get("max_acres")
+    if cite is None:
+        reasons.append(
+            f"Exemption '{code}' is not in {profile.municipality}'s law: review is required."
+        )
+    elif limit is not None and effective_acres >= float(limit):
+        reasons.append(
+            f"Exemption '{code}' covers less than {float(limit):g} acres; "
+            f"this activity is {effective_acres:g} acres: not exempt."
+        )
+    else:
+        exempt = True
+        reasons.append(f"Exempt from review as '{code}': \"{cite.quote}\"")
+    if code == "agricultural_activity" and project_type not in ("agricultural",):
+        reasons.append(
+            "Note: farming itself is exempt; construction of new structures "
+            "at a farm (a barn) is not: use project type 'agricultural' "
+            "without this exemption for that."
+        )
+    return exempt, reasons, cites
+
+
+def _why_conditions_do_not_apply(exempt: bool) -> str:
+    """The reason every condition is false when the activity is exempt or not a land
+    development activity."""
+    return "Conditions apply only to a land development activity that is not exempt: " + (
+        "the activity is exempt from review."
+        if exempt
+        else "this is not a land development activity."
+    )
+
+
+def decide_condition_a_for_activity(
+    phys: dict[str, Any], applies: bool, why_not: str, profile: Profile
+) -> tuple[bool | None, list[str]]:
+    """Condition A for the activity: the drainage answer (:func:`condition_a_physics`)
+    when conditions apply, else ``False`` with the drainage answer "for information".
+    Returns ``(value, reasons)``."""
+    if applies:
+        value, reasons = phys["value"], list(phys["reasons"])
+    else:
+        value = False
+        reasons = [why_not] + [f"(For information: {r})" for r in phys["reasons"]]
+    if profile.pollutant_reading == "list":
+        reasons.append(
+            "Pollutant of concern read as the profile's narrowed list: "
+            + ", ".join(profile.pollutants_of_concern)
+            + "."
+        )
+    return value, reasons
+
+
+def _size_words(disturbed: float, plan: float | None, effective: float) -> str:
+    """How the reasons of Conditions B and C state the size (the larger of the
+    disturbance and the common plan)."""
+    if plan is not None and plan > disturbed:
+        return (
+            f"The site disturbs {disturbed:g} acres within a {plan:g}-acre common plan of "
+            f"development or sale; Conditions B and C look at the larger, {effective:g} acres"
+        )
+    return f"The activity disturbs {effective:g} acres"
+
+
+def decide_condition_b(
+    applies: bool, effective_acres: float, size: str, why_not: str
+) -> tuple[bool, list[str]]:
+    """Condition B: five acres or more.  Returns ``(value, reasons)``."""
+    if not applies:
+        return False, [why_not]
+    if effective_acres >= 5.0:
+        return True, [f"{size} (five or more)."]
+    return False, [f"{size}, less than five."]
+
+
+def decide_condition_c(
+    applies: bool,
+    effective_acres: float,
+    size: str,
+    why_not: str,
+    *,
+    pt: str,
+    pt_reason: str,
+    pt_source: str,
+) -> tuple[bool, list[str]]:
+    """Condition C: one to five acres, not single-family or agricultural construction
+    (a guessed excluding type is named so the officer confirms it).
+    Returns ``(value, reasons)``."""
+    if not applies:
+        return False, [why_not]
+    eff = effective_acres
+    if eff < 1.0 or eff >= 5.0:
+        return False, [
+            f"{size}, not between one and five acres"
+            + (" (Condition B applies instead)." if eff >= 5.0 else ".")
+        ]
+    if pt in EXCLUDING_TYPES:
+        reasons = [
+            "Construction of a single-family residence is excluded from Condition C."
+            if pt == "single_family"
+            else "Construction activity at an agricultural property is "
+            "excluded from Condition C (it is still reviewed)."
+        ]
+        if pt_source != "user":
+            reasons.append(
+                f"The project type '{pt}' was guessed, not given ({pt_reason}); this guess "
+                "is what removes Condition C. Confirm the project type (ms4map screen "
+                "--type TYPE): for any other type Condition C applies."
+            )
+        return False, reasons
+    return True, [
+        f"{size}, between one and five, and is {pt.replace('_', ' ')} construction "
+        "(not single-family or agricultural)."
+    ]
+
+
+def decide_swppp(applies: bool, why_not: str, profile: Profile) -> tuple[bool, list[str]]:
+    """Whether a SWPPP is required: every land development activity not exempt.
+    Returns ``(value, reasons)``."""
+    if applies:
+        return True, [
+            f"A land development activity not exempt from review needs a SWPPP "
+            f"approved by the {profile.officer_title}."
+        ]
+    return False, [why_not]
+
+
+def _swppp_items(
+    swppp: bool, post: bool | None, drainage_doc: dict[str, Any], profile: Profile
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The basic SWPPP items (item 13 names the receiving waters) and, unless no
+    condition can require them, the post-construction items."""
+    recv_names = (
+        "; ".join(
+            f"{w['name'] or 'unnamed water'} ({w['pwl_id'] or 'no PWL ID'})"
+            for w in drainage_doc["receiving_waters"]
+        )
+        or "none reached"
+    )
+    basic = []
+    if swppp:
+        for i, text in enumerate(SWPPP_BASIC_ITEMS, 1):
+            item = {"n": i, "text": text}
+            if i == 13:
+                item["value"] = recv_names
+            if i == 17:
+                item["text"] = text.replace("Stormwater Management Officer", profile.officer_title)
+            basic.append(item)
+    post_items = []
+    if swppp and post is not False:
+        post_items = [
+            {"n": i, "text": t, "required": post} for i, t in enumerate(SWPPP_POST_ITEMS, 2)
+        ]
+    return basic, post_items
+
+
+def _determination_citations(
+    profile: Profile, swppp: bool, post: bool | None, pt: str, code: str | None
+) -> list[dict[str, Any]]:
+    """The profile's citations of the rules the determination applied."""
+    rules = [
+        "land_development_activity",
+        "exemptions",
+        "pollutant_of_concern",
+        "condition_a",
+        "condition_b",
+        "condition_c",
+    ]
+    if swppp:
+        rules += ["swppp_required", "swppp_basic"]
+        if post is not False:
+            rules.append("swppp_post_construction")
+    if pt == "agricultural" or code == "agricultural_activity":
+        rules.append("agricultural_activity")
+    return _cites(profile, *rules)
+
+
+def _determination_provenance(
+    site: SiteInfo, inp: dict[str, Any], profile: Profile, provenance: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The document's provenance: tool, schema, time, profile, the inputs and their hash,
+    the settings, and the workspace's provenance when given."""
+    inputs = {
+        "site": site.label,
+        "parcel_ids": list(site.parcel_ids),
+        "site_kind": site.kind,
+        "disturbed_acres": inp["disturbed_acres"],
+        "common_plan_acres": inp["common_plan_acres"],
+        "project_type": inp["project_type"],
+        "exemption": inp["exemption"],
+        "profile": profile.name,
+    }
+    inputs_hash = hashlib.sha256(
+        json.dumps(inputs, sort_keys=True, default=str).encode()
+    ).hexdigest()
+    from ..core.version import __version__
+
+    prov = {
+        "tool": "ms4map",
+        "version": __version__,
+        "schema": DETERMINATION_SCHEMA,
+        "schema_version": DETERMINATION_VERSION,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "profile": profile.summary(),
+        "inputs": inputs,
+        "inputs_sha256": inputs_hash,
+        "settings": {
+            "tributary_reach_km": profile.tributary_reach_km,
+            "pollutant_reading": profile.pollutant_reading,
+        },
+    }
+    if provenance:
+        prov.update({k: v for k, v in provenance.items() if k not in ("inputs",)})
+        if "inputs" in provenance:
+            prov["workspace_inputs"] = provenance["inputs"]
+    return prov
+
+
+def _site_doc(site: SiteInfo) -> dict[str, Any]:
+    """The ``site`` part of the document."""
+    return {
+        "label": site.label,
+        "kind": site.kind,
+        "parcel_ids": list(site.parcel_ids),
+        "area_acres": site.area_acres,
+        "address": site.address,
+        "prop_class": site.prop_class,
+        "crs": site.crs,
+        "bounds": (list(site.geometry.bounds) if site.geometry is not None else None),
+    }
+
+
+def _pollutant_doc(profile: Profile) -> dict[str, Any]:
+    """The ``pollutant_of_concern`` part of the document: which reading, which pollutants."""
+    return {
+        "reading": profile.pollutant_reading,
+        "pollutants": (
+            ["sediment", "any listed cause of impairment of the receiving water"]
+            if profile.pollutant_reading == "law"
+            else list(profile.pollutants_of_concern)
+        ),
+        "description": _reading_text(profile),
+    }
+
+
 # --------------------------------------------------------------------------------------
 # Workspace level: one site
 # --------------------------------------------------------------------------------------
@@ -1213,6 +1521,13 @@ def _run_pipeline(workspace: Any) -> Any:
     from .. import pipeline
 
     return pipeline.run(workspace)
+
+
+def _outfall_points(result: Any, workspace: Any) -> dict[str, Any]:
+    """Outfall id -> point (:func:`ms4map.pipeline.outfall_points`)."""
+    from ..pipeline import outfall_points
+
+    return outfall_points(result, workspace)
 
 
 def tmdl_hits_for(
@@ -1231,7 +1546,7 @@ def tmdl_hits_for(
         {
             str(o)
             for o in rows.loc[rows["target_kind"].isin(_MS4_KINDS), "outfall_id"]
-            if not _blank(o)
+            if not is_blank(o)
         }
     ):
         if of in outfall_points:
@@ -1254,7 +1569,7 @@ def tmdl_hits_for(
 def _classes(sel: pd.DataFrame) -> list[str | None]:
     if "prop_class" not in sel.columns:
         return [None] * len(sel)
-    return [None if _blank(v) else str(v) for v in sel["prop_class"]]
+    return [None if is_blank(v) else str(v) for v in sel["prop_class"]]
 
 
 def _latlon_box(bounds: Any, crs: Any) -> tuple[float, float, float, float]:
@@ -1353,10 +1668,10 @@ def _resolve_site(
             kind="parcels",
             parcel_ids=ids,
             area_acres=float(sum(areas.values()) / ACRE_M2),
-            prop_class=None if _blank(dom.get("prop_class")) else str(dom["prop_class"]),
+            prop_class=None if is_blank(dom.get("prop_class")) else str(dom["prop_class"]),
             geometry=geom,
             crs=workspace.crs.to_string(),
-            address=None if _blank(dom.get("address")) else str(dom["address"]),
+            address=None if is_blank(dom.get("address")) else str(dom["address"]),
             prop_classes=_classes(sel),
         )
         return info, rows, sel
@@ -1409,10 +1724,10 @@ def _resolve_site(
         kind="polygon",
         parcel_ids=[str(p) for p in sel["parcel_id"]],
         area_acres=float(geom.area * unit * unit / ACRE_M2),
-        prop_class=None if _blank(dom.get("prop_class")) else str(dom["prop_class"]),
+        prop_class=None if is_blank(dom.get("prop_class")) else str(dom["prop_class"]),
         geometry=geom,
         crs=workspace.crs.to_string(),
-        address=None if _blank(dom.get("address")) else str(dom["address"]),
+        address=None if is_blank(dom.get("address")) else str(dom["address"]),
         prop_classes=_classes(sel),
     )
     return info, rows, sel
@@ -1421,12 +1736,15 @@ def _resolve_site(
 def _reach_hits(
     rows: pd.DataFrame, waters: Waters, profile: Profile, crs: Any
 ) -> dict[str, set[str]]:
+    """``receiving wb_id -> listed wb_ids within tributary_reach_km`` for the waters the
+    rows reach (empty when the profile's ``tributary_reach_km`` is 0)."""
     if profile.tributary_reach_km <= 0:
         return {}
     dist = profile.tributary_reach_km * 1000.0 / _crs_unit_m(crs)
+    reach = rows["target_kind"].isin(_REACH_KINDS)
+    wbs = rows["wb"] if "wb" in rows.columns else water_ids(rows, waters)
     out: dict[str, set[str]] = {}
-    for r in rows[rows["target_kind"].isin(_REACH_KINDS)].to_dict("records"):
-        wb = _resolve_wb(r, waters)
+    for wb in dict.fromkeys(wbs[reach].dropna().tolist()):
         g = waters.waterbody_geometry(wb)
         if wb and g is not None:
             out[wb] = waters.listed_within(g, dist)
@@ -1452,7 +1770,7 @@ def _map_layers(
     net = getattr(result, "network", None)
     inlet_pts, paths, inlet_ids = [], [], []
     ms4 = rows[rows["target_kind"].isin(_MS4_KINDS)]
-    for tid in dict.fromkeys(str(t) for t in ms4["target_id"] if not _blank(t)):
+    for tid in dict.fromkeys(str(t) for t in ms4["target_id"] if not is_blank(t)):
         if net is not None:
             try:
                 from ..network import trace_downstream
@@ -1471,7 +1789,7 @@ def _map_layers(
     layers["paths"] = paths
     of_ids = [
         o
-        for o in dict.fromkeys(str(x) for x in ms4["outfall_id"] if not _blank(x))
+        for o in dict.fromkeys(str(x) for x in ms4["outfall_id"] if not is_blank(x))
         if o in outfall_points
     ]
     layers["outfalls"] = [outfall_points[o] for o in of_ids]
@@ -1594,9 +1912,7 @@ def evaluate_site(
         result = _run_pipeline(workspace)
     info, rows, _sel = _resolve_site(site, workspace, result, site_crs=site_crs)
     waters = waters or Waters.from_workspace(workspace)
-    from ..pipeline import outfall_points
-
-    of_pts = outfall_points(result, workspace)
+    of_pts = _outfall_points(result, workspace)
     hits = tmdl_hits_for(waters, site_geom=info.geometry, rows=rows, outfall_points=of_pts)
     det = determine(
         rows,
@@ -1661,25 +1977,27 @@ def join_unique(keys: pd.Series, values: pd.Series, *, sep: str = ";") -> pd.Ser
 
 
 def _counting_listings(waters: Waters, profile: Profile) -> pd.DataFrame:
+    """The listings that count for Condition A (:func:`_listing_counts`)."""
     imp = waters.impairments
-    cat5 = imp[imp["category"].astype(str) == "5"]
-    if profile.pollutant_reading == "list":
-        keep = [pollutant_in(p, profile.pollutants_of_concern) for p in cat5["pollutant"]]
-        cat5 = cat5[np.asarray(keep, dtype=bool)] if len(cat5) else cat5
-    return cat5
+    if not len(imp):
+        return imp
+    keep = [
+        _listing_counts(c, p, profile)
+        for c, p in zip(imp["category"], imp["pollutant"], strict=True)
+    ]
+    return imp[np.asarray(keep, dtype=bool)]
 
 
 def _counting_tmdls(waters: Waters, profile: Profile) -> Any:
+    """The TMDL watersheds that count for Condition A (:func:`_tmdl_counts`)."""
     tm = waters.tmdl_watersheds
     if tm is None or not len(tm):
         return tm
-    keep = tm["stormwater_source"].astype(bool).to_numpy()
-    if profile.pollutant_reading == "list":
-        keep = keep & np.asarray(
-            [pollutant_in(str(p or ""), profile.pollutants_of_concern) for p in tm["pollutant"]],
-            dtype=bool,
-        )
-    return tm[keep]
+    keep = [
+        _tmdl_counts(sw, p, profile)
+        for sw, p in zip(tm["stormwater_source"], tm["pollutant"], strict=True)
+    ]
+    return tm[np.asarray(keep, dtype=bool)]
 
 
 def screen_condition_a(
@@ -1689,13 +2007,17 @@ def screen_condition_a(
     profile: str | Profile | None = None,
     parcels: Any = None,
     outfall_points: dict[str, Any] | None = None,
+    crs: Any = None,
 ) -> pd.DataFrame:
     """For every parcel: would a land development activity here be Condition A?
 
-    Vectorised over the whole drainage table; the same rules as :func:`determine`
-    (a parcel is Condition A when any part of it drains to a 303(d) water listed for a
-    pollutant of concern, or it lies in or drains to a TMDL watershed with stormwater
-    as a source; undetermined when the rest drains somewhere unknown).
+    Vectorised over the whole drainage table, and the same engine as one site's
+    (:func:`condition_a_physics`): the rows become facts (:func:`condition_a_row_facts`,
+    :func:`condition_a_site_facts`) and :func:`decide_condition_a` decides.  A parcel is
+    Condition A when any part of it drains to a 303(d) water listed for a pollutant of
+    concern (or, with ``tributary_reach_km``, near one), or it lies in or drains to a TMDL
+    watershed with stormwater as a source; undetermined when the rest drains somewhere
+    unknown.
 
     Parameters
     ----------
@@ -1707,225 +2029,278 @@ def screen_condition_a(
         Parcels (for "lies in a TMDL watershed", and to report parcels with no rows).
     outfall_points : dict, optional
         ``outfall_id -> Point`` (for "drains through an outfall into a TMDL watershed").
+    crs : CRS-like, optional
+        The working CRS (for ``tributary_reach_km``; default the waterbodies' CRS).
 
     Returns
     -------
     DataFrame
         :data:`SCREENING_COLUMNS`, one row per parcel; ``condition_a`` is a nullable
-        boolean.  Bad drainage rows are reported in ``frame.attrs["problems"]`` and
-        their parcels come out undetermined; the other parcels are screened.
+        boolean.  Bad drainage rows are QA warnings ``bad_drainage_rows`` in
+        ``frame.attrs["qa"]`` (a :class:`ms4map.qa.QAReport`) and their parcels come out
+        undetermined; the other parcels are screened.
     """
     prof = load_profile(profile)
-    d = drainage.copy()
+    table = _screening_drainage(drainage)
+    bad_parcels, qa = _bad_drainage_rows(table)
+    good = table[~table["parcel_id"].isin(bad_parcels)].copy()
+    good["wb"] = water_ids(good, waters)
+    reach_hits = _reach_hits(good, waters, prof, crs if crs is not None else waters.crs)
+    facts = condition_a_row_facts(good, waters=waters, profile=prof, reach_hits=reach_hits)
+    tmdls = _counting_tmdls(waters, prof)
+    tmdl_names = _tmdl_names_by_row(facts, tmdls, outfall_points, waters)
+    facts["row_reason"] = _batch_row_reasons(facts, tmdl_names, waters, prof)
+    in_tmdl = _parcels_in_tmdl(parcels, tmdls)
+    site = condition_a_site_facts(facts, key="parcel_id")
+    site["tmdl_hit"] = tmdl_names.notna().groupby(facts["parcel_id"], sort=False).any()
+    all_ids = list(dict.fromkeys([*site.index, *sorted(bad_parcels)]))
+    if parcels is not None and len(parcels):
+        all_ids = list(dict.fromkeys([*parcels["parcel_id"].astype(str), *all_ids]))
+    has_rows = site.index.to_series().reindex(all_ids).notna().to_numpy()
+    site = site.reindex(all_ids)
+    ids = np.asarray(all_ids, dtype=object)
+    tm_in = np.array([p in in_tmdl for p in ids], dtype=bool)
+    missing = list(getattr(waters, "missing", ()) or ())
+    value, method = decide_condition_a(
+        listed_fraction=site["listed_fraction"].fillna(0).to_numpy(),
+        tmdl_hit=site["tmdl_hit"].fillna(False).to_numpy(dtype=bool) | tm_in,
+        unknown_fraction=site["unknown_fraction"].fillna(0).to_numpy(),
+        internal_fraction=site["internal_fraction"].fillna(0).to_numpy(),
+        total_fraction=site["total_fraction"].fillna(0).to_numpy(),
+        has_rows=has_rows,
+        missing=missing,
+        bad_rows=np.array([p in bad_parcels for p in ids], dtype=bool),
+    )
+    out = _screening_columns(facts, site, all_ids, _counting_pollutants(waters, prof))
+    out["reason"] = _batch_reasons(out, site, value, method, in_tmdl, has_rows, missing)
+    out["condition_a"] = pd.array(value, dtype="boolean")
+    is_true = np.array([v is True for v in value], dtype=bool)
+    is_false = np.array([v is False for v in value], dtype=bool)
+    out["condition_a_text"] = np.where(is_true, "yes", np.where(is_false, "no", "undetermined"))
+    out["method"] = method
+    out["tmdls"] = [in_tmdl.get(p) for p in ids]
+    out = out.reset_index().rename(columns={"index": "parcel_id"})
+    out = out[list(SCREENING_COLUMNS)]
+    out.attrs["qa"] = qa
+    out.attrs["pollutant_reading"] = prof.pollutant_reading
+    out.attrs["missing_layers"] = missing
+    return out
+
+
+def _screening_drainage(drainage: pd.DataFrame) -> pd.DataFrame:
+    """The drainage table with every column the screening reads, ids as text and
+    fractions as numbers (NaN where not a number)."""
+    table = drainage.copy()
     for c in ("parcel_id", *DRAINAGE_COLUMNS):
-        if c not in d.columns:
-            d[c] = None
-    problems: list[str] = []
-    d["parcel_id"] = d["parcel_id"].astype(str)
-    d["fraction"] = pd.to_numeric(d["fraction"], errors="coerce")
-    bad = (~d["target_kind"].isin(TARGET_KINDS)) | d["fraction"].isna() | (d["fraction"] < -_EPS)
-    sums = d.groupby("parcel_id")["fraction"].sum()
+        if c not in table.columns:
+            table[c] = None
+    table["parcel_id"] = table["parcel_id"].astype(str)
+    table["fraction"] = pd.to_numeric(table["fraction"], errors="coerce")
+    return table
+
+
+def _bad_drainage_rows(table: pd.DataFrame) -> tuple[set[str], QAReport]:
+    """Parcels whose drainage rows cannot be screened (unknown ``target_kind``, missing or
+    negative fraction, fractions not summing to 1), each reported as a QA warning
+    ``bad_drainage_rows`` (layer ``drainage``, the parcel as feature) saying what is
+    wrong (the first 200 parcels; one more finding counts the rest)."""
+    qa = QAReport()
+    bad = (
+        (~table["target_kind"].isin(TARGET_KINDS))
+        | table["fraction"].isna()
+        | (table["fraction"] < -_EPS)
+    )
+    sums = table.groupby("parcel_id")["fraction"].sum()
     bad_sum = sums[(sums - 1.0).abs() > 0.01].index
-    bad_parcels = set(d.loc[bad, "parcel_id"]) | set(bad_sum)
+    bad_parcels = set(table.loc[bad, "parcel_id"]) | set(bad_sum)
     for pid in sorted(bad_parcels)[:200]:
-        sub = d[d["parcel_id"] == pid]
+        sub = table[table["parcel_id"] == pid]
         why = []
         if (~sub["target_kind"].isin(TARGET_KINDS)).any():
-            why.append(
-                f"unknown target_kind {sorted(set(sub['target_kind'].astype(str)) - set(TARGET_KINDS))}"
-            )
+            kinds = sorted(set(sub["target_kind"].astype(str)) - set(TARGET_KINDS))
+            why.append(f"unknown target_kind {kinds}")
         if sub["fraction"].isna().any() or (sub["fraction"] < -_EPS).any():
             why.append("missing or negative fraction")
         if pid in bad_sum:
             why.append(f"fractions sum to {sums[pid]:.3f}, not 1")
-        problems.append(f"parcel {pid}: " + "; ".join(why))
-    if len(bad_parcels) > 200:
-        problems.append(f"... and {len(bad_parcels) - 200} more parcels with bad rows")
-    good = d[~d["parcel_id"].isin(bad_parcels)].copy()
-
-    # receiving water of each row
-    wb = good["pwl_id"].astype(object)
-    wb = wb.where(wb.notna() & (wb.astype(str).str.strip() != ""), None)
-    direct_ids = good["target_id"].astype(object).where(good["target_kind"] == "water_direct")
-    wb = wb.where(wb.notna(), direct_ids)
-    if wb.isna().any() and len(waters.waterbodies) and "name" in waters.waterbodies:
-        names = waters.waterbodies.dropna(subset=["name"])
-        counts = names.groupby(names["name"].astype(str).str.strip().str.lower())["wb_id"].nunique()
-        uniq = names[
-            names["name"].astype(str).str.strip().str.lower().isin(counts[counts == 1].index)
-        ]
-        name_map = dict(
-            zip(
-                uniq["name"].astype(str).str.strip().str.lower(),
-                uniq["wb_id"].astype(str),
-                strict=True,
-            )
+        qa.warning(
+            "bad_drainage_rows",
+            "drainage",
+            f"parcel {pid}: " + "; ".join(why),
+            feature_id=pid,
+            step="screening",
         )
-        by_name = good["receiving_water"].astype(str).str.strip().str.lower().map(name_map)
-        wb = wb.where(wb.notna(), by_name)
-    good["wb"] = wb.astype(object).where(wb.notna(), None)
-    reach = good["target_kind"].isin(_REACH_KINDS)
-    ms4 = good["target_kind"].isin(_MS4_KINDS)
+    if len(bad_parcels) > 200:
+        qa.warning(
+            "bad_drainage_rows",
+            "drainage",
+            f"... and {len(bad_parcels) - 200} more parcels with bad rows",
+            step="screening",
+            count=len(bad_parcels) - 200,
+        )
+    return bad_parcels, qa
 
-    listings = _counting_listings(waters, prof)
-    pol_by_wb = (
-        listings.groupby("wb_id")["pollutant"].agg(lambda s: ", ".join(dict.fromkeys(s))).to_dict()
-        if len(listings)
-        else {}
-    )
-    hit_list = reach & good["wb"].isin(list(pol_by_wb))
-    # TMDL via outfalls and direct waters
-    tm = _counting_tmdls(waters, prof)
-    tmdl_outfalls: dict[str, str] = {}
-    tmdl_waters: dict[str, str] = {}
-    if tm is not None and len(tm):
-        for of, pt in (outfall_points or {}).items():
-            hit = tm[tm.intersects(pt)]
-            if len(hit):
-                tmdl_outfalls[str(of)] = str(hit.iloc[0]["name"] or hit.iloc[0]["tmdl_id"])
-        for w in set(good.loc[good["target_kind"] == "water_direct", "wb"].dropna()):
-            g = waters.waterbody_geometry(w)
-            if g is not None:
-                hit = tm[tm.intersects(g)]
-                if len(hit):
-                    tmdl_waters[str(w)] = str(hit.iloc[0]["name"] or hit.iloc[0]["tmdl_id"])
-    hit_tmdl = (ms4 & good["outfall_id"].astype(str).isin(list(tmdl_outfalls))) | (
-        (good["target_kind"] == "water_direct") & good["wb"].isin(list(tmdl_waters))
-    )
-    unknown = good["target_kind"].isin(_UNKNOWN_KINDS) | (reach & good["wb"].isna() & ~hit_tmdl)
 
-    fr = good["fraction"]
-    good["_hit"] = (hit_list | hit_tmdl).astype(float) * fr
-    good["_hitl"] = hit_list.astype(float) * fr
-    good["_unk"] = unknown.astype(float) * fr
-    no_pwl = reach & good["wb"].isna() & ~hit_tmdl
-    good["_nopwl"] = no_pwl.astype(float) * fr
-    good["_nopwl_of"] = good["outfall_id"].astype(object).where(no_pwl & ms4, None)
-    good["_ms4"] = ms4.astype(float) * fr
-    good["_dir"] = (good["target_kind"] == "water_direct").astype(float) * fr
-    good["_int"] = (good["target_kind"] == "depression").astype(float) * fr
-    good["_row_reason"] = None
-    rr = pd.Series(None, index=good.index, dtype=object)
-    of_txt = good["outfall_id"].astype(str)
-    via = np.where(ms4, "via outfall " + of_txt, "directly")
+def _tmdl_names_by_row(
+    facts: pd.DataFrame,
+    tmdls: Any,
+    outfall_points: dict[str, Any] | None,
+    waters: Waters,
+) -> pd.Series:
+    """For each row that drains into a counting TMDL watershed (through an outfall inside
+    it, or directly to a waterbody in it): the watershed's name (else its id); else NaN."""
+    names = pd.Series(np.nan, index=facts.index, dtype=object)
+    if tmdls is None or not len(tmdls):
+        return names
+    label = tmdls["name"].astype(object).where(tmdls["name"].notna(), tmdls["tmdl_id"])
+    by_outfall: dict[str, str] = {}
+    for of, pt in (outfall_points or {}).items():
+        hit = tmdls.intersects(pt)
+        if hit.any():
+            by_outfall[str(of)] = str(label[hit].iloc[0])
+    direct = facts["target_kind"] == "water_direct"
+    by_water: dict[str, str] = {}
+    for w in set(facts.loc[direct, "wb"].dropna()):
+        g = waters.waterbody_geometry(w)
+        if g is not None:
+            hit = tmdls.intersects(g)
+            if hit.any():
+                by_water[str(w)] = str(label[hit].iloc[0])
+    via_outfall = facts["outfall_id"].astype(str).map(by_outfall).where(facts["ms4"])
+    via_water = facts["wb"].astype(str).map(by_water).where(direct)
+    return via_outfall.where(via_outfall.notna(), via_water).astype(object)
+
+
+def _batch_row_reasons(
+    facts: pd.DataFrame, tmdl_names: pd.Series, waters: Waters, profile: Profile
+) -> pd.Series:
+    """The short reason of each row that triggers Condition A ("drains via outfall OF1 to
+    River (1101-0012), on the 303(d) list for PCBs"); NaN for the others."""
+    pol_by_wb = _counting_pollutants(waters, profile)
     wb_names: dict[str, str] = {}
     if len(waters.waterbodies) and "name" in waters.waterbodies:
         for w_id, w_name in zip(
             waters.waterbodies["wb_id"], waters.waterbodies["name"], strict=True
         ):
-            if not _blank(w_id) and not _blank(w_name):
+            if not is_blank(w_id) and not is_blank(w_name):
                 wb_names.setdefault(str(w_id), f"{w_name} ({w_id})")
-    lw = good["wb"].astype(str)
-    lw = lw.map(lambda w: wb_names.get(w, w))
-    via_s = pd.Series(via, index=good.index).astype(object)
-    if hit_list.any():
-        rr[hit_list] = (
-            "drains "
-            + via_s[hit_list]
-            + " to "
-            + lw[hit_list].astype(object)
-            + ", on the 303(d) list for "
-            + good["wb"][hit_list].map(pol_by_wb).astype(object)
+    reasons = pd.Series(None, index=facts.index, dtype=object)
+    via = pd.Series(
+        np.where(facts["ms4"], "via outfall " + facts["outfall_id"].astype(str), "directly"),
+        index=facts.index,
+    ).astype(object)
+    listed = facts["listed_wb"].notna()
+    if listed.any():
+        lw = facts["wb"].astype(str).map(lambda w: wb_names.get(w, w)).astype(object)
+        near = listed & (facts["listed_wb"] != facts["wb"])
+        lw[near] = (
+            lw[near]
+            + f", within {profile.tributary_reach_km:g} km of "
+            + facts.loc[near, "listed_wb"].map(lambda w: wb_names.get(w, w)).astype(object)
         )
-    tm_names = np.where(ms4, of_txt.map(tmdl_outfalls), good["wb"].astype(str).map(tmdl_waters))
-    sel = hit_tmdl & ~hit_list
-    if sel.any():
-        rr[sel] = (
+        reasons[listed] = (
             "drains "
-            + via_s[sel]
+            + via[listed]
+            + " to "
+            + lw[listed]
+            + ", on the 303(d) list for "
+            + facts.loc[listed, "listed_wb"].map(pol_by_wb).astype(object)
+        )
+    sel = tmdl_names.notna() & ~listed
+    if sel.any():
+        reasons[sel] = (
+            "drains "
+            + via[sel]
             + " into the "
-            + pd.Series(tm_names, index=good.index)[sel]
-            .astype(str)
-            .map(tmdl_watershed_label)
-            .astype(object)
+            + tmdl_names[sel].astype(str).map(tmdl_watershed_label).astype(object)
             + " (stormwater a source)"
         )
-    good["_row_reason"] = rr
-    good["_recv"] = good["wb"].where(reach, None)
+    return reasons
 
-    g = good.groupby("parcel_id", sort=False)
-    agg = g.agg(
-        hit=("_hit", "sum"),
-        hitl=("_hitl", "sum"),
-        unk=("_unk", "sum"),
-        nopwl=("_nopwl", "sum"),
-        ms4=("_ms4", "sum"),
-        dir=("_dir", "sum"),
-        int_=("_int", "sum"),
-        total=("fraction", "sum"),
+
+def _counting_pollutants(waters: Waters, profile: Profile) -> dict[str, str]:
+    """``wb_id -> "PCBs, phosphorus"``: the counting 303(d) pollutants of each water."""
+    listings = _counting_listings(waters, profile)
+    if not len(listings):
+        return {}
+    return (
+        listings.groupby("wb_id")["pollutant"].agg(lambda s: ", ".join(dict.fromkeys(s))).to_dict()
     )
-    nopwl_of = good.dropna(subset=["_nopwl_of"])
-    nopwl_of = join_unique(nopwl_of["parcel_id"], nopwl_of["_nopwl_of"], sep=", ")
-    first_reason = good.dropna(subset=["_row_reason"]).groupby("parcel_id")["_row_reason"].first()
-    rv = good.dropna(subset=["_recv"])
-    recv = join_unique(rv["parcel_id"], rv["_recv"])
-    hl = good[hit_list]
-    listed = join_unique(hl["parcel_id"], hl["wb"])
-    pols = join_unique(hl["parcel_id"], hl["wb"].map(pol_by_wb), sep="; ")
-    out = pd.DataFrame({"parcel_id": agg.index})
-    out = out.set_index("parcel_id")
-    out["hit"] = agg["hit"]
-    out["unk"] = agg["unk"]
-    out["ms4_fraction"] = agg["ms4"]
-    out["direct_fraction"] = agg["dir"]
-    out["internal_fraction"] = agg["int_"]
-    out["unknown_fraction"] = agg["unk"]
-    out["_nopwl"] = agg["nopwl"]
-    out["_nopwl_of"] = nopwl_of.reindex(out.index)
-    out["receiving_waters"] = recv.reindex(out.index)
-    out["listed_waters"] = listed.reindex(out.index)
-    out["pollutants"] = pols.reindex(out.index)
-    out["tmdls"] = None
-    out["reason"] = first_reason.reindex(out.index)
 
-    # parcels lying in a counting TMDL watershed
+
+def _parcels_in_tmdl(parcels: Any, tmdls: Any) -> dict[str, str]:
+    """``parcel_id -> TMDL name`` for parcels lying in a counting TMDL watershed."""
     in_tmdl: dict[str, str] = {}
-    all_ids = list(dict.fromkeys([*out.index, *sorted(bad_parcels)]))
-    if parcels is not None and len(parcels):
-        all_ids = list(dict.fromkeys([*parcels["parcel_id"].astype(str), *all_ids]))
-        if tm is not None and len(tm):
-            pi, ti = tm.sindex.query(parcels.geometry.to_numpy(), predicate="intersects")
-            if len(pi):
-                pids = parcels["parcel_id"].astype(str).to_numpy()[pi]
-                names = (
-                    tm["name"]
-                    .astype(object)
-                    .where(tm["name"].notna(), tm["tmdl_id"])
-                    .astype(str)
-                    .to_numpy()[ti]
-                )
-                for p, n in zip(pids, names, strict=True):
-                    in_tmdl.setdefault(p, n)
-    out = out.reindex(all_ids)
-    n = len(out)
-    val = np.full(n, None, dtype=object)
-    method = np.full(n, "no_drainage", dtype=object)
-    hit = out["hit"].fillna(0).to_numpy() > _EPS
-    unk = out["unk"].fillna(0).to_numpy() > _EPS
-    has_rows = out["ms4_fraction"].notna().to_numpy()
-    intl = out["internal_fraction"].fillna(0).to_numpy()
+    if parcels is None or not len(parcels) or tmdls is None or not len(tmdls):
+        return in_tmdl
+    pi, ti = tmdls.sindex.query(parcels.geometry.to_numpy(), predicate="intersects")
+    if len(pi):
+        pids = parcels["parcel_id"].astype(str).to_numpy()[pi]
+        names = (
+            tmdls["name"]
+            .astype(object)
+            .where(tmdls["name"].notna(), tmdls["tmdl_id"])
+            .astype(str)
+            .to_numpy()[ti]
+        )
+        for p, n in zip(pids, names, strict=True):
+            in_tmdl.setdefault(p, n)
+    return in_tmdl
+
+
+def _screening_columns(
+    facts: pd.DataFrame, site: pd.DataFrame, all_ids: list[str], pol_by_wb: dict[str, str]
+) -> pd.DataFrame:
+    """The per-parcel columns of the screening table: fractions, receiving and listed
+    waters, pollutants, the first triggering row's reason, the outfalls without a PWL id."""
+    out = pd.DataFrame(index=pd.Index(all_ids))
+    out["ms4_fraction"] = site["ms4_fraction"]
+    out["direct_fraction"] = site["direct_fraction"]
+    out["internal_fraction"] = site["internal_fraction"]
+    out["unknown_fraction"] = site["unknown_fraction"]
+    pid = facts["parcel_id"]
+    recv = facts[facts["reach"] & facts["wb"].notna()]
+    out["receiving_waters"] = join_unique(recv["parcel_id"], recv["wb"]).reindex(out.index)
+    hit = facts.loc[facts["listed_wbs"].notna(), ["parcel_id", "listed_wbs"]]
+    hit = hit.assign(listed=hit["listed_wbs"].str.split(";")).explode("listed")
+    out["listed_waters"] = join_unique(hit["parcel_id"], hit["listed"]).reindex(out.index)
+    pols = hit["listed"].map(pol_by_wb)
+    out["pollutants"] = join_unique(hit["parcel_id"], pols, sep="; ").reindex(out.index)
+    nopwl = facts[facts["no_pwl"] & facts["ms4"] & facts["outfall_id"].notna()]
+    out["no_pwl_outfalls"] = join_unique(nopwl["parcel_id"], nopwl["outfall_id"], sep=", ").reindex(
+        out.index
+    )
+    first = facts.dropna(subset=["row_reason"]).groupby(pid, sort=False)["row_reason"].first()
+    out["reason"] = first.reindex(out.index)
+    return out
+
+
+def _batch_reasons(
+    out: pd.DataFrame,
+    site: pd.DataFrame,
+    value: np.ndarray,
+    method: np.ndarray,
+    in_tmdl: dict[str, str],
+    has_rows: np.ndarray,
+    missing: list[str],
+) -> np.ndarray:
+    """The short reason of each parcel of the screening table, by its method: the first
+    triggering row's reason, "lies in the ... TMDL watershed", what is unknown, where it
+    drains, or why it could not be screened; the missing legal layers named."""
     ids = out.index.to_numpy()
-    tm_in = np.array([p in in_tmdl for p in ids], dtype=bool)
-    bad_mask = np.array([p in bad_parcels for p in ids], dtype=bool)
-    val[hit | tm_in] = True
-    method[hit] = "listed_water"
-    hitl = out["hit"].fillna(0).to_numpy() > _EPS
-    method[hit & ~(out["listed_waters"].notna().to_numpy())] = "tmdl_watershed"
-    method[tm_in & ~hit] = "site_in_tmdl"
-    und = ~(hit | tm_in) & has_rows & unk
-    method[und] = "unknown_drainage"
-    no = ~(hit | tm_in) & has_rows & ~unk
-    val[no] = False
-    method[no & (intl >= 1 - _EPS)] = "internally_drained"
-    method[no & (intl < 1 - _EPS)] = "not_listed"
-    method[bad_mask & ~tm_in] = "bad_drainage_rows"
     reason = out["reason"].to_numpy(dtype=object).copy()
-    for i in np.flatnonzero(tm_in & ~hitl):
+    # a row's own reason (303(d) water, TMDL through an outfall or a water) comes first
+    row_hit = (site["listed_fraction"].fillna(0).to_numpy() > 0) | site["tmdl_hit"].fillna(
+        False
+    ).to_numpy(dtype=bool)
+    tm_in = np.array([p in in_tmdl for p in ids], dtype=bool)
+    for i in np.flatnonzero(tm_in & ~row_hit):
         reason[i] = f"lies in the {tmdl_watershed_label(in_tmdl[ids[i]])} (stormwater a source)"
-    unk_fr = out["unknown_fraction"].fillna(0).to_numpy()
-    nopwl_fr = out["_nopwl"].fillna(0).to_numpy()
-    tot_fr = agg["total"].reindex(out.index).fillna(0).to_numpy()
-    nopwl_ofs = out["_nopwl_of"].to_numpy(dtype=object)
+    unk_fr = site["unknown_fraction"].fillna(0).to_numpy()
+    nopwl_fr = site["no_pwl_fraction"].fillna(0).to_numpy()
+    tot_fr = site["total_fraction"].fillna(0).to_numpy()
+    nopwl_ofs = out["no_pwl_outfalls"].to_numpy(dtype=object)
+    und = method == "unknown_drainage"
     for i in np.flatnonzero(und):
         parts = []
         if unk_fr[i] - nopwl_fr[i] > _EPS:
@@ -1946,6 +2321,8 @@ def screen_condition_a(
         whole = unk_fr[i] >= tot_fr[i] - _EPS
         reason[i] = " and ".join(parts) + ("" if whole else "; the rest reaches no listed water")
     recv_s = out["receiving_waters"].to_numpy(dtype=object)
+    intl = site["internal_fraction"].fillna(0).to_numpy()
+    no = np.isin(method, ("internally_drained", "not_listed", "missing_layer"))
     for i in np.flatnonzero(no):
         reason[i] = (
             "internally drained: no runoff reaches a water"
@@ -1955,31 +2332,18 @@ def screen_condition_a(
         )
     for i in np.flatnonzero(~has_rows & ~tm_in):
         reason[i] = (
-            "bad drainage rows (see problems)" if bad_mask[i] else "no rows in the drainage table"
+            "bad drainage rows (see the QA findings)"
+            if method[i] == "bad_drainage_rows"
+            else "no rows in the drainage table"
         )
-    missing = list(getattr(waters, "missing", ()) or ())
     if missing:
-        # never a confident "no" while a legal layer is missing (as in determine())
+        # never a confident "no" while a legal layer is missing (as for one site)
         lacks = "; ".join(missing_layer_short(m) for m in missing)
-        for i in np.flatnonzero(no):
+        for i in np.flatnonzero(method == "missing_layer"):
             reason[i] = f"undetermined: {lacks}; with the layers present, {reason[i]}"
         for i in np.flatnonzero(und):
             reason[i] = f"{reason[i]}; also {lacks}"
-        val[no] = None
-        method[no] = "missing_layer"
-    out["condition_a"] = pd.array(val, dtype="boolean")
-    is_true = np.array([v is True for v in val], dtype=bool)
-    is_false = np.array([v is False for v in val], dtype=bool)
-    out["condition_a_text"] = np.where(is_true, "yes", np.where(is_false, "no", "undetermined"))
-    out["method"] = method
-    out["reason"] = reason
-    out["tmdls"] = [in_tmdl.get(p) for p in ids]
-    out = out.reset_index().rename(columns={"index": "parcel_id"})
-    out = out[list(SCREENING_COLUMNS)]
-    out.attrs["problems"] = problems
-    out.attrs["pollutant_reading"] = prof.pollutant_reading
-    out.attrs["missing_layers"] = missing
-    return out
+    return reason
 
 
 def screen_all(
@@ -2002,8 +2366,6 @@ def screen_all(
     """
     import geopandas as gpd
 
-    from ..pipeline import outfall_points
-
     ws = workspace if workspace is not None else getattr(result, "workspace", None)
     if ws is None:
         raise UsageError("screen_all needs the workspace: pass workspace=.")
@@ -2014,7 +2376,8 @@ def screen_all(
         waters=waters,
         profile=profile,
         parcels=parcels,
-        outfall_points=outfall_points(result, ws),
+        outfall_points=_outfall_points(result, ws),
+        crs=ws.crs,
     )
     keep = [
         c for c in ("parcel_id", "address", "owner", "prop_class", "acres") if c in parcels.columns

@@ -30,6 +30,8 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import DataError
+from ..core.nulls import is_blank
+from ..core.qa import QAReport
 from .conditions import join_unique
 from .profiles import Profile, load_profile
 from .waters import Waters, pollutant_in
@@ -110,29 +112,20 @@ def parse_failure_codes(value: Any) -> list[str]:
         return []
     codes: list[str] = []
     for part in re.split(r"[;,/|]+|\s+and\s+", text):
-        p = part.strip()
-        if not p:
+        piece = part.strip()
+        if not piece:
             continue
-        m = re.fullmatch(r"(?:§\s*)?(?:174-6\s*)?\(?([A-Fa-f])\)?\.?", p)
-        if m:
-            codes.append(m.group(1).upper())
+        match = re.fullmatch(r"(?:§\s*)?(?:174-6\s*)?\(?([A-Fa-f])\)?\.?", piece)
+        if match:
+            codes.append(match.group(1).upper())
             continue
         for letter, pat in _FAILURE_WORDS:
-            if re.search(pat, p, re.IGNORECASE):
+            if re.search(pat, piece, re.IGNORECASE):
                 codes.append(letter)
                 break
         else:
             codes.append("?")
     return list(dict.fromkeys(codes))
-
-
-def _blank(v: Any) -> bool:
-    return (
-        v is None
-        or v is pd.NA
-        or (isinstance(v, float) and np.isnan(v))
-        or (isinstance(v, str) and not v.strip())
-    )
 
 
 def _norm_sewer(v: Any) -> str:
@@ -180,7 +173,8 @@ def flag_septic_table(
     -------
     GeoDataFrame
         One row per parcel with an on-site system, columns :data:`SEPTIC_COLUMNS` +
-        geometry.  ``frame.attrs["problems"]`` lists parcels skipped for bad data.
+        geometry.  ``frame.attrs["qa"]`` (a :class:`ms4map.qa.QAReport`) holds the findings: a warning
+        ``septic_not_inferred`` when parcels without a sewer attribute cannot be inferred.
     """
     import geopandas as gpd
 
@@ -190,64 +184,151 @@ def flag_septic_table(
             "Layer 'parcels' has no parcel_id column. Fix: map the parcel id "
             "column (--field parcels.parcel_id=SOURCE)."
         )
-    p = parcels.copy()
-    p["parcel_id"] = p["parcel_id"].astype(str)
+    sep, qa = _septic_parcels(parcels, sewer_districts)
+    flow = _septic_drainage(drainage, sep, waters)
+    pols_by_parcel, why_by_parcel = _special_conditions(flow, sep, waters, outfall_points)
+    dist = prof.setback_ft * _FT / _crs_unit_m(parcels.crs)
+    setback = _setback_features(sep, waters, conveyances, dist)
+    out = _septic_frame(sep, flow)
+    assessed = [
+        _assess_parcel(
+            rec,
+            pols=pols_by_parcel.get(rec["parcel_id"], []),
+            why=why_by_parcel.get(rec["parcel_id"], []),
+            setback_feature=setback.get(rec["parcel_id"]),
+            direct_name=flow["direct_names"].get(rec["parcel_id"], "water"),
+            profile=prof,
+        )
+        for rec in _records(out, _ASSESS_INPUTS)
+    ]
+    for col in _ASSESSED_COLUMNS:
+        out[col] = [a[col] for a in assessed]
+    out["priority"] = np.asarray(out["priority"], dtype="int64")
+    out = gpd.GeoDataFrame(
+        out[[*SEPTIC_COLUMNS, "geometry"]], geometry="geometry", crs=parcels.crs
+    ).reset_index(drop=True)
+    out.attrs["qa"] = qa
+    out.attrs["missing_layers"] = list(getattr(waters, "missing", ()) or ())
+    return out
+
+
+#: The columns :func:`_assess_parcel` decides for each septic parcel.
+_ASSESSED_COLUMNS = (
+    "special_condition",
+    "listed_pollutants",
+    "septic_pollutant",
+    "within_setback",
+    "setback_feature",
+    "failure_codes",
+    "failure_conditions",
+    "violation",
+    "priority",
+    "priority_label",
+    "method",
+    "reason",
+)
+#: The columns of :func:`_septic_frame` that :func:`_assess_parcel` reads.
+_ASSESS_INPUTS = (
+    "parcel_id",
+    "tributary",
+    "septic_source",
+    "septic_failure",
+    "outfall_id",
+    "ms4_fraction",
+    "direct_fraction",
+    "_internal_fraction",
+    "_unknown_fraction",
+    "_has_rows",
+)
+
+
+def _records(frame: Any, columns: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The rows of ``frame`` as dicts of ``columns`` (through numpy: faster than
+    ``to_dict("records")`` on a county's parcels)."""
+    arrays = [frame[c].to_numpy(dtype=object).tolist() for c in columns]
+    return [dict(zip(columns, values, strict=True)) for values in zip(*arrays, strict=True)]
+
+
+_PRIORITY_LABELS = {0: "none", 1: "low", 2: "medium", 3: "high", 4: "high", 5: "violation"}
+
+
+def _septic_parcels(parcels: Any, sewer_districts: Any) -> tuple[Any, QAReport]:
+    """The parcels with an on-site system, with ``septic_source`` (``sewer_attribute`` or
+    ``inferred_outside_sewer_district``: an improved parcel, class not 3xx, whose
+    representative point lies in no sewer district) and the normalised ``sewer``; a QA
+    warning ``septic_not_inferred`` when parcels lack the attribute and there is no
+    sewer-district layer to infer it from."""
+    qa = QAReport()
+    table = parcels.copy()
+    table["parcel_id"] = table["parcel_id"].astype(str)
     for c in ("address", "owner", "owner_address", "prop_class", "sewer", "septic_failure"):
-        if c not in p.columns:
-            p[c] = None
-    problems: list[str] = []
-    sewer_raw = p["sewer"].astype(object)
+        if c not in table.columns:
+            table[c] = None
+    sewer_raw = table["sewer"].astype(object)
     sewer_map = {v: _norm_sewer(v) for v in pd.unique(sewer_raw.dropna())}
     sewer = sewer_raw.map(sewer_map).fillna("unknown")
     source = np.where(sewer == "septic", "sewer_attribute", None).astype(object)
     unknown = (sewer == "unknown").to_numpy()
-    pc = p["prop_class"].astype(object)
     improved = np.array(
-        [(not _blank(v)) and not str(v).strip().startswith("3") for v in pc], dtype=bool
+        [(not is_blank(v)) and not str(v).strip().startswith("3") for v in table["prop_class"]],
+        dtype=bool,
     )
     if sewer_districts is not None and len(sewer_districts):
-        pts = p.geometry.representative_point()
+        pts = table.geometry.representative_point()
         pi, _ti = sewer_districts.sindex.query(pts.to_numpy(), predicate="intersects")
-        in_district = np.zeros(len(p), dtype=bool)
+        in_district = np.zeros(len(table), dtype=bool)
         in_district[np.unique(pi)] = True
         inferred = unknown & improved & ~in_district
         source[inferred] = "inferred_outside_sewer_district"
     elif unknown.any():
-        problems.append(
+        qa.warning(
+            "septic_not_inferred",
+            "parcels",
             f"{int(unknown.sum())} parcel(s) have no sewer attribute and there is no "
-            "sewer_districts layer to infer it: they are not listed. Fix: fill "
-            "parcels.sewer or add a sewer_districts layer."
+            "sewer_districts layer to infer it: they are not listed.",
+            column="sewer",
+            fix="fill parcels.sewer or add a sewer_districts layer.",
+            step="septic",
+            count=int(unknown.sum()),
         )
-    sep = p[pd.notna(source)].copy()
-    sep["septic_source"] = source[pd.notna(source)]
-    sep["sewer"] = sewer[pd.notna(source)]
+    has_system = pd.notna(source)
+    sep = table[has_system].copy()
+    sep["septic_source"] = source[has_system]
+    sep["sewer"] = sewer[has_system]
+    return sep, qa
 
-    # drainage of the septic parcels
-    d = drainage[drainage["parcel_id"].astype(str).isin(set(sep["parcel_id"]))].copy()
-    d["parcel_id"] = d["parcel_id"].astype(str)
-    d["fraction"] = pd.to_numeric(d["fraction"], errors="coerce").fillna(0.0)
-    ms4 = d["target_kind"].isin(_MS4_KINDS)
-    d["_ms4"] = ms4 * d["fraction"]
-    d["_dir"] = (d["target_kind"] == "water_direct") * d["fraction"]
-    d["_int"] = (d["target_kind"] == "depression") * d["fraction"]
-    d["_unk"] = d["target_kind"].isin(("off_dem", "unknown")) * d["fraction"]
-    agg = d.groupby("parcel_id").agg(
+
+def _septic_drainage(drainage: pd.DataFrame, sep: Any, waters: Waters) -> dict[str, Any]:
+    """Where the septic parcels drain: per parcel the MS4, direct, internal and unknown
+    shares (``shares``), the MS4 rows (``ms4_rows``), the main outfall row (``main``),
+    every outfall (``outfalls``) and the waters reached directly (``direct_names``)."""
+    rows = drainage[drainage["parcel_id"].astype(str).isin(set(sep["parcel_id"]))].copy()
+    rows["parcel_id"] = rows["parcel_id"].astype(str)
+    rows["fraction"] = pd.to_numeric(rows["fraction"], errors="coerce").fillna(0.0)
+    ms4 = rows["target_kind"].isin(_MS4_KINDS)
+    rows["_ms4"] = ms4 * rows["fraction"]
+    rows["_dir"] = (rows["target_kind"] == "water_direct") * rows["fraction"]
+    rows["_int"] = (rows["target_kind"] == "depression") * rows["fraction"]
+    rows["_unk"] = rows["target_kind"].isin(("off_dem", "unknown")) * rows["fraction"]
+    shares = rows.groupby("parcel_id").agg(
         ms4=("_ms4", "sum"), dir=("_dir", "sum"), int_=("_int", "sum"), unk=("_unk", "sum")
     )
-    dm = d[ms4].copy()
-    dm["outfall_id"] = dm["outfall_id"].astype(object).where(dm["outfall_id"].notna(), None)
+    ms4_rows = rows[ms4].copy()
+    ms4_rows["outfall_id"] = (
+        ms4_rows["outfall_id"].astype(object).where(ms4_rows["outfall_id"].notna(), None)
+    )
     main = (
         (
-            dm.sort_values("fraction", ascending=False)
+            ms4_rows.sort_values("fraction", ascending=False)
             .drop_duplicates("parcel_id")
             .set_index("parcel_id")
         )
-        if len(dm)
+        if len(ms4_rows)
         else pd.DataFrame(columns=["outfall_id", "receiving_water", "pwl_id"])
     )
-    dmo = dm.dropna(subset=["outfall_id"])
-    outs = join_unique(dmo["parcel_id"], dmo["outfall_id"])
-    direct = d[d["target_kind"] == "water_direct"]
+    with_outfall = ms4_rows.dropna(subset=["outfall_id"])
+    outfalls = join_unique(with_outfall["parcel_id"], with_outfall["outfall_id"])
+    direct = rows[rows["target_kind"] == "water_direct"]
     if len(direct):
         dwb = direct["pwl_id"].astype(object).where(direct["pwl_id"].notna(), direct["target_id"])
         dname = direct["receiving_water"].astype(object)
@@ -257,9 +338,22 @@ def flag_septic_table(
         )
     else:
         direct_names = pd.Series(dtype=object)
+    ms4_rows["_wb"] = ms4_rows["pwl_id"].astype(object).where(ms4_rows["pwl_id"].notna(), None)
+    return {
+        "shares": shares,
+        "ms4_rows": ms4_rows,
+        "main": main,
+        "outfalls": outfalls,
+        "direct_names": direct_names.to_dict() if len(direct_names) else {},
+    }
 
-    # special conditions: listed (category 5) or TMDL (stormwater a source) waters of
-    # the outfalls the parcel drains through
+
+def _special_conditions(
+    flow: dict[str, Any], sep: Any, waters: Waters, outfall_points: dict[str, Any] | None
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Per septic parcel: the listed pollutants of the special conditions and why they
+    apply (an outfall it drains through discharges to a category 5 water or into a TMDL
+    watershed with stormwater a source, or an MS4-tributary parcel lies in one)."""
     imp = waters.impairments
     cat5 = imp[imp["category"].astype(str) == "5"]
     listed_pols = cat5.groupby("wb_id")["pollutant"].agg(list).to_dict() if len(cat5) else {}
@@ -276,14 +370,16 @@ def flag_septic_table(
         pi, ti = tm_sw.sindex.query(sep.geometry.to_numpy(), predicate="intersects")
         pids = sep["parcel_id"].to_numpy()
         tpol = tm_sw["pollutant"].astype(str).to_numpy()
-        for a, b in zip(pi, ti, strict=True):
-            parcel_tmdl.setdefault(pids[a], []).append(tpol[b])
-    dm["_wb"] = dm["pwl_id"].astype(object).where(dm["pwl_id"].notna(), None)
-    per_parcel_pols: dict[str, list[str]] = {}
-    per_parcel_why: dict[str, list[str]] = {}
-    for pid, wb, of in zip(dm["parcel_id"], dm["_wb"], dm["outfall_id"], strict=True):
-        pols = per_parcel_pols.setdefault(pid, [])
-        why = per_parcel_why.setdefault(pid, [])
+        for parcel_i, tmdl_i in zip(pi, ti, strict=True):
+            parcel_tmdl.setdefault(pids[parcel_i], []).append(tpol[tmdl_i])
+    ms4_rows = flow["ms4_rows"]
+    pols_by_parcel: dict[str, list[str]] = {}
+    why_by_parcel: dict[str, list[str]] = {}
+    for pid, wb, of in zip(
+        ms4_rows["parcel_id"], ms4_rows["_wb"], ms4_rows["outfall_id"], strict=True
+    ):
+        pols = pols_by_parcel.setdefault(pid, [])
+        why = why_by_parcel.setdefault(pid, [])
         if wb is not None and wb in listed_pols:
             pols += listed_pols[wb]
             why.append(
@@ -296,15 +392,23 @@ def flag_septic_table(
                 f"outfall {of} discharges into a TMDL watershed "
                 f"({', '.join(of_tmdl[str(of)])}; stormwater a source)"
             )
+    shares = flow["shares"]
     for pid, tpols in parcel_tmdl.items():
-        if pid in agg.index and agg.loc[pid, "ms4"] > 0:
-            per_parcel_pols.setdefault(pid, []).extend(tpols)
-            per_parcel_why.setdefault(pid, []).append(
+        if pid in shares.index and shares.loc[pid, "ms4"] > 0:
+            pols_by_parcel.setdefault(pid, []).extend(tpols)
+            why_by_parcel.setdefault(pid, []).append(
                 f"the parcel lies in a TMDL watershed ({', '.join(tpols)}; stormwater a source)"
             )
+    return pols_by_parcel, why_by_parcel
 
-    # setback: any part of the parcel within setback_ft of water or an open conveyance
-    dist = prof.setback_ft * _FT / _crs_unit_m(parcels.crs)
+
+def _setback_features(
+    sep: Any, waters: Waters, conveyances: Any, distance: float
+) -> dict[str, str]:
+    """``parcel_id -> the first waterbody or open conveyance (ditch, swale, channel)``
+    within ``distance`` (CRS units) of any part of the parcel (the 75-A setback)."""
+    import geopandas as gpd
+
     feats = []
     wb = waters.waterbodies
     if "geometry" in getattr(wb, "columns", []) and len(wb):
@@ -325,24 +429,24 @@ def flag_septic_table(
                     crs=op.crs,
                 )
             )
-    setback_feat: dict[str, str] = {}
+    setback: dict[str, str] = {}
     if feats and len(sep):
         allf = pd.concat(feats, ignore_index=True)
         allf = gpd.GeoDataFrame(allf, geometry="geometry", crs=feats[0].crs)
-        pi, ti = allf.sindex.query(sep.geometry.to_numpy(), predicate="dwithin", distance=dist)
+        pi, ti = allf.sindex.query(sep.geometry.to_numpy(), predicate="dwithin", distance=distance)
         pids = sep["parcel_id"].to_numpy()
         fids = allf["fid"].to_numpy()
-        for a, b in zip(pi, ti, strict=True):
-            setback_feat.setdefault(pids[a], fids[b])
+        for parcel_i, feat_i in zip(pi, ti, strict=True):
+            setback.setdefault(pids[parcel_i], fids[feat_i])
+    return setback
 
-    # assemble
+
+def _septic_frame(sep: Any, flow: dict[str, Any]) -> Any:
+    """The septic parcels' identity and drainage columns: shares, tributary/flagged, the
+    main outfall and its receiving water, every outfall, whether the parcel has rows."""
     ids = sep["parcel_id"].to_numpy()
-    ms4_fr = agg["ms4"].reindex(ids).fillna(0.0).to_numpy()
-    dir_fr = agg["dir"].reindex(ids).fillna(0.0).to_numpy()
-    int_fr = agg["int_"].reindex(ids).fillna(0.0).to_numpy()
-    unk_fr = agg["unk"].reindex(ids).fillna(0.0).to_numpy()
-    has_rows = agg.reindex(ids)["ms4"].notna().to_numpy()
-    trib = ms4_fr > 1e-9
+    shares = flow["shares"]
+    main, outs = flow["main"], flow["outfalls"]
     out = sep[
         [
             "parcel_id",
@@ -352,140 +456,161 @@ def flag_septic_table(
             "prop_class",
             "sewer",
             "septic_source",
+            "septic_failure",
             "geometry",
         ]
     ].copy()
-    out["tributary"] = trib
-    out["flagged"] = trib
+    ms4_fr = shares["ms4"].reindex(ids).fillna(0.0).to_numpy()
+    out["tributary"] = ms4_fr > 1e-9
+    out["flagged"] = ms4_fr > 1e-9
     out["ms4_fraction"] = ms4_fr
-    out["direct_fraction"] = dir_fr
+    out["direct_fraction"] = shares["dir"].reindex(ids).fillna(0.0).to_numpy()
+    out["_internal_fraction"] = shares["int_"].reindex(ids).fillna(0.0).to_numpy()
+    out["_unknown_fraction"] = shares["unk"].reindex(ids).fillna(0.0).to_numpy()
+    out["_has_rows"] = shares.reindex(ids)["ms4"].notna().to_numpy()
     out["outfall_id"] = main["outfall_id"].reindex(ids).to_numpy() if len(main) else None
     out["outfalls"] = outs.reindex(ids).to_numpy() if len(outs) else None
     out["receiving_water"] = main["receiving_water"].reindex(ids).to_numpy() if len(main) else None
     out["pwl_id"] = main["pwl_id"].reindex(ids).to_numpy() if len(main) else None
-    special, pol_txt, septic_pol, within, feat_txt = [], [], [], [], []
-    codes_txt, cond_txt, violation, score, label, method, reason = [], [], [], [], [], [], []
-    fails = sep["septic_failure"].to_numpy(dtype=object)
-    dn = direct_names.to_dict() if len(direct_names) else {}
-    src_arr = out["septic_source"].to_numpy(dtype=object)
-    of_arr = np.asarray(out["outfall_id"].to_numpy(dtype=object)) if len(out) else []
-    septic_memo: dict[str, bool] = {}
-
-    def is_septic_pollutant(x: str) -> bool:
-        if x not in septic_memo:
-            septic_memo[x] = pollutant_in(x, prof.septic_pollutants)
-        return septic_memo[x]
-
-    for i, pid in enumerate(ids):
-        pols = list(dict.fromkeys(per_parcel_pols.get(pid, []))) if trib[i] else []
-        spc = bool(pols)
-        spol = spc and any(is_septic_pollutant(x) for x in pols)
-        wsb = pid in setback_feat
-        codes = parse_failure_codes(fails[i])
-        viol = bool(trib[i] and codes)
-        special.append(spc)
-        pol_txt.append(", ".join(pols) if pols else None)
-        septic_pol.append(spol)
-        within.append(wsb)
-        feat_txt.append(setback_feat.get(pid))
-        codes_txt.append(";".join(codes) if codes else None)
-        cond_txt.append(
-            " ".join(
-                FAILURE_CONDITIONS.get(
-                    c, "Recorded failure of unrecognised kind: " + str(fails[i]) + "."
-                )
-                for c in codes
-            )
-            if codes
-            else None
-        )
-        violation.append(viol)
-        src = (
-            "the sewer attribute says septic"
-            if src_arr[i] == "sewer_attribute"
-            else "improved parcel outside every sewer district (inferred on-site system)"
-        )
-        if trib[i]:
-            s = 1 + int(spc) + int(spol) + int(wsb)
-            words = [
-                f"On-site system ({src}); {ms4_fr[i] * 100:.0f}% of the parcel's runoff "
-                f"enters the MS4"
-                + (f" and leaves through outfall {of_arr[i]}" if not _blank(of_arr[i]) else "")
-                + "."
-            ]
-            if spc:
-                words.append(
-                    "Special condition: "
-                    + "; ".join(dict.fromkeys(per_parcel_why.get(pid, [])))
-                    + "."
-                )
-            if spol:
-                words.append("Priority raised: the listed pollutant is one septic systems produce.")
-            if wsb:
-                words.append(
-                    f"Priority raised: within {prof.setback_ft:g} ft of "
-                    f"{setback_feat[pid]} (10 NYCRR Appendix 75-A separation)."
-                )
-            if viol:
-                words.append(
-                    f"Violation: recorded failure condition(s) {', '.join(codes)} of 174-6."
-                )
-                s = 5
-            m = "violation" if viol else ("special_condition" if spc else "tributary")
-        else:
-            s = 0
-            if not has_rows[i]:
-                words = [
-                    f"On-site system ({src}), but the parcel has no rows in the drainage "
-                    "table: not flagged."
-                ]
-                m = "no_drainage"
-            elif dir_fr[i] > 1e-9:
-                words = [
-                    f"On-site system ({src}); its runoff reaches "
-                    f"{dn.get(pid, 'water')} directly without entering the MS4: not "
-                    "tributary to the MS4, not flagged."
-                ]
-                m = "direct_to_water"
-            elif int_fr[i] >= 1 - 1e-9:
-                words = [
-                    f"On-site system ({src}); the parcel is internally drained: not "
-                    "tributary to the MS4, not flagged."
-                ]
-                m = "internally_drained"
-            else:
-                words = [
-                    f"On-site system ({src}); {unk_fr[i] * 100:.0f}% of its runoff drains "
-                    "somewhere unknown and none is known to enter the MS4: not flagged."
-                ]
-                m = "unknown_drainage"
-            if codes:
-                words.append(
-                    "A failure condition is recorded, but 174-6 covers areas tributary "
-                    "to the MS4 only: refer it to the county health department."
-                )
-        score.append(s)
-        label.append({0: "none", 1: "low", 2: "medium", 3: "high", 4: "high", 5: "violation"}[s])
-        method.append(m)
-        reason.append(" ".join(words))
-    out["special_condition"] = special
-    out["listed_pollutants"] = pol_txt
-    out["septic_pollutant"] = septic_pol
-    out["within_setback"] = within
-    out["setback_feature"] = feat_txt
-    out["failure_codes"] = codes_txt
-    out["failure_conditions"] = cond_txt
-    out["violation"] = violation
-    out["priority"] = np.asarray(score, dtype="int64")
-    out["priority_label"] = label
-    out["method"] = method
-    out["reason"] = reason
-    out = gpd.GeoDataFrame(
-        out[[*SEPTIC_COLUMNS, "geometry"]], geometry="geometry", crs=parcels.crs
-    ).reset_index(drop=True)
-    out.attrs["problems"] = problems
-    out.attrs["missing_layers"] = list(getattr(waters, "missing", ()) or ())
     return out
+
+
+def _assess_parcel(
+    rec: dict[str, Any],
+    *,
+    pols: list[str],
+    why: list[str],
+    setback_feature: str | None,
+    direct_name: str,
+    profile: Profile,
+) -> dict[str, Any]:
+    """One septic parcel's special condition, septic pollutant, setback, recorded
+    failures, violation, priority, method and reason (:data:`_ASSESSED_COLUMNS`)."""
+    trib = bool(rec["tributary"])
+    pols = list(dict.fromkeys(pols)) if trib else []
+    special = bool(pols)
+    septic_pol = special and any(_is_septic_pollutant(x, profile) for x in pols)
+    within = setback_feature is not None
+    failure = rec["septic_failure"]
+    codes = parse_failure_codes(failure)
+    violation = bool(trib and codes)
+    src = (
+        "the sewer attribute says septic"
+        if rec["septic_source"] == "sewer_attribute"
+        else "improved parcel outside every sewer district (inferred on-site system)"
+    )
+    if trib:
+        score = 5 if violation else 1 + int(special) + int(septic_pol) + int(within)
+        words = _tributary_reason(
+            rec, src, why, special, septic_pol, setback_feature, codes, violation, profile
+        )
+        method = "violation" if violation else ("special_condition" if special else "tributary")
+    else:
+        score = 0
+        method, words = _not_tributary_reason(rec, src, direct_name, codes)
+    return {
+        "special_condition": special,
+        "listed_pollutants": ", ".join(pols) if pols else None,
+        "septic_pollutant": septic_pol,
+        "within_setback": within,
+        "setback_feature": setback_feature,
+        "failure_codes": ";".join(codes) if codes else None,
+        "failure_conditions": " ".join(
+            FAILURE_CONDITIONS.get(
+                c, "Recorded failure of unrecognised kind: " + str(failure) + "."
+            )
+            for c in codes
+        )
+        if codes
+        else None,
+        "violation": violation,
+        "priority": score,
+        "priority_label": _PRIORITY_LABELS[score],
+        "method": method,
+        "reason": " ".join(words),
+    }
+
+
+def _is_septic_pollutant(pollutant: str, profile: Profile) -> bool:
+    """Whether a listed pollutant is one septic systems produce (the profile's
+    ``septic_pollutants``)."""
+    key = (pollutant, tuple(profile.septic_pollutants))
+    if key not in _SEPTIC_MEMO:
+        _SEPTIC_MEMO[key] = pollutant_in(pollutant, profile.septic_pollutants)
+    return _SEPTIC_MEMO[key]
+
+
+_SEPTIC_MEMO: dict[tuple[str, tuple[str, ...]], bool] = {}
+
+
+def _tributary_reason(
+    rec: dict[str, Any],
+    src: str,
+    why: list[str],
+    special: bool,
+    septic_pol: bool,
+    setback_feature: str | None,
+    codes: list[str],
+    violation: bool,
+    profile: Profile,
+) -> list[str]:
+    """The reason of a parcel whose runoff enters the MS4: the share and outfall, the
+    special condition, what raised its priority, the violation."""
+    of = rec["outfall_id"]
+    words = [
+        f"On-site system ({src}); {rec['ms4_fraction'] * 100:.0f}% of the parcel's runoff "
+        f"enters the MS4" + (f" and leaves through outfall {of}" if not is_blank(of) else "") + "."
+    ]
+    if special:
+        words.append("Special condition: " + "; ".join(dict.fromkeys(why)) + ".")
+    if septic_pol:
+        words.append("Priority raised: the listed pollutant is one septic systems produce.")
+    if setback_feature is not None:
+        words.append(
+            f"Priority raised: within {profile.setback_ft:g} ft of "
+            f"{setback_feature} (10 NYCRR Appendix 75-A separation)."
+        )
+    if violation:
+        words.append(f"Violation: recorded failure condition(s) {', '.join(codes)} of 174-6.")
+    return words
+
+
+def _not_tributary_reason(
+    rec: dict[str, Any], src: str, direct_name: str, codes: list[str]
+) -> tuple[str, list[str]]:
+    """``(method, reason words)`` of a parcel none of whose runoff is known to enter the
+    MS4: no drainage rows, direct to water, internally drained, or unknown."""
+    if not rec["_has_rows"]:
+        method = "no_drainage"
+        words = [
+            f"On-site system ({src}), but the parcel has no rows in the drainage "
+            "table: not flagged."
+        ]
+    elif rec["direct_fraction"] > 1e-9:
+        method = "direct_to_water"
+        words = [
+            f"On-site system ({src}); its runoff reaches "
+            f"{direct_name} directly without entering the MS4: not "
+            "tributary to the MS4, not flagged."
+        ]
+    elif rec["_internal_fraction"] >= 1 - 1e-9:
+        method = "internally_drained"
+        words = [
+            f"On-site system ({src}); the parcel is internally drained: not "
+            "tributary to the MS4, not flagged."
+        ]
+    else:
+        method = "unknown_drainage"
+        words = [
+            f"On-site system ({src}); {rec['_unknown_fraction'] * 100:.0f}% of its runoff "
+            "drains somewhere unknown and none is known to enter the MS4: not flagged."
+        ]
+    if codes:
+        words.append(
+            "A failure condition is recorded, but 174-6 covers areas tributary "
+            "to the MS4 only: refer it to the county health department."
+        )
+    return method, words
 
 
 def flag_septic(
@@ -538,7 +663,7 @@ def mailing_list(
         "reason",
     ]
     out = pd.DataFrame(df[cols]).copy()
-    out["_noaddr"] = out["owner_address"].map(_blank)
+    out["_noaddr"] = out["owner_address"].map(is_blank)
     out = out.sort_values(["_noaddr", "priority", "owner"], ascending=[True, False, True])
     out = out.drop(columns=["_noaddr", "priority"]).reset_index(drop=True)
     if profile is not None:

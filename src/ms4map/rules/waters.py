@@ -29,7 +29,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ms4map.core.nulls import is_blank
+
 from ..core.errors import DataError, InputOpenError, UsageError
+from ..core.qa import QAReport
 from ..core.schema import LEGAL_LAYERS  # re-exported: io reads it too
 
 __all__ = [
@@ -224,15 +227,6 @@ def normalize_category(value: Any, *, list_part: bool = False) -> str | None:
     return None
 
 
-def _is_blank(v: Any) -> bool:
-    return (
-        v is None
-        or (isinstance(v, float) and np.isnan(v))
-        or (isinstance(v, str) and not v.strip())
-        or v is pd.NA
-    )
-
-
 # --------------------------------------------------------------------------------------
 # CSV importers
 # --------------------------------------------------------------------------------------
@@ -319,7 +313,16 @@ def _finish(
     df = pd.DataFrame(rows, columns=list(IMPAIRMENT_COLUMNS))
     df["list_year"] = pd.array(df["list_year"], dtype="Int64")
     df["line"] = df["line"].astype("int64")
-    df.attrs["problems"] = list(problems)
+    qa = QAReport()
+    for text in problems:
+        qa.warning(
+            "impairment_row_skipped",
+            "impairments",
+            text,
+            feature_id=text.split(":", 1)[0],
+            step="import",
+        )
+    df.attrs["qa"] = qa
     df.attrs["source_file"] = str(path)
     return df
 
@@ -394,8 +397,9 @@ def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
     path : str or Path
     on_error : {"raise", "skip"}
         ``"raise"`` (default): one :class:`DataError` listing every bad row.
-        ``"skip"``: keep the good rows; the bad ones are listed in
-        ``frame.attrs["problems"]``.
+        ``"skip"``: keep the good rows; each bad one is a QA warning
+        ``impairment_row_skipped`` in ``frame.attrs["qa"]`` (a
+        :class:`ms4map.qa.QAReport`).
 
     Returns
     -------
@@ -553,10 +557,10 @@ def validate_impairments(df: pd.DataFrame, *, layer: str = "impairments") -> pd.
     rows = []
     seen: dict[tuple[str, str], int] = {}
     for i, rec in enumerate(df.to_dict("records")):
-        wb = "" if _is_blank(rec.get("wb_id")) else str(rec["wb_id"]).strip()
-        pol = "" if _is_blank(rec.get("pollutant")) else str(rec["pollutant"]).strip()
+        wb = "" if is_blank(rec.get("wb_id")) else str(rec["wb_id"]).strip()
+        pol = "" if is_blank(rec.get("pollutant")) else str(rec["pollutant"]).strip()
         cat_raw = rec.get("category")
-        cat = "5" if _is_blank(cat_raw) else normalize_category(cat_raw)
+        cat = "5" if is_blank(cat_raw) else normalize_category(cat_raw)
         bad = []
         if not _PWL_RE.match(wb):
             bad.append(f"wb_id {wb!r} is not a PWL ID NNNN-NNNN")
@@ -576,16 +580,16 @@ def validate_impairments(df: pd.DataFrame, *, layer: str = "impairments") -> pd.
         rows.append(
             {
                 "wb_id": wb,
-                "name": None if _is_blank(rec.get("name")) else rec.get("name"),
+                "name": None if is_blank(rec.get("name")) else rec.get("name"),
                 "wb_type": None,
                 "pollutant": pol,
                 "pollutant_norm": key[1],
                 "category": cat,
-                "list_part": None if _is_blank(rec.get("list_part")) else rec.get("list_part"),
-                "list_year": None if _is_blank(year) else int(float(year)),
-                "source": None if _is_blank(rec.get("source")) else str(rec.get("source")),
-                "action_id": None if _is_blank(rec.get("action_id")) else rec.get("action_id"),
-                "origin": rec.get("origin") if not _is_blank(rec.get("origin")) else layer,
+                "list_part": None if is_blank(rec.get("list_part")) else rec.get("list_part"),
+                "list_year": None if is_blank(year) else int(float(year)),
+                "source": None if is_blank(rec.get("source")) else str(rec.get("source")),
+                "action_id": None if is_blank(rec.get("action_id")) else rec.get("action_id"),
+                "origin": rec.get("origin") if not is_blank(rec.get("origin")) else layer,
                 "line": i + 1,
             }
         )
@@ -604,7 +608,7 @@ def validate_impairments(df: pd.DataFrame, *, layer: str = "impairments") -> pd.
 def _to_bool(v: Any) -> bool:
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
-    if _is_blank(v):
+    if is_blank(v):
         return False
     if isinstance(v, (int, float, np.integer, np.floating)):
         return bool(v)
@@ -690,11 +694,11 @@ class Waters:
         names: dict[str, str] = {}
         if len(wb) and {"wb_id", "name"} <= set(wb.columns):
             for k, v in zip(wb["wb_id"], wb["name"], strict=True):
-                if not _is_blank(k) and not _is_blank(v):
+                if not is_blank(k) and not is_blank(v):
                     names.setdefault(str(k), str(v))
         if len(imp) and "name" in imp.columns:
             for k, v in zip(imp["wb_id"], imp["name"], strict=True):
-                if not _is_blank(k) and not _is_blank(v):
+                if not is_blank(k) and not is_blank(v):
                     names.setdefault(str(k), str(v))
         return cls(
             waterbodies=wb,
@@ -735,23 +739,23 @@ class Waters:
     # ------------------------------------------------------------------ queries
     def listings(self, wb_id: Any) -> pd.DataFrame:
         """Every listing (any category) of waterbody ``wb_id``."""
-        if _is_blank(wb_id):
+        if is_blank(wb_id):
             return self.impairments.iloc[0:0]
         return self._by_wb.get(str(wb_id).strip(), self.impairments.iloc[0:0])
 
     def name_of(self, wb_id: Any) -> str | None:
         """The waterbody's name, from the waterbodies layer or the listings."""
-        if _is_blank(wb_id):
+        if is_blank(wb_id):
             return None
         return self._names.get(str(wb_id).strip())
 
     def wb_id_for_name(self, name: Any) -> str | None:
         """The PWL ID of a waterbody by (case-insensitive) name, when unique."""
-        if _is_blank(name) or not len(self.waterbodies) or "name" not in self.waterbodies:
+        if is_blank(name) or not len(self.waterbodies) or "name" not in self.waterbodies:
             return None
         low = str(name).strip().lower()
         hit = self.waterbodies[self.waterbodies["name"].astype(str).str.strip().str.lower() == low]
-        ids = {str(v) for v in hit["wb_id"] if not _is_blank(v)}
+        ids = {str(v) for v in hit["wb_id"] if not is_blank(v)}
         return ids.pop() if len(ids) == 1 else None
 
     def listed_wb_ids(self, *, category: str = "5") -> set[str]:
@@ -762,7 +766,7 @@ class Waters:
     def waterbody_geometry(self, wb_id: Any) -> Any:
         """Union of the geometries of waterbody ``wb_id`` (``None`` when unknown)."""
         wb = self.waterbodies
-        if _is_blank(wb_id) or "geometry" not in getattr(wb, "columns", []):
+        if is_blank(wb_id) or "geometry" not in getattr(wb, "columns", []):
             return None
         g = wb.loc[wb["wb_id"] == str(wb_id)].geometry
         if not len(g):

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from ms4map.core.nulls import is_na_or_empty
+
 from .. import auth, mapview, records_ui, state, widgets
 
 if TYPE_CHECKING:
@@ -71,10 +73,6 @@ def _case(cases: Any, cid: int) -> dict[str, Any]:
     return cases[cases["case_id"] == int(cid)].iloc[0].to_dict()
 
 
-def _blank(v: Any) -> bool:
-    return v is None or (not isinstance(v, str) and pd.isna(v)) or v == ""
-
-
 def deadline_table(dl: pd.DataFrame) -> None:
     """Every deadline, due and overdue ones highlighted."""
     if not len(dl):
@@ -97,13 +95,13 @@ def next_steps(case: dict[str, Any]) -> list[str]:
     """The steps a case can take next (not done, their prerequisites done, not closed)."""
     from ...records.cases import STEPS
 
-    if not _blank(case.get("closed_on")):
+    if not is_na_or_empty(case.get("closed_on")):
         return []
     out = []
     for step, (col, needs) in STEPS.items():
-        if step == "opened" or not _blank(case.get(col)):
+        if step == "opened" or not is_na_or_empty(case.get(col)):
             continue
-        if all(not _blank(case.get(n)) for n in needs):
+        if all(not is_na_or_empty(case.get(n)) for n in needs):
             out.append(step)
     return out
 
@@ -151,7 +149,7 @@ def notice_download(ctx: Any, case: dict[str, Any]) -> None:
     from ... import idde
 
     pid = case.get("source_parcel_id")
-    if _blank(pid):
+    if is_na_or_empty(pid):
         st.caption("The notice of violation is printed once the source parcel is found.")
         return
     if ctx is None:
@@ -167,7 +165,7 @@ def notice_download(ctx: Any, case: dict[str, Any]) -> None:
         f"Case {case['case_id']} at outfall {case['outfall_id']}, opened {case['opened_on']} "
         f"({case.get('origin')}); source traced to this parcel on {case.get('source_found_on')}."
     )
-    if not _blank(case.get("description")):
+    if not is_na_or_empty(case.get("description")):
         finding += f" {case['description']}"
     try:
         notice = idde.notice_of_violation(
@@ -176,8 +174,10 @@ def notice_download(ctx: Any, case: dict[str, Any]) -> None:
             result=ctx.result,
             workspace=ctx.ws,
             profile=case.get("profile") or "stillwater",
-            issued=None if _blank(case.get("notice_on")) else case["notice_on"],
-            deadline=None if _blank(case.get("remedy_deadline")) else case["remedy_deadline"],
+            issued=None if is_na_or_empty(case.get("notice_on")) else case["notice_on"],
+            deadline=None
+            if is_na_or_empty(case.get("remedy_deadline"))
+            else case["remedy_deadline"],
             finding=finding,
         )
     except Exception as exc:  # noqa: BLE001
@@ -255,7 +255,7 @@ def track_down(ctx: Any, rec: Any, cid: int, case: dict[str, Any]) -> None:
         focus_zoom=(14, 18),
         height=420,
     )
-    if auth.current().role != "smo" or not _blank(case.get("closed_on")):
+    if auth.current().role != "smo" or not is_na_or_empty(case.get("closed_on")):
         return
     from ...records import SAMPLE_FIELDS
 
