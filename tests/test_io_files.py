@@ -198,6 +198,29 @@ def test_manifest_holds_the_options(town: Path, tmp_path: Path) -> None:
     assert len(ws.structures) == 3 and len(ws.conveyances) == 2
 
 
+def test_manifest_field_map_file_applies_on_the_command_line_too(
+    town: Path, tmp_path: Path
+) -> None:
+    # the manifest's field_map file was ignored by the CLI (it always passed its own, empty
+    # map); now file < manifest [fields] < --field, entry by entry
+    from ms4map.cli import build_parser, workspace_from_args
+
+    s = gpd.read_file(town, layer="storm_structures").rename(columns={"Structure_": "MY_ID"})
+    s["OTHER"] = ["X1", "X2", "X3"]
+    s.to_file(tmp_path / "s.gpkg", layer="structures")
+    (tmp_path / "fields.toml").write_text('[structures]\nstruct_id = "MY_ID"\n', encoding="utf-8")
+    man = tmp_path / "ws.toml"
+    man.write_text('workspace = "s.gpkg"\nfield_map = "fields.toml"\n', encoding="utf-8")
+    ids = list(s["MY_ID"])
+    assert list(ms4map.open_workspace(man).structures["struct_id"]) == ids  # the library
+    args = build_parser().parse_args(["validate", str(man)])
+    assert list(workspace_from_args(args).structures["struct_id"]) == ids  # the CLI
+    args = build_parser().parse_args(
+        ["validate", str(man), "--field", "structures.struct_id=OTHER"]
+    )
+    assert list(workspace_from_args(args).structures["struct_id"]) == ["X1", "X2", "X3"]
+
+
 def test_write_outputs_records_provenance_and_protects_inputs(town: Path, tmp_path: Path) -> None:
     ws = _open(town)
     out = io.write_outputs(
@@ -503,7 +526,12 @@ def test_one_zip_check_refuses_links_and_climbing_paths_for_the_cli_too(tmp_path
 
 @pytest.mark.parametrize(
     ("dtype", "nodata"),
-    [("float32", -9999.0), ("float32", -3.4028234663852886e38), ("int16", -32768), ("float64", 0.1)],
+    [
+        ("float32", -9999.0),
+        ("float32", -3.4028234663852886e38),
+        ("int16", -32768),
+        ("float64", 0.1),
+    ],
 )
 def test_dem_nodata_read_from_the_values_equals_gdals_mask(tmp_path: Path, dtype, nodata) -> None:
     import rasterio

@@ -424,7 +424,8 @@ def open_workspace(
         ``conveyances``).  Roles not named are filled from layers whose name is exactly
         the canonical role name.
     field_map : FieldMap, dict, or path to a TOML file, optional
-        Column (and value) mapping beyond the built-in alias tables.
+        Column (and value) mapping beyond the built-in alias tables.  With a manifest,
+        its ``field_map`` file and its ``[fields]`` apply too; entries given here win.
     dem : str or Path, optional
         DEM GeoTIFF; default ``<stem>_dem.tif`` beside the GeoPackage, else none.
     crs : optional
@@ -515,7 +516,7 @@ def _request(
     """The options of :func:`open_workspace` after a TOML manifest (``path``) filled the
     ones not given; checks that the workspace path exists (and a zip is safe)."""
     settings: dict[str, Any] = {}
-    manifest_fields: FieldMap | None = None
+    manifest_fields = FieldMap()  # the manifest's field_map file, then its [fields]
     if path is not None and Path(path).suffix.lower() == ".toml":
         man = load_manifest(path)
         settings["manifest"] = str(path)
@@ -527,15 +528,16 @@ def _request(
         if crs is None and "crs" in man:
             crs = man["crs"]
         repair_geometry = repair_geometry or bool(man.get("repair_geometry", False))
+        if "field_map" in man:
+            manifest_fields = FieldMap.from_toml(man["field_map"])
         if "fields" in man:
-            manifest_fields = FieldMap.from_dict(man["fields"], origin="manifest [fields]")
-        if field_map is None and "field_map" in man:
-            field_map = man["field_map"]
+            inline = FieldMap.from_dict(man["fields"], origin="manifest [fields]")
+            manifest_fields = manifest_fields.merge(inline)
         settings.update({f"manifest.{k}": v for k, v in man.get("settings", {}).items()})
 
-    fmap = _coerce_field_map(field_map)
-    if manifest_fields is not None:
-        fmap = manifest_fields.merge(fmap)
+    # the caller's map (the command line's --field-map and --field) wins over the
+    # manifest's, entry by entry; neither replaces the other
+    fmap = manifest_fields.merge(_coerce_field_map(field_map))
 
     base = Path(path).expanduser() if path is not None else None
     if base is not None and not base.exists():
