@@ -265,9 +265,15 @@ def main(argv: list[str] | None = None) -> int:
         runs = {}
         for sched in ("none", f"local:{args.workers}"):
             out = root / f"out-{sched.replace(':', '')}"
+            c0 = os.times()
             res = run_batch(towns, out, scheduler=sched, force=True)
+            c1 = os.times()
             runs[sched] = (res, out)
             c = res.counts()
+            # CPU of this process (for none: all the work; for a cluster: the scheduler
+            # and nannies) and of the towns' own processes during each town
+            own_cpu = (c1.user - c0.user) + (c1.system - c0.system)
+            town_cpu = [r["cpu_seconds"] for r in res.rows]
             print(
                 f"--scheduler {sched:8s} wall {res.wall_seconds:6.1f} s  "
                 f"({c['ok']} ok, {c['failed']} failed); per town "
@@ -282,6 +288,16 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(
                 "  per town (s): " + ", ".join(f"{r['name']} {r['seconds']:.1f}" for r in res.rows)
+            )
+            print(
+                f"  CPU: towns {sum(town_cpu):.1f} s (median {np.median(town_cpu):.2f} s per "
+                f"town), this process {own_cpu:.1f} s"
+                + (
+                    f" = {own_cpu / res.wall_seconds:.2f} of the wall time"
+                    if sched == "none"
+                    else ""
+                )
+                + f"; load average now {os.getloadavg()[0]:.1f}"
             )
             for r in res.failed:
                 print(f"  failed {r['name']}: {r['error']}")
