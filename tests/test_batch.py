@@ -479,3 +479,19 @@ def test_a_bug_in_one_town_is_reported_and_the_others_finish(tmp_path, monkeypat
     assert "internal error (a bug in ms4map): KeyError" in err
     assert "a/town.gpkg" in err and "--debug" in err
     assert "town 'a'" in capsys.readouterr().err
+
+
+def test_towns_go_to_a_cluster_largest_first(tmp_path):
+    """The submission order: bytes of the workspace and its DEM, largest first (stable)."""
+    from ms4map.batch import Town, _input_bytes
+
+    for name, size in (("a", 10), ("b", 30), ("c", 10)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "town.gpkg").write_bytes(b"x" * size)
+        (tmp_path / name / "town_dem.tif").write_bytes(b"x" * size * 2)
+    (tmp_path / "m.toml").write_text('workspace = "b/town.gpkg"\ndem = "a/town_dem.tif"\n')
+    towns = [Town(name=n, workspace=str(tmp_path / n / "town.gpkg")) for n in "abc"]
+    towns.append(Town(name="m", workspace=str(tmp_path / "m.toml")))
+    assert [_input_bytes(t) for t in towns] == [30, 90, 30, 50]
+    assert [t.name for t in sorted(towns, key=_input_bytes, reverse=True)] == ["b", "m", "a", "c"]
+    assert _input_bytes(Town(name="x", workspace=str(tmp_path / "none.gpkg"))) == 0

@@ -128,6 +128,35 @@ def test_lost_worker_fails_its_town_only(towns, valley_ref, tmp_path):
     assert_same_outputs(out / "valley.gpkg", valley_ref)
 
 
+def worker_state(town, out_dir, *, force=False):
+    """The batch task, recording the worker process it ran in."""
+    import threading
+
+    from ms4map.batch import WORKER_PRELOAD
+
+    state = {
+        "preloaded": [m for m in WORKER_PRELOAD if m not in sys.modules],
+        "ppid": os.getppid(),
+        "omp": os.environ.get("OMP_NUM_THREADS"),
+        "task_threads": sum("Dask-Default-Threads" in t.name for t in threading.enumerate()),
+    }
+    return {**run_town(town, out_dir, force=force), **state}
+
+
+def test_local_workers_are_forked_preloaded_single_threaded(towns, valley_ref, tmp_path):
+    """A local cluster's workers are forks of a server that imported what a town needs
+    (not this process), one task thread each, numpy's threads limited."""
+    man = write_manifest(towns / "fork.toml", [{"name": "valley", "workspace": "valley/town.gpkg"}])
+    res = run_batch(read_manifest(man), tmp_path / "out", scheduler="local:1", task=worker_state)
+    (row,) = res.rows
+    assert row["status"] == "ok", row["error"]
+    assert row["preloaded"] == []  # every module was there before the town ran
+    assert row["ppid"] != os.getpid()  # the fork server's child, not this process's
+    assert row["omp"] == "1" and row["task_threads"] == 1
+    assert row["cpu_seconds"] > 0
+    assert_same_outputs(tmp_path / "out" / "valley.gpkg", valley_ref)
+
+
 def test_scheduler_address(towns, valley_ref, tmp_path):
     """An existing scheduler by its address (here a cluster of threads in this process)."""
     from distributed import LocalCluster

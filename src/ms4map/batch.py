@@ -25,6 +25,8 @@ profile and ms4map version are those its provenance records is ``skipped`` unles
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import os
 import re
@@ -46,6 +48,7 @@ __all__ = [
     "read_manifest",
     "run_batch",
     "run_town",
+    "start_worker_server",
     "write_summary",
 ]
 
@@ -408,9 +411,16 @@ def check_outputs(towns: Sequence[Town], out_dir: str | Path) -> Path:
 # One town
 # ======================================================================================
 def _cli_args(argv: list[str]) -> Any:
+    return _parser().parse_args(argv)
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Any:
+    """The command line's parser, built once per process (14 ms each time otherwise, and
+    a town parses three command lines); parsing does not change it."""
     from .cli import build_parser
 
-    return build_parser().parse_args(argv)
+    return build_parser()
 
 
 def _drainage_settings(town: Town) -> dict[str, Any]:
@@ -425,10 +435,11 @@ def run_town(town: Town, out_dir: str | Path, *, force: bool = False) -> dict[st
     Returns
     -------
     dict
-        The :data:`SUMMARY_COLUMNS` of the town's row, plus ``peak_rss_mb`` (peak
-        resident memory of the process that ran it) and ``pid``.
+        The :data:`SUMMARY_COLUMNS` of the town's row, plus ``cpu_seconds`` (CPU time
+        of the process that ran it, during the town), ``peak_rss_mb`` (its peak
+        resident memory) and ``pid``.
     """
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     row: dict[str, Any] = {"name": town.name, "status": "failed", "error": ""}
     out = output_path(out_dir, town)
     try:
@@ -451,6 +462,7 @@ def run_town(town: Town, out_dir: str | Path, *, force: bool = False) -> dict[st
             f"`ms4map drainage {town.workspace} --debug` and report the traceback."
         )
     row["seconds"] = round(time.perf_counter() - t0, 3)
+    row["cpu_seconds"] = round(time.process_time() - cpu0, 3)
     row["peak_rss_mb"] = _peak_rss_mb()
     row["pid"] = os.getpid()
     return row
@@ -698,12 +710,15 @@ def run_batch(
         A bad scheduler, or a scheduler address that cannot be reached (before any town
         runs).
     """
+    t0 = time.perf_counter()
     kind, arg = parse_scheduler(scheduler)
+    # the workers' fork server imports their modules while the outputs are checked and
+    # the scheduler starts
+    forked = kind == "local" and start_worker_server()
     out = check_outputs(towns, out_dir)
     fn = task or run_town
     total = len(towns)
     rows: dict[str, dict[str, Any]] = {}
-    t0 = time.perf_counter()
     say = on_start or (lambda _m: None)
 
     def finished(row: dict[str, Any]) -> None:
@@ -717,32 +732,133 @@ def run_batch(
         for t in towns:
             finished(fn(t, str(out), force=force))
     else:
-        client, cluster = _connect(kind, arg, connect_timeout)
-        run.startup_seconds = time.perf_counter() - t0
-        try:
-            run.workers = len(client.scheduler_info().get("workers", {}))
-            run.dashboard = _dashboard(client)
-            if kind == "local":
-                say(f"Dask: local cluster of {arg} worker(s), dashboard {run.dashboard}")
-            else:
-                wait = "" if run.workers else "; no worker yet: the towns wait for one"
-                say(
-                    f"Dask: scheduler {arg} with {run.workers} worker(s){wait}, "
-                    f"dashboard {run.dashboard}"
+        with contextlib.ExitStack() as stack:
+            if forked:
+                import dask
+
+                # for the workers started now and any a nanny restarts later
+                stack.enter_context(
+                    dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
                 )
-            _run_on(client, towns, out, fn, force, finished)
-        finally:
-            t1 = time.perf_counter()
-            client.close()
-            if cluster is not None:
-                cluster.close()
-            run.shutdown_seconds = time.perf_counter() - t1
+            _run_cluster(run, kind, arg, connect_timeout, say, towns, out, fn, force, finished, t0)
     run.rows = [rows[t.name] for t in towns if t.name in rows]
     run.wall_seconds = time.perf_counter() - t0
     run.summary_path = out / "summary.csv"
     if not run.rows:
         write_summary([], out)
     return run
+
+
+def _run_cluster(
+    run: BatchRun,
+    kind: str,
+    arg: Any,
+    connect_timeout: float,
+    say: Callable[[str], None],
+    towns: Sequence[Town],
+    out: Path,
+    fn: TaskFn,
+    force: bool,
+    finished: Callable[[dict[str, Any]], None],
+    t0: float,
+) -> None:
+    """Start or reach the cluster, run the towns on it and close it."""
+    client, cluster = _connect(kind, arg, connect_timeout)
+    run.startup_seconds = time.perf_counter() - t0
+    try:
+        run.workers = len(client.scheduler_info().get("workers", {}))
+        run.dashboard = _dashboard(client)
+        if kind == "local":
+            say(f"Dask: local cluster of {arg} worker(s), dashboard {run.dashboard}")
+        else:
+            wait = "" if run.workers else "; no worker yet: the towns wait for one"
+            say(
+                f"Dask: scheduler {arg} with {run.workers} worker(s){wait}, "
+                f"dashboard {run.dashboard}"
+            )
+        _run_on(client, towns, out, fn, force, finished)
+    finally:
+        t1 = time.perf_counter()
+        client.close()
+        if cluster is not None:
+            cluster.close()
+        run.shutdown_seconds = time.perf_counter() - t1
+
+
+#: Modules a town's task uses, imported once in the fork server the workers of a local
+#: cluster are forked from (:func:`start_worker_server`) instead of in each worker's
+#: first town.  A module missing here is only imported later, in the worker.
+WORKER_PRELOAD = (
+    "distributed",
+    "ms4map.batch",
+    "ms4map.cli",
+    "ms4map.pipeline",
+    "ms4map.overland",
+    "ms4map.drainage",
+    "ms4map.network_build",
+    "ms4map.network_trace",
+    "ms4map.conditions",
+    "ms4map.septic",
+    "ms4map.waters",
+    "ms4map.profiles",
+    "pyflwdir",
+    "scipy.ndimage",
+    "scipy.sparse",
+    "scipy.spatial",
+    "rasterio",
+    "rasterio.features",
+    "rasterio.warp",
+    "whitebox_workflows",
+)
+
+#: Set in the fork server's environment (so in every worker's) unless already set:
+#: one thread for numpy's BLAS, as distributed's nanny sets before it spawns a worker
+#: (``distributed.nanny.pre-spawn-environ``; a forked worker would not get them).  Not
+#: its ``MALLOC_TRIM_THRESHOLD_=65536``: measured here it made a 1M-cell town about 10 %
+#: slower (every grid allocated and freed through mmap), and the in-process run does not
+#: have it either; a worker runs one town at a time and large grids go back to the
+#: system when freed anyway.
+_WORKER_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+}
+
+
+def start_worker_server() -> bool:
+    """Start the fork server that the workers of a local cluster are forked from.
+
+    It imports :data:`WORKER_PRELOAD` once, in its own process, while this one goes on
+    (reading the manifest, starting the scheduler); each worker is then a fork of it:
+    no interpreter start-up and no imports in each worker, and a worker exits without
+    the interpreter's slow tear-down of those modules.  Call it as early as possible;
+    calling it again is free.  The fork server starts fresh (it is not a fork of this
+    process), so it inherits no threads or open files from here.
+
+    Returns ``False`` where there is no fork server (Windows): workers are spawned.
+    """
+    import multiprocessing
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():  # pragma: no cover
+        return False
+    from multiprocessing import forkserver
+
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(list(WORKER_PRELOAD))
+    env = {k: v for k, v in _WORKER_ENV.items() if k not in os.environ}
+    if os.environ.get("PYTHONHASHSEED") in (None, "0"):
+        env["PYTHONHASHSEED"] = "6640"  # as the nanny: one hash seed on every worker
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        forkserver.ensure_running()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return True
 
 
 def _connect(kind: str, arg: Any, timeout: float) -> tuple[Any, Any]:
@@ -787,6 +903,31 @@ def _dashboard(client: Any) -> str:
     return link
 
 
+def _input_bytes(town: Town) -> int:
+    """Bytes of a town's workspace and DEM files (what is not found counts 0): the
+    order towns are handed to a cluster."""
+    ws, dem = Path(town.workspace), None
+    if ws.suffix.lower() == ".toml":
+        from .io import load_manifest
+
+        try:
+            m = load_manifest(ws)
+        except Ms4mapError:
+            return 0
+        ws, dem = Path(m.get("workspace") or ws), m.get("dem")
+    dem_path = Path(dem) if dem else ws.with_name(f"{ws.stem}_dem.tif")
+    return _file_bytes(ws) + _file_bytes(dem_path)
+
+
+def _file_bytes(p: Path) -> int:
+    try:
+        if p.is_dir():
+            return sum(f.stat().st_size for f in p.iterdir() if f.is_file())
+        return p.stat().st_size if p.is_file() else 0
+    except OSError:
+        return 0
+
+
 def _run_on(
     client: Any,
     towns: Sequence[Town],
@@ -806,7 +947,9 @@ def _run_on(
     from distributed import as_completed
 
     tag = uuid.uuid4().hex[:8]
-    pending = list(towns)
+    # largest first (stable: manifest order among equals), so a big town does not start
+    # last while the other workers sit idle
+    pending = sorted(towns, key=_input_bytes, reverse=True)
     inflight: dict[Any, Town] = {}
     done = as_completed()
 

@@ -48,9 +48,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..batch import parse_scheduler, read_manifest, run_batch
+    from ..batch import parse_scheduler, read_manifest, run_batch, start_worker_server
 
-    parse_scheduler(args.scheduler)  # a typo is a usage error before the manifest is read
+    # a typo is a usage error before the manifest is read
+    if parse_scheduler(args.scheduler)[0] == "local":
+        start_worker_server()  # the workers' imports go on while the manifest is checked
     towns = read_manifest(args.manifest)
 
     def note(msg: str) -> None:
