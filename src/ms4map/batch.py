@@ -740,7 +740,8 @@ def run_batch(
                 stack.enter_context(
                     dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
                 )
-            _run_cluster(run, kind, arg, connect_timeout, say, towns, out, fn, force, finished, t0)
+            work = _Work(towns, out, fn, force, finished)
+            _run_cluster(run, kind, arg, connect_timeout=connect_timeout, say=say, work=work, t0=t0)
     run.rows = [rows[t.name] for t in towns if t.name in rows]
     run.wall_seconds = time.perf_counter() - t0
     run.summary_path = out / "summary.csv"
@@ -749,17 +750,25 @@ def run_batch(
     return run
 
 
+@dataclass
+class _Work:
+    """The towns of a run and what to do with each: the task and who takes its row."""
+
+    towns: Sequence[Town]
+    out: Path
+    fn: TaskFn
+    force: bool
+    finished: Callable[[dict[str, Any]], None]
+
+
 def _run_cluster(
     run: BatchRun,
     kind: str,
     arg: Any,
+    *,
     connect_timeout: float,
     say: Callable[[str], None],
-    towns: Sequence[Town],
-    out: Path,
-    fn: TaskFn,
-    force: bool,
-    finished: Callable[[dict[str, Any]], None],
+    work: _Work,
     t0: float,
 ) -> None:
     """Start or reach the cluster, run the towns on it and close it."""
@@ -776,7 +785,7 @@ def _run_cluster(
                 f"Dask: scheduler {arg} with {run.workers} worker(s){wait}, "
                 f"dashboard {run.dashboard}"
             )
-        _run_on(client, towns, out, fn, force, finished)
+        _run_on(client, work.towns, work.out, work.fn, work.force, work.finished)
     finally:
         t1 = time.perf_counter()
         client.close()
@@ -793,15 +802,15 @@ WORKER_PRELOAD = (
     "ms4map.batch",
     "ms4map.cli",
     "ms4map.pipeline",
-    "ms4map.overland",
+    "ms4map.hydrology.overland",
+    "ms4map.hydrology._kernels",  # numba and the routing kernels (from numba's disk cache)
     "ms4map.drainage",
-    "ms4map.network_build",
-    "ms4map.network_trace",
-    "ms4map.conditions",
-    "ms4map.septic",
-    "ms4map.waters",
-    "ms4map.profiles",
-    "pyflwdir",
+    "ms4map.network.build",
+    "ms4map.network.trace",
+    "ms4map.rules.conditions",
+    "ms4map.rules.septic",
+    "ms4map.rules.waters",
+    "ms4map.rules.profiles",
     "scipy.ndimage",
     "scipy.sparse",
     "scipy.spatial",
