@@ -23,14 +23,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("idde",),  # illicit discharges: candidate sources, sampling plans, notices
     ("records",),  # IDDE records and the app's users
     ("outputs",),  # maps, reports, exports
+    ("batch",),  # many towns at once: the chain of each town as one task (Dask)
     ("demo",),  # the demo town generator
 )
 
-#: May import anything: the command line, the app, the package root and its helpers, and
-#: ``batch``, which runs the CLI's ``drainage`` and ``screen --all`` for each town with
-#: the commands' own parsers and defaults (it imports ``ms4map.cli``; it can move down
-#: once the commands' argument -> settings code lives below the CLI).
-TOP: tuple[str, ...] = ("cli", "app", "batch", "", "__main__", "_compat", "_layout")
+#: May import anything: the command line, the app, the package root and its helpers.
+TOP: tuple[str, ...] = ("cli", "app", "", "__main__", "_compat", "_layout")
 
 
 def layer_of(module: str) -> int | None:

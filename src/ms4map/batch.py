@@ -26,10 +26,10 @@ profile and ms4map version are those its provenance records is ``skipped`` unles
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import os
 import re
+import sys
 import time
 import tomllib
 from collections.abc import Callable, Iterable, Sequence
@@ -318,7 +318,7 @@ def _check_entry(entry: dict[str, Any], label: str, base: Path) -> list[str]:
 
 def _check_profiles(towns: Sequence[Town]) -> list[str]:
     """Load every profile (with its pollutants) the way ``ms4map screen`` does."""
-    from .cli import screen as cli_screen
+    from .rules.profiles import profile_with
 
     errs: list[str] = []
     done: dict[tuple[str, tuple[str, ...]], str | None] = {}
@@ -326,7 +326,7 @@ def _check_profiles(towns: Sequence[Town]) -> list[str]:
         k = (t.profile, t.pollutants)
         if k not in done:
             try:
-                cli_screen._profile(_cli_args(t.screen_argv()))
+                profile_with(t.profile, t.pollutants)
                 done[k] = None
             except Ms4mapError as exc:
                 done[k] = str(exc)
@@ -410,23 +410,11 @@ def check_outputs(towns: Sequence[Town], out_dir: str | Path) -> Path:
 # ======================================================================================
 # One town
 # ======================================================================================
-def _cli_args(argv: list[str]) -> Any:
-    return _parser().parse_args(argv)
-
-
-@functools.lru_cache(maxsize=1)
-def _parser() -> Any:
-    """The command line's parser, built once per process (14 ms each time otherwise, and
-    a town parses three command lines); parsing does not change it."""
-    from .cli import build_parser
-
-    return build_parser()
-
-
 def _drainage_settings(town: Town) -> dict[str, Any]:
-    from .cli import drainage as cli_drainage
+    """The settings of the town's drainage layers: ``ms4map drainage``'s defaults."""
+    from .pipeline import command_settings
 
-    return cli_drainage._settings(_cli_args(town.drainage_argv()))
+    return command_settings()
 
 
 def run_town(town: Town, out_dir: str | Path, *, force: bool = False) -> dict[str, Any]:
@@ -497,15 +485,14 @@ def _peak_rss_mb() -> float:
 def _compute(town: Town, out: Path) -> dict[str, Any]:
     """The chain of ``ms4map drainage`` and ``ms4map screen --all`` on one workspace."""
     from . import pipeline
-    from .cli import screen as cli_screen
-    from .cli import workspace_from_args
     from .core.version import __version__
-    from .io import check_output_path, write_outputs
+    from .io import check_output_path, open_workspace, write_outputs
     from .rules.conditions import screen_all
+    from .rules.profiles import profile_with
     from .rules.septic import flag_septic
+    from .rules.waters import waters_for
 
-    sargs = _cli_args(town.screen_argv())
-    ws = workspace_from_args(sargs)
+    ws = open_workspace(town.workspace)  # as `ms4map drainage` / `screen` open it
     protected = [*ws.inputs, town.workspace, *town.option_files()]
     out = check_output_path(out, protected=protected, suffixes=(".gpkg",))
     settings = _drainage_settings(town)
@@ -514,8 +501,8 @@ def _compute(town: Town, out: Path) -> dict[str, Any]:
     # when they are the same (they are, unless the drainage command's defaults change)
     same = all(pipeline.DEFAULT_SETTINGS.get(k) == v for k, v in settings.items())
     res_screen = res if same else pipeline.run(ws, use_cache=False)
-    prof = cli_screen._profile(sargs)
-    waters = cli_screen._waters(sargs, ws)
+    prof = profile_with(town.profile, town.pollutants)
+    waters = waters_for(ws, town.impairments, warn=lambda line: print(line, file=sys.stderr))
     scr = screen_all(res_screen, profile=prof, workspace=ws, waters=waters)
     sep = flag_septic(res_screen, profile=prof, workspace=ws, waters=waters)
     summary = {
@@ -530,7 +517,7 @@ def _compute(town: Town, out: Path) -> dict[str, Any]:
         pollutant_reading=prof.pollutant_reading,
         pollutants_of_concern=list(prof.pollutants_of_concern),
         tributary_reach_km=prof.tributary_reach_km,
-        impairments=sargs.impairments,
+        impairments=town.impairments,
     )
     tmp = out.with_name(f".{out.stem}.partial.gpkg")
     tmp.unlink(missing_ok=True)
@@ -800,7 +787,6 @@ def _run_cluster(
 WORKER_PRELOAD = (
     "distributed",
     "ms4map.batch",
-    "ms4map.cli",
     "ms4map.pipeline",
     "ms4map.hydrology.overland",
     "ms4map.hydrology._kernels",  # numba and the routing kernels (from numba's disk cache)

@@ -42,6 +42,7 @@ __all__ = [
     "DEFAULT_SETTINGS",
     "PipelineResult",
     "clear_cache",
+    "command_settings",
     "outfall_points",
     "run",
     "workspace_key",
@@ -58,6 +59,20 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     # drainage
     "fallback_distance_m": _drainage.DEFAULT_FALLBACK_M,
 }
+
+
+def command_settings() -> dict[str, float]:
+    """The settings ``ms4map drainage`` runs with when no option changes them.
+
+    The command's option defaults (``cli/drainage.py``) and ``ms4map batch`` read them
+    here, so a batch town's layers are made exactly as the command makes them.
+    """
+    return {
+        **{k: float(v) for k, v in _overland.DEFAULTS.items()},
+        "fallback_distance_m": float(_drainage.DEFAULT_FALLBACK_M),
+    }
+
+
 _NETWORK_KEYS = ("snap_tolerance_m", "water_tolerance_m", "lateral_tolerance_m")
 _OVERLAND_KEYS = tuple(_overland.DEFAULTS)
 _DRAINAGE_KEYS = ("fallback_distance_m",)

@@ -17,8 +17,9 @@ __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..hydrology.overland import DEFAULTS
+    from ..pipeline import command_settings
 
+    defaults = command_settings()  # also what `ms4map batch` runs each town with
     p = add_command(
         sub,
         "drainage",
@@ -34,13 +35,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="FILE.gpkg", help="output GeoPackage (default: the sidecar)")
     settings = p.add_argument_group("settings (metres)")
     for option, default, metavar, text in (
-        ("--min-depth", DEFAULTS["min_depth_m"], "M",
+        ("--min-depth", defaults["min_depth_m"], "M",
          "a closed depression at least this deep is kept"),
-        ("--min-area", DEFAULTS["min_area_m2"], "M2", "... and at least this large, in m2"),
-        ("--burn-depth", DEFAULTS["burn_depth_m"], "M",
+        ("--min-area", defaults["min_area_m2"], "M2", "... and at least this large, in m2"),
+        ("--burn-depth", defaults["burn_depth_m"], "M",
          "waterbodies and open conveyances are lowered this much"),
-        ("--inlet-depth", DEFAULTS["inlet_depth_m"], "M", "inlet cells are lowered this much"),
-        ("--fallback-distance", 100.0, "M", "without a DEM: nearest inlet within this distance"),
+        ("--inlet-depth", defaults["inlet_depth_m"], "M", "inlet cells are lowered this much"),
+        ("--fallback-distance", defaults["fallback_distance_m"], "M",
+         "without a DEM: nearest inlet within this distance"),
     ):  # fmt: skip
         settings.add_argument(
             option,

@@ -104,29 +104,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _profile(args: argparse.Namespace) -> Any:
-    from ..rules.profiles import load_profile
+    from ..rules.profiles import profile_with
 
-    prof = load_profile(args.profile)
-    if args.pollutants:
-        prof = prof.with_pollutants([x.strip() for x in args.pollutants.split(",") if x.strip()])
-    return prof
+    return profile_with(args.profile, args.pollutants.split(",") if args.pollutants else None)
 
 
 def _waters(args: argparse.Namespace, ws: Workspace) -> Any:
-    from ..rules.waters import Waters, read_303d_csv, read_attains_csv
+    from ..rules.waters import waters_for
 
-    if not args.impairments:
-        return Waters.from_workspace(ws)
-    path = Path(args.impairments)
-    head = path.read_text(encoding="utf-8-sig").splitlines()[:1] if path.is_file() else []
-    if not head:
-        raise InputOpenError(f"--impairments {str(path)!r} does not exist or is empty.")
-    low = head[0].lower()
-    reader = read_attains_csv if "assessment" in low or "parameter" in low else read_303d_csv
-    imp = reader(path, on_error="skip")
-    for finding in _findings(imp):
-        print(f"ms4map: warning: {path.name}: skipped {finding.message}", file=sys.stderr)
-    return Waters.from_workspace(ws, impairments=imp)
+    return waters_for(ws, args.impairments, warn=lambda line: print(line, file=sys.stderr))
 
 
 def _findings(frame: Any) -> list[Any]:

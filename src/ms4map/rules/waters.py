@@ -51,7 +51,9 @@ __all__ = [
     "pollutant_in",
     "read_303d_csv",
     "read_attains_csv",
+    "read_impairments_csv",
     "validate_impairments",
+    "waters_for",
 ]
 
 #: EPA integrated-report categories accepted (``5`` = 303(d) list, ``4a`` = TMDL approved).
@@ -805,3 +807,42 @@ class Waters:
             return set()
         near = cand[cand.geometry.distance(geom) <= distance]
         return set(near["wb_id"].astype(str))
+
+
+def read_impairments_csv(path: str | Path) -> pd.DataFrame:
+    """An impaired-waters CSV, NYSDEC 303(d) or EPA ATTAINS (told apart by its header).
+
+    Rows that cannot be read are skipped and reported as QA findings in the table's
+    ``attrs["qa"]`` (``impairment_row_skipped``).  Used by ``ms4map screen
+    --impairments`` and by ``ms4map batch`` for a town's ``impairments``.
+
+    Raises
+    ------
+    InputOpenError
+        The file does not exist or is empty.
+    """
+    path = Path(path)
+    head = path.read_text(encoding="utf-8-sig").splitlines()[:1] if path.is_file() else []
+    if not head:
+        raise InputOpenError(f"--impairments {str(path)!r} does not exist or is empty.")
+    low = head[0].lower()
+    reader = read_attains_csv if "assessment" in low or "parameter" in low else read_303d_csv
+    return reader(path, on_error="skip")
+
+
+def waters_for(
+    workspace: Any, impairments: str | Path | None = None, *, warn: Any = None
+) -> Waters:
+    """The waters a screening reads: the workspace's, with ``impairments`` (a CSV) instead
+    of its 303(d) layer when given.
+
+    ``warn`` (a callable) is given one line per row of the CSV that was skipped.
+    """
+    if not impairments:
+        return Waters.from_workspace(workspace)
+    imp = read_impairments_csv(impairments)
+    qa = imp.attrs.get("qa")
+    if warn is not None and qa is not None:
+        for finding in qa.findings:
+            warn(f"ms4map: warning: {Path(impairments).name}: skipped {finding.message}")
+    return Waters.from_workspace(workspace, impairments=imp)

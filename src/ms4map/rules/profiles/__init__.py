@@ -22,7 +22,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ __all__ = [
     "Profile",
     "builtin_profile_path",
     "load_profile",
+    "profile_with",
     "remedy_period_hours",
 ]
 
@@ -274,6 +275,20 @@ def remedy_period_hours(enf: Mapping[str, Any]) -> float | None:
 def builtin_profile_path(name: str) -> Path:
     """Path of a bundled profile TOML."""
     return Path(__file__).with_name(f"{name}.toml")
+
+
+def profile_with(
+    profile: str | Path | Profile | None, pollutants: Iterable[str] | None = None
+) -> Profile:
+    """:func:`load_profile`, narrowed to ``pollutants`` when given (``--pollutants``).
+
+    Names are stripped and blank ones dropped.  The one place ``ms4map screen`` and
+    ``ms4map batch`` turn their options into a profile.
+    """
+    prof = load_profile(profile)
+    if not pollutants:
+        return prof
+    return prof.with_pollutants([str(x).strip() for x in pollutants if str(x).strip()])
 
 
 def load_profile(profile: str | Path | Profile | None = None) -> Profile:
