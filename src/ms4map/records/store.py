@@ -312,6 +312,14 @@ class _RecordsBase:
             ),
         )
 
+    def _first_version(
+        self, con: sqlite3.Connection, table: str, geom: Any, **values: Any
+    ) -> dict[str, Any]:
+        """The first version of a new row of ``table`` at ``geom``: the next id, version 1,
+        the point, then ``values``."""
+        key = gpkg.TABLES[table]["id"]
+        return {key: self._next_id(con, table), "version": 1, "geom": self._point(geom), **values}
+
     @staticmethod
     def _next_id(con: sqlite3.Connection, table: str) -> int:
         key = gpkg.TABLES[table]["id"]
@@ -673,17 +681,9 @@ class Records(_RecordsReads):
         values = check_fields(fields, INSPECTION_FIELDS, where="inspection")
         values.setdefault("inspector", self.user)
         with gpkg.write_tx(self.path) as con:
-            new_id = self._next_id(con, "inspections")
-            row = {
-                "inspection_id": new_id,
-                "version": 1,
-                "geom": self._point(geom),
-                "outfall_id": oid,
-                "date": day,
-                **values,
-            }
+            row = self._first_version(con, "inspections", geom, outfall_id=oid, date=day, **values)
             self._insert(con, "inspections", row, action="insert")
-        return new_id
+        return row["inspection_id"]
 
     def open_case(
         self,
@@ -725,21 +725,20 @@ class Records(_RecordsReads):
                         f"Case field 'inspection_id' = {inspection_id}: no such inspection. "
                         "Fix: give the id add_inspection returned (see records.inspections())."
                     )
-            new_id = self._next_id(con, "cases")
-            row = {
-                "case_id": new_id,
-                "version": 1,
-                "geom": self._point(geom),
-                "outfall_id": oid,
-                "status": "opened",
-                "step": "opened",
-                "step_on": day.isoformat(),
-                "profile": self.profile.name,
-                "opened_on": day.isoformat(),
+            row = self._first_version(
+                con,
+                "cases",
+                geom,
+                outfall_id=oid,
+                status="opened",
+                step="opened",
+                step_on=day.isoformat(),
+                profile=self.profile.name,
+                opened_on=day.isoformat(),
                 **values,
-            }
+            )
             self._insert(con, "cases", row, action="open")
-        return new_id
+        return row["case_id"]
 
     def advance_case(
         self,
@@ -883,18 +882,17 @@ class Records(_RecordsReads):
                     f"Sample field 'date' = {day} is before case {case_id} opened "
                     f"({case['opened_on']}). Fix: check the date."
                 )
-            new_id = self._next_id(con, "samples")
-            row = {
-                "sample_id": new_id,
-                "version": 1,
-                "geom": self._point(geom),
-                "case_id": int(case_id),
-                "struct_id": sid,
-                "date": day.isoformat(),
+            row = self._first_version(
+                con,
+                "samples",
+                geom,
+                case_id=int(case_id),
+                struct_id=sid,
+                date=day.isoformat(),
                 **values,
-            }
+            )
             self._insert(con, "samples", row, action="insert")
-        return new_id
+        return row["sample_id"]
 
     def correct(self, table: str, row_id: int, **fields: Any) -> int:
         """Correct a row: a new version with the given fields changed; returns the version.
