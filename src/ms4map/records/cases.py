@@ -201,10 +201,10 @@ def case_deadlines(
         out.append(_appeal_window_row(case, profile, notice, today))
     filed = _d(case.get("appeal_filed_on"))
     if filed is not None:
-        out.append(_appeal_hearing_row(case, profile, filed, today))
+        out.append(_days_after_row(case, profile, _HEARING, filed, today))
     decided = _d(case.get("appeal_decided_on"))
     if decided is not None:
-        out.append(_decision_filed_row(case, profile, decided, today))
+        out.append(_days_after_row(case, profile, _DECISION, decided, today))
         if str(case.get("appeal_outcome") or "") == "upheld":
             out.append(_corrective_action_row(case, profile, decided, fixed, today))
     closed = _d(case.get("closed_on"))
@@ -299,10 +299,29 @@ class _Period:
     rule: str  # the citation rule
     missing: str  # what the law states no of, when the profile has no period
     note: str = ""  # said after that
+    # a period of calendar days (:func:`_days_after_row`): the case field that marks it
+    # done and how the row's reason reads (``{days}``, ``{start}``, ``{law}``)
+    done_on: str = ""
+    reason: str = ""
 
 
-_HEARING = _Period("appeal_hearing", "appeal_hearing_days", "appeal", "hearing period")
-_DECISION = _Period("decision_filed", "decision_filed_days", "appeal", "filing period")
+_HEARING = _Period(
+    "appeal_hearing",
+    "appeal_hearing_days",
+    "appeal",
+    "hearing period",
+    done_on="appeal_decided_on",
+    reason="The appeal is heard within {days} days of its filing on {start} ({law}); "
+    "done = appeal decided.",
+)
+_DECISION = _Period(
+    "decision_filed",
+    "decision_filed_days",
+    "appeal",
+    "filing period",
+    done_on="decision_filed_on",
+    reason="The decision of {start} is filed within {days} days ({law}).",
+)
 _CORRECTIVE = _Period(
     "corrective_action", "corrective_business_days", "appeal", "period after an upheld appeal"
 )
@@ -350,37 +369,19 @@ def _period_row(
     return _row(case, period.deadline, when, state, done, period.rule, reason(int(value), law))
 
 
-def _appeal_hearing_row(
-    case: Mapping[str, Any], profile: Profile, filed: dt.date, today: dt.date
+def _days_after_row(
+    case: Mapping[str, Any], profile: Profile, period: _Period, start: dt.date, today: dt.date
 ) -> dict[str, Any]:
-    """The hearing of a filed appeal (``appeal_hearing_days``; done = appeal decided)."""
+    """A period of calendar days from ``start``: the hearing of a filed appeal
+    (:data:`_HEARING`, done = appeal decided) or the filing of its decision
+    (:data:`_DECISION`)."""
     return _period_row(
         case,
         profile,
-        _HEARING,
-        due=lambda days: filed + dt.timedelta(days=days),
-        done=_d(case.get("appeal_decided_on")),
-        reason=lambda days, law: (
-            f"The appeal is heard within {days} days of its filing on "
-            f"{filed.isoformat()} ({law}); done = appeal decided."
-        ),
-        today=today,
-    )
-
-
-def _decision_filed_row(
-    case: Mapping[str, Any], profile: Profile, decided: dt.date, today: dt.date
-) -> dict[str, Any]:
-    """The filing of the appeal's decision (``decision_filed_days``)."""
-    return _period_row(
-        case,
-        profile,
-        _DECISION,
-        due=lambda days: decided + dt.timedelta(days=days),
-        done=_d(case.get("decision_filed_on")),
-        reason=lambda days, law: (
-            f"The decision of {decided.isoformat()} is filed within {days} days ({law})."
-        ),
+        period,
+        due=lambda days: start + dt.timedelta(days=days),
+        done=_d(case.get(period.done_on)),
+        reason=lambda days, law: period.reason.format(days=days, start=start.isoformat(), law=law),
         today=today,
     )
 
