@@ -38,6 +38,7 @@ import shapely
 
 from .core.errors import DataError, UsageError
 from .core.qa import QAReport
+from .core.schema import PATH_COLUMNS
 from .hydrology.overland import (
     TARGET_KINDS,
     OverlandResult,
@@ -61,17 +62,6 @@ __all__ = [
     "where_does_it_drain",
 ]
 
-#: Where a share of a parcel's runoff goes: the first target, the share, and the outfall
-#: and receiving water it reaches (the drainage table's columns between the parcel id and
-#: how it was found).
-PATH_COLUMNS = (
-    "target_kind",
-    "target_id",
-    "fraction",
-    "outfall_id",
-    "receiving_water",
-    "pwl_id",
-)
 COLUMNS = ["parcel_id", *PATH_COLUMNS, "method", "reason"]
 METHODS = (
     "d8_catchment",

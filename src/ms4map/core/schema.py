@@ -28,6 +28,8 @@ __all__ = [
     "LAYERS",
     "OPEN_CONVEYANCE_KINDS",
     "OUTFALL_STATUSES",
+    "PARCEL_INFO_COLUMNS",
+    "PATH_COLUMNS",
     "SEWER_VALUES",
     "STRUCTURE_KINDS",
     "Column",
@@ -227,6 +229,22 @@ LAYERS: dict[str, LayerSpec] = {
 
 #: Layers that may be fed by several source layers at once.
 MULTI_SOURCE_ROLES = frozenset({"conveyances", "structures", "waterbodies", "outfalls", "roads"})
+
+#: The parcel attributes that per-parcel outputs (septic flags, candidate sources) carry
+#: first, so a row says whose parcel it is.
+PARCEL_INFO_COLUMNS = ("parcel_id", "address", "owner", "owner_address", "prop_class", "sewer")
+
+#: Where a share of a parcel's runoff goes: the first target, the share, and the outfall
+#: and receiving water it reaches (the drainage table's columns between the parcel id and
+#: how it was found).
+PATH_COLUMNS = (
+    "target_kind",
+    "target_id",
+    "fraction",
+    "outfall_id",
+    "receiving_water",
+    "pwl_id",
+)
 
 # --------------------------------------------------------------------------------------
 # Alias tables: canonical column -> known source names (matched case-insensitively).

@@ -38,6 +38,7 @@ import pandas as pd
 from ms4map.core.nulls import is_na, is_truthy
 
 from ..core.errors import DataError, UsageError
+from ..core.schema import PARCEL_INFO_COLUMNS
 from ..drainage import PATH_COLUMNS
 from ..rules.profiles import Profile, load_profile, remedy_period_hours
 
@@ -211,12 +212,7 @@ CANDIDATE_CLASSES = {"4": "commercial property class", "7": "industrial property
 
 #: Columns of :func:`candidate_sources`.
 CANDIDATE_COLUMNS = (
-    "parcel_id",
-    "address",
-    "owner",
-    "owner_address",
-    "prop_class",
-    "sewer",
+    *PARCEL_INFO_COLUMNS,
     "fraction",
     "outfall_id",
     "priority",

@@ -36,6 +36,7 @@ import pandas as pd
 from ..core.errors import DataError, UsageError
 from ..core.nulls import is_blank
 from ..core.qa import QAReport
+from ..core.schema import PATH_COLUMNS
 from .profiles import EXEMPTION_CODES, Profile, load_profile
 from .waters import Waters, missing_layer_reason, missing_layer_short, pollutant_in
 
@@ -73,16 +74,7 @@ PROJECT_TYPES = (
     "road",
     "other",
 )
-DRAINAGE_COLUMNS = (
-    "target_kind",
-    "target_id",
-    "fraction",
-    "outfall_id",
-    "receiving_water",
-    "pwl_id",
-    "method",
-    "reason",
-)
+DRAINAGE_COLUMNS = (*PATH_COLUMNS, "method", "reason")
 TARGET_KINDS = ("inlet", "conveyance", "water_direct", "depression", "off_dem", "unknown")
 _MS4_KINDS = ("inlet", "conveyance")
 _REACH_KINDS = ("inlet", "conveyance", "water_direct")

@@ -32,6 +32,7 @@ import pandas as pd
 from ..core.errors import DataError
 from ..core.nulls import is_blank
 from ..core.qa import QAReport
+from ..core.schema import PARCEL_INFO_COLUMNS
 from .conditions import join_unique
 from .profiles import Profile, load_profile
 from .waters import Waters, pollutant_in
@@ -66,22 +67,8 @@ _FAILURE_WORDS = (
     ("E", r"structur|collapse|crack|broken"),
 )
 
-SEPTIC_COLUMNS = (
-    "parcel_id",
-    "address",
-    "owner",
-    "owner_address",
-    "prop_class",
-    "sewer",
-    "septic_source",
-    "tributary",
-    "flagged",
-    "ms4_fraction",
-    "direct_fraction",
-    "outfall_id",
-    "outfalls",
-    "receiving_water",
-    "pwl_id",
+#: The columns :func:`_assess_parcel` decides for each septic parcel.
+_ASSESSED_COLUMNS = (
     "special_condition",
     "listed_pollutants",
     "septic_pollutant",
@@ -94,6 +81,19 @@ SEPTIC_COLUMNS = (
     "priority_label",
     "method",
     "reason",
+)
+SEPTIC_COLUMNS = (
+    *PARCEL_INFO_COLUMNS,
+    "septic_source",
+    "tributary",
+    "flagged",
+    "ms4_fraction",
+    "direct_fraction",
+    "outfall_id",
+    "outfalls",
+    "receiving_water",
+    "pwl_id",
+    *_ASSESSED_COLUMNS,
 )
 _MS4_KINDS = ("inlet", "conveyance")
 _FT = 0.3048
@@ -212,21 +212,6 @@ def flag_septic_table(
     return out
 
 
-#: The columns :func:`_assess_parcel` decides for each septic parcel.
-_ASSESSED_COLUMNS = (
-    "special_condition",
-    "listed_pollutants",
-    "septic_pollutant",
-    "within_setback",
-    "setback_feature",
-    "failure_codes",
-    "failure_conditions",
-    "violation",
-    "priority",
-    "priority_label",
-    "method",
-    "reason",
-)
 #: The columns of :func:`_septic_frame` that :func:`_assess_parcel` reads.
 _ASSESS_INPUTS = (
     "parcel_id",
