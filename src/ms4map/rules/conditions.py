@@ -1655,16 +1655,15 @@ def _resolve_site(
             raise DataError("The pipeline result has no drainage table.")
         rows = combine_parcel_rows(drainage, ids, areas)
         dom = sel.iloc[int(np.argmax(sel.geometry.area.to_numpy()))]
-        info = SiteInfo(
-            label=", ".join(ids),
-            kind="parcels",
-            parcel_ids=ids,
-            area_acres=float(sum(areas.values()) / ACRE_M2),
-            prop_class=None if is_blank(dom.get("prop_class")) else str(dom["prop_class"]),
+        info = _site_info(
+            ", ".join(ids),
+            "parcels",
+            ids,
+            float(sum(areas.values()) / ACRE_M2),
+            dom=dom,
+            sel=sel,
             geometry=geom,
-            crs=workspace.crs.to_string(),
-            address=None if is_blank(dom.get("address")) else str(dom["address"]),
-            prop_classes=_classes(sel),
+            workspace=workspace,
         )
         return info, rows, sel
     # polygon
@@ -1711,18 +1710,43 @@ def _resolve_site(
     rows = _as_rows(_drainage.polygon_drainage(result, geom))
     inter = sel.geometry.intersection(geom).area.to_numpy()
     dom = sel.iloc[int(np.argmax(inter))]
-    info = SiteInfo(
-        label=label,
-        kind="polygon",
-        parcel_ids=[str(p) for p in sel["parcel_id"]],
-        area_acres=float(geom.area * unit * unit / ACRE_M2),
-        prop_class=None if is_blank(dom.get("prop_class")) else str(dom["prop_class"]),
+    info = _site_info(
+        label,
+        "polygon",
+        [str(p) for p in sel["parcel_id"]],
+        float(geom.area * unit * unit / ACRE_M2),
+        dom=dom,
+        sel=sel,
         geometry=geom,
+        workspace=workspace,
+    )
+    return info, rows, sel
+
+
+def _site_info(
+    label: str,
+    kind: str,
+    parcel_ids: list[str],
+    area_acres: float,
+    *,
+    dom: Any,
+    sel: Any,
+    geometry: Any,
+    workspace: Any,
+) -> SiteInfo:
+    """The :class:`SiteInfo` of a resolved site; ``dom`` is its dominant parcel (class and
+    address), ``sel`` all its parcels."""
+    return SiteInfo(
+        label=label,
+        kind=kind,
+        parcel_ids=parcel_ids,
+        area_acres=area_acres,
+        prop_class=None if is_blank(dom.get("prop_class")) else str(dom["prop_class"]),
+        geometry=geometry,
         crs=workspace.crs.to_string(),
         address=None if is_blank(dom.get("address")) else str(dom["address"]),
         prop_classes=_classes(sel),
     )
-    return info, rows, sel
 
 
 def _reach_hits(
