@@ -1115,14 +1115,14 @@ def _check_geometries(
     geom = gdf.geometry
     missing = geom.isna() | geom.is_empty
     if missing.any():
-        ids = _ids_for(gdf, missing, id_col)
-        report.warning(
+        _warn_features(
+            report,
             "empty_geometry",
             label,
-            f"{int(missing.sum())} feature(s) have no geometry and were left out.",
-            feature_id=", ".join(ids[:20]),
-            count=int(missing.sum()),
-            fix="Digitise or delete these features.",
+            _ids_for(gdf, missing, id_col),
+            int(missing.sum()),
+            "feature(s) have no geometry and were left out.",
+            "Digitise or delete these features.",
         )
         gdf = gdf[~missing].copy()
         geom = gdf.geometry
@@ -1150,13 +1150,14 @@ def _check_geometries(
                 if spec.geometry == "Polygon":
                     fixed = np.array([_polygonal(g) for g in fixed], dtype=object)
                 gdf.loc[invalid, "geometry"] = fixed
-                report.warning(
+                _warn_features(
+                    report,
                     "repaired_geometry",
                     label,
-                    f"{int(invalid.sum())} invalid geometries were repaired (make_valid).",
-                    feature_id=", ".join(ids[:20]),
-                    count=int(invalid.sum()),
-                    fix="Check the repaired shapes; fix them in your GIS to silence this.",
+                    ids,
+                    int(invalid.sum()),
+                    "invalid geometries were repaired (make_valid).",
+                    "Check the repaired shapes; fix them in your GIS to silence this.",
                 )
             else:
                 reasons = shapely.is_valid_reason(gdf.geometry.values[invalid.values])
@@ -1184,6 +1185,14 @@ def _check_geometries(
             gdf = gdf.copy()
             gdf.loc[multi, "geometry"] = gdf.geometry[multi].centroid
     return gdf
+
+
+def _warn_features(
+    report: QAReport, code: str, label: str, ids: list[str], n: int, what: str, fix: str
+) -> None:
+    """A warning about ``n`` features of layer ``label`` (``"{n} {what}"``; the first 20
+    ids named)."""
+    report.warning(code, label, f"{n} {what}", feature_id=", ".join(ids[:20]), count=n, fix=fix)
 
 
 def _polygonal(g: Any) -> Any:
