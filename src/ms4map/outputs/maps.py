@@ -74,6 +74,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BASEMAPS",
     "OVERLAND_METHODS",
+    "BASE_LAYERS",
     "LAYER_ORDER",
     "MapLayer",
     "OutfallArea",
@@ -117,12 +118,8 @@ BASEMAPS: dict[str, tuple[str | None, str]] = {
     ),
 }
 
-#: Draw order, bottom to top.
-LAYER_ORDER = (
-    "ms4_area",
-    "sewer_districts",
-    "tmdl_watersheds",
-    "sewersheds",
+#: The workspace's own layers (what the investigation map shows first), bottom to top.
+BASE_LAYERS = (
     "parcels",
     "waterbodies",
     "impaired_waters",
@@ -130,6 +127,8 @@ LAYER_ORDER = (
     "structures",
     "outfalls",
 )
+#: Draw order, bottom to top.
+LAYER_ORDER = ("ms4_area", "sewer_districts", "tmdl_watersheds", "sewersheds", *BASE_LAYERS)
 
 LAYER_LABELS = {
     "ms4_area": "MS4 area",

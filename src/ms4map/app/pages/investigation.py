@@ -6,6 +6,7 @@ import streamlit as st
 
 from ...analysis.outfalls import outfall_area, outfall_inventory
 from ...analysis.paths import feature_geometry
+from ...outputs import maps
 from .. import mapview, state, widgets
 
 
@@ -68,18 +69,7 @@ def render() -> None:
         "inv_map",
         ws,
         layers,
-        visible=[
-            k
-            for k in (
-                "parcels",
-                "waterbodies",
-                "impaired_waters",
-                "conveyances",
-                "structures",
-                "outfalls",
-            )
-            if k in layers
-        ],
+        visible=[k for k in maps.BASE_LAYERS if k in layers],
         highlights=highlights,
         focus=focus_geom,
         focus_zoom=(12, 18),
