@@ -92,35 +92,19 @@ def render() -> None:
 
     with st.container(border=True):
         c1, c2 = st.columns(2)
-        disturbed = c1.number_input(
-            "Disturbed acres",
-            min_value=0.0,
-            max_value=100000.0,
-            value=1.0,
-            step=0.1,
-            key="screen_acres",
-        )
-        plan = c2.number_input(
+        disturbed = _acres_input(c1, "Disturbed acres", 1.0, "screen_acres")
+        plan = _acres_input(
+            c2,
             "Common plan of development acres (0 = not part of a larger plan)",
-            min_value=0.0,
-            max_value=100000.0,
-            value=0.0,
-            step=0.1,
-            key="screen_plan",
+            0.0,
+            "screen_plan",
         )
         c3, c4, c5 = st.columns(3)
-        ptype = c3.selectbox(
-            "Project type",
-            [GUESS, *conditions.PROJECT_TYPES],
-            key="screen_type",
-            format_func=lambda s: s.replace("_", " "),
-        )
+        types = [GUESS, *conditions.PROJECT_TYPES]
+        ptype = c3.selectbox("Project type", types, key="screen_type", format_func=_spaced)
         codes = getattr(state.library("rules.profiles"), "EXEMPTION_CODES", ())
         exemption = c4.selectbox(
-            "Exemption claimed",
-            [NONE, *codes],
-            key="screen_exemption",
-            format_func=lambda s: s.replace("_", " "),
+            "Exemption claimed", [NONE, *codes], key="screen_exemption", format_func=_spaced
         )
         profile = c5.selectbox("Municipality profile", PROFILES, key="screen_profile")
         with st.expander("Application (printed on the report)"):
@@ -384,24 +368,16 @@ def _downloads(ws: Workspace, det: Any) -> None:
         )
         return
     try:
-        html = _call_report(report, "html", det, ws)
-        if html is not None:
-            c2.download_button(
-                "Download report (HTML)",
-                html,
-                file_name=f"screening_{label}.html",
-                mime="text/html",
-                key="screen_dl_html",
-            )
-        pdf = _call_report(report, "pdf", det, ws)
-        if pdf is not None:
-            c3.download_button(
-                "Download report (PDF)",
-                pdf,
-                file_name=f"screening_{label}.pdf",
-                mime="application/pdf",
-                key="screen_dl_pdf",
-            )
+        for kind, col, mime in (("html", c2, "text/html"), ("pdf", c3, "application/pdf")):
+            data = _call_report(report, kind, det, ws)
+            if data is not None:
+                col.download_button(
+                    f"Download report ({kind.upper()})",
+                    data,
+                    file_name=f"screening_{label}.{kind}",
+                    mime=mime,
+                    key=f"screen_dl_{kind}",
+                )
     except Exception as exc:  # noqa: BLE001
         c2.warning(f"The report could not be made: {exc}")
 
@@ -417,3 +393,15 @@ def _call_report(report: Any, kind: str, det: Any, ws: Workspace) -> Any:
     with tempfile.TemporaryDirectory(dir=app_data_dir()) as tmp:
         path = report.write_pdf(det, f"{tmp}/report.pdf")
         return open(path, "rb").read()
+
+
+def _acres_input(col: Any, label: str, value: float, key: str) -> float:
+    """An acreage field (0 to 100,000 acres in steps of 0.1)."""
+    return col.number_input(
+        label, min_value=0.0, max_value=100000.0, value=value, step=0.1, key=key
+    )
+
+
+def _spaced(code: str) -> str:
+    """A code word as shown in a choice: spaces for underscores."""
+    return code.replace("_", " ")
