@@ -1359,27 +1359,34 @@ def _downstream_index(d8: np.ndarray) -> np.ndarray:
 
 
 def _target_findings(targets: TargetGrid, qa: QAReport) -> None:
-    if targets.off_inlets:
-        qa.warning(
+    """QA on the inlets put on the grid: those off the DEM, those sharing a cell."""
+    findings = (
+        (
+            targets.off_inlets,
+            qa.warning,
             "inlet_off_dem",
-            "structures",
-            f"{len(targets.off_inlets)} inlet(s) lie outside the DEM or on nodata cells; they "
-            "get no surface catchment.",
-            feature_id=", ".join(targets.off_inlets[:50]),
-            count=len(targets.off_inlets),
-            fix="Use a DEM that covers the whole storm network.",
-            step="overland",
-        )
-    if targets.shared:
-        qa.info(
+            "lie outside the DEM or on nodata cells; they get no surface catchment.",
+            {"fix": "Use a DEM that covers the whole storm network."},
+        ),
+        (
+            targets.shared,
+            qa.info,
             "inlets_share_cell",
-            "structures",
-            f"{len(targets.shared)} inlet(s) share a DEM cell with another inlet; the first one "
-            "takes that cell's runoff.",
-            feature_id=", ".join(targets.shared[:50]),
-            count=len(targets.shared),
-            step="overland",
-        )
+            "share a DEM cell with another inlet; the first one takes that cell's runoff.",
+            {},
+        ),
+    )
+    for ids, add, code, what, fix in findings:
+        if ids:
+            add(
+                code,
+                "structures",
+                f"{len(ids)} inlet(s) {what}",
+                feature_id=", ".join(ids[:50]),
+                count=len(ids),
+                step="overland",
+                **fix,
+            )
 
 
 def _target_table(targets: TargetGrid, labels: np.ndarray, cell_area_m2: float) -> pd.DataFrame:
