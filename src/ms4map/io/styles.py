@@ -188,6 +188,11 @@ def _parcel(title: str, classes: tuple[StyleClass, ...]) -> LayerStyle:
     )
 
 
+def _marker(title: str, classes: tuple[StyleClass, ...]) -> LayerStyle:
+    # QA findings and IDDE records: opaque points of 5 px
+    return LayerStyle(title, "point", classes, fill_opacity=1.0, radius=5.0)
+
+
 def _drainage_classes(column: str) -> tuple[StyleClass, ...]:
     groups: dict[str, list[str]] = {}
     for kind, label in DRAINAGE_CLASS_OF_TARGET.items():
@@ -318,27 +323,21 @@ LAYER_STYLES: dict[str, LayerStyle] = {
         fill_opacity=0.9,
         radius=3.5,
     ),
-    "network_qa": LayerStyle(
+    "network_qa": _marker(
         "Network QA",
-        "point",
         (
             StyleClass("error", "#d73027", (("level", ("error",)),)),
             StyleClass("warning", "#fdae61", (("level", ("warning",)),)),
             StyleClass("info", "#74add1"),
         ),
-        fill_opacity=1.0,
-        radius=5.0,
     ),
-    "field_check": LayerStyle(
+    "field_check": _marker(
         "Field check",
-        "point",
         (
             StyleClass("loose end", "#ff7f00", (("what", ("loose_end",)),)),
             StyleClass("terminal at structure", "#6a3d9a", (("what", ("terminal_at_structure",)),)),
             StyleClass("unassigned structure", "#d73027"),
         ),
-        fill_opacity=1.0,
-        radius=5.0,
     ),
     # -- IDDE records ----------------------------------------------------------------------
     "outfall_status": LayerStyle(
@@ -349,9 +348,8 @@ LAYER_STYLES: dict[str, LayerStyle] = {
         radius=6.0,
         weight=1.5,
     ),
-    "inspections": LayerStyle(
+    "inspections": _marker(
         "Inspections",
-        "point",
         (
             StyleClass(
                 "dry-weather flow", OUTFALL_COLOURS["flowing"], (("flow_present", (True,)),)
@@ -359,19 +357,14 @@ LAYER_STYLES: dict[str, LayerStyle] = {
             StyleClass("no flow", OUTFALL_COLOURS["not_flowing"], (("flow_present", (False,)),)),
             StyleClass("not recorded", OUTFALL_COLOURS["unknown"]),
         ),
-        fill_opacity=1.0,
-        radius=5.0,
     ),
-    "samples": LayerStyle(
+    "samples": _marker(
         "Track-down samples",
-        "point",
         (
             StyleClass("flow found", OUTFALL_COLOURS["illicit"], (("result", ("flow",)),)),
             StyleClass("clean", OUTFALL_COLOURS["not_flowing"], (("result", ("clean",)),)),
             StyleClass("not recorded", OUTFALL_COLOURS["unknown"]),
         ),
-        fill_opacity=1.0,
-        radius=5.0,
     ),
     "cases": LayerStyle(
         "IDDE cases",
