@@ -1028,14 +1028,16 @@ def _normalise_values(
         unknown = sorted({str(v) for v in kinds if not schema.is_known_structure_code(v)})
         out["kind"] = schema.map_unique(out["kind"], schema.normalize_structure_kind)
         out["kind"] = out["kind"].where(out["kind"].notna(), "other")
-        if unknown and "kind" in used:
-            report.info(
+        if unknown:
+            _unread_values(
+                report,
                 "unknown_kind_code",
                 label,
+                used,
+                "kind",
                 f"Structure type codes not in the alias table were mapped to 'other': {unknown[:20]}.",
-                column=used["kind"],
-                fix='Add a value map, e.g. [structures.values.kind] CODE = "catch_basin".',
-                count=int(sum(1 for v in out["kind"] if v == "other")),
+                int(sum(1 for v in out["kind"] if v == "other")),
+                'Add a value map, e.g. [structures.values.kind] CODE = "catch_basin".',
             )
         for c in ("rim_elev", "invert_elev"):
             out[c] = schema.normalize_elevations(out[c])
@@ -1049,14 +1051,16 @@ def _normalise_values(
         sizes = schema.map_unique(out["diameter_in"], schema.parse_pipe_size)
         parseable = schema.map_unique(out["diameter_in"], schema.is_parseable_pipe_size)
         bad = out["diameter_in"][~parseable.to_numpy(dtype=bool)].astype(str).tolist()
-        if bad and "diameter_in" in used:
-            report.info(
+        if bad:
+            _unread_values(
+                report,
                 "unparsed_pipe_size",
                 label,
+                used,
+                "diameter_in",
                 f"Pipe sizes not understood were left missing: {sorted(set(bad))[:10]}.",
-                column=used["diameter_in"],
-                count=len(bad),
-                fix="Use inches, e.g. 15'' or 60''X42'' (span x rise).",
+                len(bad),
+                "Use inches, e.g. 15'' or 60''X42'' (span x rise).",
             )
         rise_given = pd.to_numeric(
             schema.map_unique(out["rise_in"], lambda v: schema.parse_pipe_size(v)[0]),
@@ -1185,6 +1189,22 @@ def _check_geometries(
             gdf = gdf.copy()
             gdf.loc[multi, "geometry"] = gdf.geometry[multi].centroid
     return gdf
+
+
+def _unread_values(
+    report: QAReport,
+    code: str,
+    label: str,
+    used: Mapping[str, str],
+    column: str,
+    message: str,
+    count: int,
+    fix: str,
+) -> None:
+    """Note values of canonical ``column`` that were not understood, when the column
+    came from the user's layer (``used``: canonical -> source column)."""
+    if column in used:
+        report.info(code, label, message, column=used[column], count=count, fix=fix)
 
 
 def _warn_features(
