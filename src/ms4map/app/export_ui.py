@@ -26,6 +26,16 @@ MIME = {
 }
 
 
+def layer_download(
+    label: str, name: str, frame: Any, ws: Any, *, key: str, token: str = ""
+) -> None:
+    """:func:`results_download` of one layer ``name`` (the file named after it) with the
+    workspace's provenance."""
+    results_download(
+        label, lambda: {name: frame}, stem=name, provenance=ws.provenance, key=key, token=token
+    )
+
+
 def results_download(
     label: str,
     layers: Callable[[], dict[str, Any]],

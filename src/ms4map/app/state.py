@@ -34,6 +34,7 @@ __all__ = [
     "map_layers",
     "not_available",
     "outfall_inventory",
+    "page",
     "pipeline_result",
     "plain",
     "set_app_dir",
@@ -420,3 +421,11 @@ def context(*, need_result: bool = True) -> AppContext | None:
         return None
     result = pipeline_result(ws) if need_result else None
     return AppContext(ws, result)
+
+
+def page(title: str, caption: str | None = None) -> AppContext | None:
+    """Start a page: its title (and caption), then :func:`context`."""
+    st.title(title)
+    if caption is not None:
+        st.caption(caption)
+    return context()

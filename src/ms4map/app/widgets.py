@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "csv_download",
     "feature_details",
+    "has_outfalls",
     "notice_download",
     "outfall_summary",
     "page_link",
@@ -71,6 +72,14 @@ def search_box(
         return None
     lyr, fid = choice.split("|", 1)
     return lyr, fid
+
+
+def has_outfalls(inventory: pd.DataFrame) -> bool:
+    """Whether the outfall inventory has rows; a warning when it has none."""
+    if len(inventory):
+        return True
+    st.warning("This workspace has no outfalls.")
+    return False
 
 
 def page_link(name: str, label: str, **query: str) -> None:

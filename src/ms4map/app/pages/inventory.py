@@ -15,19 +15,17 @@ def _pdf(_ws, _result, fingerprint: str, _inv) -> bytes:
 
 
 def render() -> None:
-    st.title("Outfall inventory")
-    st.caption(
+    ctx = state.page(
+        "Outfall inventory",
         "Every outfall with its receiving water (PWL id), status, sewershed and what "
-        "drains to it (NYSDEC MS4 general permit: outfall map and inventory)."
+        "drains to it (NYSDEC MS4 general permit: outfall map and inventory).",
     )
-    ctx = state.context()
     if ctx is None:
         return
     ws, result = ctx.ws, ctx.result
     septic = state.septic_layer(ws, result) if result is not None else None
     inv = state.outfall_inventory(ws, result, septic)
-    if not len(inv):
-        st.warning("This workspace has no outfalls.")
+    if not widgets.has_outfalls(inv):
         return
     c = st.columns(5)
     c[0].metric("Outfalls", len(inv))
@@ -84,11 +82,11 @@ def render() -> None:
     if sheds is not None and len(sheds):  # the outfalls' sewersheds, in the export formats
         from .. import export_ui
 
-        export_ui.results_download(
+        export_ui.layer_download(
             "the sewersheds",
-            lambda: {"sewersheds": sheds},
-            stem="sewersheds",
-            provenance=ws.provenance,
+            "sewersheds",
+            sheds,
+            ws,
             key="inventory_export",
             token=ws.fingerprint(),
         )

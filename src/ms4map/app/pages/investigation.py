@@ -11,18 +11,16 @@ from .. import mapview, state, widgets
 
 
 def render() -> None:
-    st.title("Outfall investigation")
-    st.caption(
+    ctx = state.page(
+        "Outfall investigation",
         "Choose an outfall with dry-weather flow: its sewershed, upstream network and "
-        "contributing parcels are highlighted, and candidate sources are listed."
+        "contributing parcels are highlighted, and candidate sources are listed.",
     )
-    ctx = state.context()
     if ctx is None:
         return
     ws, result = ctx.ws, ctx.result
     inv = outfall_inventory(ws, result)
-    if not len(inv):
-        st.warning("This workspace has no outfalls.")
+    if not widgets.has_outfalls(inv):
         return
     ids = inv["outfall_id"].tolist()
     status = dict(zip(inv["outfall_id"], inv["status"].astype(str), strict=True))

@@ -14,8 +14,7 @@ PARCEL_COLOURINGS = {
 
 
 def render() -> None:
-    st.title("Map")
-    ctx = state.context()
+    ctx = state.page("Map")
     if ctx is None:
         return
     ws, result = ctx.ws, ctx.result

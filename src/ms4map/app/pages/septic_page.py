@@ -11,8 +11,7 @@ LETTER_COLUMNS = ("parcel_id", "owner", "owner_address", "address")
 
 
 def render() -> None:
-    st.title("Septic systems tributary to the MS4")
-    ctx = state.context()
+    ctx = state.page("Septic systems tributary to the MS4")
     if ctx is None:
         return
     ws, result = ctx.ws, ctx.result
@@ -114,11 +113,11 @@ def render() -> None:
     from .. import export_ui  # the layer as GeoPackage / geodatabase / shapefiles / GeoJSON
 
     ids = tuple(sel["parcel_id"].astype(str)) if "parcel_id" in sel.columns else (len(sel),)
-    export_ui.results_download(
+    export_ui.layer_download(
         "the parcels shown",
-        lambda: {"septic": sel},
-        stem="septic",
-        provenance=ws.provenance,
+        "septic",
+        sel,
+        ws,
         key="septic_export",
         token=f"{ws.fingerprint()}:{hash(ids)}",
     )
