@@ -82,6 +82,10 @@ def add_business_days(start: dt.date, days: int) -> dt.date:
     return d
 
 
+def _add_days(d: dt.date, days: int) -> dt.date:
+    return d + dt.timedelta(days=days)
+
+
 def _add_years(d: dt.date, years: int) -> dt.date:
     try:
         return d.replace(year=d.year + years)
@@ -201,15 +205,27 @@ def case_deadlines(
         out.append(_appeal_window_row(case, profile, notice, today))
     filed = _d(case.get("appeal_filed_on"))
     if filed is not None:
-        out.append(_days_after_row(case, profile, _HEARING, filed, today))
+        hearing_done = _d(case.get("appeal_decided_on"))
+        out.append(_period_row(case, profile, _HEARING, filed, done=hearing_done, today=today))
     decided = _d(case.get("appeal_decided_on"))
     if decided is not None:
-        out.append(_days_after_row(case, profile, _DECISION, decided, today))
+        filed_on = _d(case.get("decision_filed_on"))
+        out.append(_period_row(case, profile, _DECISION, decided, done=filed_on, today=today))
         if str(case.get("appeal_outcome") or "") == "upheld":
-            out.append(_corrective_action_row(case, profile, decided, fixed, today))
+            out.append(_period_row(case, profile, _CORRECTIVE, decided, done=fixed, today=today))
     closed = _d(case.get("closed_on"))
     if closed is not None:
-        out.append(_retention_row(case, profile, closed, today))
+        out.append(
+            _period_row(
+                case,
+                profile,
+                _RETENTION,
+                closed,
+                done=None,
+                today=today,
+                status=lambda due: "keep" if today <= due else "may_discard",
+            )
+        )
     return out
 
 
@@ -299,10 +315,8 @@ class _Period:
     rule: str  # the citation rule
     missing: str  # what the law states no of, when the profile has no period
     note: str = ""  # said after that
-    # a period of calendar days (:func:`_days_after_row`): the case field that marks it
-    # done and how the row's reason reads (``{days}``, ``{start}``, ``{law}``)
-    done_on: str = ""
-    reason: str = ""
+    reason: str = ""  # how the row's reason reads ({n}, {start}, {law}, {value})
+    after: Callable[[dt.date, int], dt.date] = _add_days  # the deadline n after start
 
 
 _HEARING = _Period(
@@ -310,8 +324,7 @@ _HEARING = _Period(
     "appeal_hearing_days",
     "appeal",
     "hearing period",
-    done_on="appeal_decided_on",
-    reason="The appeal is heard within {days} days of its filing on {start} ({law}); "
+    reason="The appeal is heard within {n} days of its filing on {start} ({law}); "
     "done = appeal decided.",
 )
 _DECISION = _Period(
@@ -319,11 +332,16 @@ _DECISION = _Period(
     "decision_filed_days",
     "appeal",
     "filing period",
-    done_on="decision_filed_on",
-    reason="The decision of {start} is filed within {days} days ({law}).",
+    reason="The decision of {start} is filed within {n} days ({law}).",
 )
 _CORRECTIVE = _Period(
-    "corrective_action", "corrective_business_days", "appeal", "period after an upheld appeal"
+    "corrective_action",
+    "corrective_business_days",
+    "appeal",
+    "period after an upheld appeal",
+    reason="The appeal upheld the notice on {start}: corrected within {n} business days "
+    "(Mon-Fri; holidays not counted) ({law}).",
+    after=add_business_days,
 )
 _RETENTION = _Period(
     "records_retention",
@@ -331,6 +349,9 @@ _RETENTION = _Period(
     "records",
     "retention period",
     "; ms4map never deletes records",
+    reason="Keep the case records {n} years after it closed on {start} "
+    "({law}: records_years = {value}).",
+    after=_add_years,
 )
 
 
@@ -338,18 +359,18 @@ def _period_row(
     case: Mapping[str, Any],
     profile: Profile,
     period: _Period,
+    start: dt.date,
     *,
-    due: Callable[[int], dt.date],
     done: dt.date | None,
-    reason: Callable[[int, str], str],
     today: dt.date,
     status: Callable[[dt.date], str] | None = None,
 ) -> dict[str, Any]:
-    """The row of a deadline that runs ``period`` from an event.
+    """The row of a deadline that runs ``period`` from the event on ``start``.
 
-    ``due(n)`` is the deadline for a period of ``n`` (days, business days or years),
-    ``reason(n, law)`` says how it is set; ``status`` defaults to met/late/pending/overdue
-    against ``done``.  Without the period in the profile the row is ``not_stated``.
+    The deadline is ``period.after(start, n)`` for a period of ``n`` (days, business days
+    or years) and ``period.reason`` says how it is set; ``status`` defaults to
+    met/late/pending/overdue against ``done``.  Without the period in the profile the
+    row is ``not_stated``.
     """
     law = _law(profile)
     value = profile.enforcement.get(period.key)
@@ -364,65 +385,8 @@ def _period_row(
             f"The {profile.law} states no {period.missing} "
             f"({law}: {period.key} = {value!r}){period.note}.",
         )
-    when = due(int(value))
+    n = int(value)
+    when = period.after(start, n)
     state = status(when) if status is not None else _progress(when, done, today)
-    return _row(case, period.deadline, when, state, done, period.rule, reason(int(value), law))
-
-
-def _days_after_row(
-    case: Mapping[str, Any], profile: Profile, period: _Period, start: dt.date, today: dt.date
-) -> dict[str, Any]:
-    """A period of calendar days from ``start``: the hearing of a filed appeal
-    (:data:`_HEARING`, done = appeal decided) or the filing of its decision
-    (:data:`_DECISION`)."""
-    return _period_row(
-        case,
-        profile,
-        period,
-        due=lambda days: start + dt.timedelta(days=days),
-        done=_d(case.get(period.done_on)),
-        reason=lambda days, law: period.reason.format(days=days, start=start.isoformat(), law=law),
-        today=today,
-    )
-
-
-def _corrective_action_row(
-    case: Mapping[str, Any],
-    profile: Profile,
-    decided: dt.date,
-    fixed: dt.date | None,
-    today: dt.date,
-) -> dict[str, Any]:
-    """The correction after an upheld appeal (``corrective_business_days``)."""
-    return _period_row(
-        case,
-        profile,
-        _CORRECTIVE,
-        due=lambda days: add_business_days(decided, days),
-        done=fixed,
-        reason=lambda days, law: (
-            f"The appeal upheld the notice on {decided.isoformat()}: corrected within "
-            f"{days} business days (Mon-Fri; holidays not counted) ({law})."
-        ),
-        today=today,
-    )
-
-
-def _retention_row(
-    case: Mapping[str, Any], profile: Profile, closed: dt.date, today: dt.date
-) -> dict[str, Any]:
-    """How long the closed case's records are kept (``records_years``)."""
-    years = profile.enforcement.get("records_years")
-    return _period_row(
-        case,
-        profile,
-        _RETENTION,
-        due=lambda n: _add_years(closed, n),
-        done=None,
-        reason=lambda n, law: (
-            f"Keep the case records {n} years after it closed on {closed.isoformat()} "
-            f"({law}: records_years = {years})."
-        ),
-        status=lambda due: "keep" if today <= due else "may_discard",
-        today=today,
-    )
+    reason = period.reason.format(n=n, start=start.isoformat(), law=law, value=value)
+    return _row(case, period.deadline, when, state, done, period.rule, reason)
