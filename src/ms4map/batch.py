@@ -150,7 +150,7 @@ class Town:
             "profile": self.profile,
             "impairments": self.impairments,
             "pollutants": list(self.pollutants),
-            "drainage_settings": _drainage_settings(self),
+            "drainage_settings": _command_settings(),
             "option_files": {str(p): file_sha256(p) for p in self.option_files()},
         }
 
@@ -410,8 +410,7 @@ def check_outputs(towns: Sequence[Town], out_dir: str | Path) -> Path:
 # ======================================================================================
 # One town
 # ======================================================================================
-def _drainage_settings(town: Town) -> dict[str, Any]:
-    """The settings of the town's drainage layers: ``ms4map drainage``'s defaults."""
+def _command_settings() -> dict[str, Any]:
     from .pipeline import command_settings
 
     return command_settings()
@@ -495,7 +494,7 @@ def _compute(town: Town, out: Path) -> dict[str, Any]:
     ws = open_workspace(town.workspace)  # as `ms4map drainage` / `screen` open it
     protected = [*ws.inputs, town.workspace, *town.option_files()]
     out = check_output_path(out, protected=protected, suffixes=(".gpkg",))
-    settings = _drainage_settings(town)
+    settings = pipeline.command_settings()  # `ms4map drainage`'s defaults
     res = pipeline.run(ws, use_cache=False, **settings)
     # `ms4map screen` runs the chain with the default settings; reuse the drainage run
     # when they are the same (they are, unless the drainage command's defaults change)

@@ -14,6 +14,7 @@ import shapely
 from shapely.geometry import LineString
 
 from ..core.nulls import is_na
+from ..hydrology.overland import walk_down
 from .frames import column_or_none as _col
 from .frames import feature_ids as _ids
 
@@ -317,7 +318,7 @@ def _inlet_point(ws: Workspace, result: ResultLike | None, node_id: str) -> Any:
 def _d8_line(ov: Any, poly: Any, kind: str, target_id: str, max_cells: int = 20000) -> Any:
     """Steepest-descent line from the parcel's part draining to a target down to it."""
     label = ov.label_of(kind, target_id)
-    if label is None or getattr(ov, "flwdir", None) is None:
+    if label is None or getattr(ov, "idxs_ds", None) is None:
         return None
     t = ov.transform
     h, w = ov.shape
@@ -336,18 +337,9 @@ def _d8_line(ov: Any, poly: Any, kind: str, target_id: str, max_cells: int = 200
     px, py = xs[inside], ys[inside]
     k = int(np.argmin((px - px.mean()) ** 2 + (py - py.mean()) ** 2))
     start = int(rr[inside][k] * w + cc[inside][k])
-    try:
-        down = ov.flwdir.idxs_ds  # downstream cell of every cell (a pit: itself)
-    except Exception:  # noqa: BLE001 - no line rather than no map
-        return None
+    # the downstream index, not the pyflwdir graph (building it costs seconds on a county)
     mask = np.asarray(ov.target_mask).ravel()
-    idx = [start]
-    while len(idx) < max_cells and not mask[idx[-1]]:  # stop at the target's first cell
-        nxt = int(down[idx[-1]])
-        if nxt == idx[-1] or nxt < 0 or nxt >= h * w:
-            break
-        idx.append(nxt)
-    idx = np.asarray(idx, dtype=np.int64)
+    idx = walk_down(ov.idxs_ds, start, mask, max_cells=max_cells)
     r, c = np.divmod(idx, w)
     coords = np.column_stack([t.c + (c + 0.5) * t.a, t.f + (r + 0.5) * t.e])
     if len(coords) < 2:

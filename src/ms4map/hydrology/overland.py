@@ -82,6 +82,7 @@ __all__ = [
     "surface_path",
     "to_colrow",
     "upstream_mask",
+    "walk_down",
 ]
 
 #: Default settings (metres and square metres; converted to DEM units internally).
@@ -1513,7 +1514,7 @@ def surface_path(
     if result.idxs_ds is None:
         cells = np.array([idx])
     else:
-        cells = _walk_down(result.idxs_ds, idx, result.target_mask.ravel())
+        cells = walk_down(result.idxs_ds, idx, result.target_mask.ravel())
     rows, cols = np.divmod(cells, result.shape[1])
     t = result.transform
     xs, ys = t.c + t.a * (cols + 0.5), t.f + t.e * (rows + 0.5)
@@ -1523,11 +1524,16 @@ def surface_path(
     return shapely.LineString(coords), int(result.labels.ravel()[idx])
 
 
-def _walk_down(idxs_ds: np.ndarray, idx: int, stop: np.ndarray) -> np.ndarray:
-    """Cells from ``idx`` along the flow graph to the first ``stop`` cell or pit (inclusive)."""
+def walk_down(
+    idxs_ds: np.ndarray, idx: int, stop: np.ndarray, *, max_cells: int | None = None
+) -> np.ndarray:
+    """Cells from ``idx`` along the flow graph to the first ``stop`` cell or pit (inclusive).
+
+    ``idxs_ds`` is :attr:`OverlandResult.idxs_ds`; ``max_cells`` caps the path's length.
+    """
     out = [idx]
     seen = {idx}
-    while not stop[idx]:
+    while not stop[idx] and (max_cells is None or len(out) < max_cells):
         nxt = int(idxs_ds[idx])
         if nxt == idx or nxt < 0 or nxt in seen:
             break
