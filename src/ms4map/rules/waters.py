@@ -21,7 +21,7 @@ layouts are documented in ``docs/screening.md``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -385,6 +385,212 @@ def _read_list_csv(
     return p, raw, cols
 
 
+#: A listing parser: ``parse(get, cols, bad)`` reads one CSV record through ``get`` (a
+#: canonical column's stripped text, ``""`` when absent; ``cols`` maps the canonical
+#: names to the headers found) and appends what is wrong to ``bad``; it returns the PWL
+#: ID, the pollutants listed and the other listing fields.
+_ListingParser = Callable[
+    [Callable[[str], str], dict[str, str], list[str]], tuple[str, list[str], dict[str, Any]]
+]
+
+
+def _nysdec_listing(
+    get: Callable[[str], str], cols: dict[str, str], bad: list[str]
+) -> tuple[str, list[str], dict[str, Any]]:
+    """One record of the NYSDEC 303(d) CSV (see :func:`read_303d_csv`).
+
+    Parameters
+    ----------
+    get : callable
+        A canonical column's stripped text of the record (``""`` when absent).
+    cols : dict
+        ``{canonical: header}`` of the columns found; a list part column headed
+        ``Category`` holds EPA categories.
+    bad : list of str
+        What is wrong with the record is appended here.
+
+    Returns
+    -------
+    tuple
+        The PWL ID, the causes (several in one cell separated by ``;``) and the other
+        listing fields (``wb_type``, ``category``, ``list_part``, ``list_year``,
+        ``action_id``).
+    """
+    wb = get("wb_id")
+    if not _PWL_RE.match(wb):
+        bad.append(f"PWL ID {wb!r} is not in the NYSDEC format NNNN-NNNN (e.g. 1302-0092)")
+    part = get("list_part")
+    cat = normalize_category(part, list_part=_norm_header(cols["list_part"]) != "category")
+    if cat is None:
+        bad.append(
+            f"list part/category {part!r} is unknown; select from NYSDEC parts "
+            f"{list(NY_LIST_PARTS)} or EPA categories {list(CATEGORIES)}"
+        )
+    causes = [c.strip() for c in get("pollutant").split(";") if c.strip()]
+    if not causes:
+        bad.append("Cause/Pollutant is empty")
+    year = _list_year(get("list_year"), "List Year", bad)
+    return (
+        wb,
+        causes,
+        {
+            "wb_type": get("wb_type") or None,
+            "category": cat,
+            "list_part": part.lower().replace("part", "").strip() or None,
+            "list_year": year,
+            "action_id": None,
+        },
+    )
+
+
+def _attains_listing(
+    get: Callable[[str], str], cols: dict[str, str], bad: list[str]
+) -> tuple[str, list[str], dict[str, Any]]:
+    """One record of an ATTAINS-style CSV (see :func:`read_attains_csv`).
+
+    Parameters and return value as :func:`_nysdec_listing`; the one pollutant is the
+    ``parameter`` and ``action_id`` is filled.
+    """
+    au = get("au_id")
+    m = _AU_RE.match(au)
+    if not m:
+        bad.append(
+            f"assessment unit id {au!r} does not hold a PWL ID NNNN-NNNN "
+            "(accepted: NY1302-0092, NY-1302-0092, 1302-0092)"
+        )
+    cat_txt = get("category")
+    cat = normalize_category(cat_txt)
+    if cat is None or cat_txt.lower().startswith("part"):
+        bad.append(f"category {cat_txt!r} is unknown; select from {list(CATEGORIES)}")
+    pol = get("pollutant")
+    if not pol:
+        bad.append("parameter is empty")
+    action = get("action_id") or None
+    if cat == "4a" and not action:
+        bad.append("category 4a (TMDL approved) needs the TMDL's action id")
+    year = _list_year(get("list_year"), "cycle", bad)
+    listing = {
+        "wb_type": None,
+        "category": cat,
+        "list_part": None,
+        "list_year": year,
+        "action_id": action,
+    }
+    return (m.group(1) if m else au), [pol], listing
+
+
+def _csv_listings(
+    raw: pd.DataFrame, cols: dict[str, str], parse: _ListingParser, *, origin: str
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The impairment rows of a listing CSV, and its bad rows.
+
+    Parameters
+    ----------
+    raw : DataFrame
+        The CSV as read.
+    cols : dict
+        ``{canonical: header}`` of the columns found.
+    parse : callable
+        Reads one record (:data:`_ListingParser`).
+    origin : str
+        The rows' ``origin``.
+
+    Returns
+    -------
+    rows : list of dict
+        One row per listing (first listing of a PWL ID + pollutant only).
+    problems : list of str
+        ``"line N: ..."`` for every bad or duplicate row.
+    """
+    rows: list[dict[str, Any]] = []
+    problems: list[str] = []
+    seen: dict[tuple[str, str], int] = {}
+    for i, rec in enumerate(raw.to_dict("records")):
+        line = i + 2  # header is line 1
+
+        def get(k: str, rec: dict[str, Any] = rec) -> str:
+            return str(rec[cols[k]]).strip() if k in cols else ""
+
+        bad: list[str] = []
+        wb, pollutants, listing = parse(get, cols, bad)
+        if bad:
+            problems.append(f"line {line}: " + "; ".join(bad))
+            continue
+        for pol in pollutants:
+            key = (wb, normalize_pollutant(pol))
+            if not _first_listing(seen, key, line, pol, problems):
+                continue
+            rows.append(
+                {
+                    "wb_id": wb,
+                    "name": get("name") or None,
+                    "wb_type": listing["wb_type"],
+                    "pollutant": pol,
+                    "pollutant_norm": key[1],
+                    "category": listing["category"],
+                    "list_part": listing["list_part"],
+                    "list_year": listing["list_year"],
+                    "source": get("source") or None,
+                    "action_id": listing["action_id"],
+                    "origin": origin,
+                    "line": line,
+                }
+            )
+    return rows, problems
+
+
+@dataclass(frozen=True)
+class _ListFormat:
+    """A kind of listing CSV: its headers, the columns it must have, how a record reads."""
+
+    what: str  # its name in messages
+    spec: dict[str, tuple[str, ...]]  # canonical column -> accepted headers
+    required: dict[str, str]  # canonical column -> the name its users know
+    fix: str  # what to do when a required column is missing
+    parse: _ListingParser
+    origin: str  # the rows' ``origin``
+
+
+_NYSDEC_CSV = _ListFormat(
+    what="303(d) CSV",
+    spec=_NYSDEC_COLUMNS,
+    required={"wb_id": "PWL ID", "pollutant": "Cause/Pollutant", "list_part": "List Part"},
+    fix="name the columns as in the NYSDEC list (PWL ID, Waterbody Name, Type, "
+    "Cause/Pollutant, Suspected Source, List Part).",
+    parse=_nysdec_listing,
+    origin="nysdec_303d_csv",
+)
+_ATTAINS_CSV = _ListFormat(
+    what="ATTAINS CSV",
+    spec=_ATTAINS_COLUMNS,
+    required={"au_id": "assessment unit id", "pollutant": "parameter", "category": "category"},
+    fix="export assessment unit id, parameter, category and action id columns.",
+    parse=_attains_listing,
+    origin="attains_csv",
+)
+
+
+def _read_listings(path: str | Path, on_error: str, fmt: _ListFormat) -> pd.DataFrame:
+    """Read a listing CSV of kind ``fmt`` (see :func:`read_303d_csv`).
+
+    Parameters
+    ----------
+    path : str or Path
+    on_error : {"raise", "skip"}
+    fmt : _ListFormat
+
+    Returns
+    -------
+    DataFrame
+        Columns :data:`IMPAIRMENT_COLUMNS`, one row per listing.
+    """
+    p, raw, cols = _read_list_csv(
+        path, on_error, fmt.spec, fmt.required, what=fmt.what, fix=fmt.fix
+    )
+    rows, problems = _csv_listings(raw, cols, fmt.parse, origin=fmt.origin)
+    return _finish(rows, problems, path=p, kind=fmt.what, on_error=on_error)
+
+
 def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
     """Read a CSV with the columns of the NYSDEC 303(d) list's table.
 
@@ -415,63 +621,7 @@ def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
         ``NNNN-NNNN``, unknown list part/category, missing pollutant, duplicate
         PWL ID + pollutant).
     """
-    p, raw, cols = _read_list_csv(
-        path,
-        on_error,
-        _NYSDEC_COLUMNS,
-        {"wb_id": "PWL ID", "pollutant": "Cause/Pollutant", "list_part": "List Part"},
-        what="303(d) CSV",
-        fix="name the columns as in the NYSDEC list (PWL ID, Waterbody Name, Type, "
-        "Cause/Pollutant, Suspected Source, List Part).",
-    )
-    rows: list[dict[str, Any]] = []
-    problems: list[str] = []
-    seen: dict[tuple[str, str], int] = {}
-    for i, rec in enumerate(raw.to_dict("records")):
-        line = i + 2  # header is line 1
-
-        def get(k: str, rec: dict[str, Any] = rec) -> str:
-            return str(rec[cols[k]]).strip() if k in cols else ""
-
-        wb = get("wb_id")
-        bad = []
-        if not _PWL_RE.match(wb):
-            bad.append(f"PWL ID {wb!r} is not in the NYSDEC format NNNN-NNNN (e.g. 1302-0092)")
-        part = get("list_part")
-        cat = normalize_category(part, list_part=_norm_header(cols["list_part"]) != "category")
-        if cat is None:
-            bad.append(
-                f"list part/category {part!r} is unknown; select from NYSDEC parts "
-                f"{list(NY_LIST_PARTS)} or EPA categories {list(CATEGORIES)}"
-            )
-        causes = [c.strip() for c in get("pollutant").split(";") if c.strip()]
-        if not causes:
-            bad.append("Cause/Pollutant is empty")
-        year = _list_year(get("list_year"), "List Year", bad)
-        if bad:
-            problems.append(f"line {line}: " + "; ".join(bad))
-            continue
-        for cause in causes:
-            key = (wb, normalize_pollutant(cause))
-            if not _first_listing(seen, key, line, cause, problems):
-                continue
-            rows.append(
-                {
-                    "wb_id": wb,
-                    "name": get("name") or None,
-                    "wb_type": get("wb_type") or None,
-                    "pollutant": cause,
-                    "pollutant_norm": key[1],
-                    "category": cat,
-                    "list_part": part.lower().replace("part", "").strip() or None,
-                    "list_year": year,
-                    "source": get("source") or None,
-                    "action_id": None,
-                    "origin": "nysdec_303d_csv",
-                    "line": line,
-                }
-            )
-    return _finish(rows, problems, path=p, kind="303(d) CSV", on_error=on_error)
+    return _read_listings(path, on_error, _NYSDEC_CSV)
 
 
 def read_attains_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
@@ -486,66 +636,7 @@ def read_attains_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFra
     Parameters and return value as :func:`read_303d_csv`; ``origin`` is
     ``"attains_csv"`` and ``action_id`` is filled.
     """
-    p, raw, cols = _read_list_csv(
-        path,
-        on_error,
-        _ATTAINS_COLUMNS,
-        {"au_id": "assessment unit id", "pollutant": "parameter", "category": "category"},
-        what="ATTAINS CSV",
-        fix="export assessment unit id, parameter, category and action id columns.",
-    )
-    rows: list[dict[str, Any]] = []
-    problems: list[str] = []
-    seen: dict[tuple[str, str], int] = {}
-    for i, rec in enumerate(raw.to_dict("records")):
-        line = i + 2
-
-        def get(k: str, rec: dict[str, Any] = rec) -> str:
-            return str(rec[cols[k]]).strip() if k in cols else ""
-
-        au = get("au_id")
-        m = _AU_RE.match(au)
-        bad = []
-        if not m:
-            bad.append(
-                f"assessment unit id {au!r} does not hold a PWL ID NNNN-NNNN "
-                "(accepted: NY1302-0092, NY-1302-0092, 1302-0092)"
-            )
-        cat_txt = get("category")
-        cat = normalize_category(cat_txt)
-        if cat is None or cat_txt.lower().startswith("part"):
-            bad.append(f"category {cat_txt!r} is unknown; select from {list(CATEGORIES)}")
-        pol = get("pollutant")
-        if not pol:
-            bad.append("parameter is empty")
-        action = get("action_id") or None
-        if cat == "4a" and not action:
-            bad.append("category 4a (TMDL approved) needs the TMDL's action id")
-        year = _list_year(get("list_year"), "cycle", bad)
-        if bad:
-            problems.append(f"line {line}: " + "; ".join(bad))
-            continue
-        wb = m.group(1)  # type: ignore[union-attr]
-        key = (wb, normalize_pollutant(pol))
-        if not _first_listing(seen, key, line, pol, problems):
-            continue
-        rows.append(
-            {
-                "wb_id": wb,
-                "name": get("name") or None,
-                "wb_type": None,
-                "pollutant": pol,
-                "pollutant_norm": key[1],
-                "category": cat,
-                "list_part": None,
-                "list_year": year,
-                "source": get("source") or None,
-                "action_id": action,
-                "origin": "attains_csv",
-                "line": line,
-            }
-        )
-    return _finish(rows, problems, path=p, kind="ATTAINS CSV", on_error=on_error)
+    return _read_listings(path, on_error, _ATTAINS_CSV)
 
 
 def validate_impairments(df: pd.DataFrame, *, layer: str = "impairments") -> pd.DataFrame:
