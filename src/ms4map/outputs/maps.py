@@ -228,6 +228,48 @@ class MapLayer:
         return self.styles.get(category, self.styles.get("other", "#888888"))
 
 
+#: How each layer is drawn: its geometry kind and the :class:`MapLayer` options it sets.
+_DRAWING: dict[str, dict[str, Any]] = {
+    "parcels": {"geom": "polygon", "max_features": 6000, "fill_opacity": 0.45, "weight": 0.6},
+    "structures": {
+        "geom": "point",
+        "min_zoom": 15,
+        "max_features": 4000,
+        "fill_opacity": 0.9,
+        "radius": 3.5,
+    },
+    "conveyances": {"geom": "line", "max_features": 8000, "weight": 2.0, "arrows": True},
+    "outfalls": {"geom": "point", "fill_opacity": 1.0, "radius": 6.0, "weight": 1.5},
+    "waterbodies": {"geom": "polygon", "fill_opacity": 0.4, "weight": 2.0},
+    "impaired_waters": {"geom": "polygon", "fill_opacity": 0.5, "weight": 4.0},
+    "tmdl_watersheds": {"geom": "polygon", "fill_opacity": 0.08, "weight": 2.5},
+    "sewersheds": {"geom": "polygon", "fill_opacity": 0.05, "weight": 2.0},
+    "ms4_area": {"geom": "polygon", "fill_opacity": 0.03, "weight": 2.0, "dash": "8 4"},
+    "sewer_districts": {"geom": "polygon", "fill_opacity": 0.03, "weight": 2.0},
+}
+
+
+def _map_layer(key: str, frame: gpd.GeoDataFrame, styles: dict[str, str], **opts: Any) -> MapLayer:
+    """The :class:`MapLayer` ``key``: its label and drawing (:data:`_DRAWING`) with ``frame``.
+
+    Parameters
+    ----------
+    key : str
+        Layer key (see :data:`LAYER_ORDER`).
+    frame : GeoDataFrame
+        Its features (columns ``fid`` and ``category``).
+    styles : dict
+        ``category -> colour``.
+    **opts
+        Options set at run time (the parcels' ``min_zoom``).
+
+    Returns
+    -------
+    MapLayer
+    """
+    return MapLayer(key, LAYER_LABELS[key], frame, styles, **_DRAWING[key], **opts)
+
+
 @dataclass
 class MapView:
     """What the browser shows: EPSG:4326 bounds plus a zoom level."""
@@ -526,36 +568,17 @@ def _parcels_layer(
     cats = parcel_categories(
         parcels, by=parcel_colour, drainage=drainage, septic=septic, screening=screening
     )
-    return MapLayer(
-        "parcels",
-        LAYER_LABELS["parcels"],
-        _layer_frame(parcels, _ids(parcels, "parcel_id"), cats),
-        PARCEL_COLOURS[parcel_colour],
-        "polygon",
-        min_zoom=min_zoom,
-        max_features=6000,
-        fill_opacity=0.45,
-        weight=0.6,
-    )
+    frame = _layer_frame(parcels, _ids(parcels, "parcel_id"), cats)
+    return _map_layer("parcels", frame, PARCEL_COLOURS[parcel_colour], min_zoom=min_zoom)
 
 
 def _structures_layer(structures: gpd.GeoDataFrame | None) -> MapLayer | None:
     """Structures coloured by kind."""
     if not _has_rows(structures):
         return None
-    return MapLayer(
-        "structures",
-        LAYER_LABELS["structures"],
-        _layer_frame(
-            structures, _ids(structures, "struct_id"), _col(structures, "kind").fillna("other")
-        ),
-        STRUCTURE_COLOURS,
-        "point",
-        min_zoom=15,
-        max_features=4000,
-        fill_opacity=0.9,
-        radius=3.5,
-    )
+    kind = _col(structures, "kind").fillna("other")
+    frame = _layer_frame(structures, _ids(structures, "struct_id"), kind)
+    return _map_layer("structures", frame, STRUCTURE_COLOURS)
 
 
 def _conveyances_layer(
@@ -574,16 +597,8 @@ def _conveyances_layer(
         if rev.any():
             conv = conv.copy()
             conv.loc[rev, "geometry"] = shapely.reverse(conv.loc[rev, "geometry"].to_numpy())
-    return MapLayer(
-        "conveyances",
-        LAYER_LABELS["conveyances"],
-        _layer_frame(conv, _ids(conv, "conv_id"), _col(conv, "kind").fillna("other")),
-        CONVEYANCE_COLOURS,
-        "line",
-        max_features=8000,
-        weight=2.0,
-        arrows=True,
-    )
+    frame = _layer_frame(conv, _ids(conv, "conv_id"), _col(conv, "kind").fillna("other"))
+    return _map_layer("conveyances", frame, CONVEYANCE_COLOURS)
 
 
 def _outfalls_layer(outfalls: gpd.GeoDataFrame | None) -> MapLayer | None:
@@ -596,33 +611,16 @@ def _outfalls_layer(outfalls: gpd.GeoDataFrame | None) -> MapLayer | None:
     )
     rank = of_frame["category"].map(OUTFALL_PRIORITY).fillna(0)
     of_frame = of_frame.iloc[np.argsort(rank.to_numpy(), kind="stable")].reset_index(drop=True)
-    return MapLayer(
-        "outfalls",
-        LAYER_LABELS["outfalls"],
-        of_frame,
-        OUTFALL_COLOURS,
-        "point",
-        fill_opacity=1.0,
-        radius=6.0,
-        weight=1.5,
-    )
+    return _map_layer("outfalls", of_frame, OUTFALL_COLOURS)
 
 
 def _waterbodies_layer(waterbodies: gpd.GeoDataFrame | None) -> MapLayer | None:
     """Every waterbody in one colour."""
     if not _has_rows(waterbodies):
         return None
-    return MapLayer(
-        "waterbodies",
-        LAYER_LABELS["waterbodies"],
-        _layer_frame(
-            waterbodies, _ids(waterbodies, "wb_id"), pd.Series("water", index=waterbodies.index)
-        ),
-        {"water": WATER_COLOUR},
-        "polygon",
-        fill_opacity=0.4,
-        weight=2.0,
-    )
+    water = pd.Series("water", index=waterbodies.index)
+    frame = _layer_frame(waterbodies, _ids(waterbodies, "wb_id"), water)
+    return _map_layer("waterbodies", frame, {"water": WATER_COLOUR})
 
 
 def _impaired_layer(
@@ -632,15 +630,8 @@ def _impaired_layer(
     imp = impaired_waters(waterbodies, impairments)
     if imp is None:
         return None
-    return MapLayer(
-        "impaired_waters",
-        LAYER_LABELS["impaired_waters"],
-        _layer_frame(imp, _ids(imp, "wb_id"), imp["category"]),
-        IMPAIRED_COLOURS,
-        "polygon",
-        fill_opacity=0.5,
-        weight=4.0,
-    )
+    frame = _layer_frame(imp, _ids(imp, "wb_id"), imp["category"])
+    return _map_layer("impaired_waters", frame, IMPAIRED_COLOURS)
 
 
 def _tmdl_layer(tmdl: gpd.GeoDataFrame | None) -> MapLayer | None:
@@ -648,15 +639,8 @@ def _tmdl_layer(tmdl: gpd.GeoDataFrame | None) -> MapLayer | None:
     if not _has_rows(tmdl):
         return None
     lab = _col(tmdl, "pollutant").fillna("TMDL").astype(str).map(lambda s: f"TMDL: {s}")
-    return MapLayer(
-        "tmdl_watersheds",
-        LAYER_LABELS["tmdl_watersheds"],
-        _layer_frame(tmdl, _ids(tmdl, "tmdl_id"), lab),
-        {c: TMDL_COLOUR for c in lab.unique()} | {"other": TMDL_COLOUR},
-        "polygon",
-        fill_opacity=0.08,
-        weight=2.5,
-    )
+    colours = {c: TMDL_COLOUR for c in lab.unique()} | {"other": TMDL_COLOUR}
+    return _map_layer("tmdl_watersheds", _layer_frame(tmdl, _ids(tmdl, "tmdl_id"), lab), colours)
 
 
 def _sewersheds_layer(sewersheds: gpd.GeoDataFrame | None) -> MapLayer | None:
@@ -664,31 +648,17 @@ def _sewersheds_layer(sewersheds: gpd.GeoDataFrame | None) -> MapLayer | None:
     if not _has_rows(sewersheds):
         return None
     sid = _ids(sewersheds, "outfall_id")
-    return MapLayer(
-        "sewersheds",
-        LAYER_LABELS["sewersheds"],
-        _layer_frame(sewersheds, sid, pd.Series("sewershed", index=sewersheds.index)),
-        {"sewershed": SEWERSHED_COLOUR},
-        "polygon",
-        fill_opacity=0.05,
-        weight=2.0,
-    )
+    frame = _layer_frame(sewersheds, sid, pd.Series("sewershed", index=sewersheds.index))
+    return _map_layer("sewersheds", frame, {"sewershed": SEWERSHED_COLOUR})
 
 
 def _boundary_layer(role: str, frame: pd.DataFrame | None, colour: str) -> MapLayer | None:
     """The MS4 area or the sewer districts: a faint outline (dashed for the MS4 area)."""
     if not _has_rows(frame) or "geometry" not in getattr(frame, "columns", []):
         return None
-    return MapLayer(
-        role,
-        LAYER_LABELS[role],
-        _layer_frame(frame, _ids(frame, "name"), pd.Series(LAYER_LABELS[role], index=frame.index)),
-        {LAYER_LABELS[role]: colour},
-        "polygon",
-        fill_opacity=0.03,
-        weight=2.0,
-        dash="8 4" if role == "ms4_area" else None,
-    )
+    label = LAYER_LABELS[role]
+    features = _layer_frame(frame, _ids(frame, "name"), pd.Series(label, index=frame.index))
+    return _map_layer(role, features, {label: colour})
 
 
 # -- view limiting and display geometry -----------------------------------------------
