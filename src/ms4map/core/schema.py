@@ -13,7 +13,9 @@ carried along untouched and never mapped into a canonical column.
 from __future__ import annotations
 
 import math
+import operator
 import re
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -509,37 +511,63 @@ def is_known_structure_code(value: Any) -> bool:
     return is_blank_or_null_marker(value) or _known_structure_kind(value) is not None
 
 
+def _coded_kind(
+    value: Any,
+    kinds: Container[str],
+    codes: dict[str, str],
+    parts: Iterable[tuple[str, str]],
+    has_part: Callable[[str, str], bool],
+) -> str | None:
+    """The canonical kind of a non-blank code.
+
+    Parameters
+    ----------
+    value : Any
+        The code or word as the data has it.
+    kinds : container of str
+        The canonical kinds (lower case); ``value`` in any case is its own kind.
+    codes : dict
+        ``{CODE: kind}`` of known codes (upper case).
+    parts : iterable of (str, str)
+        ``(part, kind)``, tried in order on any other code ...
+    has_part : callable
+        ... ``has_part(CODE, part)``: whether the upper-case code holds ``part``.
+
+    Returns
+    -------
+    str or None
+        The kind; ``None`` when no rule knows the code.
+    """
+    text = str(value).strip()
+    low = text.lower()
+    if low in kinds:
+        return low
+    up = text.upper()
+    if up in codes:
+        return codes[up]
+    return next((kind for part, kind in parts if has_part(up, part)), None)
+
+
+def _short_with_prefix(code: str, prefix: str) -> bool:
+    """Whether ``code`` is a short code (5 characters at most) that starts with ``prefix``."""
+    return code.startswith(prefix) and len(code) <= 5
+
+
 def _known_structure_kind(value: Any) -> str | None:
     """The kind of a non-blank structure code: a canonical kind, a known code or a short
     code with a known prefix; ``None`` for any other code."""
-    text = str(value).strip()
-    low = text.lower()
-    if low in STRUCTURE_KINDS:
-        return low
-    up = text.upper()
-    if up in _STRUCTURE_CODES:
-        return _STRUCTURE_CODES[up]
-    for prefix, kind in _STRUCTURE_PREFIXES:
-        if up.startswith(prefix) and len(up) <= 5:
-            return kind
-    return None
+    return _coded_kind(
+        value, STRUCTURE_KINDS, _STRUCTURE_CODES, _STRUCTURE_PREFIXES, _short_with_prefix
+    )
 
 
 def normalize_conveyance_kind(value: Any, *, default: str | None = None) -> str | None:
     """Map a line type to a canonical conveyance kind (``default`` when blank or unknown)."""
     if is_blank_or_null_marker(value):
         return default
-    text = str(value).strip()
-    low = text.lower()
-    if low in CONVEYANCE_KINDS:
-        return low
-    up = text.upper()
-    if up in _CONVEYANCE_WORDS:
-        return _CONVEYANCE_WORDS[up]
-    for word, kind in _CONVEYANCE_WORDS.items():
-        if word in up:
-            return kind
-    return default
+    words = _CONVEYANCE_WORDS
+    kind = _coded_kind(value, CONVEYANCE_KINDS, words, words.items(), operator.contains)
+    return default if kind is None else kind
 
 
 def normalize_flow_dir(value: Any) -> str | None:
