@@ -3,8 +3,12 @@
 Every command takes the same workspace options (:func:`add_workspace_options`) and
 maps errors to exit codes: 0 ok, 1 warnings (``validate`` only), 2 data errors,
 3 input cannot be opened, 4 usage error.  No traceback unless ``--debug``.
-Each command lives in its own module ``ms4map.cli.<command>`` with
-``register(subparsers)`` and ``run(args) -> int``.
+Each command lives in its own module ``ms4map.cli.<module>`` (listed in
+:data:`COMMAND_MODULES`), which declares it as data: ``COMMANDS``, a tuple of
+:class:`Command` (name, help and description text, whether it takes the workspace
+options, a function adding its own options, and ``run(args) -> int``).
+:func:`build_parser` adds one sub-parser per :class:`Command`; ``ms4map.cli.records``
+declares three (``inspect``, ``records``, ``case``).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import importlib
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "main",
-    "add_command",
+    "Command",
     "add_debug_option",
     "add_profile_option",
     "add_workspace_options",
@@ -34,8 +39,9 @@ __all__ = [
     "workspace_kwargs",
 ]
 
-# ms4map.cli.records registers three commands: inspect, records, case
-COMMANDS = (
+# the modules declaring COMMANDS, in the order of `ms4map --help` (records: inspect,
+# records, case)
+COMMAND_MODULES = (
     "validate", "trace", "drainage", "screen", "batch", "app", "demo", "records", "users", "export",
 )  # fmt: skip
 
@@ -47,26 +53,56 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def add_command(
-    sub: argparse._SubParsersAction,
-    name: str,
-    run: Callable[[argparse.Namespace], int],
-    *,
-    help: str,
-    description: str,
-    workspace: bool = False,
-) -> argparse.ArgumentParser:
-    """Add the sub-command ``name`` of ``sub``, run by ``run(args)``.
+@dataclass(frozen=True)
+class Command:
+    """One ``ms4map`` sub-command, as its module declares it (in ``COMMANDS``).
 
-    ``help`` is its line in ``ms4map --help``, ``description`` the text of
-    ``ms4map NAME --help``; with ``workspace`` it takes PATH and the workspace options
-    (:func:`add_workspace_options`) first.  Returns the parser for the command's own options.
+    Parameters
+    ----------
+    name
+        The sub-command: ``ms4map NAME``.
+    about
+        Its texts, or a function returning them (texts built from library data when
+        the parser is built): the first paragraph is its line in ``ms4map --help``,
+        the rest the text of ``ms4map NAME --help``.  White space is folded, as
+        argparse folds it when printing.
+    run
+        ``run(args) -> int``: runs the command and returns the exit code.
+    options
+        ``options(parser)``: adds the command's own arguments (after the workspace
+        options when ``workspace``).
+    workspace
+        The command takes PATH and the workspace options (:func:`add_workspace_options`)
+        first.
     """
-    parser = sub.add_parser(name, help=help, description=description)
-    if workspace:
-        add_workspace_options(parser)
-    parser.set_defaults(func=run)
-    return parser
+
+    name: str
+    about: str | Callable[[], str]
+    run: Callable[[argparse.Namespace], int]
+    options: Callable[[argparse.ArgumentParser], None]
+    workspace: bool = False
+
+    def texts(self) -> tuple[str, str]:
+        """``(help, description)``: the first paragraph of :attr:`about` and the rest."""
+        about = self.about() if callable(self.about) else self.about
+        first, _, rest = about.strip().partition("\n\n")
+        return " ".join(first.split()), " ".join(rest.split())
+
+    def add_to(self, sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        """Add the sub-parser of this command to ``sub``, run by :attr:`run`.
+
+        Returns
+        -------
+        argparse.ArgumentParser
+            The command's parser: workspace options (if any), then its own.
+        """
+        summary, description = self.texts()
+        parser = sub.add_parser(self.name, help=summary, description=description)
+        if self.workspace:
+            add_workspace_options(parser)
+        self.options(parser)
+        parser.set_defaults(func=self.run)
+        return parser
 
 
 def add_debug_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -191,14 +227,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ms4map {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
+    for name in COMMAND_MODULES:
         try:
             mod = importlib.import_module(f"ms4map.cli.{name}")
         except ModuleNotFoundError as exc:
             if exc.name == f"ms4map.cli.{name}":
                 continue  # command not available in this build
             raise
-        mod.register(sub)
+        for command in mod.COMMANDS:
+            command.add_to(sub)
     return parser
 
 

@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 from ..core.errors import InputOpenError
-from . import add_command, add_debug_option
+from . import Command, add_debug_option
 
-__all__ = ["app_command", "launcher_script", "register", "run", "run_server"]
+__all__ = ["COMMANDS", "app_command", "launcher_script", "run", "run_server"]
 
 _LAUNCHER = '''"""ms4map app launcher (written by `ms4map app`; safe to delete)."""
 
@@ -32,15 +32,14 @@ main(app_dir=HERE.parent, argv=ARGV)
 '''
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    p = add_command(
-        subparsers,
-        "app",
-        run,
-        help="start the map app in the browser (the demo town when no workspace is given)",
-        description="Start the ms4map Streamlit app: map, site screening, outfall "
-        "investigation and inventory, septic, data.  Works offline.",
-    )
+ABOUT = """start the map app in the browser (the demo town when no workspace is given)
+
+Start the ms4map Streamlit app: map, site screening, outfall investigation and inventory,
+septic, data. Works offline.
+"""
+
+
+def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "path",
         nargs="?",
@@ -161,3 +160,6 @@ def run_server(cmd: list[str]) -> int:
     if forwarded and code < 0:  # stopped by the signal we forwarded: a normal stop
         return 128 + forwarded[0]
     return code
+
+
+COMMANDS = (Command("app", ABOUT, run, _options),)

@@ -12,24 +12,22 @@ import argparse
 import sys
 from typing import Any
 
-from . import add_command, add_debug_option
+from . import Command, add_debug_option
 
-__all__ = ["register", "run"]
+__all__ = ["COMMANDS", "run"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = add_command(
-        sub,
-        "batch",
-        run,
-        help="run drainage and screening for many towns (one Dask task per town)",
-        description="Run the whole chain (validate, network, overland, drainage, batch "
-        "screening, septic flags) for every [[town]] of MANIFEST.toml, one task per town on "
-        "dask.distributed. Writes DIR/<name>.gpkg (the layers of `ms4map drainage` and "
-        "`ms4map screen --all`, with provenance) and DIR/summary.csv. A town that fails is "
-        "reported and the others finish; a town whose output is up to date is skipped. "
-        "Manifest layout and schedulers: docs/batch.md.",
-    )
+ABOUT = """run drainage and screening for many towns (one Dask task per town)
+
+Run the whole chain (validate, network, overland, drainage, batch screening, septic flags)
+for every [[town]] of MANIFEST.toml, one task per town on dask.distributed. Writes
+DIR/<name>.gpkg (the layers of `ms4map drainage` and `ms4map screen --all`, with
+provenance) and DIR/summary.csv. A town that fails is reported and the others finish; a
+town whose output is up to date is skipped. Manifest layout and schedulers: docs/batch.md.
+"""
+
+
+def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("manifest", metavar="MANIFEST.toml", help="the towns ([[town]] tables)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder of the outputs")
     p.add_argument(
@@ -93,3 +91,6 @@ def run(args: argparse.Namespace) -> int:
     for row in res.failed:
         print(f"ms4map: error: town '{row['name']}': {row['error']}", file=sys.stderr)
     return 1 if res.failed else 0
+
+
+COMMANDS = (Command("batch", ABOUT, run, _options),)

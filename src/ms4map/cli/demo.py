@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from . import add_command, add_debug_option
+from . import Command, add_debug_option
 
 
 def _checkout_layers() -> Path | None:
@@ -16,19 +16,17 @@ def _checkout_layers() -> Path | None:
     return None
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+ABOUT = """build the demo town (demo.gpkg + demo_dem.tif)
+
+Build the fictional demo town of Alder Falls, NY: demo.gpkg (canonical layers) and
+demo_dem.tif. Deterministic: the same seed gives the same layers and DEM. In a source
+checkout the default output is its data/layers folder; elsewhere give --out.
+"""
+
+
+def _options(p: argparse.ArgumentParser) -> None:
     from ..demo import DEFAULT_SEED
 
-    p = add_command(
-        sub,
-        "demo",
-        run,
-        help="build the demo town (demo.gpkg + demo_dem.tif)",
-        description="Build the fictional demo town of Alder Falls, NY: demo.gpkg (canonical "
-        "layers) and demo_dem.tif. Deterministic: the same seed gives the same layers and DEM. "
-        "In a source checkout the default output is its data/layers folder; elsewhere give "
-        "--out.",
-    )
     p.add_argument("--out", metavar="DIR", help="folder to write into (created if missing)")
     p.add_argument(
         "--seed",
@@ -52,3 +50,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {gpkg}")
     print(f"wrote {dem}")
     return 0
+
+
+COMMANDS = (Command("demo", ABOUT, run, _options),)

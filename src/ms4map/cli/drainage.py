@@ -8,30 +8,28 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import add_command, input_paths, workspace_from_args
+from . import Command, input_paths, workspace_from_args
 
 if TYPE_CHECKING:
     from ..io.workspace import Workspace
 
-__all__ = ["register", "run"]
+__all__ = ["COMMANDS", "run"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+ABOUT = """parcel drainage table, inlet catchments and sewersheds
+
+Route runoff over the DEM to the first inlet, open conveyance, water, closed depression or
+DEM edge, then through the pipes to the outfall and receiving water. Writes the layers
+parcel_drainage, inlet_catchments, sewersheds and qa to --out (default: the sidecar
+<stem>.ms4map.gpkg beside PATH). Input files are never modified. Methods and settings are
+described in docs/hydrology.md.
+"""
+
+
+def _options(p: argparse.ArgumentParser) -> None:
     from ..pipeline import command_settings
 
     defaults = command_settings()  # also what `ms4map batch` runs each town with
-    p = add_command(
-        sub,
-        "drainage",
-        run,
-        help="parcel drainage table, inlet catchments and sewersheds",
-        description="Route runoff over the DEM to the first inlet, open conveyance, water, "
-        "closed depression or DEM edge, then through the pipes to the outfall and receiving "
-        "water. Writes the layers parcel_drainage, inlet_catchments, sewersheds and qa to "
-        "--out (default: the sidecar <stem>.ms4map.gpkg beside PATH). Input files are never "
-        "modified. Methods and settings are described in docs/hydrology.md.",
-        workspace=True,
-    )
     p.add_argument("--out", metavar="FILE.gpkg", help="output GeoPackage (default: the sidecar)")
     settings = p.add_argument_group("settings (metres)")
     for option, default, metavar, text in (
@@ -109,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
         f"{len(res.qa.warnings)} QA warning(s)"
     )
     return 0
+
+
+COMMANDS = (Command("drainage", ABOUT, run, _options, workspace=True),)
 
 
 def write_layers(

@@ -4,23 +4,22 @@ from __future__ import annotations
 
 import argparse
 
-from . import add_command, add_debug_option
+from . import Command, add_debug_option
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def _about() -> str:
     from ..outputs.export import FORMATS
 
-    p = add_command(
-        sub,
-        "export",
-        run,
-        help="copy result layers to a styled GeoPackage, File Geodatabase, zipped "
-        "shapefiles or GeoJSON",
-        description="Copy layers of an ms4map GeoPackage to another format, chosen by the "
-        "suffix of --to: "
-        + "; ".join(f"{k} {v}" for k, v in FORMATS.items())
-        + ". SRC is only read. Details: docs/exports.md.",
-    )
+    formats = "; ".join(f"{k} {v}" for k, v in FORMATS.items())
+    return f"""copy result layers to a styled GeoPackage, File Geodatabase, zipped shapefiles or
+GeoJSON
+
+Copy layers of an ms4map GeoPackage to another format, chosen by the suffix of --to:
+{formats}. SRC is only read. Details: docs/exports.md.
+"""
+
+
+def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("src", metavar="SRC.gpkg", help="GeoPackage to export (ms4map's results)")
     p.add_argument(
         "--to",
@@ -49,3 +48,6 @@ def run(args: argparse.Namespace) -> int:
     for note in res.notes:
         print(f"  note: {note}")
     return 0
+
+
+COMMANDS = (Command("export", _about, run, _options),)

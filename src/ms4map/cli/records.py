@@ -33,13 +33,18 @@ import sys
 from typing import Any
 
 from ..core.errors import EXIT_USAGE
-from . import add_command, add_profile_option, add_workspace_options, input_paths
+from . import Command, add_profile_option, add_workspace_options, input_paths
 
-__all__ = ["register", "run_case", "run_inspect", "run_records"]
+__all__ = ["COMMANDS", "run_case", "run_inspect", "run_records"]
 
 
 def _common(p: argparse.ArgumentParser, *, by_required: bool) -> None:
+    """The workspace options, then the records options (:func:`_records_options`)."""
     add_workspace_options(p)
+    _records_options(p, by_required=by_required)
+
+
+def _records_options(p: argparse.ArgumentParser, *, by_required: bool) -> None:
     g = p.add_argument_group("records options")
     g.add_argument(
         "--records",
@@ -79,44 +84,53 @@ def _field_options(p: argparse.ArgumentParser, fields: Any, *, skip: tuple[str, 
             g.add_argument(opt, dest=f"f_{f.name}", metavar="VALUE", help=f.name + unit)
 
 
+def _today_option(p: argparse.ArgumentParser) -> None:
+    """``--today``: the day deadlines are judged on (``records`` and ``case show``)."""
+    p.add_argument("--today", metavar="YYYY-MM-DD", help="day the deadlines are judged on")
+
+
 def _fields_from(args: argparse.Namespace) -> dict[str, Any]:
     return {k[2:]: v for k, v in vars(args).items() if k.startswith("f_") and v is not None}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    from ..records.cases import STEPS
-    from ..records.fields import INSPECTION_FIELDS, ORIGINS, SAMPLE_FIELDS
+INSPECT_ABOUT = """record one outfall inspection (IDDE records)
 
-    p = add_command(
-        sub,
-        "inspect",
-        run_inspect,
-        help="record one outfall inspection (IDDE records)",
-        description="Record one outfall reconnaissance inspection in the workspace's records "
-        "file (docs/records.md). Values are checked: an unknown outfall, a future date or a "
-        "value outside its list is refused (exit 2) and nothing is written.",
-    )
-    _common(p, by_required=True)
+Record one outfall reconnaissance inspection in the workspace's records file
+(docs/records.md). Values are checked: an unknown outfall, a future date or a value outside
+its list is refused (exit 2) and nothing is written.
+"""
+
+RECORDS_ABOUT = """IDDE records: yearly summary, outfall status, export, annual report
+
+Read the workspace's IDDE records: the reporting-year summary, the derived outfall status,
+case deadlines, an export, or the annual report.
+"""
+
+CASE_ABOUT = """open and advance an IDDE case, record track-down samples
+
+IDDE cases: open one at an outfall, record its steps (deadlines from the municipality
+profile), its track-down samples and the next structure to sample.
+"""
+
+
+def _inspect_options(p: argparse.ArgumentParser) -> None:
+    from ..records.fields import INSPECTION_FIELDS
+
+    _records_options(p, by_required=True)
     p.add_argument("--outfall", required=True, metavar="ID", help="outfall id")
     p.add_argument("--date", required=True, metavar="YYYY-MM-DD", help="date of the inspection")
     _field_options(p, INSPECTION_FIELDS)
     p.add_argument("--photo", action="append", default=[], metavar="FILE", help="JPEG/PNG photo")
 
-    p = add_command(
-        sub,
-        "records",
-        run_records,
-        help="IDDE records: yearly summary, outfall status, export, annual report",
-        description="Read the workspace's IDDE records: the reporting-year summary, the "
-        "derived outfall status, case deadlines, an export, or the annual report.",
-    )
-    _common(p, by_required=False)
+
+def _records_command_options(p: argparse.ArgumentParser) -> None:
+    _records_options(p, by_required=False)
     p.add_argument("--summary", action="store_true", help="figures of one reporting year")
     p.add_argument("--year", type=int, metavar="YYYY", help="reporting year (default: this one)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--status", action="store_true", help="derived status of every outfall")
     p.add_argument("--deadlines", action="store_true", help="deadlines of every case")
-    p.add_argument("--today", metavar="YYYY-MM-DD", help="day the deadlines are judged on")
+    _today_option(p)
     p.add_argument("--export", metavar="FILE.gpkg|FILE.csv", help="write the records")
     p.add_argument(
         "--table",
@@ -129,14 +143,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--backup", metavar="FILE.gpkg", help="consistent copy (SQLite backup API)")
 
-    p = add_command(
-        sub,
-        "case",
-        run_case,
-        help="open and advance an IDDE case, record track-down samples",
-        description="IDDE cases: open one at an outfall, record its steps (deadlines from "
-        "the municipality profile), its track-down samples and the next structure to sample.",
-    )
+
+def _case_options(p: argparse.ArgumentParser) -> None:
+    from ..records.cases import STEPS
+    from ..records.fields import ORIGINS, SAMPLE_FIELDS
+
     acts = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
     a = acts.add_parser("open", help="open a case at an outfall")
     _common(a, by_required=True)
@@ -172,7 +183,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a = acts.add_parser("show", help="a case's steps, deadlines and samples")
     _common(a, by_required=False)
     a.add_argument("case_id", type=int, metavar="CASE_ID")
-    a.add_argument("--today", metavar="YYYY-MM-DD", help="day the deadlines are judged on")
+    _today_option(a)
     a.add_argument("--json", action="store_true")
 
 
@@ -402,3 +413,10 @@ def run_case(args: argparse.Namespace) -> int:
         smp[["sample_id", "struct_id", "date", "result", "flow_type"]] if len(smp) else smp, False
     )
     return 0
+
+
+COMMANDS = (
+    Command("inspect", INSPECT_ABOUT, run_inspect, _inspect_options, workspace=True),
+    Command("records", RECORDS_ABOUT, run_records, _records_command_options, workspace=True),
+    Command("case", CASE_ABOUT, run_case, _case_options),
+)

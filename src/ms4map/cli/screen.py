@@ -19,31 +19,55 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import DataError, InputOpenError, UsageError
-from . import add_command, add_profile_option, workspace_from_args
+from . import Command, add_profile_option, workspace_from_args
 
 if TYPE_CHECKING:
     from ..io.workspace import Workspace
 
-__all__ = ["register", "run"]
+__all__ = ["COMMANDS", "run"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+ABOUT = """Condition A/B/C determination for a site, or batch screening of every parcel
+
+Decide whether a land development activity needs a SWPPP and whether Conditions A, B and C
+apply (docs/rules.md), with the drainage path, the impaired waters reached and the law's
+citations. With --all: for every parcel, would a development there be Condition A, plus the
+septic flags (layers screening and septic). The JSON document and CSV layouts are described
+in docs/screening.md.
+"""
+
+
+def _options(p: argparse.ArgumentParser) -> None:
+    _site_options(p.add_argument_group("one site"))
+    add_profile_option(p)
+    p.add_argument(
+        "--pollutants",
+        metavar="P1,P2",
+        help="narrow 'pollutant of concern' to this list (e.g. "
+        "silt/sediment,phosphorus,nitrogen) instead of the law's definition",
+    )
+    p.add_argument(
+        "--impairments",
+        metavar="CSV",
+        help="303(d) listings from a CSV (NYSDEC list table or ATTAINS export) "
+        "instead of the workspace's impairments layer",
+    )
+    batch = p.add_argument_group("batch")
+    batch.add_argument("--all", action="store_true", help="screen every parcel")
+    batch.add_argument("--out", metavar="FILE.gpkg", help="output GeoPackage (default: sidecar)")
+    batch.add_argument("--csv", metavar="FILE.csv", help="also write the screening table as CSV")
+    batch.add_argument(
+        "--letters",
+        metavar="FILE.csv",
+        help="also write the owner/mailing-address list of flagged septic parcels",
+    )
+
+
+def _site_options(site: argparse._ArgumentGroup) -> None:
+    """The options of one site's determination (without ``--all``)."""
     from ..rules.conditions import PROJECT_TYPES
     from ..rules.profiles import EXEMPTION_CODES
 
-    p = add_command(
-        sub,
-        "screen",
-        run,
-        help="Condition A/B/C determination for a site, or batch screening of every parcel",
-        description="Decide whether a land development activity needs a SWPPP and whether "
-        "Conditions A, B and C apply (docs/rules.md), with the drainage path, the impaired waters "
-        "reached and the law's citations. With --all: for every parcel, would a development "
-        "there be Condition A, plus the septic flags (layers screening and septic). The JSON "
-        "document and CSV layouts are described in docs/screening.md.",
-        workspace=True,
-    )
-    site = p.add_argument_group("one site")
     site.add_argument("--site", metavar="ID[,ID...]", help="parcel id(s) of the site")
     site.add_argument(
         "--site-file",
@@ -78,28 +102,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     site.add_argument(
         "--report", metavar="FILE.html|FILE.pdf", help="also write the one-page report"
-    )
-    add_profile_option(p)
-    p.add_argument(
-        "--pollutants",
-        metavar="P1,P2",
-        help="narrow 'pollutant of concern' to this list (e.g. "
-        "silt/sediment,phosphorus,nitrogen) instead of the law's definition",
-    )
-    p.add_argument(
-        "--impairments",
-        metavar="CSV",
-        help="303(d) listings from a CSV (NYSDEC list table or ATTAINS export) "
-        "instead of the workspace's impairments layer",
-    )
-    batch = p.add_argument_group("batch")
-    batch.add_argument("--all", action="store_true", help="screen every parcel")
-    batch.add_argument("--out", metavar="FILE.gpkg", help="output GeoPackage (default: sidecar)")
-    batch.add_argument("--csv", metavar="FILE.csv", help="also write the screening table as CSV")
-    batch.add_argument(
-        "--letters",
-        metavar="FILE.csv",
-        help="also write the owner/mailing-address list of flagged septic parcels",
     )
 
 
@@ -333,3 +335,6 @@ def _run_batch(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+COMMANDS = (Command("screen", ABOUT, run, _options, workspace=True),)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import add_command, workspace_from_args
+from . import Command, workspace_from_args
 
 CSV_COLUMNS = [
     "struct_id",
@@ -19,20 +19,18 @@ CSV_COLUMNS = [
 ]
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+ABOUT = """trace the storm network: outfall of every structure, or one trace
+
+Build the storm network and trace it. --all writes one row per structure (struct_id,
+outfall_id, outfall_x, outfall_y in the source data's CRS, method, reason,
+other_outfalls); --from ID prints the downstream path; --upstream-of ID the upstream
+subtree. Methods are listed in docs/network.md.
+"""
+
+
+def _options(p: argparse.ArgumentParser) -> None:
     from ..network.settings import DEFAULT_LATERAL_M, DEFAULT_SNAP_M
 
-    p = add_command(
-        sub,
-        "trace",
-        run,
-        help="trace the storm network: outfall of every structure, or one trace",
-        description="Build the storm network and trace it. --all writes one row per "
-        "structure (struct_id, outfall_id, outfall_x, outfall_y in the source data's CRS, "
-        "method, reason, other_outfalls); --from ID prints the downstream path; "
-        "--upstream-of ID the upstream subtree. Methods are listed in docs/network.md.",
-        workspace=True,
-    )
     what = p.add_argument_group("what to trace (one or more)")
     what.add_argument("--all", action="store_true", help="outfall of every structure (needs --out)")
     what.add_argument(
@@ -126,6 +124,9 @@ def run(args: argparse.Namespace) -> int:
     if args.upstream_of:
         _print_upstream(net, args.upstream_of)
     return 0
+
+
+COMMANDS = (Command("trace", ABOUT, run, _options, workspace=True),)
 
 
 def provenance_path(out: str | Path) -> Path:

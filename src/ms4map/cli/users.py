@@ -18,21 +18,20 @@ import getpass
 import sys
 
 from ..core.errors import EXIT_USAGE
-from . import add_command
+from . import Command
 
-__all__ = ["register", "run"]
+__all__ = ["COMMANDS", "run"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = add_command(
-        sub,
-        "users",
-        run,
-        help="the app's users: add, list, remove (roles smo and viewer)",
-        description="Manage the map app's local users. With a users file the app asks for a "
-        "login; the smo role records inspections and cases, the viewer role reads only. "
-        "Passwords are stored as Argon2id hashes, never in clear.",
-    )
+ABOUT = """the app's users: add, list, remove (roles smo and viewer)
+
+Manage the map app's local users. With a users file the app asks for a login; the smo role
+records inspections and cases, the viewer role reads only. Passwords are stored as Argon2id
+hashes, never in clear.
+"""
+
+
+def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--users-file",
         metavar="FILE.toml",
@@ -98,3 +97,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print("ms4map users: give an action: add, list or remove.", file=sys.stderr)
     return EXIT_USAGE
+
+
+COMMANDS = (Command("users", ABOUT, run, _options),)

@@ -5,19 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from . import add_command, input_paths, workspace_kwargs
+from . import Command, input_paths, workspace_kwargs
+
+ABOUT = """check a workspace and print its QA report
+
+Check a workspace and print the QA report (exit 0 ok, 1 warnings, 2 data errors,
+3 cannot open, 4 usage).
+"""
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = add_command(
-        sub,
-        "validate",
-        run,
-        help="check a workspace and print its QA report",
-        description="Check a workspace and print the QA report (exit 0 ok, 1 warnings, "
-        "2 data errors, 3 cannot open, 4 usage).",
-        workspace=True,
-    )
+def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--report", metavar="FILE", help="also write the report (.md or .json)")
 
@@ -43,3 +40,6 @@ def run(args: argparse.Namespace) -> int:
             option="--report",
         )
     return result.exit_code
+
+
+COMMANDS = (Command("validate", ABOUT, run, _options, workspace=True),)
