@@ -511,13 +511,7 @@ def _compute(town: Town, out: Path) -> dict[str, Any]:
         "outfalls": int(len(res.network.outfalls)) if res.network is not None else 0,
     }
     batch = {"key": town.key(), "summary": summary, "ms4map": __version__}
-    screen_prov = ws.provenance(
-        profile=prof.name,
-        pollutant_reading=prof.pollutant_reading,
-        pollutants_of_concern=list(prof.pollutants_of_concern),
-        tributary_reach_km=prof.tributary_reach_km,
-        impairments=town.impairments,
-    )
+    screen_prov = ws.provenance(**prof.screening_settings(), impairments=town.impairments)
     tmp = out.with_name(f".{out.stem}.partial.gpkg")
     tmp.unlink(missing_ok=True)
     try:

@@ -290,13 +290,7 @@ def _run_batch(args: argparse.Namespace) -> int:
     waters = _waters(args, ws)
     scr = screen_all(res, profile=prof, workspace=ws, waters=waters)
     sep = flag_septic(res, profile=prof, workspace=ws, waters=waters)
-    prov = ws.provenance(
-        profile=prof.name,
-        pollutant_reading=prof.pollutant_reading,
-        pollutants_of_concern=list(prof.pollutants_of_concern),
-        tributary_reach_km=prof.tributary_reach_km,
-        impairments=args.impairments,
-    )
+    prov = ws.provenance(**prof.screening_settings(), impairments=args.impairments)
     problems = [_problem_text(f) for f in [*_findings(scr), *_findings(sep)]]
     from ..rules.waters import missing_layer_reason
 

@@ -226,6 +226,20 @@ class Profile:
             name=f"{self.name}+narrowed",
         )
 
+    def screening_settings(self) -> dict[str, Any]:
+        """The profile's settings a screening output's provenance records.
+
+        ``profile`` (its name), ``pollutant_reading``, ``pollutants_of_concern`` and
+        ``tributary_reach_km``: the keywords ``ms4map screen --all`` and ``ms4map batch``
+        give :meth:`ms4map.io.workspace.Workspace.provenance`.
+        """
+        return {
+            "profile": self.name,
+            "pollutant_reading": self.pollutant_reading,
+            "pollutants_of_concern": list(self.pollutants_of_concern),
+            "tributary_reach_km": self.tributary_reach_km,
+        }
+
     def summary(self) -> dict[str, Any]:
         """The settings that shape a determination, for provenance."""
         return {
