@@ -232,6 +232,61 @@ def compare(a: Path, b: Path) -> list[str]:
     return bad
 
 
+_PLAIN_WORKER = """
+import json, sys
+from ms4map.batch import WORKER_PRELOAD, read_manifest, run_town
+import importlib
+for m in WORKER_PRELOAD:
+    importlib.import_module(m)
+towns = {t.name: t for t in read_manifest(sys.argv[1])}
+print("ready", flush=True)
+names = sys.stdin.readline().split()
+rows = [run_town(towns[n], sys.argv[2], force=True) for n in names]
+print(json.dumps(rows), flush=True)
+"""
+
+
+def plain_processes(manifest: Path, names: list[str], out: Path, workers: int) -> float:
+    """Wall time of ``workers`` plain processes running the towns, started beforehand.
+
+    Each process imports what a worker imports and reads the manifest, then waits; the
+    clock runs from handing out the towns (round robin) to the last process done.  No
+    Dask and no start-up: the best any scheduler could do with this many processes on
+    this machine, against which the cluster's start and its scheduling are measured.
+    """
+    import json
+    import subprocess
+
+    out.mkdir(parents=True, exist_ok=True)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _PLAIN_WORKER, str(manifest), str(out)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"},
+        )
+        for _ in range(workers)
+    ]
+    for pr in procs:
+        assert pr.stdout is not None and pr.stdout.readline().strip() == "ready"
+    t = time.perf_counter()
+    for i, pr in enumerate(procs):
+        assert pr.stdin is not None
+        pr.stdin.write(" ".join(names[i::workers]) + "\n")
+        pr.stdin.flush()
+    rows = []
+    for pr in procs:
+        assert pr.stdout is not None
+        rows += json.loads(pr.stdout.readline())
+        pr.wait()
+    wall = time.perf_counter() - t
+    bad = [r["name"] for r in rows if r["status"] != "ok"]
+    if bad:
+        raise RuntimeError(f"plain processes: towns failed: {bad}")
+    return wall
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--towns", type=int, default=8)
@@ -239,6 +294,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cell", type=float, default=1.0, help="DEM cell, metres")
     ap.add_argument("--workers", type=int, default=2, help="local Dask workers")
     ap.add_argument("--keep", metavar="DIR", help="build and keep the towns here")
+    ap.add_argument(
+        "--no-floor",
+        dest="floor",
+        action="store_false",
+        help="skip the third run: --workers plain processes started beforehand (no Dask)",
+    )
     args = ap.parse_args(argv)
 
     from ms4map.batch import read_manifest, run_batch
@@ -342,6 +403,16 @@ def main(argv: list[str] | None = None) -> int:
             + ", ".join(f"{v:.0f}" for v in sorted(peaks.values(), reverse=True))
             + f"; one process (none): {max(r['peak_rss_mb'] for r in r0.rows):.0f}"
         )
+        if args.floor:
+            floor = plain_processes(
+                root / "batch.toml", [t.name for t in towns], root / "out-plain", args.workers
+            )
+            print(
+                f"floor: {args.workers} plain processes, started and imported beforehand, "
+                f"no Dask: {floor:.1f} s for the towns, ratio {floor / r0.wall_seconds:.2f} "
+                f"against none; the cluster run spent {r1.wall_seconds - floor:.1f} s more "
+                "(its start, scheduling and close)"
+            )
         print(f"load average after: {os.getloadavg()}")
         return 0 if not bad and same_summary else 1
     finally:
