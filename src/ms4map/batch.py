@@ -262,6 +262,13 @@ def _profile_spec(value: Any, base: Path) -> str:
 
 
 def _check_entry(entry: dict[str, Any], label: str, base: Path) -> list[str]:
+    """Every problem of one ``[[town]]`` table: its keys and their types, then its name
+    and the files it names (only once the keys are right)."""
+    return _check_keys(entry, label) or _check_paths(entry, label, base)
+
+
+def _check_keys(entry: dict[str, Any], label: str) -> list[str]:
+    """Unknown keys, missing ``name``/``workspace``, keys of the wrong type."""
     errs: list[str] = []
     unknown = sorted(set(entry) - set(_TOWN_KEYS))
     if unknown:
@@ -277,8 +284,13 @@ def _check_entry(entry: dict[str, Any], label: str, base: Path) -> list[str]:
         isinstance(pol, str) or (isinstance(pol, list) and all(isinstance(x, str) for x in pol))
     ):
         errs.append(f"{label}: `pollutants` must be a list of texts, got {pol!r}.")
-    if errs:
-        return errs
+    return errs
+
+
+def _check_paths(entry: dict[str, Any], label: str, base: Path) -> list[str]:
+    """A file-safe name, an existing workspace (and the one a workspace manifest names)
+    and an existing impairments CSV."""
+    errs: list[str] = []
     name = entry["name"]
     if not _NAME_RE.match(name) or name.endswith("."):
         errs.append(
@@ -293,18 +305,7 @@ def _check_entry(entry: dict[str, Any], label: str, base: Path) -> list[str]:
             "paths are relative to the manifest). Fix: correct the path."
         )
     elif ws.suffix.lower() == ".toml":
-        from .io import load_manifest
-
-        try:
-            inner = load_manifest(ws).get("workspace")
-        except Ms4mapError as exc:
-            errs.append(f"{label}: workspace manifest '{ws.name}': {exc}")
-        else:
-            if inner is not None and not Path(inner).exists():
-                errs.append(
-                    f"{label}: workspace manifest '{ws.name}' names workspace '{inner}', "
-                    "which does not exist. Fix: correct `workspace` in that file."
-                )
+        errs += _check_workspace_manifest(ws, label)
     if entry.get("impairments"):
         imp = _resolve(entry["impairments"], base)
         if not imp.is_file():
@@ -314,6 +315,22 @@ def _check_entry(entry: dict[str, Any], label: str, base: Path) -> list[str]:
                 "workspace's impairments layer."
             )
     return errs
+
+
+def _check_workspace_manifest(ws: Path, label: str) -> list[str]:
+    """A town's workspace given as a workspace manifest: it reads, and its workspace exists."""
+    from .io import load_manifest
+
+    try:
+        inner = load_manifest(ws).get("workspace")
+    except Ms4mapError as exc:
+        return [f"{label}: workspace manifest '{ws.name}': {exc}"]
+    if inner is not None and not Path(inner).exists():
+        return [
+            f"{label}: workspace manifest '{ws.name}' names workspace '{inner}', "
+            "which does not exist. Fix: correct `workspace` in that file."
+        ]
+    return []
 
 
 def _check_profiles(towns: Sequence[Town]) -> list[str]:
