@@ -19,7 +19,10 @@ from .frames import column_or_none as _col
 from .frames import feature_ids as _ids
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from ..io.workspace import Workspace
+    from ..network.build import StormNetwork
     from .frames import ResultLike
 
 __all__ = [
@@ -147,56 +150,108 @@ def feature_path(ws: Workspace, result: ResultLike | None, layer: str, fid: str)
             empty, [], [], [], "The drainage analysis has not been run for this workspace."
         )
     net = getattr(result, "network", None)
-    try:
-        from .. import network as _network
-    except ImportError:
-        _network = None  # type: ignore[assignment]
+    _network = _network_module()
     if layer == "outfalls":
-        outs = ws.layers.get("outfalls")
-        attrs = feature_attributes(ws, "outfalls", fid)
-        rw = attrs.get("receiving_water") or "unknown water"
-        geom = feature_geometry(ws, "outfalls", fid)
-        crs = getattr(outs, "crs", ws.crs)
-        return PathResult(
-            gpd.GeoSeries([], crs=crs),
-            [f"Outfall {fid} discharges to {rw} (PWL {attrs.get('pwl_id') or 'unknown'})."],
-            [fid],
-            [str(rw)],
-            "an outfall is the end of the MS4",
-            outfalls=gpd.GeoSeries([geom] if geom is not None else [], crs=crs),
-        )
-    starts: list[tuple[str, float, str]] = []  # (start id, fraction, label)
-    direct: list[str] = []
+        return _outfall_path(ws, fid)
     if layer == "parcels":
-        d = getattr(result, "drainage", None)
-        if d is None or not len(d):
-            return PathResult(empty, [], [], [], "No drainage table in the result.")
-        rows = d[d["parcel_id"].astype(str) == str(fid)]
-        if not len(rows):
-            return PathResult(empty, [], [], [], f"Parcel {fid} is not in the drainage table.")
-        for r in rows.to_dict("records"):
-            frac = float(r.get("fraction") or 0)
-            kind = str(r.get("target_kind"))
-            if kind in ("inlet", "conveyance") and not is_na(r.get("target_id")):
-                starts.append((str(r["target_id"]), frac, f"{frac:.0%} to {kind} {r['target_id']}"))
-            elif kind == "water_direct":
-                direct.append(
-                    f"{frac:.0%} runs directly to {r.get('receiving_water') or r.get('target_id')}"
-                    f" (PWL {r.get('pwl_id') or 'unknown'}), not through the MS4."
-                )
-            elif kind == "depression":
-                direct.append(f"{frac:.0%} drains to a closed depression (internally drained).")
-            else:
-                direct.append(
-                    f"{frac:.0%}: drainage {kind} ({r.get('reason') or 'no reason given'})."
-                )
+        found = _parcel_starts(result, fid)
+        if isinstance(found, str):
+            return PathResult(empty, [], [], [], found)
+        starts, direct = found
     elif layer in ("structures", "conveyances"):
-        starts.append((str(fid), 1.0, f"from {layer[:-1]} {fid}"))
+        starts, direct = [(str(fid), 1.0, f"from {layer[:-1]} {fid}")], []
     else:
         return PathResult(empty, [], [], [], f"No downstream path for a {layer} feature.")
     if starts and (net is None or _network is None or not hasattr(_network, "trace_downstream")):
         return PathResult(empty, direct, [], [], "The storm network is not available to trace.")
-    geoms, steps, outs_, waters = [], list(direct), [], []
+    geoms, steps, outs_, waters = _trace_starts(_network, net, starts, list(direct))
+    overland = overland_steps(ws, result, fid) if layer == "parcels" else None
+    reached = [feature_geometry(ws, "outfalls", o) for o in dict.fromkeys(outs_)]
+    return PathResult(
+        gpd.GeoSeries(geoms, crs=ws.crs),
+        steps,
+        list(dict.fromkeys(outs_)),
+        list(dict.fromkeys(waters)),
+        "traced downstream through the storm network" if geoms else "no path found",
+        overland=overland,
+        outfalls=gpd.GeoSeries([g for g in reached if g is not None], crs=ws.crs),
+    )
+
+
+def _network_module() -> ModuleType | None:
+    """:mod:`ms4map.network`, or ``None`` when it cannot be imported."""
+    try:
+        from .. import network as _network
+    except ImportError:
+        return None
+    return _network
+
+
+def _outfall_path(ws: Workspace, fid: str) -> PathResult:
+    """The path of an outfall: its own end, discharging to its receiving water."""
+    outs = ws.layers.get("outfalls")
+    attrs = feature_attributes(ws, "outfalls", fid)
+    rw = attrs.get("receiving_water") or "unknown water"
+    geom = feature_geometry(ws, "outfalls", fid)
+    crs = getattr(outs, "crs", ws.crs)
+    return PathResult(
+        gpd.GeoSeries([], crs=crs),
+        [f"Outfall {fid} discharges to {rw} (PWL {attrs.get('pwl_id') or 'unknown'})."],
+        [fid],
+        [str(rw)],
+        "an outfall is the end of the MS4",
+        outfalls=gpd.GeoSeries([geom] if geom is not None else [], crs=crs),
+    )
+
+
+def _parcel_starts(
+    result: ResultLike, fid: str
+) -> tuple[list[tuple[str, float, str]], list[str]] | str:
+    """Where parcel ``fid`` drains, from the drainage table: the network starts to trace
+    ``(start id, fraction, label)`` and the lines of its direct (non-MS4) parts; or the
+    reason there is no path (a text)."""
+    d = getattr(result, "drainage", None)
+    if d is None or not len(d):
+        return "No drainage table in the result."
+    rows = d[d["parcel_id"].astype(str) == str(fid)]
+    if not len(rows):
+        return f"Parcel {fid} is not in the drainage table."
+    starts: list[tuple[str, float, str]] = []
+    direct: list[str] = []
+    for r in rows.to_dict("records"):
+        frac = float(r.get("fraction") or 0)
+        kind = str(r.get("target_kind"))
+        if kind in ("inlet", "conveyance") and not is_na(r.get("target_id")):
+            starts.append((str(r["target_id"]), frac, f"{frac:.0%} to {kind} {r['target_id']}"))
+        else:
+            direct.append(_direct_text(r, frac, kind))
+    return starts, direct
+
+
+def _direct_text(r: dict[str, Any], frac: float, kind: str) -> str:
+    """The path line of a drainage row that does not enter the MS4."""
+    if kind == "water_direct":
+        return (
+            f"{frac:.0%} runs directly to {r.get('receiving_water') or r.get('target_id')}"
+            f" (PWL {r.get('pwl_id') or 'unknown'}), not through the MS4."
+        )
+    if kind == "depression":
+        return f"{frac:.0%} drains to a closed depression (internally drained)."
+    return f"{frac:.0%}: drainage {kind} ({r.get('reason') or 'no reason given'})."
+
+
+def _trace_starts(
+    _network: ModuleType | None,
+    net: StormNetwork | None,
+    starts: list[tuple[str, float, str]],
+    steps: list[str],
+) -> tuple[list[Any], list[str], list[str], list[str]]:
+    """Trace each start down the network: ``(geometries, steps, outfall ids, waters)``;
+    the steps follow those given (a start that cannot be traced says why).  Both the
+    module and the network are there whenever ``starts`` is not empty."""
+    geoms: list[Any] = []
+    outs_: list[str] = []
+    waters: list[str] = []
     for start, _frac, label in starts:
         try:
             tr = _network.trace_downstream(net, start)
@@ -210,17 +265,7 @@ def feature_path(ws: Workspace, result: ResultLike | None, layer: str, fid: str)
         outs_ += o
         waters += w
         steps.append(_step_text(label, o, w, tr.length_m, tr.reason or tr.method))
-    overland = overland_steps(ws, result, fid) if layer == "parcels" else None
-    reached = [feature_geometry(ws, "outfalls", o) for o in dict.fromkeys(outs_)]
-    return PathResult(
-        gpd.GeoSeries(geoms, crs=ws.crs),
-        steps,
-        list(dict.fromkeys(outs_)),
-        list(dict.fromkeys(waters)),
-        "traced downstream through the storm network" if geoms else "no path found",
-        overland=overland,
-        outfalls=gpd.GeoSeries([g for g in reached if g is not None], crs=ws.crs),
-    )
+    return geoms, steps, outs_, waters
 
 
 def _step_text(label: str, outfalls: list[str], waters: list[str], metres: float, why: str) -> str:
