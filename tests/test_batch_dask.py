@@ -132,6 +132,8 @@ def worker_state(town, out_dir, *, force=False):
     """The batch task, recording the worker process it ran in."""
     import threading
 
+    from distributed import get_worker
+
     from ms4map.batch import WORKER_PRELOAD
 
     state = {
@@ -139,13 +141,14 @@ def worker_state(town, out_dir, *, force=False):
         "ppid": os.getppid(),
         "omp": os.environ.get("OMP_NUM_THREADS"),
         "task_threads": sum("Dask-Default-Threads" in t.name for t in threading.enumerate()),
+        "profiler": "profile" in get_worker().periodic_callbacks,
     }
     return {**run_town(town, out_dir, force=force), **state}
 
 
 def test_local_workers_are_forked_preloaded_single_threaded(towns, valley_ref, tmp_path):
     """A local cluster's workers are forks of a server that imported what a town needs
-    (not this process), one task thread each, numpy's threads limited."""
+    (not this process), one task thread each, numpy's threads limited, no profiler."""
     man = write_manifest(towns / "fork.toml", [{"name": "valley", "workspace": "valley/town.gpkg"}])
     res = run_batch(read_manifest(man), tmp_path / "out", scheduler="local:1", task=worker_state)
     (row,) = res.rows
@@ -153,6 +156,7 @@ def test_local_workers_are_forked_preloaded_single_threaded(towns, valley_ref, t
     assert row["preloaded"] == []  # every module was there before the town ran
     assert row["ppid"] != os.getpid()  # the fork server's child, not this process's
     assert row["omp"] == "1" and row["task_threads"] == 1
+    assert row["profiler"] is False  # no stack sampling of the town every 10 ms
     assert row["cpu_seconds"] > 0
     assert_same_outputs(tmp_path / "out" / "valley.gpkg", valley_ref)
 

@@ -866,6 +866,20 @@ def start_worker_server() -> bool:
     return True
 
 
+#: Dask settings of a local cluster (read by its scheduler and nannies as they start):
+#:
+#: - ``allowed-failures`` 0: a town whose worker dies is failed at once, not retried on
+#:   the next worker.
+#: - the workers' statistical profiler off: it samples the running town's stack every
+#:   10 ms for the dashboard's Profile page, and measured on the benchmark towns a town
+#:   took about 10 % more CPU with it (0.92 against 0.82 s, docs/batch.md).  A cluster
+#:   given by address keeps its own settings.
+_LOCAL_CLUSTER_CONFIG = {
+    "distributed.scheduler.allowed-failures": 0,
+    "distributed.worker.profile.enabled": False,
+}
+
+
 def _connect(kind: str, arg: Any, timeout: float) -> tuple[Any, Any]:
     try:
         import dask
@@ -876,9 +890,7 @@ def _connect(kind: str, arg: Any, timeout: float) -> tuple[Any, Any]:
             "python -m pip install 'ms4map[dask]', or use --scheduler none."
         ) from None
     if kind == "local":
-        # a town whose worker dies is failed at once, not retried on the next worker
-        # (the scheduler reads this when it starts)
-        with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with dask.config.set(_LOCAL_CLUSTER_CONFIG):
             cluster = LocalCluster(
                 n_workers=int(arg),
                 threads_per_worker=1,
