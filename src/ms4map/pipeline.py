@@ -23,7 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
 import numpy as np
@@ -33,6 +33,11 @@ from . import drainage as _drainage
 from .core.errors import UsageError
 from .core.qa import QAReport
 from .hydrology import overland as _overland
+
+if TYPE_CHECKING:
+    from .hydrology.overland import OverlandResult
+    from .io.workspace import Workspace
+    from .network.build import StormNetwork
 
 #: Part of every cache key: bump when a step's result changes shape, so that results
 #: cached on disk by an older ms4map are recomputed, never loaded.
@@ -113,8 +118,8 @@ class PipelineResult:
         Seconds per step (0 for a cached step).
     """
 
-    network: Any
-    overland: Any
+    network: StormNetwork | None
+    overland: OverlandResult | None
     drainage: pd.DataFrame
     inlet_catchments: gpd.GeoDataFrame
     sewersheds: gpd.GeoDataFrame
@@ -125,7 +130,7 @@ class PipelineResult:
     settings: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     cached: dict[str, bool] = field(default_factory=dict)
-    workspace: Any = None
+    workspace: Workspace | None = None
 
     def layers(self) -> dict[str, Any]:
         """The output layers of ``ms4map drainage``: parcel_drainage, inlet_catchments,
@@ -161,7 +166,7 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-def workspace_key(ws: Any) -> str:
+def workspace_key(ws: Workspace) -> str:
     """Cache key of a workspace: its fingerprint, or a content hash for in-memory ones."""
     if getattr(ws, "inputs", None):
         return str(ws.fingerprint())
@@ -193,7 +198,7 @@ def workspace_key(ws: Any) -> str:
 
 
 def run(
-    ws: Any,
+    ws: Workspace,
     *,
     progress: ProgressFn | None = None,
     cache_dir: str | Path | None = None,
@@ -330,11 +335,11 @@ class _StepCache:
 
 
 def _network_step(
-    ws: Any, steps: _StepCache, opts: dict[str, Any], say: ProgressFn, qa: QAReport
-) -> Any:
+    ws: Workspace, steps: _StepCache, opts: dict[str, Any], say: ProgressFn, qa: QAReport
+) -> StormNetwork | None:
     """The cached storm network (``None`` without conveyances, with a warning)."""
 
-    def _net() -> Any:
+    def _net() -> StormNetwork | None:
         conv = ws.get("conveyances")
         if conv is None or len(conv) == 0:
             return None
@@ -360,8 +365,13 @@ def _network_step(
 
 
 def _join_and_overland(
-    ws: Any, net: Any, parcels: Any, steps: _StepCache, opts: dict[str, Any], say: ProgressFn
-) -> tuple[Any, Any, Any, Any]:
+    ws: Workspace,
+    net: StormNetwork | None,
+    parcels: Any,
+    steps: _StepCache,
+    opts: dict[str, Any],
+    say: ProgressFn,
+) -> tuple[Any, Any, OverlandResult | None, Any]:
     """The network join, the inlets, the overland routing and the parcel cells.
 
     Work that needs no routing runs in a second thread while the DEM is conditioned:
@@ -393,7 +403,7 @@ def _join_and_overland(
     return join, inlets, ov, cells
 
 
-def _warn_overland(qa: QAReport, ov: Any, opts: dict[str, Any]) -> None:
+def _warn_overland(qa: QAReport, ov: OverlandResult | None, opts: dict[str, Any]) -> None:
     """The overland step's findings, or the warning that there is no DEM."""
     if ov is None:
         qa.warning(
@@ -410,7 +420,7 @@ def _warn_overland(qa: QAReport, ov: Any, opts: dict[str, Any]) -> None:
 
 def _drainage_step(
     parcels: Any,
-    ov: Any,
+    ov: OverlandResult | None,
     join: Any,
     inlets: Any,
     cells: Any,
@@ -442,7 +452,7 @@ def _drainage_step(
 
 
 def _polygons_step(
-    ws: Any, ov: Any, join: Any, steps: _StepCache, say: ProgressFn
+    ws: Workspace, ov: OverlandResult | None, join: Any, steps: _StepCache, say: ProgressFn
 ) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
     """The cached inlet catchments (with their outfall) and sewersheds."""
 
@@ -470,7 +480,7 @@ def _polygons_step(
     return steps("polygons", _NETWORK_KEYS + _OVERLAND_KEYS, _polys)
 
 
-def outfall_points(result: Any, workspace: Any) -> dict[str, Any]:
+def outfall_points(result: PipelineResult, workspace: Workspace | None) -> dict[str, Any]:
     """Outfall id -> point: the built network's outfalls, else the workspace's
     ``outfalls`` layer (empty when there is neither)."""
     net = getattr(result, "network", None)
@@ -488,16 +498,16 @@ def outfall_points(result: Any, workspace: Any) -> dict[str, Any]:
 
 
 def _overland_step(
-    ws: Any,
+    ws: Workspace,
     step: Callable[[str, tuple[str, ...], Callable[[], Any]], Any],
     inlets: Any,
     open_conv: Any,
     opts: dict[str, Any],
     say: ProgressFn,
-) -> Any:
+) -> OverlandResult | None:
     """The cached overland step: :func:`ms4map.overland.route` (``None`` without a DEM)."""
 
-    def _ov() -> Any:
+    def _ov() -> OverlandResult | None:
         if ws.dem is None:
             return None
         return _overland.route(
