@@ -29,7 +29,7 @@ import contextlib
 import gc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
 import numpy as np
@@ -47,6 +47,22 @@ from .hydrology.overland import (
     to_colrow,
     upstream_mask,
 )
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from .network.build import StormNetwork
+
+    class _QueryResult(Protocol):
+        """What the point and polygon queries read of a result: in practice a
+        :class:`ms4map.pipeline.PipelineResult`, which lives in a higher layer than this
+        module (``ms4map._layout``), hence this protocol."""
+
+        overland: OverlandResult | None
+        join: NetworkJoin | None
+        settings: dict[str, Any]
+        sewersheds: gpd.GeoDataFrame
+
 
 __all__ = [
     "COLUMNS",
@@ -99,11 +115,11 @@ class NetworkJoin:
     inlet_outfall: pd.DataFrame
     conv_outfall: pd.DataFrame
     outfalls: pd.DataFrame
-    net: Any = None
+    net: StormNetwork | None = None
     qa: QAReport = field(default_factory=QAReport)
 
 
-def network_join(net: Any) -> NetworkJoin:
+def network_join(net: StormNetwork | None) -> NetworkJoin:
     """Build the inlet -> outfall -> receiving water join from a ``StormNetwork``.
 
     Uses :func:`ms4map.network.assign_outfalls`, :func:`ms4map.network.edge_outfalls`
@@ -659,7 +675,7 @@ def sewersheds(ov: OverlandResult, join: NetworkJoin) -> gpd.GeoDataFrame:
 # ======================================================================================
 # Point and polygon queries
 # ======================================================================================
-def polygon_drainage(result: Any, polygon: Any) -> pd.DataFrame:
+def polygon_drainage(result: _QueryResult, polygon: Any) -> pd.DataFrame:
     """Drainage of an arbitrary site polygon (working CRS): the parcel table's columns
     without ``parcel_id``.
 
@@ -677,13 +693,13 @@ def polygon_drainage(result: Any, polygon: Any) -> pd.DataFrame:
     return df.drop(columns=["parcel_id"])
 
 
-def _result_crs(result: Any) -> Any:
+def _result_crs(result: _QueryResult) -> Any:
     if result.overland is not None:
         return result.overland.crs
     return getattr(result, "crs", None)
 
 
-def where_does_it_drain(result: Any, point: Any) -> dict[str, Any]:
+def where_does_it_drain(result: _QueryResult, point: Any) -> dict[str, Any]:
     """Where a point drains: the surface path, then the pipes, to the receiving water.
 
     Returns
@@ -743,7 +759,7 @@ def where_does_it_drain(result: Any, point: Any) -> dict[str, Any]:
     return out
 
 
-def _known_outfalls(result: Any) -> set[str] | None:
+def _known_outfalls(result: _QueryResult) -> set[str] | None:
     net = getattr(result, "network", None)
     if net is None or getattr(net, "outfalls", None) is None:
         return None
@@ -751,7 +767,7 @@ def _known_outfalls(result: Any) -> set[str] | None:
 
 
 def what_drains_here(
-    result: Any, point: Any = None, *, outfall_id: str | None = None
+    result: _QueryResult, point: Any = None, *, outfall_id: str | None = None
 ) -> gpd.GeoDataFrame:
     """Everything that drains to a point or an outfall, surface and pipes, as one polygon.
 

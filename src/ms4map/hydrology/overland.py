@@ -49,7 +49,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
 import numpy as np
@@ -62,6 +62,20 @@ from ..core.errors import DataError
 from ..core.qa import QAReport
 from ..core.units import metres_per_unit
 from ..io.workspace import Dem
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from ..io.workspace import Workspace
+
+    class _NetworkTables(Protocol):
+        """What :func:`network_targets` reads of a storm network: in practice a
+        :class:`ms4map.network.build.StormNetwork`, which hydrology may not import (network
+        is its sibling layer in ``ms4map._layout``), hence this protocol."""
+
+        nodes: gpd.GeoDataFrame
+        edges: gpd.GeoDataFrame
+
 
 __all__ = [
     "DEFAULTS",
@@ -1568,7 +1582,9 @@ def upstream_mask(result: OverlandResult, x: float, y: float) -> np.ndarray | No
 # ======================================================================================
 # Workspace adapter
 # ======================================================================================
-def network_targets(ws: Any, net: Any = None) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
+def network_targets(
+    ws: Workspace, net: _NetworkTables | None = None
+) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
     """Inlet points (``node_id``) and open conveyances (``conv_id``) for routing.
 
     This is the one place that reads the storm network's attributes (``nodes`` with
