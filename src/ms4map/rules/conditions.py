@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -39,6 +39,12 @@ from ..core.qa import QAReport
 from ..core.schema import PATH_COLUMNS
 from .profiles import EXEMPTION_CODES, Profile, load_profile
 from .waters import Waters, missing_layer_reason, missing_layer_short, pollutant_in
+
+if TYPE_CHECKING:
+    import geopandas as gpd
+
+    from ..io.workspace import Workspace
+    from ..pipeline import PipelineResult
 
 __all__ = [
     "DETERMINATION_SCHEMA",
@@ -1509,13 +1515,13 @@ def _crs_unit_m(crs: Any) -> float:
     return metres_per_unit(crs, default=1.0)
 
 
-def _run_pipeline(workspace: Any) -> Any:
+def _run_pipeline(workspace: Workspace) -> PipelineResult:
     from .. import pipeline
 
     return pipeline.run(workspace)
 
 
-def _outfall_points(result: Any, workspace: Any) -> dict[str, Any]:
+def _outfall_points(result: PipelineResult, workspace: Workspace | None) -> dict[str, Any]:
     """Outfall id -> point (:func:`ms4map.pipeline.outfall_points`)."""
     from ..pipeline import outfall_points
 
@@ -1611,7 +1617,7 @@ def _outside_town_message(geom: Any, parcels: Any, crs: Any, src_geom: Any, src_
 
 
 def _resolve_site(
-    site: Any, workspace: Any, result: Any, *, site_crs: Any = None
+    site: Any, workspace: Workspace, result: PipelineResult, *, site_crs: Any = None
 ) -> tuple[SiteInfo, pd.DataFrame, Any]:
     import geopandas as gpd
     from shapely.geometry.base import BaseGeometry
@@ -1732,7 +1738,7 @@ def _site_info(
     dom: Any,
     sel: Any,
     geometry: Any,
-    workspace: Any,
+    workspace: Workspace,
 ) -> SiteInfo:
     """The :class:`SiteInfo` of a resolved site; ``dom`` is its dominant parcel (class and
     address), ``sel`` all its parcels."""
@@ -1770,8 +1776,8 @@ def _reach_hits(
 def _map_layers(
     info: SiteInfo,
     rows: pd.DataFrame,
-    result: Any,
-    workspace: Any,
+    result: PipelineResult,
+    workspace: Workspace,
     waters: Waters,
     outfall_points: dict[str, Any],
 ) -> dict[str, Any]:
@@ -1865,9 +1871,9 @@ def evaluate_site(
     project_type: str | None = None,
     common_plan_acres: float | None = None,
     exemption: str | None = None,
-    workspace: Any,
+    workspace: Workspace,
     profile: str | Profile | None = "stillwater",
-    result: Any = None,
+    result: PipelineResult | None = None,
     site_crs: Any = None,
     waters: Waters | None = None,
     labels: dict[str, str] | None = None,
@@ -2363,12 +2369,12 @@ def _batch_reasons(
 
 
 def screen_all(
-    result: Any,
+    result: PipelineResult,
     *,
     profile: str | Profile | None = "stillwater",
-    workspace: Any = None,
+    workspace: Workspace | None = None,
     waters: Waters | None = None,
-) -> Any:
+) -> gpd.GeoDataFrame:
     """Batch screening of every parcel (layer ``screening``): a GeoDataFrame.
 
     Parameters

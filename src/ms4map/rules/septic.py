@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -36,6 +36,10 @@ from ..core.schema import PARCEL_INFO_COLUMNS
 from .conditions import join_unique
 from .profiles import Profile, load_profile
 from .waters import Waters, pollutant_in
+
+if TYPE_CHECKING:
+    from ..io.workspace import Workspace
+    from ..pipeline import PipelineResult
 
 __all__ = [
     "FAILURE_CONDITIONS",
@@ -599,10 +603,10 @@ def _not_tributary_reason(
 
 
 def flag_septic(
-    result: Any,
+    result: PipelineResult,
     *,
     profile: str | Profile | None = "stillwater",
-    workspace: Any = None,
+    workspace: Workspace | None = None,
     waters: Waters | None = None,
 ) -> Any:
     """The ``septic`` layer for a pipeline result (see :func:`flag_septic_table`)."""

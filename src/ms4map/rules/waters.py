@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -34,6 +34,9 @@ from ms4map.core.nulls import is_blank
 from ..core.errors import DataError, InputOpenError, UsageError
 from ..core.qa import QAReport
 from ..core.schema import LEGAL_LAYERS  # re-exported: io reads it too
+
+if TYPE_CHECKING:
+    from ..io.workspace import Workspace
 
 __all__ = [
     "CATEGORIES",
@@ -804,7 +807,7 @@ class Waters:
         )
 
     @classmethod
-    def from_workspace(cls, ws: Any, *, impairments: pd.DataFrame | None = None) -> Waters:
+    def from_workspace(cls, ws: Workspace, *, impairments: pd.DataFrame | None = None) -> Waters:
         """Build from a workspace's ``waterbodies``, ``impairments`` and ``tmdl_watersheds``.
 
         ``impairments`` (e.g. from :func:`read_303d_csv`) replaces the workspace's layer.
@@ -922,7 +925,7 @@ def read_impairments_csv(path: str | Path) -> pd.DataFrame:
 
 
 def waters_for(
-    workspace: Any, impairments: str | Path | None = None, *, warn: Any = None
+    workspace: Workspace, impairments: str | Path | None = None, *, warn: Any = None
 ) -> Waters:
     """The waters a screening reads: the workspace's, with ``impairments`` (a CSV) instead
     of its 303(d) layer when given.
