@@ -7,9 +7,12 @@ the file is built by :func:`ms4map.outputs.export.export_frames` only when asked
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
+
+if TYPE_CHECKING:
+    from ..io.workspace import Workspace
 
 #: Choice shown -> suffix (the same choices as ``ms4map export --to``).
 CHOICES = {
@@ -27,7 +30,7 @@ MIME = {
 
 
 def layer_download(
-    label: str, name: str, frame: Any, ws: Any, *, key: str, token: str = ""
+    label: str, name: str, frame: Any, ws: Workspace, *, key: str, token: str = ""
 ) -> None:
     """:func:`results_download` of one layer ``name`` (the file named after it) with the
     workspace's provenance."""

@@ -30,7 +30,7 @@ import html
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -41,6 +41,11 @@ from ..core.errors import DataError, UsageError
 from ..core.schema import PARCEL_INFO_COLUMNS
 from ..drainage import PATH_COLUMNS
 from ..rules.profiles import Profile, load_profile, remedy_period_hours
+
+if TYPE_CHECKING:
+    from ..io.workspace import Workspace
+    from ..network.build import StormNetwork
+    from ..pipeline import PipelineResult
 
 __all__ = [
     "AMMONIA_POTASSIUM_RATIO",
@@ -322,14 +327,14 @@ def candidates_for_area(
     ).reset_index(drop=True)
 
 
-def _workspace(result: Any, workspace: Any) -> Any:
+def _workspace(result: PipelineResult, workspace: Workspace | None) -> Workspace:
     ws = workspace if workspace is not None else getattr(result, "workspace", None)
     if ws is None:
         raise UsageError("The workspace is needed: pass workspace= (or a pipeline result).")
     return ws
 
 
-def _check_outfall(result: Any, ws: Any, outfall_id: str) -> None:
+def _check_outfall(result: PipelineResult, ws: Workspace, outfall_id: str) -> None:
     known: list[str] = []
     net = getattr(result, "network", None)
     if net is not None:
@@ -345,10 +350,10 @@ def _check_outfall(result: Any, ws: Any, outfall_id: str) -> None:
 
 
 def candidate_sources(
-    result: Any,
+    result: PipelineResult,
     outfall_id: str,
     *,
-    workspace: Any = None,
+    workspace: Workspace | None = None,
     profile: str | Profile | None = "stillwater",
     septic: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
@@ -438,7 +443,7 @@ PLAN_COLUMNS = (
 _SAMPLE_KINDS = {"manhole": 0, "junction": 1, "inlet": 2, "catch_basin": 2, "cleanout": 3}
 
 
-def _upstream_graph(net: Any, outfall_id: str) -> tuple[Any, Any, np.ndarray, int]:
+def _upstream_graph(net: StormNetwork, outfall_id: str) -> tuple[Any, Any, np.ndarray, int]:
     """Nodes above the outfall, their reachability (row i: what drains to i), root row."""
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import breadth_first_order
@@ -479,12 +484,12 @@ def _upstream_graph(net: Any, outfall_id: str) -> tuple[Any, Any, np.ndarray, in
 
 
 def sampling_plan(
-    result: Any,
+    result: PipelineResult,
     outfall_id: str,
     *,
     max_samples: int = 4,
     weight: str = "area",
-    workspace: Any = None,
+    workspace: Workspace | None = None,
     candidates: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Where to sample upstream of a flowing outfall to isolate the source.
@@ -563,7 +568,7 @@ def _check_plan_settings(weight: str, max_samples: Any) -> None:
         raise UsageError(f"max_samples = {max_samples!r}: give a whole number >= 1.")
 
 
-def _has_drainage(result: Any) -> bool:
+def _has_drainage(result: PipelineResult) -> bool:
     d = getattr(result, "drainage", None)
     return d is not None and len(d) > 0
 
@@ -578,7 +583,7 @@ class _Entries:
     candidate_parcels: list[set[str]]  # candidate parcel ids entering there
 
 
-def _parcel_acres(ws: Any) -> dict[str, float]:
+def _parcel_acres(ws: Workspace) -> dict[str, float]:
     """Parcel id -> acres (the ``acres`` column where given, else the polygon's area)."""
     parcels = ws.layers.get("parcels")
     if parcels is None or not len(parcels):
@@ -590,7 +595,11 @@ def _parcel_acres(ws: Any) -> dict[str, float]:
 
 
 def _entries_at_nodes(
-    result: Any, ws: Any, nodes: pd.DataFrame, edges: pd.DataFrame, candidates: Any
+    result: PipelineResult,
+    ws: Workspace,
+    nodes: pd.DataFrame,
+    edges: pd.DataFrame,
+    candidates: Any,
 ) -> _Entries:
     """Parcel runoff entering at each node: inlets at their node, conveyances at their
     lowest end; the candidate parcels among them."""
@@ -989,7 +998,9 @@ def _penalty_text(prof: Profile) -> tuple[list[dict[str, Any]], str]:
     return pens, text
 
 
-def _drainage_path(result: Any, pid: str) -> tuple[list[dict[str, Any]], str, list[str]]:
+def _drainage_path(
+    result: PipelineResult | None, pid: str
+) -> tuple[list[dict[str, Any]], str, list[str]]:
     d = getattr(result, "drainage", None) if result is not None else None
     if d is None:
         return (
@@ -1038,8 +1049,8 @@ def notice_of_violation(
     parcel_id: str,
     *,
     violation: str,
-    result: Any = None,
-    workspace: Any,
+    result: PipelineResult | None = None,
+    workspace: Workspace,
     profile: str | Profile | None = "stillwater",
     remedy: list[str] | str | None = None,
     issued: _dt.date | str | None = None,
@@ -1130,7 +1141,9 @@ def notice_of_violation(
     )
 
 
-def _notice_parcel(workspace: Any, result: Any, pid: str) -> tuple[str, pd.Series]:
+def _notice_parcel(
+    workspace: Workspace | None, result: PipelineResult | None, pid: str
+) -> tuple[str, pd.Series]:
     """The parcel's row in the parcels layer (of ``workspace``, else of the result's)."""
     ws = workspace if workspace is not None else getattr(result, "workspace", None)
     parcels = None if ws is None else ws.layers.get("parcels")

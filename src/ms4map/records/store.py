@@ -13,7 +13,7 @@ import sqlite3
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
 import pandas as pd
@@ -26,6 +26,9 @@ from .cases import STEPS, case_deadlines, check_step, remedy_deadline
 from .fields import CASE_FIELDS, INSPECTION_FIELDS, SAMPLE_FIELDS, as_date, check_fields
 from .photos import MAX_PHOTO_BYTES, check_photo
 from .summary import annual_report, outfall_status, parse_year_start, reporting_year, summary
+
+if TYPE_CHECKING:
+    from ..pipeline import PipelineResult
 
 __all__ = ["ROLES", "USERS_FILE_ENV", "Records", "default_user", "open_records", "records_path"]
 
@@ -483,7 +486,7 @@ class _RecordsReads(_RecordsBase):
         )
 
     def next_sample(
-        self, case_id: int, result: Any = None, *, weight: str = "area"
+        self, case_id: int, result: PipelineResult | None = None, *, weight: str = "area"
     ) -> dict[str, Any]:
         """The next structure to sample for a case, from the samples already taken.
 
