@@ -8,7 +8,7 @@ report has been shown.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -22,6 +22,9 @@ from ..upload import (
     store_upload,
     uploads_dir,
 )
+
+if TYPE_CHECKING:
+    from ..upload import StoredUpload
 
 IGNORE = "(not used)"
 AUTO = "(automatic)"
@@ -44,7 +47,21 @@ COMMON_CRS = {
 
 
 def render() -> None:
+    """The page: the current workspace, a candidate just opened, opening from disk and
+    uploading layers (then assigning them)."""
     st.title("Data")
+    _current_workspace()
+    _opened_candidate()
+    _open_from_disk()
+    layer_files, rasters = _uploaded_layers()
+    if layer_files:
+        _assign_layers(layer_files, rasters)
+    _stored_uploads()
+
+
+def _current_workspace() -> None:
+    """The workspace in use: its name, QA report, layers and DEM, and the way back to
+    the demo town."""
     src = state.workspace_source()
     st.markdown(f"**Current workspace:** `{src.get('label') or 'demo'}`")
     ws = state.workspace()
@@ -66,6 +83,9 @@ def render() -> None:
         st.session_state.pop("ms4map_workspace", None)
         st.rerun()
 
+
+def _opened_candidate() -> None:
+    """The data just opened and validated, with the button that puts them in use."""
     cand = st.session_state.get("data_candidate")
     if cand:
         st.success(st.session_state.get("data_candidate_msg", "Opened."))
@@ -78,6 +98,9 @@ def render() -> None:
         with st.expander("Validation report of these data", expanded=True):
             st.markdown(st.session_state.get("data_candidate_report", ""))
 
+
+def _open_from_disk() -> None:
+    """Open and validate a workspace given by its path (and its DEM's)."""
     st.header("Open a workspace from disk")
     path = st.text_input(
         "GeoPackage, File Geodatabase, folder of layers or TOML manifest",
@@ -101,6 +124,10 @@ def render() -> None:
             }
         )
 
+
+def _uploaded_layers() -> tuple[list[tuple[str, str, Path]], list[tuple[str, Path]]]:
+    """The upload widget; stores what arrives and returns the layers ``(label, source
+    spec, file)`` and rasters ``(label, file)`` of the stored uploads."""
     st.header("Upload layers")
     st.caption(
         f"Zipped Shapefile, GeoPackage or GeoJSON layers and a DEM GeoTIFF; up to "
@@ -114,18 +141,7 @@ def render() -> None:
         accept_multiple_files=True,
         key="data_upload",
     )
-    stored: dict[str, Any] = st.session_state.setdefault("data_stored", {})
-    for f in files or []:
-        fid = getattr(f, "file_id", None) or f.name
-        if fid in stored:
-            continue
-        try:
-            stored[fid] = (f.name, store_upload(f.name, f.getvalue()))
-        except Exception as exc:  # noqa: BLE001 - every bad file becomes a message
-            stored[fid] = (f.name, exc)
-    current = {getattr(f, "file_id", None) or f.name for f in files or []}
-    for fid in [k for k in stored if k not in current]:  # removed from the uploader
-        stored.pop(fid)
+    stored = _store_files(files or [])
     layer_files: list[tuple[str, str, Path]] = []  # (label, source spec, file)
     rasters: list[tuple[str, Path]] = []
     for name, item in stored.values():
@@ -134,23 +150,52 @@ def render() -> None:
             continue
         if not item.folder.exists():  # removed below in another run
             continue
-        for problem in item.problems.values():
-            st.error(f"{name}: {plain(problem)}")
-        for note in item.notes.values():
-            st.info(f"{name}: {plain(note)}")
-        for p in item.layers:
-            if p.name in item.problems:
-                continue
-            for lyr in _layers_of(p):
-                spec = f"{p}::{lyr}" if p.suffix.lower() == ".gpkg" else str(p)
-                label = f"{name}: {lyr}" if p.suffix.lower() == ".gpkg" else f"{name}: {p.name}"
-                layer_files.append((label, spec, p))
+        _upload_messages(name, item)
+        layer_files += _upload_layer_files(name, item)
         rasters += [(f"{name}: {p.name}", p) for p in item.rasters if p.name not in item.problems]
         if item.skipped:
             st.caption(f"{name}: ignored non-layer files: {plain(', '.join(item.skipped[:10]))}")
-    if layer_files:
-        _assign_layers(layer_files, rasters)
-    _stored_uploads()
+    return layer_files, rasters
+
+
+def _store_files(files: list[Any]) -> dict[str, Any]:
+    """Store each newly uploaded file once (a bad one as its error) and forget those
+    removed from the uploader: ``file id -> (name, stored upload or exception)``."""
+    stored: dict[str, Any] = st.session_state.setdefault("data_stored", {})
+    for f in files:
+        fid = getattr(f, "file_id", None) or f.name
+        if fid in stored:
+            continue
+        try:
+            stored[fid] = (f.name, store_upload(f.name, f.getvalue()))
+        except Exception as exc:  # noqa: BLE001 - every bad file becomes a message
+            stored[fid] = (f.name, exc)
+    current = {getattr(f, "file_id", None) or f.name for f in files}
+    for fid in [k for k in stored if k not in current]:  # removed from the uploader
+        stored.pop(fid)
+    return stored
+
+
+def _upload_messages(name: str, item: StoredUpload) -> None:
+    """The problems (errors) and notes of one stored upload."""
+    for problem in item.problems.values():
+        st.error(f"{name}: {plain(problem)}")
+    for note in item.notes.values():
+        st.info(f"{name}: {plain(note)}")
+
+
+def _upload_layer_files(name: str, item: StoredUpload) -> list[tuple[str, str, Path]]:
+    """``(label, source spec, file)`` of every layer of one stored upload (each layer of
+    a GeoPackage), skipping files with a problem."""
+    out: list[tuple[str, str, Path]] = []
+    for p in item.layers:
+        if p.name in item.problems:
+            continue
+        for lyr in _layers_of(p):
+            spec = f"{p}::{lyr}" if p.suffix.lower() == ".gpkg" else str(p)
+            label = f"{name}: {lyr}" if p.suffix.lower() == ".gpkg" else f"{name}: {p.name}"
+            out.append((label, spec, p))
+    return out
 
 
 def _assign_layers(layer_files: list[tuple[str, str, Path]], rasters: list[tuple[str, Path]]):
