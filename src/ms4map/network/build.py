@@ -17,8 +17,9 @@ The build is a chain of plain functions over plain tables (:func:`run_build`):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
 import numpy as np
@@ -39,6 +40,10 @@ from .settings import (
     DEFAULT_WATER_M,
     OUTFALL_METHODS,
 )
+
+if TYPE_CHECKING:
+    from ..io.workspace import Workspace
+    from .trace import _Solved
 
 __all__ = [
     "DEFAULT_SNAP_M",
@@ -178,7 +183,7 @@ def _fill_ids(ids: np.ndarray, df: pd.DataFrame, prefix: str) -> np.ndarray:
     return ids
 
 
-def _check_crs(ws: Any) -> CRS:
+def _check_crs(ws: Workspace) -> CRS:
     if ws.crs is None:
         raise DataError(
             "The workspace has no CRS, so distances cannot be measured. "
@@ -251,7 +256,7 @@ def junction_outfall_ids(
 # build
 # ------------------------------------------------------------------------------------
 def build_network(
-    ws: Any,
+    ws: Workspace,
     *,
     snap_tolerance_m: float = DEFAULT_SNAP_M,
     water_tolerance_m: float = DEFAULT_WATER_M,
@@ -636,7 +641,7 @@ def _warn(
     )
 
 
-def water_tree(ws: Any) -> Any:
+def water_tree(ws: Workspace) -> Any:
     """STRtree of the waterbody geometries, or None without a (non-empty) water layer."""
     wb = ws.layers.get("waterbodies")
     if wb is None or not len(wb):
@@ -645,7 +650,7 @@ def water_tree(ws: Any) -> Any:
     return shapely.STRtree(wg) if len(wg) else None
 
 
-def read_structures(ws: Any, cfg: BuildConfig, qa: QAReport) -> StructureTable:
+def read_structures(ws: Workspace, cfg: BuildConfig, qa: QAReport) -> StructureTable:
     """Structures as nodes: unique ids, points, coincident structures merged (QA)."""
     df = ws.layers.get("structures")
     if df is None or len(df) == 0:
@@ -738,7 +743,7 @@ def read_structures(ws: Any, cfg: BuildConfig, qa: QAReport) -> StructureTable:
     )
 
 
-def read_conveyances(ws: Any, cfg: BuildConfig, qa: QAReport) -> ConveyanceTable:
+def read_conveyances(ws: Workspace, cfg: BuildConfig, qa: QAReport) -> ConveyanceTable:
     """Usable line parts: multi-part lines merged or split, bad and zero-length lines out (QA)."""
     df = ws.layers["conveyances"]
     ids = _fill_ids(_col(df, "conv_id"), df, "conveyances")
@@ -1095,7 +1100,7 @@ def assumed_laterals(
 
 
 def real_outlet_nodes(
-    ws: Any, st: StructureTable, ends: EndTable, sp: SplitTable, cfg: BuildConfig, wtree: Any
+    ws: Workspace, st: StructureTable, ends: EndTable, sp: SplitTable, cfg: BuildConfig, wtree: Any
 ) -> np.ndarray:
     """Nodes that are real outlets before orientation: outfall structures, points of the
     outfalls layer (nearest node within the snap tolerance), headwalls at an open end,
@@ -1126,7 +1131,7 @@ def real_outlet_nodes(
 
 
 def orient_lines(
-    ws: Any,
+    ws: Workspace,
     st: StructureTable,
     cv: ConveyanceTable,
     ends: EndTable,
@@ -1506,7 +1511,7 @@ def rank_terminals(
 
 
 def find_outfalls(
-    ws: Any,
+    ws: Workspace,
     st: StructureTable,
     ends: EndTable,
     sp: SplitTable,
@@ -1889,7 +1894,7 @@ def sink_pools_and_graph_qa(
     net: StormNetwork,
     *,
     has_water: bool = False,
-    at_water: Any = None,
+    at_water: Callable[[np.ndarray], bool] | None = None,
     terminals_are_outfalls: bool = True,
 ) -> None:
     """The last build step, on the solved graph: a pool of two-way links with no way out
@@ -1898,26 +1903,40 @@ def sink_pools_and_graph_qa(
     from .trace import _solve
 
     s = _solve(net)
-    nodes, edges = net.nodes, net.edges
-    n = len(s.node_index)
+    new_rows = _pool_terminals(
+        net,
+        s,
+        has_water=has_water,
+        at_water=at_water,
+        terminals_are_outfalls=terminals_are_outfalls,
+    )
+    if new_rows:
+        _add_outfalls(net, new_rows)
+        s = _solve(net)
+    _cycle_qa(net, s)
+    _subnetwork_qa(net, s)
+
+
+def _pool_terminals(
+    net: StormNetwork,
+    s: _Solved,
+    *,
+    has_water: bool,
+    at_water: Callable[[np.ndarray], bool] | None,
+    terminals_are_outfalls: bool,
+) -> list[dict[str, Any]]:
+    """The outfall rows of the pools of two-way links with no way out (one per pool, at
+    its lowest node or its headwall); a pool whose end is not an outfall is listed in
+    ``net.terminals_not_at_water`` instead."""
+    nodes = net.nodes
     comp_sizes = np.bincount(s.comp, minlength=s.ncomp)
-    sinks = np.unique(s.sink)
-    new_rows = []
-    for c in sinks:
+    new_rows: list[dict[str, Any]] = []
+    for c in np.unique(s.sink):
         if s.comp_outfall[c] is not None or comp_sizes[c] < 2 or s.comp_cycle[c]:
             continue
         # a pool of two-way links with no way out: its lowest node is the terminal
         members = np.where(s.comp == c)[0]
-        inv = nodes["invert_elev"].to_numpy(dtype=float)[members]
-        rim = nodes["rim_elev"].to_numpy(dtype=float)[members]
-        key = np.lexsort(
-            (
-                np.arange(len(members)),
-                np.nan_to_num(rim, nan=np.inf),
-                np.nan_to_num(inv, nan=np.inf),
-            )
-        )
-        rep = int(members[key[0]])
+        rep = int(members[_lowest_first(nodes, members)[0]])
         nid = str(s.node_index[rep])
         kinds = nodes["kind"].to_numpy(dtype=object)[members]
         hw = np.where(kinds == "headwall")[0]
@@ -1935,17 +1954,9 @@ def sink_pools_and_graph_qa(
             method = "terminal_loose_end"
         else:
             method = "terminal_at_structure"
-        oid = nid
-        if pd.isna(nodes["struct_id"].iat[rep]):  # a junction: an id a user can look up
-            eu = s.node_index.get_indexer(edges["from_node"].astype(str))
-            ev = s.node_index.get_indexer(edges["to_node"].astype(str))
-            taken = set(net.outfalls.index.astype(str)) | {r["outfall_id"] for r in new_rows}
-            oid = junction_outfall_ids(
-                [rep], eu, ev, edges["conv_id"].astype(str).to_numpy(), taken=taken
-            )[rep]
         new_rows.append(
             {
-                "outfall_id": oid,
+                "outfall_id": _pool_outfall_id(net, s, rep, nid, new_rows),
                 "node_id": nid,
                 "receiving_water": None,
                 "pwl_id": None,
@@ -1955,75 +1966,124 @@ def sink_pools_and_graph_qa(
                 "geometry": nodes.geometry.iloc[rep],
             }
         )
-    if new_rows:
-        add = gpd.GeoDataFrame(pd.DataFrame(new_rows), geometry="geometry", crs=net.crs).set_index(
-            "outfall_id"
+    return new_rows
+
+
+def _lowest_first(nodes: gpd.GeoDataFrame, members: np.ndarray) -> np.ndarray:
+    """The order of ``members`` lowest first: by invert, then rim (missing ones last),
+    then position."""
+    inv = nodes["invert_elev"].to_numpy(dtype=float)[members]
+    rim = nodes["rim_elev"].to_numpy(dtype=float)[members]
+    return np.lexsort(
+        (
+            np.arange(len(members)),
+            np.nan_to_num(rim, nan=np.inf),
+            np.nan_to_num(inv, nan=np.inf),
         )
-        for col in add.columns:
-            if col != "geometry":
-                add[col] = pd.array(
-                    add[col].astype(object).where(add[col].notna(), None), dtype="str"
-                )
-        net.outfalls = pd.concat([net.outfalls, add])
-        net._cache.clear()
-        s = _solve(net)
-    # cycles
+    )
+
+
+def _edge_node_positions(s: _Solved, edges: gpd.GeoDataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The solved-graph positions of each edge's from and to node."""
+    eu = s.node_index.get_indexer(edges["from_node"].astype(str))
+    ev = s.node_index.get_indexer(edges["to_node"].astype(str))
+    return eu, ev
+
+
+def _pool_outfall_id(
+    net: StormNetwork, s: _Solved, rep: int, nid: str, new_rows: list[dict[str, Any]]
+) -> str:
+    """The outfall id of a pool's terminal node: its node id at a structure, a junction
+    outfall id a user can look up (not taken yet) at a junction."""
+    if not pd.isna(net.nodes["struct_id"].iat[rep]):
+        return nid
+    edges = net.edges
+    eu, ev = _edge_node_positions(s, edges)
+    taken = set(net.outfalls.index.astype(str)) | {r["outfall_id"] for r in new_rows}
+    return junction_outfall_ids(
+        [rep], eu, ev, edges["conv_id"].astype(str).to_numpy(), taken=taken
+    )[rep]
+
+
+def _add_outfalls(net: StormNetwork, new_rows: list[dict[str, Any]]) -> None:
+    """Append the pools' terminals to ``net.outfalls`` (text columns as strings) and drop
+    what was solved without them."""
+    add = gpd.GeoDataFrame(pd.DataFrame(new_rows), geometry="geometry", crs=net.crs).set_index(
+        "outfall_id"
+    )
+    for col in add.columns:
+        if col != "geometry":
+            add[col] = pd.array(add[col].astype(object).where(add[col].notna(), None), dtype="str")
+    net.outfalls = pd.concat([net.outfalls, add])
+    net._cache.clear()
+
+
+def _cycle_qa(net: StormNetwork, s: _Solved) -> None:
+    """QA ``cycle``: one warning per loop of one-way conveyances (saying when water in it
+    has no way out)."""
+    if not len(s.arc_from):
+        return
+    edges = net.edges
     conv = edges["conv_id"].astype(str).to_numpy()
-    if len(s.arc_from):
-        cyc_nodes = np.zeros(n, dtype=bool)
-        cyc_nodes[np.isin(s.comp, np.where(s.comp_cycle)[0])] = True
-        arcs_in = (
-            cyc_nodes[s.arc_from] & cyc_nodes[s.arc_to] & (s.comp[s.arc_from] == s.comp[s.arc_to])
+    cyc_nodes = np.zeros(len(s.node_index), dtype=bool)
+    cyc_nodes[np.isin(s.comp, np.where(s.comp_cycle)[0])] = True
+    arcs_in = cyc_nodes[s.arc_from] & cyc_nodes[s.arc_to] & (s.comp[s.arc_from] == s.comp[s.arc_to])
+    by_comp: dict[int, list[int]] = {}
+    for a in np.where(arcs_in)[0]:
+        if not edges["bidirectional"].iat[s.arc_edge[a]]:
+            by_comp.setdefault(int(s.comp[s.arc_from[a]]), []).append(int(s.arc_edge[a]))
+    for c, eds in by_comp.items():
+        ids = sorted({conv[e] for e in eds})
+        trapped = s.comp_outfall[s.sink[c]] is None and s.sink[c] == c
+        g = edges.geometry.iloc[eds[0]]
+        xy = shapely.get_coordinates(g.interpolate(0.5, normalized=True))[0]
+        net.qa.warning(
+            "cycle",
+            "conveyances",
+            f"Conveyances {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''} form a "
+            "loop of one-way flow" + ("; water in it has no way out." if trapped else "."),
+            feature_id=ids[0],
+            step="network",
+            x=float(xy[0]),
+            y=float(xy[1]),
+            fix="Check the inverts/direction of the conveyances in the loop.",
         )
-        by_comp: dict[int, list[int]] = {}
-        for a in np.where(arcs_in)[0]:
-            if not edges["bidirectional"].iat[s.arc_edge[a]]:
-                by_comp.setdefault(int(s.comp[s.arc_from[a]]), []).append(int(s.arc_edge[a]))
-        for c, eds in by_comp.items():
-            ids = sorted({conv[e] for e in eds})
-            trapped = s.comp_outfall[s.sink[c]] is None and s.sink[c] == c
-            g = edges.geometry.iloc[eds[0]]
-            xy = shapely.get_coordinates(g.interpolate(0.5, normalized=True))[0]
-            net.qa.warning(
-                "cycle",
-                "conveyances",
-                f"Conveyances {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''} form a "
-                "loop of one-way flow" + ("; water in it has no way out." if trapped else "."),
-                feature_id=ids[0],
-                step="network",
-                x=float(xy[0]),
-                y=float(xy[1]),
-                fix="Check the inverts/direction of the conveyances in the loop.",
-            )
-    # subnetworks (weakly connected pieces) with no outfall
-    if len(edges):
-        eu = s.node_index.get_indexer(edges["from_node"].astype(str))
-        ev = s.node_index.get_indexer(edges["to_node"].astype(str))
-        g = csr_matrix((np.ones(len(eu)), (eu, ev)), shape=(n, n))
-        nw, lab = connected_components(g, directed=False)
-        has_out = np.zeros(nw, dtype=bool)
-        has_out[lab[s.is_outfall]] = True
-        has_edge = np.zeros(nw, dtype=bool)
-        has_edge[lab[eu]] = True
-        for w in np.where(has_edge & ~has_out)[0]:
-            members = np.where(lab == w)[0]
-            ne = int(np.isin(eu, members).sum())
-            ids = sorted(set(conv[np.isin(eu, members)]))
-            xy = shapely.get_coordinates(nodes.geometry.iloc[members[0]])[0]
-            net.qa.warning(
-                "no_outfall_subnetwork",
-                "conveyances",
-                f"A connected piece of {ne} conveyance(s) ({', '.join(ids[:5])}"
-                f"{' ...' if len(ids) > 5 else ''}) reaches no outfall.",
-                feature_id=ids[0],
-                step="network",
-                x=float(xy[0]),
-                y=float(xy[1]),
-                fix="Connect it to the rest of the system, or add its outfall.",
-            )
 
 
-def run_build(ws: Any, cfg: BuildConfig) -> StormNetwork:
+def _subnetwork_qa(net: StormNetwork, s: _Solved) -> None:
+    """QA ``no_outfall_subnetwork``: one warning per connected piece (weakly connected,
+    with conveyances) that reaches no outfall."""
+    edges = net.edges
+    if not len(edges):
+        return
+    n = len(s.node_index)
+    conv = edges["conv_id"].astype(str).to_numpy()
+    eu, ev = _edge_node_positions(s, edges)
+    g = csr_matrix((np.ones(len(eu)), (eu, ev)), shape=(n, n))
+    nw, lab = connected_components(g, directed=False)
+    has_out = np.zeros(nw, dtype=bool)
+    has_out[lab[s.is_outfall]] = True
+    has_edge = np.zeros(nw, dtype=bool)
+    has_edge[lab[eu]] = True
+    for w in np.where(has_edge & ~has_out)[0]:
+        members = np.where(lab == w)[0]
+        ne = int(np.isin(eu, members).sum())
+        ids = sorted(set(conv[np.isin(eu, members)]))
+        xy = shapely.get_coordinates(net.nodes.geometry.iloc[members[0]])[0]
+        net.qa.warning(
+            "no_outfall_subnetwork",
+            "conveyances",
+            f"A connected piece of {ne} conveyance(s) ({', '.join(ids[:5])}"
+            f"{' ...' if len(ids) > 5 else ''}) reaches no outfall.",
+            feature_id=ids[0],
+            step="network",
+            x=float(xy[0]),
+            y=float(xy[1]),
+            fix="Connect it to the rest of the system, or add its outfall.",
+        )
+
+
+def run_build(ws: Workspace, cfg: BuildConfig) -> StormNetwork:
     """The build steps in order, each a function of the tables before it."""
     qa = QAReport()
     st = read_structures(ws, cfg, qa)

@@ -10,7 +10,7 @@ upstream of a flow split get a full set of reachable outfalls.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import geopandas as gpd
 import numpy as np
@@ -53,6 +53,26 @@ ASSIGN_METHODS = (
 )
 
 
+class NetworkLike(Protocol):
+    """What the traces read of a :class:`ms4map.network.build.StormNetwork`.
+
+    :mod:`ms4map.network.build` imports this module (its last step solves the graph),
+    so importing the class here, even under ``TYPE_CHECKING``, would make an import
+    cycle (``tests/test_layout_imports.py``); the traces name the attributes instead.
+    The optional ones (``_graph``, ``orientation_conflicts``, ``terminals_unchecked``)
+    are read with ``getattr``.
+    """
+
+    nodes: gpd.GeoDataFrame
+    edges: gpd.GeoDataFrame
+    outfalls: gpd.GeoDataFrame
+    crs: Any
+    settings: dict[str, Any]
+    structure_nodes: pd.DataFrame
+    terminals_not_at_water: list[str]
+    _cache: dict[str, Any]
+
+
 # ------------------------------------------------------------------------------------
 # core solve (cached on the network)
 # ------------------------------------------------------------------------------------
@@ -82,7 +102,7 @@ class _Solved:
     csr: Any = None
 
 
-def _solve(net: Any) -> _Solved:
+def _solve(net: NetworkLike) -> _Solved:
     cached = net._cache.get("solved")
     if cached is not None:
         return cached
@@ -90,11 +110,7 @@ def _solve(net: Any) -> _Solved:
     nidx = nodes.index
     n = len(nidx)
     gr = getattr(net, "_graph", None) or {}
-    if gr.get("n_nodes") == n and gr.get("n_edges") == len(edges):
-        eu, ev = gr["u"], gr["v"]
-    else:
-        eu = nidx.get_indexer(edges["from_node"].astype(str)) if len(edges) else np.zeros(0, int)
-        ev = nidx.get_indexer(edges["to_node"].astype(str)) if len(edges) else np.zeros(0, int)
+    eu, ev = _edge_ends(nidx, edges, gr)
     bi = edges["bidirectional"].to_numpy(dtype=bool) if len(edges) else np.zeros(0, bool)
     eidx = np.arange(len(edges))
     u = np.r_[eu, ev[bi]]
@@ -112,17 +128,7 @@ def _solve(net: Any) -> _Solved:
     touched[ev] = True
     csr = csr_matrix((np.ones(len(u)), (u, v)), shape=(n, n))
     ncomp, comp = connected_components(csr, directed=True, connection="strong")
-    # directed cycles: strong components of the graph without two-way links
-    one_way = ~np.r_[bi, np.ones(int(bi.sum()), bool)][keep] if len(bi) else np.zeros(0, bool)
-    if len(u) and not bi.any():
-        in_cycle = np.bincount(comp, minlength=ncomp)[comp] > 1
-    elif len(u):
-        csr1 = csr_matrix((np.ones(int(one_way.sum())), (u[one_way], v[one_way])), shape=(n, n))
-        _, comp1 = connected_components(csr1, directed=True, connection="strong")
-        size1 = np.bincount(comp1)
-        in_cycle = size1[comp1] > 1
-    else:
-        in_cycle = np.zeros(n, dtype=bool)
+    in_cycle = _in_directed_cycle(u, v, bi, keep, comp=comp, ncomp=ncomp)
     comp_cycle = np.zeros(ncomp, dtype=bool)
     comp_cycle[comp[in_cycle]] = True
     # component exits; main exit per component = among the exits that reach an outfall
@@ -149,19 +155,7 @@ def _solve(net: Any) -> _Solved:
     # outfall, then a terminal at a structure, then a bare line end)
     best = np.zeros(ncomp, dtype=np.int64)
     if len(split_comps):
-        from .settings import OUTFALL_RANK
-
-        rank_of = {
-            str(o): OUTFALL_RANK.get(str(m), 0)
-            for o, m in zip(net.outfalls.index, net.outfalls["method"], strict=True)
-        }
-        node_rank = np.full(n, 3, dtype=np.int64)
-        node_rank[is_out] = [rank_of.get(str(o), 0) for o in of_node[is_out]]
-        best[:] = 3
-        for r in (2, 1, 0):
-            sel = comp[is_out & (node_rank <= r)]
-            if len(sel):
-                best[_reaches_outfall(pairs, sel, ncomp)] = r
+        best = _best_terminal_rank(net, pairs, is_out, of_node, comp=comp, ncomp=ncomp)
     # physical evidence first (pipe size, invert), then the terminal's rank, then the
     # input order (the last resort)
     keys = [ex_idx]
@@ -225,6 +219,70 @@ def _solve(net: Any) -> _Solved:
         )
     net._cache["solved"] = solved
     return solved
+
+
+def _edge_ends(
+    nidx: pd.Index, edges: gpd.GeoDataFrame, gr: dict[str, Any]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each edge's from and to node as positions in ``nidx``: the build's integer
+    endpoints while they still match the tables, else looked up by node id."""
+    if gr.get("n_nodes") == len(nidx) and gr.get("n_edges") == len(edges):
+        return gr["u"], gr["v"]
+    eu = nidx.get_indexer(edges["from_node"].astype(str)) if len(edges) else np.zeros(0, int)
+    ev = nidx.get_indexer(edges["to_node"].astype(str)) if len(edges) else np.zeros(0, int)
+    return eu, ev
+
+
+def _in_directed_cycle(
+    u: np.ndarray,
+    v: np.ndarray,
+    bi: np.ndarray,
+    keep: np.ndarray,
+    *,
+    comp: np.ndarray,
+    ncomp: int,
+) -> np.ndarray:
+    """Per node, whether it is on a directed cycle: in a strong component (of more than
+    one node) of the graph without its two-way links.  ``u``/``v`` are the arcs kept
+    (``keep`` of the edges then the reversed two-way ones), ``comp`` the strong
+    components of the whole graph."""
+    n = len(comp)
+    one_way = ~np.r_[bi, np.ones(int(bi.sum()), bool)][keep] if len(bi) else np.zeros(0, bool)
+    if len(u) and not bi.any():
+        return np.bincount(comp, minlength=ncomp)[comp] > 1
+    if len(u):
+        csr1 = csr_matrix((np.ones(int(one_way.sum())), (u[one_way], v[one_way])), shape=(n, n))
+        _, comp1 = connected_components(csr1, directed=True, connection="strong")
+        size1 = np.bincount(comp1)
+        return size1[comp1] > 1
+    return np.zeros(n, dtype=bool)
+
+
+def _best_terminal_rank(
+    net: NetworkLike,
+    pairs: np.ndarray,
+    is_out: np.ndarray,
+    of_node: np.ndarray,
+    *,
+    comp: np.ndarray,
+    ncomp: int,
+) -> np.ndarray:
+    """comp -> the best rank (:data:`OUTFALL_RANK`: 0 a real outfall, then a terminal at
+    a structure, a bare line end) of the terminals it reaches; 3 where it reaches none."""
+    from .settings import OUTFALL_RANK
+
+    rank_of = {
+        str(o): OUTFALL_RANK.get(str(m), 0)
+        for o, m in zip(net.outfalls.index, net.outfalls["method"], strict=True)
+    }
+    node_rank = np.full(len(comp), 3, dtype=np.int64)
+    node_rank[is_out] = [rank_of.get(str(o), 0) for o in of_node[is_out]]
+    best = np.full(ncomp, 3, dtype=np.int64)
+    for r in (2, 1, 0):
+        sel = comp[is_out & (node_rank <= r)]
+        if len(sel):
+            best[_reaches_outfall(pairs, sel, ncomp)] = r
+    return best
 
 
 #: Rules that choose the main exit where flow splits (bit, words for the reason).
@@ -351,28 +409,12 @@ def _split_outfalls(
     below it ends in, whether there are more). Dead ends are kept to the
     :data:`DEAD_END_LIMIT` first in input order, so the work stays linear.
     """
-    # components that reach a split: BFS upstream from a virtual source
-    src = ncomp
-    rows = np.r_[pairs[:, 1], np.full(len(split_comps), src)]
-    cols = np.r_[pairs[:, 0], split_comps]
-    rev = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(ncomp + 1, ncomp + 1))
-    affected = breadth_first_order(rev, src, directed=True, return_predecessors=False)[1:]
-    aff = np.zeros(ncomp, dtype=bool)
-    aff[affected] = True
+    affected, aff = _upstream_of_splits(pairs, split_comps, ncomp)
     succ: dict[int, list[int]] = {}
     for a, b in pairs[aff[pairs[:, 0]]]:
         succ.setdefault(int(a), []).append(int(b))
     # per component: (outfall ids, first dead-end sinks by first node, more dead ends)
-    memo: dict[int, tuple[frozenset[str], tuple[int, ...], bool]] = {}
-    no_dead: tuple[int, ...] = ()
-    lim = DEAD_END_LIMIT
-
-    def base(c: int) -> tuple[frozenset[str], tuple[int, ...], bool]:
-        o = comp_outfall[sink[c]]
-        if o is None:
-            return frozenset(), (int(sink[c]),), False
-        return frozenset([o]), no_dead, False
-
+    memo: dict[int, _Reach] = {}
     # iterative post-order over the affected sub-DAG
     for start in affected:
         start = int(start)
@@ -384,25 +426,10 @@ def _split_outfalls(
             if c in memo:
                 continue
             if not aff[c]:
-                memo[c] = base(c)
+                memo[c] = _sink_reach(c, sink, comp_outfall)
                 continue
             if expanded:
-                acc: set[str] = set()
-                dead: set[int] = set()
-                more = False
-                for s in succ.get(c, ()):
-                    o, d, m = memo[s]
-                    acc |= o
-                    dead.update(d)
-                    more = more or m
-                if comp_outfall[c] is not None:
-                    acc.add(comp_outfall[c])
-                if len(dead) > lim:
-                    more = True
-                    dead_t = tuple(sorted(dead, key=first_node.__getitem__)[:lim])
-                else:
-                    dead_t = tuple(dead)
-                memo[c] = (frozenset(acc), dead_t, more)
+                memo[c] = _merged_reach(c, succ, memo, comp_outfall, first_node)
                 continue
             stack.append((c, True))
             for s in succ.get(c, ()):
@@ -419,45 +446,77 @@ def _split_outfalls(
     return outs, dead_ends
 
 
+#: What a component reaches: outfall ids, the first dead-end sinks (by first node),
+#: whether there are more dead ends.
+_Reach = tuple[frozenset[str], tuple[int, ...], bool]
+
+
+def _upstream_of_splits(
+    pairs: np.ndarray, split_comps: np.ndarray, ncomp: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The components that reach a split (the splits included), in BFS order upstream
+    from a virtual source, and the same as a mask over the components."""
+    src = ncomp
+    rows = np.r_[pairs[:, 1], np.full(len(split_comps), src)]
+    cols = np.r_[pairs[:, 0], split_comps]
+    rev = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(ncomp + 1, ncomp + 1))
+    affected = breadth_first_order(rev, src, directed=True, return_predecessors=False)[1:]
+    aff = np.zeros(ncomp, dtype=bool)
+    aff[affected] = True
+    return affected, aff
+
+
+def _sink_reach(c: int, sink: np.ndarray, comp_outfall: np.ndarray) -> _Reach:
+    """What a component below every split reaches: its sink's outfall, or its sink as a
+    dead end."""
+    o = comp_outfall[sink[c]]
+    if o is None:
+        return frozenset(), (int(sink[c]),), False
+    return frozenset([o]), (), False
+
+
+def _merged_reach(
+    c: int,
+    succ: dict[int, list[int]],
+    memo: dict[int, _Reach],
+    comp_outfall: np.ndarray,
+    first_node: np.ndarray,
+) -> _Reach:
+    """What component ``c`` reaches, from its successors' (all in ``memo``) and its own
+    outfall; dead ends kept to the :data:`DEAD_END_LIMIT` first by first node."""
+    acc: set[str] = set()
+    dead: set[int] = set()
+    more = False
+    for s in succ.get(c, ()):
+        o, d, m = memo[s]
+        acc |= o
+        dead.update(d)
+        more = more or m
+    if comp_outfall[c] is not None:
+        acc.add(comp_outfall[c])
+    if len(dead) > DEAD_END_LIMIT:
+        more = True
+        dead_t = tuple(sorted(dead, key=first_node.__getitem__)[:DEAD_END_LIMIT])
+    else:
+        dead_t = tuple(dead)
+    return frozenset(acc), dead_t, more
+
+
 # ------------------------------------------------------------------------------------
 # all-structure assignment
 # ------------------------------------------------------------------------------------
-def _node_results(net: Any) -> pd.DataFrame:
-    """Outfall, method and reason for every network node (cached)."""
-    cached = net._cache.get("node_results")
-    if cached is not None:
-        return cached
-    s = _solve(net)
-    n = len(s.node_index)
-    sink = s.sink[s.comp]
-    main = s.comp_outfall[sink].copy()
-    outf = net.outfalls
-    ometh = dict(zip(outf.index.astype(str), outf["method"].astype(str), strict=False))
-    others = np.full(n, "", dtype=object)
-    method = np.full(n, None, dtype=object)
-    reason = np.full(n, "", dtype=object)
-    hops = s.hops[s.comp]
-    dist = s.dist_m[s.comp]
-    not_at_water = set(net.terminals_not_at_water)
-    lat = net.edges[net.edges["orient_method"] == "assumed_lateral"]
-    lateral_of = dict(zip(lat["from_node"].astype(str), lat["length_m"], strict=True))
+def _dead_end_reasons(
+    net: NetworkLike,
+    s: _Solved,
+    dead_end: set[int],
+    label: dict[str, str],
+    *,
+    conflicts: dict[str, str],
+) -> dict[int, str]:
+    """Dead-end node -> why flow stops there: away from water (or unchecked), naming the
+    conveyances into its component whose direction the inverts overruled."""
     node_names = s.node_index.to_numpy()
-    snap_m = net.settings.get("snap_tolerance_m", 0.0)
-    lat_tol = net.settings.get("lateral_tolerance_m", 0.0)
-    conflicts = getattr(net, "orientation_conflicts", {}) or {}
-    first_node = _first_node_of_comp(s)
-    # words for the nodes users see in reasons: junctions by place and conveyances
-    no_out = (main == None) & s.touched & ~s.comp_cycle[sink]  # noqa: E711
-    dead_end = {int(first_node[c]) for c in np.unique(sink[no_out])}
-    # sinks without an outfall that a branch ends in, below a flow split
-    branch_sinks = sorted({d for ds, _ in s.dead_ends.values() for d in ds})
-    named = (
-        {str(node_names[i]) for i in dead_end}
-        | {str(v) for v in outf["node_id"].dropna()}
-        | {str(node_names[first_node[d]]) for d in branch_sinks}
-    )
-    label = describe_nodes(net, sorted(named))
-    out_node = dict(zip(outf.index.astype(str), outf["node_id"], strict=False))
+    not_at_water = set(net.terminals_not_at_water)
     comp_size = np.bincount(s.comp, minlength=s.ncomp)
     in_order = np.argsort(s.arc_to, kind="stable")
     v_sorted = s.arc_to[in_order]
@@ -480,6 +539,45 @@ def _node_results(net: Any) -> pd.DataFrame:
             unchecked=bool(getattr(net, "terminals_unchecked", False)),
             conflicts=[(c, conflicts[c]) for c in hit],
         )
+    return dead_why
+
+
+def _node_results(net: NetworkLike) -> pd.DataFrame:
+    """Outfall, method and reason for every network node (cached)."""
+    cached = net._cache.get("node_results")
+    if cached is not None:
+        return cached
+    s = _solve(net)
+    n = len(s.node_index)
+    sink = s.sink[s.comp]
+    main = s.comp_outfall[sink].copy()
+    outf = net.outfalls
+    ometh = dict(zip(outf.index.astype(str), outf["method"].astype(str), strict=False))
+    others = np.full(n, "", dtype=object)
+    method = np.full(n, None, dtype=object)
+    reason = np.full(n, "", dtype=object)
+    hops = s.hops[s.comp]
+    dist = s.dist_m[s.comp]
+    lat = net.edges[net.edges["orient_method"] == "assumed_lateral"]
+    lateral_of = dict(zip(lat["from_node"].astype(str), lat["length_m"], strict=True))
+    node_names = s.node_index.to_numpy()
+    snap_m = net.settings.get("snap_tolerance_m", 0.0)
+    lat_tol = net.settings.get("lateral_tolerance_m", 0.0)
+    conflicts = getattr(net, "orientation_conflicts", {}) or {}
+    first_node = _first_node_of_comp(s)
+    # words for the nodes users see in reasons: junctions by place and conveyances
+    no_out = (main == None) & s.touched & ~s.comp_cycle[sink]  # noqa: E711
+    dead_end = {int(first_node[c]) for c in np.unique(sink[no_out])}
+    # sinks without an outfall that a branch ends in, below a flow split
+    branch_sinks = sorted({d for ds, _ in s.dead_ends.values() for d in ds})
+    named = (
+        {str(node_names[i]) for i in dead_end}
+        | {str(v) for v in outf["node_id"].dropna()}
+        | {str(node_names[first_node[d]]) for d in branch_sinks}
+    )
+    label = describe_nodes(net, sorted(named))
+    out_node = dict(zip(outf.index.astype(str), outf["node_id"], strict=False))
+    dead_why = _dead_end_reasons(net, s, dead_end, label, conflicts=conflicts)
     note = np.full(n, "", dtype=object)
     note_of: dict[tuple[int, int], str] = {}
     for i in range(n):
@@ -654,7 +752,7 @@ def _conv_words(cid: str) -> str:
     return f"the assumed lateral of {cid[8:]}" if cid.startswith("lateral:") else cid
 
 
-def describe_nodes(net: Any, node_ids: list[str]) -> dict[str, str]:
+def describe_nodes(net: NetworkLike, node_ids: list[str]) -> dict[str, str]:
     """Words a user can look up for network nodes.
 
     A structure is its ``struct_id``; a junction (``J<n>``, made where conveyance
@@ -717,7 +815,7 @@ _OUT_WHY = {
 }
 
 
-def assign_outfalls(net: Any) -> pd.DataFrame:
+def assign_outfalls(net: NetworkLike) -> pd.DataFrame:
     """The outfall of every structure at once (linear in network size).
 
     Parameters
@@ -748,7 +846,7 @@ def assign_outfalls(net: Any) -> pd.DataFrame:
     return out[["struct_id", "outfall_id", "method", "reason", "other_outfalls", "node_id"]]
 
 
-def edge_outfalls(net: Any) -> pd.DataFrame:
+def edge_outfalls(net: NetworkLike) -> pd.DataFrame:
     """The outfall(s) of every conveyance: ``conv_id, outfall_id, method, reason, other_outfalls``.
 
     A conveyance drains where its downstream node drains (both ends for a two-way
@@ -861,7 +959,7 @@ class Upstream:
         return list(dict.fromkeys(self.edges["conv_id"].astype(str)))
 
 
-def _resolve_start(net: Any, start: Any, by: str) -> tuple[int, list[int], str]:
+def _resolve_start(net: NetworkLike, start: Any, by: str) -> tuple[int, list[int], str]:
     """-> (start node index, extra edge rows to include, label)."""
     s = _solve(net)
     if by not in ("auto", "struct", "node", "conv", "point"):
@@ -902,7 +1000,7 @@ def _resolve_start(net: Any, start: Any, by: str) -> tuple[int, list[int], str]:
     )
 
 
-def trace_downstream(net: Any, start: Any, *, by: str = "auto") -> Trace:
+def trace_downstream(net: NetworkLike, start: Any, *, by: str = "auto") -> Trace:
     """Trace from a structure, conveyance or map point down to its outfall(s).
 
     Parameters
@@ -1015,7 +1113,7 @@ def _flow_chain(e: pd.DataFrame, rows: list[int]) -> list[int]:
     return chain
 
 
-def trace_upstream(net: Any, start: Any, *, by: str = "auto") -> Upstream:
+def trace_upstream(net: NetworkLike, start: Any, *, by: str = "auto") -> Upstream:
     """Everything upstream of an outfall, structure or conveyance.
 
     Parameters
@@ -1056,7 +1154,7 @@ def trace_upstream(net: Any, start: Any, *, by: str = "auto") -> Upstream:
 # sewersheds
 # ------------------------------------------------------------------------------------
 def network_sewersheds(
-    net: Any, *, spacing_m: float = 10.0, buffer_m: float = 50.0
+    net: NetworkLike, *, spacing_m: float = 10.0, buffer_m: float = 50.0
 ) -> gpd.GeoDataFrame:
     """Sewershed polygons per outfall from the network alone.
 
@@ -1152,7 +1250,7 @@ def unassigned_cause(method: str, reason: str) -> str:
     return "loose end" if "unsnapped_end" in str(reason) else "dead end"
 
 
-def field_check_points(net: Any, table: pd.DataFrame | None = None) -> gpd.GeoDataFrame:
+def field_check_points(net: NetworkLike, table: pd.DataFrame | None = None) -> gpd.GeoDataFrame:
     """Points to check in the field: the outfall candidates that are only guesses
     (``terminal_loose_end``, ``terminal_at_structure``) with how many structures drain
     to each, and every structure without an outfall with its cause and reason.
