@@ -409,60 +409,76 @@ def parcel_categories(
     ids = _ids(parcels, "parcel_id")
     out = pd.Series("not computed", index=parcels.index, dtype=object)
     if by == "drainage" and drainage is not None and len(drainage):
-        d = drainage[["parcel_id", "target_kind", "fraction"]].copy()
-        d["parcel_id"] = d["parcel_id"].astype(str)
-        d["fraction"] = pd.to_numeric(d["fraction"], errors="coerce").fillna(0.0)
-        d = d.sort_values("fraction", ascending=False).drop_duplicates("parcel_id")
-        kind = dict(zip(d["parcel_id"], d["target_kind"].astype(str), strict=False))
-        names = DRAINAGE_CLASS_OF_TARGET
-        out = ids.map(
-            lambda p: names.get(kind.get(p, ""), "unknown" if p in kind else "not computed")
-        )
+        out = _drainage_categories(ids, drainage)
     elif by == "septic":
-        sewer = _col(parcels, "sewer").astype(object)
-        out = pd.Series(
-            np.where(
-                sewer.astype(str) == "septic", "septic, not tributary", "public sewer / unknown"
-            ),
-            index=parcels.index,
-            dtype=object,
-        )
-        if septic is not None and len(septic) and "parcel_id" in septic.columns:
-            s = septic.drop_duplicates("parcel_id")
-            s = s.set_index(s["parcel_id"].astype(str).to_numpy())
-            flags = {}
-            for pid, row in zip(s.index, s.to_dict("records"), strict=False):
-                if is_truthy(row.get("violation")):
-                    flags[pid] = "septic violation"
-                elif is_truthy(row.get("special_condition")):
-                    flags[pid] = "septic, special condition"
-                elif is_truthy(row.get("flagged", row.get("tributary", True))):
-                    flags[pid] = "septic, tributary to MS4"
-                else:
-                    flags[pid] = "septic, not tributary"
-            mapped = ids.map(flags)
-            out = mapped.where(mapped.notna(), out)
+        out = _septic_categories(parcels, ids, septic)
     elif by == "condition_a" and screening is not None and len(screening):
         s = screening.drop_duplicates("parcel_id")
-        col = "condition_a" if "condition_a" in s.columns else None
-        if col is not None:
-            vals = dict(zip(s["parcel_id"].astype(str), s[col], strict=False))
-
-            def _cat(p: str) -> str:
-                if p not in vals:
-                    return "not computed"
-                v = vals[p]
-                if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
-                    return "undetermined"
-                if isinstance(v, str):
-                    low = v.lower()
-                    if low in ("undetermined", "unknown"):
-                        return "undetermined"
-                    return "Condition A" if low in ("true", "yes", "a", "1") else "not Condition A"
-                return "Condition A" if bool(v) else "not Condition A"
-
-            out = ids.map(_cat)
+        if "condition_a" in s.columns:
+            vals = dict(zip(s["parcel_id"].astype(str), s["condition_a"], strict=False))
+            out = ids.map(lambda p: _condition_a_category(vals, p))
     return out.astype(object)
+
+
+def _drainage_categories(ids: pd.Series, drainage: pd.DataFrame) -> pd.Series:
+    """Each parcel's drainage class: that of the target of its largest fraction
+    ("unknown" for a target kind without a class, "not computed" without a row)."""
+    d = drainage[["parcel_id", "target_kind", "fraction"]].copy()
+    d["parcel_id"] = d["parcel_id"].astype(str)
+    d["fraction"] = pd.to_numeric(d["fraction"], errors="coerce").fillna(0.0)
+    d = d.sort_values("fraction", ascending=False).drop_duplicates("parcel_id")
+    kind = dict(zip(d["parcel_id"], d["target_kind"].astype(str), strict=False))
+    names = DRAINAGE_CLASS_OF_TARGET
+    return ids.map(lambda p: names.get(kind.get(p, ""), "unknown" if p in kind else "not computed"))
+
+
+def _septic_categories(
+    parcels: pd.DataFrame, ids: pd.Series, septic: pd.DataFrame | None
+) -> pd.Series:
+    """Each parcel's septic class: sewer or septic from the parcels, refined by the
+    ``septic`` layer's flags where it has the parcel."""
+    sewer = _col(parcels, "sewer").astype(object)
+    out = pd.Series(
+        np.where(sewer.astype(str) == "septic", "septic, not tributary", "public sewer / unknown"),
+        index=parcels.index,
+        dtype=object,
+    )
+    if septic is not None and len(septic) and "parcel_id" in septic.columns:
+        s = septic.drop_duplicates("parcel_id")
+        s = s.set_index(s["parcel_id"].astype(str).to_numpy())
+        flags = {
+            pid: _septic_flag(row) for pid, row in zip(s.index, s.to_dict("records"), strict=False)
+        }
+        mapped = ids.map(flags)
+        out = mapped.where(mapped.notna(), out)
+    return out
+
+
+def _septic_flag(row: dict[str, Any]) -> str:
+    """The category of a row of the ``septic`` layer, the strongest flag first."""
+    if is_truthy(row.get("violation")):
+        return "septic violation"
+    if is_truthy(row.get("special_condition")):
+        return "septic, special condition"
+    if is_truthy(row.get("flagged", row.get("tributary", True))):
+        return "septic, tributary to MS4"
+    return "septic, not tributary"
+
+
+def _condition_a_category(vals: dict[str, Any], p: str) -> str:
+    """The Condition A category of parcel ``p`` from the screening's ``condition_a``
+    values (true / false / NA or words for undetermined)."""
+    if p not in vals:
+        return "not computed"
+    v = vals[p]
+    if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+        return "undetermined"
+    if isinstance(v, str):
+        low = v.lower()
+        if low in ("undetermined", "unknown"):
+            return "undetermined"
+        return "Condition A" if low in ("true", "yes", "a", "1") else "not Condition A"
+    return "Condition A" if bool(v) else "not Condition A"
 
 
 def impaired_waters(
