@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -189,50 +189,72 @@ def as_date(value: Any, name: str, *, allow_future: bool = False) -> dt.date:
 
 
 def _coerce(f: Field, value: Any, where: str) -> Any:
+    """``value`` as field ``f`` keeps it (``None`` when blank or NaN); a value that breaks
+    the field's rule raises :class:`DataError` naming the field of ``where``."""
     label = f"{where} field '{f.name}'"
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    if f.kind == "text":
-        text = str(value).strip()
-        return text or None
-    if f.kind == "time":
-        text = str(value).strip()
-        m = _TIME.match(text)
-        if not m:
-            raise DataError(f"{label} = {value!r}: give a time of day as HH:MM (24 h), e.g. 14:30.")
-        return f"{int(m.group(1)):02d}:{m.group(2)}"
-    if f.kind == "bool":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, int) and value in (0, 1):
-            return bool(value)
-        text = str(value).strip().lower()
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
-        raise DataError(f"{label} = {value!r}: give yes or no (true/false).")
-    if f.kind == "severity":
-        try:
-            n = float(value)
-        except (TypeError, ValueError):
-            n = math.nan
-        if isinstance(value, bool) or math.isnan(n) or n != int(n) or not 0 <= n <= 3:
-            raise DataError(
-                f"{label} = {value!r} is outside the severity scale. Fix: give 0 (not "
-                "present), 1 (faint), 2 (clearly present) or 3 (severe)."
-            )
-        return int(n)
-    if f.kind == "choice":
-        text = str(value).strip().lower()
-        if text not in f.choices:
-            raise DataError(
-                f"{label} = {value!r} is not allowed. Fix: select from {list(f.choices)}."
-            )
-        return text
-    if f.kind == "date":
-        return as_date(value, label).isoformat()
-    # number
+    return _COERCE_KIND.get(f.kind, _as_number)(f, value, label)
+
+
+def _as_text(f: Field, value: Any, label: str) -> str | None:
+    """Text without surrounding blanks; ``None`` when nothing is left."""
+    text = str(value).strip()
+    return text or None
+
+
+def _as_time(f: Field, value: Any, label: str) -> str:
+    """A time of day as ``HH:MM`` (24 h)."""
+    text = str(value).strip()
+    m = _TIME.match(text)
+    if not m:
+        raise DataError(f"{label} = {value!r}: give a time of day as HH:MM (24 h), e.g. 14:30.")
+    return f"{int(m.group(1)):02d}:{m.group(2)}"
+
+
+def _as_bool(f: Field, value: Any, label: str) -> bool:
+    """Yes or no: a bool, 0/1 or one of the words of :data:`_TRUE` / :data:`_FALSE`."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise DataError(f"{label} = {value!r}: give yes or no (true/false).")
+
+
+def _as_severity(f: Field, value: Any, label: str) -> int:
+    """A whole number of the severity scale, 0 to 3."""
+    try:
+        n = float(value)
+    except (TypeError, ValueError):
+        n = math.nan
+    if isinstance(value, bool) or math.isnan(n) or n != int(n) or not 0 <= n <= 3:
+        raise DataError(
+            f"{label} = {value!r} is outside the severity scale. Fix: give 0 (not "
+            "present), 1 (faint), 2 (clearly present) or 3 (severe)."
+        )
+    return int(n)
+
+
+def _as_choice(f: Field, value: Any, label: str) -> str:
+    """One of the field's choices (lower case)."""
+    text = str(value).strip().lower()
+    if text not in f.choices:
+        raise DataError(f"{label} = {value!r} is not allowed. Fix: select from {list(f.choices)}.")
+    return text
+
+
+def _as_iso_date(f: Field, value: Any, label: str) -> str:
+    """A date as ``YYYY-MM-DD`` (:func:`as_date`)."""
+    return as_date(value, label).isoformat()
+
+
+def _as_number(f: Field, value: Any, label: str) -> float | int:
+    """A finite number (whole for kind ``int``) within the field's range."""
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -245,6 +267,17 @@ def _coerce(f: Field, value: Any, where: str) -> Any:
         rng = f"{f.lo:g} to {f.hi:g}" if f.hi is not None else f">= {f.lo:g}"
         raise DataError(f"{label} = {x:g} is outside {rng}{_unit(f)}. Fix: check the reading.")
     return int(x) if f.kind == "int" else x
+
+
+#: Field kind -> its coercion ``(field, value, label)``; any other kind is a number.
+_COERCE_KIND: dict[str, Callable[[Field, Any, str], Any]] = {
+    "text": _as_text,
+    "time": _as_time,
+    "bool": _as_bool,
+    "severity": _as_severity,
+    "choice": _as_choice,
+    "date": _as_iso_date,
+}
 
 
 def _unit(f: Field) -> str:
