@@ -43,8 +43,8 @@ def _steps(ws, upto: str):
     if upto == "split":
         return qa, st, cv, ends, sp
     sp = assumed_laterals(st, cv, ends, sp, CFG)
-    ori = orient_lines(ws, st, cv, ends, sp, CFG, qa, water_tree(ws))
-    ed = assemble_edges(st, cv, ends, sp, ori, CFG, qa)
+    ori = orient_lines(ws, st, cv, ends, sp, cfg=CFG, qa=qa, wtree=water_tree(ws))
+    ed = assemble_edges(st, cv, ends, sp, ori, cfg=CFG, qa=qa)
     return qa, st, cv, ends, sp, ori, ed
 
 
@@ -230,7 +230,7 @@ def test_find_outfalls_layer_structure_and_terminals():
         outfalls=outfalls,
     )
     qa, st, cv, ends, sp, ori, ed = _steps(ws, "all")
-    of = find_outfalls(ws, st, ends, sp, ed, CFG, qa)
+    of = find_outfalls(ws, st, ends, sp, ed, cfg=CFG, qa=qa)
     named = {ed.node_ids[i]: (of.out_id[i], of.method[i]) for i in np.where(of.out_id != None)[0]}  # noqa: E711
     assert named == {"B": ("OF-1", "outfalls_layer")}
     assert of.attrs[1]["receiving_water"] == "Mill Creek"
@@ -252,10 +252,10 @@ def test_graph_qa_and_frames_then_sink_pools():
     st_df = ws.layers["structures"]
     st_df["invert_elev"] = [3.0, 2.0, 1.0]
     qa, st, cv, ends, sp, ori, ed = _steps(ws, "all")
-    of = find_outfalls(ws, st, ends, sp, ed, CFG, qa)
-    graph_qa(st, cv, ends, sp, ori, ed, of, CFG, qa)
+    of = find_outfalls(ws, st, ends, sp, ed, cfg=CFG, qa=qa)
+    graph_qa(st, cv, ends, sp, ori, ed=ed, of=of, cfg=CFG, qa=qa)
     assert "orphan_structure" not in qa.codes()
-    net = network_frames(st, ends, sp, ori, ed, of, CFG, qa)
+    net = network_frames(st, ends, sp, ori, ed, of=of, cfg=CFG, qa=qa)
     assert len(net.outfalls) == 0 and net.edges["bidirectional"].all()
     sink_pools_and_graph_qa(net, terminals_are_outfalls=of.terminals_are_outfalls)
     assert net.outfalls["method"].to_dict() == {"C": "terminal_at_structure"}

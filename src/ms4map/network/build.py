@@ -618,6 +618,7 @@ def _warn(
     code: str,
     layer: str,
     msg: str,
+    *,
     fid: Any = None,
     xy: Any = None,
     fix: str = "",
@@ -667,7 +668,7 @@ def read_structures(ws: Workspace, cfg: BuildConfig, qa: QAReport) -> StructureT
             "structures",
             f"Structure has {'no' if g is None or g.is_empty else g.geom_type} "
             "geometry (a point is needed); it is left out of the network.",
-            ids[i],
+            fid=ids[i],
             fix="Give the structure a point location.",
         )
     xy = np.full((len(df), 2), np.nan)
@@ -688,8 +689,8 @@ def read_structures(ws: Workspace, cfg: BuildConfig, qa: QAReport) -> StructureT
                 "structures",
                 f"Structure id '{v}' is used by more than one structure; this one "
                 f"is called '{uniq[i]}' in the network.",
-                v,
-                xy[i] if ok[i] else None,
+                fid=v,
+                xy=xy[i] if ok[i] else None,
                 fix="Give every structure a unique id.",
                 column="struct_id",
             )
@@ -718,8 +719,8 @@ def read_structures(ws: Workspace, cfg: BuildConfig, qa: QAReport) -> StructureT
                     f"Structure '{uniq[i]}' lies at the same coordinates as "
                     f"'{uniq[p]}'; both are treated as one network node "
                     f"'{uniq[p]}'.",
-                    uniq[i],
-                    xy[i],
+                    fid=uniq[i],
+                    xy=xy[i],
                     fix="Delete the duplicate structure or move it to its true place.",
                 )
     is_primary = ok & (primary == np.arange(n))
@@ -783,7 +784,7 @@ def read_conveyances(ws: Workspace, cfg: BuildConfig, qa: QAReport) -> Conveyanc
                 "duplicate_feature",
                 "conveyances",
                 f"Conveyance id '{cid}' is used more than once; this one is called '{cid}~{k}'.",
-                cid,
+                fid=cid,
                 fix="Give every conveyance a unique id.",
                 column="conv_id",
             )
@@ -797,7 +798,7 @@ def read_conveyances(ws: Workspace, cfg: BuildConfig, qa: QAReport) -> Conveyanc
                 "bad_geometry",
                 "conveyances",
                 f"Conveyance has {what} (a line is needed); it is left out.",
-                cid,
+                fid=cid,
                 fix="Redraw it as a line.",
             )
             continue
@@ -809,8 +810,8 @@ def read_conveyances(ws: Workspace, cfg: BuildConfig, qa: QAReport) -> Conveyanc
                 "conveyances",
                 f"Conveyance is a multi-part line whose {len(parts)} parts do not "
                 f"join; each part becomes its own edge ('{cid}.1' ...).",
-                cid,
-                c0,
+                fid=cid,
+                xy=c0,
                 fix="Merge or split the parts in the source layer.",
             )
         for k, part in enumerate(parts):
@@ -823,8 +824,8 @@ def read_conveyances(ws: Workspace, cfg: BuildConfig, qa: QAReport) -> Conveyanc
                     "conveyances",
                     "Conveyance has zero length (one vertex, or all vertices at "
                     "one point); it is left out of the network.",
-                    cid,
-                    coords[0] if len(coords) else None,
+                    fid=cid,
+                    xy=coords[0] if len(coords) else None,
                     fix="Redraw it between the structures it joins, or delete it.",
                 )
                 continue
@@ -881,8 +882,8 @@ def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAR
                 "unknown_structure_id",
                 "conveyances",
                 f"{name} '{col[j]}' names no structure; the geometry decides.",
-                cv.ids[j],
-                cv.start_xy[j],
+                fid=cv.ids[j],
+                xy=cv.start_xy[j],
                 level="info",
                 column=name,
                 fix="Correct the id or add the structure.",
@@ -894,8 +895,8 @@ def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAR
             "id_geometry_mismatch",
             "conveyances",
             f"from_id and to_id both name '{cv.from_id[j]}'; the ids are ignored.",
-            cv.ids[j],
-            cv.start_xy[j],
+            fid=cv.ids[j],
+            xy=cv.start_xy[j],
             fix="Correct from_id/to_id.",
         )
     fi[same] = -1
@@ -941,8 +942,8 @@ def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAR
                 f"{name} names structure '{col[j]}', which lies {d[j] * cfg.m_per_unit:.1f} m from "
                 "the conveyance end; "
                 + ("the id is used." if trusted else "too far: the geometry decides."),
-                cv.ids[j],
-                ends[end[j]],
+                fid=cv.ids[j],
+                xy=ends[end[j]],
                 column=name,
                 fix="Move the line end onto the structure, or correct the id.",
             )
@@ -1100,7 +1101,13 @@ def assumed_laterals(
 
 
 def real_outlet_nodes(
-    ws: Workspace, st: StructureTable, ends: EndTable, sp: SplitTable, cfg: BuildConfig, wtree: Any
+    ws: Workspace,
+    st: StructureTable,
+    ends: EndTable,
+    sp: SplitTable,
+    *,
+    cfg: BuildConfig,
+    wtree: Any,
 ) -> np.ndarray:
     """Nodes that are real outlets before orientation: outfall structures, points of the
     outfalls layer (nearest node within the snap tolerance), headwalls at an open end,
@@ -1136,6 +1143,7 @@ def orient_lines(
     cv: ConveyanceTable,
     ends: EndTable,
     sp: SplitTable,
+    *,
     cfg: BuildConfig,
     qa: QAReport,
     wtree: Any = None,
@@ -1206,7 +1214,7 @@ def orient_lines(
     if not decided.all():
         seg = segment_table(ends.node, cv.length, sp.splits, sp.lateral_edges)
         n_nodes = ends.n_st + len(sp.jxy)
-        outlets = real_outlet_nodes(ws, st, ends, sp, cfg, wtree)
+        outlets = real_outlet_nodes(ws, st, ends, sp, cfg=cfg, wtree=wtree)
         node_dist = outlet_distances(seg[0], seg[1], seg[2], n_nodes, outlets)
         ev_out = orient_by_outlet_path(node_dist[na], node_dist[nb])
     m = ~decided & (ev_out != 0)
@@ -1226,8 +1234,8 @@ def orient_lines(
             layer,
             "The inverts say the conveyance flows from its to_id structure to its "
             "from_id structure; the inverts win (docs/rules.md section 1).",
-            cv.ids[j],
-            cv.mid(j),
+            fid=cv.ids[j],
+            xy=cv.mid(j),
             fix="Check the invert elevations and the from/to ids.",
         )
     ev_fd = np.where(ev_uni != 0, ev_uni, ev_fd)  # any flow-direction value
@@ -1237,8 +1245,8 @@ def orient_lines(
             "orientation_conflict",
             layer,
             "The flow-direction attribute disagrees with the inverts; the inverts win.",
-            cv.ids[j],
-            cv.mid(j),
+            fid=cv.ids[j],
+            xy=cv.mid(j),
             fix="Check flow_dir and the inverts.",
         )
     for j in np.where((method == "inverts") & (direction == -1))[0]:
@@ -1248,8 +1256,8 @@ def orient_lines(
             layer,
             "The line is digitised against the flow its inverts show; the network "
             "uses it reversed.",
-            cv.ids[j],
-            cv.mid(j),
+            fid=cv.ids[j],
+            xy=cv.mid(j),
             level="info",
             fix="Flip the line so it is drawn in the direction of flow.",
         )
@@ -1263,8 +1271,8 @@ def orient_lines(
             layer,
             f"The conveyance flows ({method[j]}) from a structure with "
             "a lower invert to one with a higher invert.",
-            cv.ids[j],
-            cv.mid(j),
+            fid=cv.ids[j],
+            xy=cv.mid(j),
             fix="Check the structure inverts and the conveyance direction.",
         )
     conflicts: dict[str, str] = {}
@@ -1288,6 +1296,7 @@ def assemble_edges(
     ends: EndTable,
     sp: SplitTable,
     ori: Orientation,
+    *,
     cfg: BuildConfig,
     qa: QAReport,
 ) -> EdgeTable:
@@ -1297,8 +1306,8 @@ def assemble_edges(
     rows: dict[str, list[Any]] = {k: [] for k in _EDGE_COLUMNS}
     fast, fast_cols = _straight_edges(cv, ends, sp, ori)
     for j in np.where(~fast)[0]:
-        _split_line_edges(j, cv, ends, sp, ori, cfg, qa, rows)
-    _lateral_edges(st, cv, sp, cfg, qa, rows)
+        _split_line_edges(j, cv, ends, sp, ori, cfg=cfg, qa=qa, rows=rows)
+    _lateral_edges(st, cv, sp, cfg=cfg, qa=qa, rows=rows)
     rows = _edges_in_flow_order(fast_cols, rows, n_lines)
     return EdgeTable(
         rows=rows,
@@ -1382,6 +1391,7 @@ def _split_line_edges(
     ends: EndTable,
     sp: SplitTable,
     ori: Orientation,
+    *,
     cfg: BuildConfig,
     qa: QAReport,
     rows: dict[str, list[Any]],
@@ -1410,8 +1420,8 @@ def _split_line_edges(
                     "conveyances",
                     "Both ends of the conveyance snap to the same node; it is "
                     "left out of the network.",
-                    cv.ids[j],
-                    cv.start_xy[j],
+                    fid=cv.ids[j],
+                    xy=cv.start_xy[j],
                     fix="Check the line: it may be a stub or drawn twice.",
                 )
             continue
@@ -1439,6 +1449,7 @@ def _lateral_edges(
     st: StructureTable,
     cv: ConveyanceTable,
     sp: SplitTable,
+    *,
     cfg: BuildConfig,
     qa: QAReport,
     rows: dict[str, list[Any]],
@@ -1458,8 +1469,8 @@ def _lateral_edges(
             f"No conveyance reaches the structure; it is assumed to drain through an "
             f"unmapped lateral to conveyance '{cv.ids[line]}', "
             f"{d * cfg.m_per_unit:.1f} m away.",
-            st.ids[node],
-            st.xy[node],
+            fid=st.ids[node],
+            xy=st.xy[node],
             level="info",
             fix="Map the lateral that serves this structure.",
         )
@@ -1516,6 +1527,7 @@ def find_outfalls(
     ends: EndTable,
     sp: SplitTable,
     ed: EdgeTable,
+    *,
     cfg: BuildConfig,
     qa: QAReport,
     wtree: Any = None,
@@ -1544,7 +1556,7 @@ def find_outfalls(
                     "bad_geometry",
                     "outfalls",
                     "Outfall has no point geometry; it is left out.",
-                    oids[i],
+                    fid=oids[i],
                     fix="Give the outfall a location.",
                 )
                 continue
@@ -1564,8 +1576,8 @@ def find_outfalls(
                     "outfalls",
                     "Outfall is not within the snap tolerance of any network node; "
                     "nothing drains to it.",
-                    oids[i],
-                    xy,
+                    fid=oids[i],
+                    xy=xy,
                     fix="Move the outfall onto the end of its pipe.",
                 )
                 rec.update(node=-1, xy=xy)
@@ -1578,8 +1590,8 @@ def find_outfalls(
                     "duplicate_feature",
                     "outfalls",
                     f"Outfall shares its network node with outfall '{out_id[nd]}'.",
-                    oids[i],
-                    xy,
+                    fid=oids[i],
+                    xy=xy,
                     fix="Delete the duplicate outfall.",
                 )
                 continue
@@ -1641,6 +1653,7 @@ def graph_qa(
     ends: EndTable,
     sp: SplitTable,
     ori: Orientation,
+    *,
     ed: EdgeTable,
     of: OutfallTable,
     cfg: BuildConfig,
@@ -1662,8 +1675,8 @@ def graph_qa(
             "conveyances",
             "Neither end of the conveyance touches a structure or another "
             "conveyance within the snap tolerance.",
-            cv.ids[j],
-            cv.mid(j),
+            fid=cv.ids[j],
+            xy=cv.mid(j),
             fix="Snap its ends to the structures it joins, or delete it.",
         )
     for e in np.where(lonely)[0]:
@@ -1680,8 +1693,8 @@ def graph_qa(
                 "open_conveyance_head",
                 "conveyances",
                 "The open conveyance begins here without a structure (its head).",
-                cv.ids[j],
-                ends.xy[e],
+                fid=cv.ids[j],
+                xy=ends.xy[e],
                 level="info",
                 fix="Nothing to do unless it should connect to something upstream.",
             )
@@ -1702,8 +1715,8 @@ def graph_qa(
                 if is_out
                 else "."
             ),
-            cv.ids[j],
-            ends.xy[e],
+            fid=cv.ids[j],
+            xy=ends.xy[e],
             fix="Snap the end to its structure, or add the missing structure.",
         )
     # orphan structures
@@ -1719,8 +1732,8 @@ def graph_qa(
                 "orphan_structure",
                 "structures",
                 "No conveyance reaches this structure within the snap tolerance.",
-                st.ids[i],
-                st.xy[i],
+                fid=st.ids[i],
+                xy=st.xy[i],
                 fix="Draw the pipe that serves it, or snap the pipe end to it.",
             )
     for node, kind in sp.split_kind.items():
@@ -1730,8 +1743,8 @@ def graph_qa(
                 "structure_on_conveyance",
                 "structures",
                 "The structure lies on the middle of a conveyance, which is split there.",
-                ed.node_ids[node],
-                st.xy[node],
+                fid=ed.node_ids[node],
+                xy=st.xy[node],
                 level="info",
                 fix="Split the line at the structure in the source data.",
             )
@@ -1752,8 +1765,8 @@ def graph_qa(
             "duplicate_feature",
             "conveyances",
             "Conveyance joins the same two nodes as another of the same length (drawn twice?).",
-            key["cid"].iat[i],
-            shapely.get_coordinates(g.interpolate(0.5, normalized=True))[0],
+            fid=key["cid"].iat[i],
+            xy=shapely.get_coordinates(g.interpolate(0.5, normalized=True))[0],
             fix="Delete the duplicate line if it is not a parallel pipe.",
         )
 
@@ -1766,6 +1779,7 @@ def network_frames(
     sp: SplitTable,
     ori: Orientation,
     ed: EdgeTable,
+    *,
     of: OutfallTable,
     cfg: BuildConfig,
     qa: QAReport,
@@ -2092,11 +2106,11 @@ def run_build(ws: Workspace, cfg: BuildConfig) -> StormNetwork:
     sp = split_lines(st, cv, ends, cfg)
     sp = assumed_laterals(st, cv, ends, sp, cfg)
     wtree = water_tree(ws)
-    ori = orient_lines(ws, st, cv, ends, sp, cfg, qa, wtree)
-    ed = assemble_edges(st, cv, ends, sp, ori, cfg, qa)
-    of = find_outfalls(ws, st, ends, sp, ed, cfg, qa, wtree)
-    graph_qa(st, cv, ends, sp, ori, ed, of, cfg, qa)
-    net = network_frames(st, ends, sp, ori, ed, of, cfg, qa)
+    ori = orient_lines(ws, st, cv, ends, sp, cfg=cfg, qa=qa, wtree=wtree)
+    ed = assemble_edges(st, cv, ends, sp, ori, cfg=cfg, qa=qa)
+    of = find_outfalls(ws, st, ends, sp, ed, cfg=cfg, qa=qa, wtree=wtree)
+    graph_qa(st, cv, ends, sp, ori, ed=ed, of=of, cfg=cfg, qa=qa)
+    net = network_frames(st, ends, sp, ori, ed, of=of, cfg=cfg, qa=qa)
 
     def at_water(xy: np.ndarray) -> bool:
         if wtree is None:

@@ -183,7 +183,9 @@ def _solve(net: NetworkLike) -> _Solved:
     dist[cu[main_arc]] = elen[main_arc]
     bits = np.zeros(ncomp, dtype=np.int64)
     if len(split_comps):
-        bits[split_comps] = _split_rule_bits(split_comps, ex_sorted, cu, cv, diam, dsi, best)
+        bits[split_comps] = _split_rule_bits(
+            split_comps, ex_sorted, cu=cu, cv=cv, diam=diam, dsi=dsi, best=best
+        )
     for _ in range(64):  # pointer jumping: depth doubles each round
         nn = nxt[nxt]
         moving = nxt != np.arange(ncomp)
@@ -215,7 +217,12 @@ def _solve(net: NetworkLike) -> _Solved:
     )
     if len(split_comps):
         solved.all_outfalls, solved.dead_ends = _split_outfalls(
-            pairs, split_comps, ncomp, sink, comp_outfall, _first_node_of_comp(solved)
+            pairs,
+            split_comps,
+            ncomp,
+            sink=sink,
+            comp_outfall=comp_outfall,
+            first_node=_first_node_of_comp(solved),
         )
     net._cache["solved"] = solved
     return solved
@@ -351,6 +358,7 @@ def _reaches_outfall(pairs: np.ndarray, out_comps: np.ndarray, ncomp: int) -> np
 def _split_rule_bits(
     split_comps: np.ndarray,
     ex_sorted: np.ndarray,
+    *,
     cu: np.ndarray,
     cv: np.ndarray,
     diam: np.ndarray,
@@ -398,6 +406,7 @@ def _split_outfalls(
     pairs: np.ndarray,
     split_comps: np.ndarray,
     ncomp: int,
+    *,
     sink: np.ndarray,
     comp_outfall: np.ndarray,
     first_node: np.ndarray,
