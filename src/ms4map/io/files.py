@@ -448,7 +448,9 @@ def open_workspace(
     ValidationError
         The data has errors; ``exc.report`` lists every one.
     """
-    req = _request(path, layers, field_map, dem, crs, repair_geometry)
+    req = _request(
+        path, layers=layers, field_map=field_map, dem=dem, crs=crs, repair_geometry=repair_geometry
+    )
     report = QAReport()
     role_specs = _resolve_roles(req.layers, req.base)
     raw, inputs = _read_sources(role_specs, req.base, report)
@@ -507,6 +509,7 @@ class _Request:
 
 def _request(
     path: str | Path | None,
+    *,
     layers: Mapping[str, str | Iterable[str]] | None,
     field_map: FieldMap | Mapping[str, Any] | str | Path | None,
     dem: str | Path | None,
@@ -648,7 +651,13 @@ def _canonical_layers(
         lenient = _columns_some_layers_lack(role, items, req.fmap, report)
         for src, df in items:
             canon, used = _canonicalise(
-                role, src, df, req.fmap, report, req.repair_geometry, lenient=lenient
+                role,
+                src,
+                df,
+                req.fmap,
+                report,
+                repair_geometry=req.repair_geometry,
+                lenient=lenient,
             )
             mapping_used.setdefault(role, {})[src.label] = used
             if canon is None:
@@ -889,8 +898,8 @@ def _canonicalise(
     df: pd.DataFrame,
     fmap: FieldMap,
     report: QAReport,
-    repair_geometry: bool,
     *,
+    repair_geometry: bool,
     lenient: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> tuple[pd.DataFrame | None, dict[str, str]]:
     """One source layer as the canonical layer of ``role``: checked (geometry, features),
@@ -904,7 +913,7 @@ def _canonicalise(
     used = _map_columns(role, label, df, fmap, report, lenient=lenient)
     _check_required(role, label, df, used, report)
     out = _canonical_frame(role, label, df, used)
-    _normalise_values(role, label, out, used, fmap, report)
+    _normalise_values(role, label, out, used, fmap, report=report)
     if is_geo:
         gdf = gpd.GeoDataFrame(out, geometry=df.geometry.values, crs=df.crs)
         gdf = _check_geometries(role, label, gdf, report, repair_geometry)
@@ -1060,7 +1069,13 @@ def _str_or_na(s: pd.Series) -> pd.Series:
 
 
 def _normalise_values(
-    role: str, label: str, out: pd.DataFrame, used: dict[str, str], fmap: FieldMap, report: QAReport
+    role: str,
+    label: str,
+    out: pd.DataFrame,
+    used: dict[str, str],
+    fmap: FieldMap,
+    *,
+    report: QAReport,
 ) -> None:
     """Normalise the canonical columns of ``out`` in place: the field map's value maps,
     text columns, the role's own columns (codes, sizes, elevations ...), the id column."""
@@ -1105,10 +1120,10 @@ def _normalise_structures(
             "unknown_kind_code",
             label,
             used,
-            "kind",
-            f"Structure type codes not in the alias table were mapped to 'other': {unknown[:20]}.",
-            int(sum(1 for v in out["kind"] if v == "other")),
-            'Add a value map, e.g. [structures.values.kind] CODE = "catch_basin".',
+            column="kind",
+            message=f"Structure type codes not in the alias table were mapped to 'other': {unknown[:20]}.",
+            count=int(sum(1 for v in out["kind"] if v == "other")),
+            fix='Add a value map, e.g. [structures.values.kind] CODE = "catch_basin".',
         )
     for c in ("rim_elev", "invert_elev"):
         out[c] = schema.normalize_elevations(out[c])
@@ -1134,10 +1149,10 @@ def _normalise_conveyances(
             "unparsed_pipe_size",
             label,
             used,
-            "diameter_in",
-            f"Pipe sizes not understood were left missing: {sorted(set(bad))[:10]}.",
-            len(bad),
-            "Use inches, e.g. 15'' or 60''X42'' (span x rise).",
+            column="diameter_in",
+            message=f"Pipe sizes not understood were left missing: {sorted(set(bad))[:10]}.",
+            count=len(bad),
+            fix="Use inches, e.g. 15'' or 60''X42'' (span x rise).",
         )
     rise_given = pd.to_numeric(
         schema.map_unique(out["rise_in"], lambda v: schema.parse_pipe_size(v)[0]),
@@ -1228,9 +1243,9 @@ def _check_geometries(
             "empty_geometry",
             label,
             _ids_for(gdf, missing, id_col),
-            int(missing.sum()),
-            "feature(s) have no geometry and were left out.",
-            "Digitise or delete these features.",
+            n=int(missing.sum()),
+            what="feature(s) have no geometry and were left out.",
+            fix="Digitise or delete these features.",
         )
         gdf = gdf[~missing].copy()
         geom = gdf.geometry
@@ -1263,9 +1278,9 @@ def _check_geometries(
                     "repaired_geometry",
                     label,
                     ids,
-                    int(invalid.sum()),
-                    "invalid geometries were repaired (make_valid).",
-                    "Check the repaired shapes; fix them in your GIS to silence this.",
+                    n=int(invalid.sum()),
+                    what="invalid geometries were repaired (make_valid).",
+                    fix="Check the repaired shapes; fix them in your GIS to silence this.",
                 )
             else:
                 reasons = shapely.is_valid_reason(gdf.geometry.values[invalid.values])
@@ -1300,6 +1315,7 @@ def _unread_values(
     code: str,
     label: str,
     used: Mapping[str, str],
+    *,
     column: str,
     message: str,
     count: int,
@@ -1312,7 +1328,7 @@ def _unread_values(
 
 
 def _warn_features(
-    report: QAReport, code: str, label: str, ids: list[str], n: int, what: str, fix: str
+    report: QAReport, code: str, label: str, ids: list[str], *, n: int, what: str, fix: str
 ) -> None:
     """A warning about ``n`` features of layer ``label`` (``"{n} {what}"``; the first 20
     ids named)."""
@@ -1598,6 +1614,7 @@ def warp_bilinear(
     array: np.ndarray,
     transform: Any,
     crs: Any,
+    *,
     dst_transform: Any,
     dst_crs: Any,
     shape: tuple[int, int],
@@ -1653,7 +1670,9 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
             dst_t, w, h = calculate_default_transform(
                 src_crs, target, src.width, src.height, *src.bounds
             )
-            out = warp_bilinear(arr, transform, src_crs, dst_t, target, (h, w))
+            out = warp_bilinear(
+                arr, transform, src_crs, dst_transform=dst_t, dst_crs=target, shape=(h, w)
+            )
             report.warning(
                 "dem_reprojected",
                 "dem",
