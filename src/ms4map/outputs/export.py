@@ -452,9 +452,9 @@ def _write_shapefile(
     n: str,
     frame: pd.DataFrame,
     gtype: str,
+    *,
     members: list[Path],
     notes: list[str],
-    *,
     style: tuple[str, str] | None,
 ) -> list[dict]:
     """One shapefile (and its .qml/.sld) in ``work``; its fields.csv rows."""
@@ -497,7 +497,7 @@ def _export_zip(src: Path, out: Path, names: list[str], available: dict) -> Expo
                     members.append(p)
                 else:
                     mapping += _write_shapefile(
-                        work, part_name, frame, gtype, members, res.notes,
+                        work, part_name, frame, gtype, members=members, notes=res.notes,
                         style=_default_style(src, n, gtype, split=len(parts) > 1),
                     )  # fmt: skip
                 res.layers[part_name] = len(frame)

@@ -850,7 +850,7 @@ def render_layers(
         if key == "outfalls":  # later groups are drawn on top: the important statuses last
             parts.sort(key=lambda kv: OUTFALL_PRIORITY.get(str(kv[0]), 0))
         for cat, part in parts:
-            _add_geojson(fg, part, layer, str(cat), tol, decimals)
+            _add_geojson(fg, part, layer, str(cat), tol=tol, decimals=decimals)
         if layer.arrows and len(sub) and view.zoom >= 16:
             arrows = flow_arrows(sub, size=7 * mpp / unit)
             for cat, part in arrows.groupby("category", sort=True):
@@ -872,7 +872,7 @@ def _const_style(style: dict[str, Any]):
 
 
 def _add_geojson(
-    fg: Any, part: gpd.GeoDataFrame, layer: MapLayer, cat: str, tol: float, decimals: int
+    fg: Any, part: gpd.GeoDataFrame, layer: MapLayer, cat: str, *, tol: float, decimals: int
 ) -> None:
     import folium
 
@@ -1423,7 +1423,9 @@ def hillshade(
     if scale > 1.0:
         dw, dh = int(dw / scale), int(dh / scale)
         dst_tr = dst_tr * dst_tr.scale(scale, scale)
-    dst = warp_bilinear(shade, transform, crs, dst_tr, dst_crs, (dh, dw))
+    dst = warp_bilinear(
+        shade, transform, crs, dst_transform=dst_tr, dst_crs=dst_crs, shape=(dh, dw)
+    )
     grey = np.nan_to_num(dst * 255, nan=0).astype("uint8")
     rgba = np.dstack([grey, grey, grey, np.where(np.isnan(dst), 0, 255).astype("uint8")])
     from pyproj import Transformer
