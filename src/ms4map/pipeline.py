@@ -243,9 +243,9 @@ def run(
         raise ValidationError(ws.qa)
     net = _network_step(ws, steps, opts, say, qa)
     parcels = ws.get("parcels")
-    join, inlets, ov, cells = _join_and_overland(ws, net, parcels, steps, opts, say)
+    join, inlets, ov, cells = _join_and_overland(ws, net, parcels, steps=steps, opts=opts, say=say)
     _warn_overland(qa, ov, opts)
-    table = _drainage_step(parcels, ov, join, inlets, cells, steps, opts, say)
+    table = _drainage_step(parcels, ov, join, inlets, cells, steps=steps, opts=opts, say=say)
     cells = None  # the parcel raster (4 bytes a cell) is no longer needed
     if parcels is None:
         qa.warning(
@@ -368,6 +368,7 @@ def _join_and_overland(
     ws: Workspace,
     net: StormNetwork | None,
     parcels: Any,
+    *,
     steps: _StepCache,
     opts: dict[str, Any],
     say: ProgressFn,
@@ -395,7 +396,7 @@ def _join_and_overland(
                 ws.dem.transform,
             )
         inlets, open_conv = _overland.network_targets(ws, net)
-        ov = _overland_step(ws, steps, inlets, open_conv, opts, say)
+        ov = _overland_step(ws, steps, inlets, open_conv, opts=opts, say=say)
         join = join_f.result()
         cells = cells_f.result() if cells_f is not None else None
     finally:
@@ -424,6 +425,7 @@ def _drainage_step(
     join: Any,
     inlets: Any,
     cells: Any,
+    *,
     steps: _StepCache,
     opts: dict[str, Any],
     say: ProgressFn,
@@ -502,6 +504,7 @@ def _overland_step(
     step: Callable[[str, tuple[str, ...], Callable[[], Any]], Any],
     inlets: Any,
     open_conv: Any,
+    *,
     opts: dict[str, Any],
     say: ProgressFn,
 ) -> OverlandResult | None:
