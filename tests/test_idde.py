@@ -419,7 +419,7 @@ def test_notice_without_a_stated_period_leaves_the_deadline_blank(demo_result) -
         (FAILED_SEPTIC, "failing_septic", {"profile": "gotham"}, UsageError, "stillwater"),
     ],
 )
-def test_notice_bad_input(demo_result, parcel, violation, kwargs, err, match) -> None:
+def test_notice_bad_input(demo_result, *, parcel, violation, kwargs, err, match) -> None:
     ws, _ = demo_result
     with pytest.raises(err, match=match):
         idde.notice_of_violation(parcel, violation=violation, workspace=ws, **kwargs)

@@ -554,7 +554,9 @@ def sampling_plan(
     if weight == "candidates" and candidates is None and _has_drainage(result):
         candidates = candidate_sources(result, oid, workspace=ws)
     entries = _entries_at_nodes(result, ws, nodes, edges, candidates)
-    rows = _bisection_rows(nodes, reach, root, entries, weight, max_samples, oid)
+    rows = _bisection_rows(
+        nodes, reach, root, entries, weight=weight, max_samples=max_samples, oid=oid
+    )
     out = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
     out["after"] = out["after"].astype("Int64")
     return out
@@ -647,6 +649,7 @@ def _bisection_rows(
     reach: Any,
     root: int,
     entries: _Entries,
+    *,
     weight: str,
     max_samples: int,
     oid: str,
@@ -702,9 +705,9 @@ def _bisection_rows(
                 nodes,
                 x,
                 entries,
-                suspect & is_struct,
-                up_mask,
-                is_struct,
+                suspect_structs=suspect & is_struct,
+                up_mask=up_mask,
+                is_struct=is_struct,
                 order=order,
                 depth=depth,
                 after=after,
@@ -724,6 +727,7 @@ def _plan_row(
     nodes: pd.DataFrame,
     x: int,
     entries: _Entries,
+    *,
     suspect_structs: np.ndarray,
     up_mask: np.ndarray,
     is_struct: np.ndarray,
