@@ -147,6 +147,7 @@ def remedy_deadline(profile: Profile, notice_on: dt.date) -> dt.date | None:
 def _row(
     case: Mapping[str, Any],
     deadline: str,
+    *,
     due: dt.date | None,
     status: str,
     done: dt.date | None,
@@ -247,11 +248,11 @@ def _remedy_row(
         return _row(
             case,
             "remedy",
-            None,
-            "not_set",
-            fixed,
-            "remedy_period",
-            f"The {profile.law} leaves the remedy period to the notice "
+            due=None,
+            status="not_set",
+            done=fixed,
+            rule="remedy_period",
+            reason=f"The {profile.law} leaves the remedy period to the notice "
             f"('{enf.get('remedy_period')}') and no deadline was recorded. Fix: "
             "record it (records.correct(..., remedy_deadline=...)).",
         )
@@ -262,11 +263,11 @@ def _remedy_row(
     return _row(
         case,
         "remedy",
-        due,
-        _progress(due, fixed, today),
-        fixed,
-        "remedy_period",
-        f"Remedy due {due.isoformat()}, {by}; done = corrected or eliminated.",
+        due=due,
+        status=_progress(due, fixed, today),
+        done=fixed,
+        rule="remedy_period",
+        reason=f"Remedy due {due.isoformat()}, {by}; done = corrected or eliminated.",
     )
 
 
@@ -281,11 +282,11 @@ def _appeal_window_row(
         return _row(
             case,
             "appeal_window",
-            None,
-            "not_stated",
-            None,
-            "appeal",
-            f"The {profile.law} states no appeal period ({law}: appeal_days = {days!r}).",
+            due=None,
+            status="not_stated",
+            done=None,
+            rule="appeal",
+            reason=f"The {profile.law} states no appeal period ({law}: appeal_days = {days!r}).",
         )
     due = notice + dt.timedelta(days=int(days))
     filed = _d(case.get("appeal_filed_on"))
@@ -297,11 +298,11 @@ def _appeal_window_row(
     return _row(
         case,
         "appeal_window",
-        due,
-        status,
-        filed,
-        "appeal",
-        f"The landowner may appeal to the {body} within {int(days)} days of the "
+        due=due,
+        status=status,
+        done=filed,
+        rule="appeal",
+        reason=f"The landowner may appeal to the {body} within {int(days)} days of the "
         f"notice of {notice.isoformat()} ({law}: appeal_days = {days}).",
     )
 
@@ -378,15 +379,17 @@ def _period_row(
         return _row(
             case,
             period.deadline,
-            None,
-            "not_stated",
-            done,
-            period.rule,
-            f"The {profile.law} states no {period.missing} "
+            due=None,
+            status="not_stated",
+            done=done,
+            rule=period.rule,
+            reason=f"The {profile.law} states no {period.missing} "
             f"({law}: {period.key} = {value!r}){period.note}.",
         )
     n = int(value)
     when = period.after(start, n)
     state = status(when) if status is not None else _progress(when, done, today)
     reason = period.reason.format(n=n, start=start.isoformat(), law=law, value=value)
-    return _row(case, period.deadline, when, state, done, period.rule, reason)
+    return _row(
+        case, period.deadline, due=when, status=state, done=done, rule=period.rule, reason=reason
+    )
