@@ -76,7 +76,7 @@ def town():
     return ws, pipeline.run(ws), Waters.from_workspace(ws)
 
 
-def _single_site(ws, res, waters, profile, pid, rows_of, outfall_points):
+def _single_site(ws, res, waters, profile, *, pid, rows_of, outfall_points):
     """What :func:`evaluate_site` decides for Condition A on one parcel, by its own steps
     (``combine_parcel_rows``, ``tmdl_hits_for``, ``_reach_hits``, ``condition_a_physics``,
     ``summarize_drainage``), without the rest of the document and the report's map.
@@ -130,7 +130,9 @@ def test_single_site_and_batch_agree_on_every_demo_parcel(town, name, step):
     pids = list(ws.parcels["parcel_id"].astype(str))
     pids = list(dict.fromkeys(pids[::step] + [p for p in ("103.15-4-5",) if p in pids]))
     for pid in pids:
-        a, drainage = _single_site(ws, res, waters, profile, pid, rows_of, points)
+        a, drainage = _single_site(
+            ws, res, waters, profile, pid=pid, rows_of=rows_of, outfall_points=points
+        )
         b = batch.loc[pid]
         b_value = None if pd.isna(b["condition_a"]) else bool(b["condition_a"])
         recv = sorted({w["pwl_id"] for w in drainage["receiving_waters"] if w["pwl_id"]})

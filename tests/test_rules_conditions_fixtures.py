@@ -56,7 +56,7 @@ def town_waters() -> Waters:
     return Waters.from_frames(waterbodies=wb, impairments=imp, tmdl_watersheds=tm, crs=wb.crs)
 
 
-def row(kind, target, fraction=1.0, outfall=None, water=None, pwl=None):
+def row(kind, target, fraction=1.0, outfall=None, *, water=None, pwl=None):
     return {
         "target_kind": kind,
         "target_id": target,

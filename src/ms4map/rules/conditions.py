@@ -578,7 +578,9 @@ def condition_a_physics(
         reasons.append(_unknown_drainage_reason(rows, fr, unresolved_outfalls))
     else:
         reasons += _not_reached_reasons(method, fr, by_wb, impaired, waters)
-    reasons = _missing_layer_reasons(value, method, reasons, missing, by_wb, waters)
+    reasons = _missing_layer_reasons(
+        value, method, reasons, missing=missing, by_wb=by_wb, waters=waters
+    )
     return {
         "value": value,
         "reasons": reasons,
@@ -958,6 +960,7 @@ def _missing_layer_reasons(
     value: bool | None,
     method: str,
     reasons: list[str],
+    *,
     missing: list[str],
     by_wb: dict[str, dict[str, Any]],
     waters: Waters,
@@ -1778,6 +1781,7 @@ def _map_layers(
     rows: pd.DataFrame,
     result: PipelineResult,
     workspace: Workspace,
+    *,
     waters: Waters,
     outfall_points: dict[str, Any],
 ) -> dict[str, Any]:
@@ -1950,7 +1954,9 @@ def evaluate_site(
         provenance=workspace.provenance(profile=prof.name),
         labels=labels,
     )
-    det.map_layers = _map_layers(info, rows, result, workspace, waters, of_pts)
+    det.map_layers = _map_layers(
+        info, rows, result, workspace, waters=waters, outfall_points=of_pts
+    )
     wpath = getattr(workspace, "path", None)
     det.doc["workspace"] = {
         "name": Path(wpath).name if wpath else "in-memory workspace",
@@ -2094,7 +2100,9 @@ def screen_condition_a(
         bad_rows=np.array([p in bad_parcels for p in ids], dtype=bool),
     )
     out = _screening_columns(facts, site, all_ids, _counting_pollutants(waters, prof))
-    out["reason"] = _batch_reasons(out, site, value, method, in_tmdl, has_rows, missing)
+    out["reason"] = _batch_reasons(
+        out, site, value, method, in_tmdl=in_tmdl, has_rows=has_rows, missing=missing
+    )
     out["condition_a"] = pd.array(value, dtype="boolean")
     is_true = np.array([v is True for v in value], dtype=bool)
     is_false = np.array([v is False for v in value], dtype=bool)
@@ -2302,6 +2310,7 @@ def _batch_reasons(
     site: pd.DataFrame,
     value: np.ndarray,
     method: np.ndarray,
+    *,
     in_tmdl: dict[str, str],
     has_rows: np.ndarray,
     missing: list[str],

@@ -491,7 +491,15 @@ def _assess_parcel(
     if trib:
         score = 5 if violation else 1 + int(special) + int(septic_pol) + int(within)
         words = _tributary_reason(
-            rec, src, why, special, septic_pol, setback_feature, codes, violation, profile
+            rec,
+            src,
+            why,
+            special=special,
+            septic_pol=septic_pol,
+            setback_feature=setback_feature,
+            codes=codes,
+            violation=violation,
+            profile=profile,
         )
         method = "violation" if violation else ("special_condition" if special else "tributary")
     else:
@@ -536,6 +544,7 @@ def _tributary_reason(
     rec: dict[str, Any],
     src: str,
     why: list[str],
+    *,
     special: bool,
     septic_pol: bool,
     setback_feature: str | None,
