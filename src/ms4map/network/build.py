@@ -1149,8 +1149,7 @@ def orient_lines(
     wtree: Any = None,
 ) -> Orientation:
     """Orient every line by the rule chain of docs/network.md (first rule that applies); QA on conflicts."""
-    L = cv.count
-    thr = cfg.elev_thr
+    L, thr = cv.count, cfg.elev_thr
     na, nb = ends.node[:L], ends.node[L:]
     # inverts belong to the ends the ids name, else us at the first vertex
     ui, di = cv.us_invert, cv.ds_invert
