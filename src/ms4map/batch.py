@@ -782,7 +782,7 @@ def _run_cluster(
                 f"Dask: scheduler {arg} with {run.workers} worker(s){wait}, "
                 f"dashboard {run.dashboard}"
             )
-        _run_on(client, work.towns, work.out, work.fn, work.force, work.finished)
+        _run_on(client, work.towns, work.out, work.fn, force=work.force, finished=work.finished)
     finally:
         t1 = time.perf_counter()
         client.close()
@@ -950,6 +950,7 @@ def _run_on(
     towns: Sequence[Town],
     out: Path,
     fn: TaskFn,
+    *,
     force: bool,
     finished: Callable[[dict[str, Any]], None],
 ) -> None:

@@ -281,7 +281,9 @@ def septic_layer(
     ws: Workspace, result: PipelineResult | None, *, profile: str = "stillwater"
 ) -> Any | None:
     """The cached ``septic`` layer, or ``None`` when unavailable."""
-    return _parcel_layer(_septic, "rules.septic", "Septic flagging failed", ws, result, profile)
+    return _parcel_layer(
+        _septic, "rules.septic", "Septic flagging failed", ws, result, profile=profile
+    )
 
 
 @st.cache_resource(show_spinner="Screening every parcel for Condition A ...", max_entries=4)
@@ -294,7 +296,7 @@ def screening_layer(
 ) -> Any | None:
     """The cached ``screening`` layer (every parcel), or ``None`` when unavailable."""
     return _parcel_layer(
-        _screening, "rules.conditions", "Parcel screening failed", ws, result, profile
+        _screening, "rules.conditions", "Parcel screening failed", ws, result, profile=profile
     )
 
 
@@ -304,6 +306,7 @@ def _parcel_layer(
     failure: str,
     ws: Workspace,
     result: PipelineResult | None,
+    *,
     profile: str,
 ) -> Any | None:
     """``cached(ws, result, fingerprint, profile)``: a per-parcel layer of ``ms4map.<module>``

@@ -116,7 +116,18 @@ def render() -> None:
             a4.text_input("Application date (YYYY-MM-DD)", key="screen_application_date")
         submitted = st.button("Screen the site", type="primary", key="screen_submit")
     if submitted:
-        _screen(conditions, ws, result, site, mode, disturbed, plan, ptype, exemption, profile)
+        _screen(
+            conditions,
+            ws,
+            result,
+            site,
+            mode=mode,
+            disturbed=disturbed,
+            plan=plan,
+            ptype=ptype,
+            exemption=exemption,
+            profile=profile,
+        )
     det = st.session_state.get("screen_det")
     if det is not None:
         _show_determination(ws, det)
@@ -257,7 +268,9 @@ def _det_layers(det: Any) -> dict[str, Any]:
     return out
 
 
-def _screen(conditions, ws, result, site, mode, disturbed, plan, ptype, exemption, profile) -> None:
+def _screen(
+    conditions, ws, result, site, *, mode, disturbed, plan, ptype, exemption, profile
+) -> None:
     if mode == "parcels":
         if not site:
             st.warning("Choose at least one parcel (search, type its id, or click it on the map).")
