@@ -460,6 +460,23 @@ def _tiled_dem(path: Path) -> None:
         dst.write(z, 1)
 
 
+def test_dem_cut_off_in_its_header_is_an_input_error_with_a_fix(town: Path, tmp_path: Path) -> None:
+    """A GeoTIFF cut off before its first directory ends cannot even be opened: the error
+    names the file, GDAL's reason and what to do."""
+    good = tmp_path / "good_dem.tif"
+    _tiled_dem(good)
+    bad = tmp_path / "cut_dem.tif"
+    bad.write_bytes(good.read_bytes()[:64])  # the TIFF signature survives, little else
+    with pytest.raises(rasterio.errors.RasterioIOError):
+        rasterio.open(bad)
+    for call in (lambda: io.read_dem(bad), lambda: _open(town, dem=bad)):
+        with pytest.raises(InputOpenError) as err:
+            call()
+        msg = str(err.value)
+        assert "cut_dem.tif" in msg and "cannot be opened" in msg
+        assert "Fix:" in msg and "gdalinfo" in msg
+
+
 @pytest.mark.parametrize("damage", ["truncated", "corrupt"])
 def test_truncated_or_corrupt_dem_is_an_input_error_naming_the_file(
     damage: str, town: Path, tmp_path: Path, capsys

@@ -1607,7 +1607,16 @@ def _dem_crs(path: Path, report: QAReport) -> CRS | None:
                 return None
             return CRS.from_user_input(src.crs.to_wkt())
     except rasterio.errors.RasterioIOError as exc:
-        raise InputOpenError(f"DEM '{path}' cannot be opened: {_short(exc)}") from None
+        raise _dem_open_error(path, exc) from None
+
+
+def _dem_open_error(path: Path, exc: Exception) -> InputOpenError:
+    """The error for a DEM GDAL cannot open (not a raster, or its header is cut off)."""
+    return InputOpenError(
+        f"DEM '{path}' cannot be opened: {_short(exc)}. Fix: give a GeoTIFF (or another "
+        "raster GDAL reads; `gdalinfo FILE` shows whether it can); a file cut off while "
+        "copying or downloading must be copied or exported again."
+    )
 
 
 def warp_bilinear(
@@ -1655,7 +1664,7 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
         # NUM_THREADS: GDAL decompresses the blocks of a compressed GeoTIFF on every core
         src = rasterio.open(p, num_threads="ALL_CPUS")
     except rasterio.errors.RasterioIOError as exc:
-        raise InputOpenError(f"DEM '{p}' cannot be opened: {_short(exc)}") from None
+        raise _dem_open_error(p, exc) from None
     with src:
         if src.crs is None:
             raise DataError(
