@@ -149,6 +149,20 @@ def test_rule_chain_ids_flowdir_structures_digitized():
     }
 
 
+def test_uphill_pipe_names_the_rule_that_chose_its_direction():
+    """The ids say A -> B, but A's invert (5.0) is below B's (8.0): the pipe is kept as the
+    ids say (they outrank structure inverts) and flagged uphill, naming the rule."""
+    st = structures([("A", "manhole", 0, 0, 5.0), ("B", "manhole", 100, 0, 8.0)])
+    cv = conveyances([{"conv_id": "P", "coords": [(0, 0), (100, 0)], "from_id": "A", "to_id": "B"}])
+    net = build_network(ws_of(st, cv))
+    e = net.edges.set_index("conv_id")
+    assert e.loc["P", "orient_method"] == "ids" and e.loc["P", "from_node"] == "A"
+    (f,) = net.qa.by_code("uphill_pipe")
+    assert f.feature_id == "P"
+    assert "'ids' rule" in f.message and "docs/network.md" in f.message
+    assert "lower invert to one with a higher invert" in f.message
+
+
 def test_inverts_beat_ids_and_conflict_is_reported():
     st = structures([("A", "manhole", 0, 0), ("B", "outfall", 100, 0)])
     # ids say A -> B, inverts (at the ends the ids name) say B -> A

@@ -1268,8 +1268,8 @@ def orient_lines(
             qa,
             "uphill_pipe",
             layer,
-            f"The conveyance flows ({method[j]}) from a structure with "
-            "a lower invert to one with a higher invert.",
+            f"The conveyance's direction (chosen by the '{method[j]}' rule, docs/network.md) "
+            "runs from a structure with a lower invert to one with a higher invert.",
             fid=cv.ids[j],
             xy=cv.mid(j),
             fix="Check the structure inverts and the conveyance direction.",
