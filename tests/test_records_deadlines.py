@@ -108,3 +108,55 @@ def test_business_days_and_bad_steps(tmp_path) -> None:
     r.advance_case(cid, "source_found", "2025-06-03", parcel_id="P-1")
     with pytest.raises(DataError, match="'remedy_deadline' = 2025-06-01 is before"):
         r.advance_case(cid, "notice_sent", "2025-06-04", deadline="2025-06-01")
+
+
+def test_new_york_public_holidays_by_the_statute() -> None:
+    """General Construction Law section 24, worked out for 2025 by hand from a calendar."""
+    assert sorted(rec.ny_public_holidays(2025)) == [
+        dt.date(2025, 1, 1),  # Wed, New Year's day
+        dt.date(2025, 1, 20),  # third Monday of January
+        dt.date(2025, 2, 12),  # Wed, Lincoln's birthday
+        dt.date(2025, 2, 17),  # third Monday of February
+        dt.date(2025, 5, 26),  # last Monday of May
+        dt.date(2025, 6, 19),  # Thu, Juneteenth
+        dt.date(2025, 7, 4),  # Fri
+        dt.date(2025, 9, 1),  # first Monday of September
+        dt.date(2025, 10, 13),  # second Monday of October
+        dt.date(2025, 11, 4),  # general election: the Tuesday after Monday Nov 3
+        dt.date(2025, 11, 11),  # Tue, Veterans' day
+        dt.date(2025, 11, 27),  # fourth Thursday of November
+        dt.date(2025, 12, 25),  # Thu
+    ]
+    # on a Sunday: the Monday after; on a Saturday: not moved (the statute moves only Sundays)
+    assert dt.date(2022, 12, 26) in rec.ny_public_holidays(2022)  # Christmas 2022 was a Sunday
+    assert dt.date(2022, 12, 25) not in rec.ny_public_holidays(2022)
+    assert dt.date(2027, 7, 5) in rec.ny_public_holidays(2027)  # July 4, 2027 is a Sunday
+    assert rec.is_business_day(dt.date(2026, 7, 3))  # Fri before Saturday July 4, 2026
+    assert not rec.is_business_day(dt.date(2026, 7, 4))
+    assert dt.date(2019, 6, 19) not in rec.ny_public_holidays(2019)  # Juneteenth from 2020
+
+
+def test_business_days_skip_public_holidays() -> None:
+    # 5 business days after Fri 2025-11-21: Mon 24, Tue 25, Wed 26, (Thu 27 Thanksgiving),
+    # Fri 28, Mon Dec 1
+    assert rec.add_business_days(dt.date(2025, 11, 21), 5) == dt.date(2025, 12, 1)
+    # after Fri 2025-06-27: Mon 30, Tue Jul 1, Wed 2, Thu 3, (Fri 4), Mon 7
+    assert rec.add_business_days(dt.date(2025, 6, 27), 5) == dt.date(2025, 7, 7)
+    # Christmas 2022 on a Sunday: Monday the 26th is the holiday
+    assert rec.add_business_days(dt.date(2022, 12, 23), 1) == dt.date(2022, 12, 27)
+
+
+def test_corrective_action_deadline_skips_thanksgiving(tmp_path) -> None:
+    """Kingsbury: corrected within five business days of the decision upholding the notice.
+    Decided Wed 2025-11-26: Fri 28, Mon Dec 1, Tue 2, Wed 3, Thu 4 (Thanksgiving, Thu 27,
+    is not a business day)."""
+    r = rec.open_records(make_town(tmp_path), user="smo", profile="kingsbury")
+    cid = r.open_case("OF-1", "2025-11-03")
+    r.advance_case(cid, "source_found", "2025-11-05", parcel_id="P-1")
+    r.advance_case(cid, "notice_sent", "2025-11-06")
+    r.advance_case(cid, "appeal_filed", "2025-11-10")
+    r.advance_case(cid, "appeal_decided", "2025-11-26", outcome="upheld")
+    d = r.deadlines(today="2025-12-04", case_id=cid).set_index("deadline")
+    assert d.loc["corrective_action", "due"] == "2025-12-04"
+    assert d.loc["corrective_action", "status"] == "due"
+    assert "General Construction Law section 24" in d.loc["corrective_action", "reason"]

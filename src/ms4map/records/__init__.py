@@ -33,7 +33,14 @@ Examples
 
 from __future__ import annotations
 
-from .cases import DEADLINE_STATUSES, STEPS, add_business_days, case_deadlines
+from .cases import (
+    DEADLINE_STATUSES,
+    STEPS,
+    add_business_days,
+    case_deadlines,
+    is_business_day,
+    ny_public_holidays,
+)
 from .fields import (
     CASE_FIELDS,
     CHARACTERIZATIONS,
@@ -63,6 +70,8 @@ __all__ = [
     "USERS_FILE_ENV",
     "Records",
     "add_business_days",
+    "is_business_day",
+    "ny_public_holidays",
     "annual_report",
     "case_deadlines",
     "check_photo",

@@ -23,6 +23,8 @@ __all__ = [
     "DEADLINE_STATUSES",
     "STEPS",
     "add_business_days",
+    "is_business_day",
+    "ny_public_holidays",
     "case_deadlines",
     "check_step",
     "remedy_deadline",
@@ -71,13 +73,64 @@ def _d(v: Any) -> dt.date | None:
     return dt.date.fromisoformat(text[:10])
 
 
+def _nth_weekday(year: int, month: int, weekday: int, n: int) -> dt.date:
+    """The ``n``-th ``weekday`` (Monday 0) of a month; ``n = -1``: the last one."""
+    if n > 0:
+        first = dt.date(year, month, 1)
+        return first + dt.timedelta(days=(weekday - first.weekday()) % 7 + 7 * (n - 1))
+    nxt = dt.date(year + month // 12, month % 12 + 1, 1)
+    last = nxt - dt.timedelta(days=1)
+    return last - dt.timedelta(days=(last.weekday() - weekday) % 7)
+
+
+def ny_public_holidays(year: int) -> dict[dt.date, str]:
+    """New York's public holidays of ``year`` (General Construction Law section 24).
+
+    New Year's day, Dr. Martin Luther King, Jr. day (third Monday of January), Lincoln's
+    birthday (February 12), Washington's birthday (third Monday of February), Memorial
+    day (last Monday of May), Juneteenth (June 19, from 2020), Independence day,
+    Labor day (first Monday of September), Columbus day (second Monday of October),
+    Veterans' day (November 11), Thanksgiving day (fourth Thursday of November) and
+    Christmas day; any of these falling on a Sunday moves to the Monday after. General
+    election day (the Tuesday after the first Monday of November) too. Flag day (the
+    second Sunday of June) is a Sunday anyway; days the president or the governor
+    appoints are not known here.
+    """
+    fixed = {
+        dt.date(year, 1, 1): "New Year's day",
+        dt.date(year, 2, 12): "Lincoln's birthday",
+        dt.date(year, 7, 4): "Independence day",
+        dt.date(year, 11, 11): "Veterans' day",
+        dt.date(year, 12, 25): "Christmas day",
+    }
+    if year >= 2020:  # chapter 249 of the laws of 2020
+        fixed[dt.date(year, 6, 19)] = "Juneteenth"
+    days = {
+        (d + dt.timedelta(days=1) if d.weekday() == 6 else d): name for d, name in fixed.items()
+    }
+    days[_nth_weekday(year, 1, 0, 3)] = "Dr. Martin Luther King, Jr. day"
+    days[_nth_weekday(year, 2, 0, 3)] = "Washington's birthday"
+    days[_nth_weekday(year, 5, 0, -1)] = "Memorial day"
+    days[_nth_weekday(year, 9, 0, 1)] = "Labor day"
+    days[_nth_weekday(year, 10, 0, 2)] = "Columbus day"
+    days[_nth_weekday(year, 11, 3, 4)] = "Thanksgiving day"
+    days[_nth_weekday(year, 11, 0, 1) + dt.timedelta(days=1)] = "General election day"
+    return days
+
+
+def is_business_day(d: dt.date) -> bool:
+    """Monday to Friday and not a New York public holiday (:func:`ny_public_holidays`)."""
+    return d.weekday() < 5 and d not in ny_public_holidays(d.year)
+
+
 def add_business_days(start: dt.date, days: int) -> dt.date:
-    """``start`` plus ``days`` working days (Monday to Friday; holidays are not known)."""
+    """``start`` plus ``days`` business days (:func:`is_business_day`: Monday to Friday,
+    New York's public holidays not counted)."""
     d = start
     left = int(days)
     while left > 0:
         d += dt.timedelta(days=1)
-        if d.weekday() < 5:
+        if is_business_day(d):
             left -= 1
     return d
 
@@ -341,7 +394,8 @@ _CORRECTIVE = _Period(
     "appeal",
     "period after an upheld appeal",
     reason="The appeal upheld the notice on {start}: corrected within {n} business days "
-    "(Mon-Fri; holidays not counted) ({law}).",
+    "(Mon-Fri; New York's public holidays, General Construction Law section 24, not "
+    "counted) ({law}).",
     after=add_business_days,
 )
 _RETENTION = _Period(
