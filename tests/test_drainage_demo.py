@@ -8,16 +8,13 @@ import numpy as np
 import pytest
 
 import ms4map
-from ms4map import pipeline
 from ms4map.io import demo_path
 
 
 @pytest.fixture(scope="module")
-def res():
-    path = demo_path()
-    if not path.exists():  # pragma: no cover - the demo is committed
-        pytest.skip("demo.gpkg not built")
-    return pipeline.run(ms4map.open_workspace(path))
+def res(demo_result):
+    """The demo town's pipeline result (conftest's ``demo_result``, built once)."""
+    return demo_result[1]
 
 
 def _fractions(res, pid):

@@ -152,7 +152,7 @@ def _tree_layers() -> dict:
 
 
 @pytest.fixture(scope="module")
-def tree():
+def binary_tree():
     layers = _tree_layers()
     ws = Workspace(path=None, crs=UTM, layers=layers, source_crs=UTM)
     net = build_network(ws)
@@ -171,8 +171,8 @@ def tree():
     return result, graph
 
 
-def test_tree_fixture_is_a_tree_into_the_outfall(tree) -> None:
-    result, graph = tree
+def test_tree_fixture_is_a_tree_into_the_outfall(binary_tree) -> None:
+    result, graph = binary_tree
     assert len(result.network.outfalls) == 1
     assert set(nx.ancestors(graph, "OUT")) == set(graph.nodes) - {"OUT"}
     assert graph.number_of_nodes() == 16
@@ -181,8 +181,8 @@ def test_tree_fixture_is_a_tree_into_the_outfall(tree) -> None:
 # --------------------------------------------------------------------------------------
 # candidate sources
 # --------------------------------------------------------------------------------------
-def test_candidates_ordered_by_rule_with_share_draining_here(tree) -> None:
-    result, _ = tree
+def test_candidates_ordered_by_rule_with_share_draining_here(binary_tree) -> None:
+    result, _ = binary_tree
     cand = idde.candidate_sources(result, "OF-1", septic=pd.DataFrame())
     assert cand["parcel_id"].tolist() == ["L5", "WORKS", "SHOP", "L2"]
     assert cand["method"].tolist() == [
@@ -201,10 +201,10 @@ def test_candidates_ordered_by_rule_with_share_draining_here(tree) -> None:
     assert "100% of the parcel drains to OF-1" in shop["reason"]
 
 
-def test_candidates_septic_flags_rank_second_and_maps_reexport(tree) -> None:
+def test_candidates_septic_flags_rank_second_and_maps_reexport(binary_tree) -> None:
     from ms4map.outputs import maps
 
-    result, _ = tree
+    result, _ = binary_tree
     septic = pd.DataFrame({"parcel_id": ["L2"], "violation": [False], "special_condition": [True]})
     cand = idde.candidate_sources(result, "OF-1", septic=septic)
     row = cand.set_index("parcel_id").loc["L2"]
@@ -215,8 +215,8 @@ def test_candidates_septic_flags_rank_second_and_maps_reexport(tree) -> None:
     pd.testing.assert_frame_equal(old, cand)
 
 
-def test_candidates_unknown_outfall(tree) -> None:
-    result, _ = tree
+def test_candidates_unknown_outfall(binary_tree) -> None:
+    result, _ = binary_tree
     with pytest.raises(DataError, match="Outfall 'OF-9' is not in the outfalls layer.*OF-1"):
         idde.candidate_sources(result, "OF-9", septic=pd.DataFrame())
 
@@ -233,8 +233,8 @@ def _consistent(graph: nx.DiGraph, observed: dict[str, bool]) -> set[str]:
     return out
 
 
-def test_sampling_plan_bisects_and_isolates_every_source(tree) -> None:
-    result, graph = tree
+def test_sampling_plan_bisects_and_isolates_every_source(binary_tree) -> None:
+    result, graph = binary_tree
     plan = idde.sampling_plan(result, "OF-1", max_samples=4, weight="structures")
     assert list(plan.columns) == list(idde.PLAN_COLUMNS)
     assert plan.loc[0, "struct_id"] in ("M1", "M2")  # 7 of the 16 structures above it
@@ -284,8 +284,8 @@ def test_sampling_plan_bisects_and_isolates_every_source(tree) -> None:
         assert len(observed) <= 4
 
 
-def test_sampling_plan_by_area_goes_to_the_big_parcels(tree) -> None:
-    result, _ = tree
+def test_sampling_plan_by_area_goes_to_the_big_parcels(binary_tree) -> None:
+    result, _ = binary_tree
     plan = idde.sampling_plan(result, "OF-1", max_samples=2)
     first = plan.iloc[0]
     assert first["method"] == "bisection_area"
@@ -298,8 +298,8 @@ def test_sampling_plan_by_area_goes_to_the_big_parcels(tree) -> None:
     assert len(plan) <= 3
 
 
-def test_sampling_plan_candidates_and_fallback(tree) -> None:
-    result, _ = tree
+def test_sampling_plan_candidates_and_fallback(binary_tree) -> None:
+    result, _ = binary_tree
     none = pd.DataFrame({"parcel_id": []})
     plan = idde.sampling_plan(result, "OF-1", max_samples=1, weight="candidates", candidates=none)
     assert plan.loc[0, "method"].startswith("bisection_structures (no candidates")
@@ -315,8 +315,8 @@ def test_sampling_plan_candidates_and_fallback(tree) -> None:
         ({"max_samples": 0}, UsageError, "max_samples = 0"),
     ],
 )
-def test_sampling_plan_bad_options(tree, kwargs: dict, err: type, match: str) -> None:
-    result, _ = tree
+def test_sampling_plan_bad_options(binary_tree, kwargs: dict, err: type, match: str) -> None:
+    result, _ = binary_tree
     with pytest.raises(err, match=match):
         idde.sampling_plan(result, "OF-1", **kwargs)
 

@@ -24,7 +24,7 @@ from ms4map.network import (
 
 
 @pytest.fixture
-def tree():
+def two_inlet_tree():
     """Two inlets -> manhole -> outfall headwall; one pipe digitised against its inverts."""
     st = structures(
         [
@@ -51,8 +51,8 @@ def tree():
     return ws_of(st, cv)
 
 
-def test_tree_outfalls_and_orientation(tree):
-    net = build_network(tree)
+def test_tree_outfalls_and_orientation(two_inlet_tree):
+    net = build_network(two_inlet_tree)
     t = by_id(assign_outfalls(net))
     assert set(t.index) == {"CB1", "CB2", "MH1", "OF1"}
     assert (t["outfall_id"] == "OF1").all()
@@ -67,8 +67,8 @@ def test_tree_outfalls_and_orientation(tree):
     assert net.outfalls.loc["OF1", "method"] == "outfall_structure"
 
 
-def test_edge_outfalls_and_traces(tree):
-    net = build_network(tree)
+def test_edge_outfalls_and_traces(two_inlet_tree):
+    net = build_network(two_inlet_tree)
     eo = edge_outfalls(net).set_index("conv_id")
     assert (eo["outfall_id"] == "OF1").all()
     tr = trace_downstream(net, "CB1")
@@ -392,10 +392,10 @@ def test_assumed_lateral_links_orphan_structure():
     assert "CB" in trace_upstream(net, "O").struct_ids
 
 
-def test_generated_ids_and_sewersheds(tree):
-    st = tree.layers["structures"].copy()
+def test_generated_ids_and_sewersheds(two_inlet_tree):
+    st = two_inlet_tree.layers["structures"].copy()
     st.loc[0, "struct_id"] = None
-    ws = ws_of(st, tree.layers["conveyances"])
+    ws = ws_of(st, two_inlet_tree.layers["conveyances"])
     net = build_network(ws)
     t = assign_outfalls(net)
     assert t["struct_id"].iat[0] == "structures:1"
@@ -406,12 +406,12 @@ def test_generated_ids_and_sewersheds(tree):
     assert sheds.geometry.iat[0].contains(Point(100, 0))
 
 
-def test_cli_trace_all(tmp_path, tree, capsys):
+def test_cli_trace_all(tmp_path, two_inlet_tree, capsys):
     from ms4map.cli import main
 
     gpkg = tmp_path / "town.gpkg"
-    tree.layers["structures"].to_file(gpkg, layer="structures", driver="GPKG")
-    tree.layers["conveyances"].to_file(gpkg, layer="conveyances", driver="GPKG")
+    two_inlet_tree.layers["structures"].to_file(gpkg, layer="structures", driver="GPKG")
+    two_inlet_tree.layers["conveyances"].to_file(gpkg, layer="conveyances", driver="GPKG")
     out = tmp_path / "trace.csv"
     rc = main(["trace", str(gpkg), "--all", "--out", str(out), "--qa", str(tmp_path / "qa.md")])
     assert rc == 0

@@ -6,18 +6,14 @@ from __future__ import annotations
 import pytest
 from pyproj import Transformer
 
-import ms4map
-from ms4map import pipeline
 from ms4map.outputs import maps
 
 
 @pytest.fixture(scope="module")
-def demo():
-    path = ms4map.io.demo_path()
-    if not path.exists():
-        pytest.skip("the demo town is not built")
-    ws = ms4map.open_workspace(path)
-    return ws, maps.build_layers(ws, result=pipeline.run(ws))
+def demo(demo_result):
+    """The demo town's workspace and map layers (from conftest's ``demo_result``)."""
+    ws, result = demo_result
+    return ws, maps.build_layers(ws, result=result)
 
 
 def _drawn_order(demo, zoom: int) -> list[str]:
