@@ -14,12 +14,17 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Finding", "QAReport", "ERROR", "WARNING", "INFO"]
+__all__ = ["Finding", "QAReport", "ERROR", "WARNING", "INFO", "shown_ids"]
 
 ERROR = "error"
 WARNING = "warning"
 INFO = "info"
 _LEVELS = (ERROR, WARNING, INFO)
+
+
+def shown_ids(ids: list[str], limit: int) -> str:
+    """The first ``limit`` ids joined by commas, with `` ...`` when there are more."""
+    return ", ".join(ids[:limit]) + (" ..." if len(ids) > limit else "")
 
 
 @dataclass
@@ -191,7 +196,7 @@ class QAReport:
                 order.setdefault((f.code, f.layer), []).append(f)
             for (code, layer), items in order.items():
                 ids = [str(i.feature_id) for i in items if i.feature_id is not None]
-                shown = ", ".join(ids[:max_per_code]) + (" ..." if len(ids) > max_per_code else "")
+                shown = shown_ids(ids, max_per_code)
                 count = sum(i.count for i in items)
                 msg = items[0].message if len(items) == 1 else _common_message(items)
                 lines.append(

@@ -38,6 +38,7 @@ import pandas as pd
 from ms4map.core.nulls import is_na, is_truthy
 
 from ..core.errors import DataError, UsageError
+from ..core.qa import shown_ids
 from ..core.schema import PARCEL_INFO_COLUMNS
 from ..drainage import PATH_COLUMNS
 from ..rules.profiles import Profile, load_profile, remedy_period_hours
@@ -342,7 +343,7 @@ def _check_outfall(result: PipelineResult, ws: Workspace, outfall_id: str) -> No
     elif ws.layers.get("outfalls") is not None:
         known = ws.layers["outfalls"]["outfall_id"].astype(str).tolist()
     if known and outfall_id not in known:
-        shown = ", ".join(sorted(known)[:10]) + (" ..." if len(known) > 10 else "")
+        shown = shown_ids(sorted(known), 10)
         raise DataError(
             f"Outfall '{outfall_id}' is not in the outfalls layer ({len(known)} outfalls: "
             f"{shown}). Fix: check the id (ids are case-sensitive)."

@@ -31,7 +31,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from ..core.errors import DataError
-from ..core.qa import QAReport
+from ..core.qa import QAReport, shown_ids
 from ..core.schema import INLET_KINDS, OPEN_CONVEYANCE_KINDS
 from .settings import (
     DEFAULT_ID_MATCH_M,
@@ -2049,16 +2049,14 @@ def _cycle_qa(net: StormNetwork, s: _Solved) -> None:
         ids = sorted({conv[e] for e in eds})
         trapped = s.comp_outfall[s.sink[c]] is None and s.sink[c] == c
         g = edges.geometry.iloc[eds[0]]
-        xy = shapely.get_coordinates(g.interpolate(0.5, normalized=True))[0]
-        net.qa.warning(
+        _warn(
+            net.qa,
             "cycle",
             "conveyances",
-            f"Conveyances {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''} form a "
-            "loop of one-way flow" + ("; water in it has no way out." if trapped else "."),
-            feature_id=ids[0],
-            step="network",
-            x=float(xy[0]),
-            y=float(xy[1]),
+            f"Conveyances {shown_ids(ids, 10)} form a loop of one-way flow"
+            + ("; water in it has no way out." if trapped else "."),
+            fid=ids[0],
+            xy=shapely.get_coordinates(g.interpolate(0.5, normalized=True))[0],
             fix="Check the inverts/direction of the conveyances in the loop.",
         )
 
@@ -2082,16 +2080,13 @@ def _subnetwork_qa(net: StormNetwork, s: _Solved) -> None:
         members = np.where(lab == w)[0]
         ne = int(np.isin(eu, members).sum())
         ids = sorted(set(conv[np.isin(eu, members)]))
-        xy = shapely.get_coordinates(net.nodes.geometry.iloc[members[0]])[0]
-        net.qa.warning(
+        _warn(
+            net.qa,
             "no_outfall_subnetwork",
             "conveyances",
-            f"A connected piece of {ne} conveyance(s) ({', '.join(ids[:5])}"
-            f"{' ...' if len(ids) > 5 else ''}) reaches no outfall.",
-            feature_id=ids[0],
-            step="network",
-            x=float(xy[0]),
-            y=float(xy[1]),
+            f"A connected piece of {ne} conveyance(s) ({shown_ids(ids, 5)}) reaches no outfall.",
+            fid=ids[0],
+            xy=shapely.get_coordinates(net.nodes.geometry.iloc[members[0]])[0],
             fix="Connect it to the rest of the system, or add its outfall.",
         )
 

@@ -20,6 +20,7 @@ import pandas as pd
 from pyproj import CRS
 
 from ..core.errors import DataError, InputOpenError, UsageError
+from ..core.qa import shown_ids
 from ..rules.profiles import Profile, load_profile
 from . import gpkg
 from .cases import STEPS, case_deadlines, check_step, remedy_deadline
@@ -215,7 +216,7 @@ class _RecordsBase:
         hit = self.outfalls[self.outfalls["outfall_id"].astype(str) == oid]
         if not len(hit):
             ids = sorted(self.outfalls["outfall_id"].astype(str))
-            shown = ", ".join(ids[:8]) + (" ..." if len(ids) > 8 else "")
+            shown = shown_ids(ids, 8)
             raise DataError(
                 f"Field 'outfall_id' = '{oid}' is not an outfall of the workspace "
                 f"({len(ids)} outfalls: {shown}). Fix: check the id (ids are case-sensitive)."

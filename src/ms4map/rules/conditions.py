@@ -35,7 +35,7 @@ import pandas as pd
 
 from ..core.errors import DataError, UsageError
 from ..core.nulls import is_blank
-from ..core.qa import QAReport
+from ..core.qa import QAReport, shown_ids
 from ..core.schema import PATH_COLUMNS
 from .profiles import EXEMPTION_CODES, Profile, load_profile
 from .waters import Waters, missing_layer_reason, missing_layer_short, pollutant_in
@@ -901,8 +901,7 @@ def _unknown_drainage_reason(
     if unresolved > _EPS:
         via = (
             " through outfall(s) "
-            + ", ".join(unresolved_outfalls[:10])
-            + (" ..." if len(unresolved_outfalls) > 10 else "")
+            + shown_ids(unresolved_outfalls, 10)
             + " (fill their `pwl_id` or `receiving_water` in the `outfalls` layer)"
             if unresolved_outfalls
             else ""
