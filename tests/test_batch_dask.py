@@ -177,3 +177,38 @@ def test_scheduler_address(towns, valley_ref, tmp_path):
     assert res.counts()["ok"] == 1 and res.workers == 1
     assert lines and f"scheduler {cluster.scheduler_address} with 1 worker(s)" in lines[0]
     assert_same_outputs(tmp_path / "out" / "valley.gpkg", valley_ref)
+
+
+_TWICE = """
+import sys
+from pathlib import Path
+from ms4map.batch import read_manifest, run_batch
+
+def task(town, out_dir, force=False):
+    return {"name": town.name, "status": "ok", "error": "", "seconds": 0.0}
+
+if __name__ == "__main__":
+    towns = read_manifest(sys.argv[1])
+    for i in range(2):
+        res = run_batch(towns, Path(sys.argv[2]) / str(i), scheduler="local:1", task=task)
+        print(i, res.counts()["ok"], flush=True)
+"""
+
+
+def test_two_local_clusters_in_one_fresh_process(towns, tmp_path):
+    """A notebook's second `run_batch` on a local cluster starts one again: the first
+    run's settings, undone, leave distributed's own (it is imported here by run_batch)."""
+    import subprocess
+
+    man = write_manifest(towns / "twice.toml", [{"name": "valley", "workspace": "valley/town.gpkg"}])
+    script = tmp_path / "twice.py"
+    script.write_text(_TWICE, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script), str(man), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["0", "1", "1", "1"]

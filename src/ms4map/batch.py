@@ -733,6 +733,11 @@ def run_batch(
             if forked:
                 import dask
 
+                with contextlib.suppress(ImportError):  # without it _connect says so
+                    # distributed's defaults go into dask's config first: a setting made
+                    # before they are there would take them all away when it is undone
+                    # (and the next cluster of this process would not start)
+                    import distributed  # noqa: F401
                 # for the workers started now and any a nanny restarts later
                 stack.enter_context(
                     dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
