@@ -200,7 +200,9 @@ def test_two_local_clusters_in_one_fresh_process(towns, tmp_path):
     run's settings, undone, leave distributed's own (it is imported here by run_batch)."""
     import subprocess
 
-    man = write_manifest(towns / "twice.toml", [{"name": "valley", "workspace": "valley/town.gpkg"}])
+    man = write_manifest(
+        towns / "twice.toml", [{"name": "valley", "workspace": "valley/town.gpkg"}]
+    )
     script = tmp_path / "twice.py"
     script.write_text(_TWICE, encoding="utf-8")
     done = subprocess.run(
