@@ -383,6 +383,34 @@ def test_missing_manifest_file_exit_3(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(
+    ("args", "started"),
+    [
+        ([], True),  # local is the default
+        (["--scheduler", "local:3"], True),
+        (["--sched", "LOCAL"], True),  # as argparse reads it
+        (["--scheduler", "none"], False),
+        (["--scheduler=tcp://127.0.0.1:1"], False),
+        (["--scheduler", "locl"], False),  # the parser says what is wrong
+        (["--help"], False),
+    ],
+)
+def test_the_cli_starts_the_worker_server_before_its_parser(tmp_path, monkeypatch, args, started):
+    """`ms4map batch` with a local scheduler starts the workers' fork server before the
+    parser is built (building it imports geopandas for the other commands), and only then."""
+    import ms4map.batch
+    import ms4map.cli as cli
+
+    events = []
+    monkeypatch.setattr(ms4map.batch, "start_worker_server", lambda: events.append("server"))
+    build = cli.build_parser
+    monkeypatch.setattr(cli, "build_parser", lambda: events.append("parser") or build())
+    missing = str(tmp_path / "none.toml")
+    code = main(["batch", missing, "--out", str(tmp_path / "o"), *args])
+    assert code in (0, 3, 4)
+    assert events[:2] == (["server", "parser"] if started else ["parser"])
+
+
+@pytest.mark.parametrize(
     ("scheduler", "expect"),
     [("local:0", "whole number >= 1"), ("locl", "not one of local")],
 )

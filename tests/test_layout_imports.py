@@ -171,11 +171,28 @@ def test_old_paths_in_a_fresh_interpreter() -> None:
 
 
 def test_the_root_gives_io_the_demo_builder(monkeypatch, tmp_path) -> None:
-    """io does not import the demo generator; the package root hands it over."""
+    """io does not import the demo generator; it takes the package root's."""
     import ms4map.demo
     from ms4map.io import files
 
     calls = []
     monkeypatch.setattr(ms4map.demo, "build_demo", lambda out: calls.append(out))
-    files.demo_builder(tmp_path)
+    files._demo_builder()(tmp_path)
     assert calls == [tmp_path]
+
+
+def test_importing_the_package_loads_no_gis_library() -> None:
+    """``import ms4map`` (and the CLI module) stays light; the workspace API loads on
+    first use and is the io module's."""
+    code = (
+        "import sys\n"
+        "import ms4map, ms4map.cli, ms4map.batch\n"
+        "heavy = {'geopandas', 'pandas', 'rasterio', 'pyogrio', 'shapely'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+        "from ms4map import open_workspace\n"
+        "import ms4map.io, ms4map.io.workspace\n"
+        "assert open_workspace is ms4map.io.open_workspace\n"
+        "assert ms4map.Workspace is ms4map.io.workspace.Workspace\n"
+        "assert 'geopandas' in sys.modules and 'Dem' in dir(ms4map)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

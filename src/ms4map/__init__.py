@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import _compat
 from .core.version import __version__
 
@@ -15,19 +17,26 @@ from .core.errors import (  # noqa: E402
     ValidationError,
 )
 from .core.qa import Finding, QAReport  # noqa: E402
-from .io import files as _io_files  # noqa: E402
-from .io import open_workspace  # noqa: E402
-from .io.workspace import Dem, Workspace  # noqa: E402
+
+if TYPE_CHECKING:
+    from .io import open_workspace
+    from .io.workspace import Dem, Workspace
 
 
 def _build_demo(out):  # noqa: ANN001, ANN202
+    """The demo generator, for :func:`ms4map.io.files.demo_path` (io sits below demo)."""
     from .demo import build_demo
 
     return build_demo(out)
 
 
-# io.demo_path rebuilds a missing demo with it (the generator sits above io)
-_io_files.demo_builder = _build_demo
+#: The workspace API, imported on first use (``ms4map.open_workspace``): importing the
+#: package (the CLI, ``ms4map.batch``) does not load geopandas and GDAL until asked.
+_LAZY = {
+    "open_workspace": "ms4map.io",
+    "Dem": "ms4map.io.workspace",
+    "Workspace": "ms4map.io.workspace",
+}
 
 _SUBMODULES = {
     "core",
@@ -64,10 +73,14 @@ _SUBMODULES = {
 
 def __getattr__(name: str):
     # heavy submodules load on first use: `ms4map.network.build_network(...)`
-    if name in _SUBMODULES:
-        import importlib
+    import importlib
 
+    if name in _SUBMODULES:
         return importlib.import_module(f"ms4map.{name}")
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'ms4map' has no attribute {name!r}")
 
 
@@ -84,3 +97,7 @@ __all__ = [
     "Workspace",
     "open_workspace",
 ]
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

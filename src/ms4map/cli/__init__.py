@@ -47,6 +47,30 @@ COMMAND_MODULES = (
 
 
 class _Parser(argparse.ArgumentParser):
+    """The parsers of ``ms4map``: exit code 4 for usage errors; a sub-command's arguments
+    are added when that command is parsed or its help shown (:meth:`Command.add_to`), so
+    ``ms4map batch`` does not import the libraries other commands' options come from."""
+
+    _fill: Callable[[], None] | None = None
+
+    def complete(self) -> None:
+        """Add the arguments left for later (once)."""
+        fill, self._fill = self._fill, None
+        if fill is not None:
+            fill()
+
+    def parse_known_args(self, args=None, namespace=None):  # noqa: ANN001, ANN202
+        self.complete()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self.complete()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self.complete()
+        return super().format_help()
+
     def error(self, message: str) -> None:  # exit code 4 for usage errors
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
@@ -74,6 +98,10 @@ class Command:
     workspace
         The command takes PATH and the workspace options (:func:`add_workspace_options`)
         first.
+    early
+        ``early(argv)``, optional: work that may start before the parser is built (it
+        imports the other commands' modules and their libraries), given the command's
+        raw arguments; it must not fail on arguments the parser will reject.
     """
 
     name: str
@@ -81,6 +109,7 @@ class Command:
     run: Callable[[argparse.Namespace], int]
     options: Callable[[argparse.ArgumentParser], None]
     workspace: bool = False
+    early: Callable[[list[str]], None] | None = None
 
     def texts(self) -> tuple[str, str]:
         """``(help, description)``: the first paragraph of :attr:`about` and the rest."""
@@ -94,14 +123,23 @@ class Command:
         Returns
         -------
         argparse.ArgumentParser
-            The command's parser: workspace options (if any), then its own.
+            The command's parser: workspace options (if any), then its own; with the
+            parsers of :func:`build_parser` they are added when the command is parsed
+            or its help or usage shown (``parser.complete()`` adds them at once).
         """
         summary, description = self.texts()
         parser = sub.add_parser(self.name, help=summary, description=description)
-        if self.workspace:
-            add_workspace_options(parser)
-        self.options(parser)
+
+        def fill() -> None:
+            if self.workspace:
+                add_workspace_options(parser)
+            self.options(parser)
+
         parser.set_defaults(func=self.run)
+        if isinstance(parser, _Parser):
+            parser._fill = fill
+        else:
+            fill()
         return parser
 
 
@@ -220,13 +258,9 @@ def workspace_from_args(args: argparse.Namespace) -> Workspace:
     return open_workspace(args.path, **workspace_kwargs(args))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="ms4map",
-        description="Which properties drain where: MS4 tracing, parcel drainage and screening.",
-    )
-    parser.add_argument("--version", action="version", version=f"ms4map {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+def commands() -> list[Command]:
+    """The sub-commands, in the order of ``ms4map --help`` (their modules imported)."""
+    found: list[Command] = []
     for name in COMMAND_MODULES:
         try:
             mod = importlib.import_module(f"ms4map.cli.{name}")
@@ -234,9 +268,29 @@ def build_parser() -> argparse.ArgumentParser:
             if exc.name == f"ms4map.cli.{name}":
                 continue  # command not available in this build
             raise
-        for command in mod.COMMANDS:
-            command.add_to(sub)
+        found.extend(mod.COMMANDS)
+    return found
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="ms4map",
+        description="Which properties drain where: MS4 tracing, parcel drainage and screening.",
+    )
+    parser.add_argument("--version", action="version", version=f"ms4map {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for command in commands():
+        command.add_to(sub)
     return parser
+
+
+def _start_early(argv: list[str]) -> None:
+    """The chosen command's :attr:`Command.early` work, before the parser is built."""
+    if not argv:
+        return
+    for command in commands():
+        if command.name == argv[0] and command.early is not None:
+            command.early(argv[1:])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -244,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
+        _start_early(argv)
         parser = build_parser()
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):

@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..core.errors import UsageError
 from . import Command, add_debug_option
 
 __all__ = ["COMMANDS", "run"]
@@ -43,6 +44,29 @@ def _options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     add_debug_option(p)
+
+
+def _early(argv: list[str]) -> None:
+    """With a local scheduler (the default), start the workers' fork server now.
+
+    Before the parser is built: building it imports the other commands' libraries
+    (geopandas, GDAL), and the fork server's own imports go on meanwhile on another core.
+    Nothing for ``--help``, ``--scheduler none`` or an address; a bad value is left to
+    the parser to report.
+    """
+    if {"-h", "--help"} & set(argv):
+        return
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--scheduler", default="local")
+    known, _ = pre.parse_known_args(argv)
+    from ..batch import parse_scheduler, start_worker_server
+
+    try:
+        local = parse_scheduler(known.scheduler)[0] == "local"
+    except UsageError:
+        return
+    if local:
+        start_worker_server()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,4 +117,4 @@ def run(args: argparse.Namespace) -> int:
     return 1 if res.failed else 0
 
 
-COMMANDS = (Command("batch", ABOUT, run, _options),)
+COMMANDS = (Command("batch", ABOUT, run, _options, early=_early),)

@@ -7,11 +7,7 @@ import argparse
 from . import Command, add_debug_option
 
 
-def _about() -> str:
-    from ..outputs.export import FORMATS
-
-    formats = "; ".join(f"{k} {v}" for k, v in FORMATS.items())
-    return f"""copy result layers to a styled GeoPackage, File Geodatabase, zipped shapefiles or
+ABOUT = """copy result layers to a styled GeoPackage, File Geodatabase, zipped shapefiles or
 GeoJSON
 
 Copy layers of an ms4map GeoPackage to another format, chosen by the suffix of --to:
@@ -20,6 +16,11 @@ Copy layers of an ms4map GeoPackage to another format, chosen by the suffix of -
 
 
 def _options(p: argparse.ArgumentParser) -> None:
+    from ..outputs.export import FORMATS  # here: only `ms4map export` imports its libraries
+
+    p.description = (p.description or "").format(
+        formats="; ".join(f"{k} {v}" for k, v in FORMATS.items())
+    )
     p.add_argument("src", metavar="SRC.gpkg", help="GeoPackage to export (ms4map's results)")
     p.add_argument(
         "--to",
@@ -50,4 +51,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = (Command("export", _about, run, _options),)
+COMMANDS = (Command("export", ABOUT, run, _options),)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
 import tempfile
 import tomllib
 import warnings
@@ -79,10 +80,16 @@ def metres_to_crs_units(crs: Any, metres: float) -> float:
     return metres_to_units(crs, metres)
 
 
-#: Builds the demo town into a folder when :func:`demo_path` finds no copy.  The package
-#: root (``ms4map/__init__``) sets it to :func:`ms4map.demo.build_demo`: the generator sits
-#: above io in the import order, so io does not import it.
+#: Builds the demo town into a folder when :func:`demo_path` finds no copy.  ``None``: the
+#: package root's ``ms4map._build_demo`` (:func:`ms4map.demo.build_demo`): the generator
+#: sits above io in the import order, so io does not import it, and the root is always
+#: imported before io.
 demo_builder: Callable[[Path], Any] | None = None
+
+
+def _demo_builder() -> Callable[[Path], Any] | None:
+    root = sys.modules.get("ms4map")
+    return demo_builder or getattr(root, "_build_demo", None)
 
 
 def demo_path() -> Path:
@@ -100,11 +107,12 @@ def demo_path() -> Path:
     for c in candidates:
         if c.exists():
             return c
-    if demo_builder is None:
+    build = _demo_builder()
+    if build is None:
         raise InputOpenError("The demo town is not installed and there is no demo builder.")
     out = data_dir() / "demo"
     if not (out / "demo.gpkg").exists():
-        demo_builder(out)  # rebuild: deterministic
+        build(out)  # rebuild: deterministic
     return out / "demo.gpkg"
 
 
