@@ -6,7 +6,6 @@ import argparse
 
 from . import Command, add_debug_option
 
-
 ABOUT = """copy result layers to a styled GeoPackage, File Geodatabase, zipped shapefiles or
 GeoJSON
 
