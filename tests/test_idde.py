@@ -387,6 +387,17 @@ def test_notice_deadline_from_the_kingsbury_remedy_period(demo_result) -> None:
     assert n.deadline == dt.date(2025, 6, 4)
     assert "Town Board of the Town of Kingsbury" in n.appeal_text
     assert any("no citation for rule(s) ['illicit_discharge']" in w for w in n.warnings)
+    # served Friday 2025-06-06: 48 hours end on Sunday, so the notice gives Monday
+    # 2025-06-09 (General Construction Law section 25-a), the date the records keep
+    friday = idde.notice_of_violation(
+        FAILED_SEPTIC,
+        violation="illicit_discharge",
+        result=result,
+        workspace=ws,
+        profile="kingsbury",
+        issued="2025-06-06",
+    )
+    assert friday.deadline == dt.date(2025, 6, 9)
 
 
 def test_notice_without_a_stated_period_leaves_the_deadline_blank(demo_result) -> None:

@@ -26,14 +26,20 @@ def _case(r: rec.Records, *, deadline: str | None = None, appeal: bool = True) -
 def test_stillwater_deadlines(tmp_path) -> None:
     r = rec.open_records(make_town(tmp_path), user="smo", profile="stillwater")
     cid = _case(r, deadline="2025-06-30")
-    # remedy: the date in the notice; appeal: 15 days after 2025-06-06 = 2025-06-21
+    # remedy: the date in the notice; appeal: 15 days after Fri 2025-06-06 = Sat
+    # 2025-06-21, so the landowner may still appeal on Mon 2025-06-23 (GCL 25-a)
     assert _deadlines(r, cid, "2025-06-10") == {
         "remedy": ("2025-06-30", "due"),
-        "appeal_window": ("2025-06-21", "window_open"),
+        "appeal_window": ("2025-06-23", "window_open"),
     }
+    assert _deadlines(r, cid, "2025-06-22")["appeal_window"] == ("2025-06-23", "window_open")
+    assert _deadlines(r, cid, "2025-06-24")["appeal_window"] == ("2025-06-23", "window_closed")
+    reason = r.deadlines(today="2025-06-22", case_id=cid).set_index("deadline")["reason"]
+    assert "ends on 2025-06-21, a Saturday" in reason["appeal_window"]
+    assert "section 25-a" in reason["appeal_window"]
     assert _deadlines(r, cid, "2025-07-01") == {
         "remedy": ("2025-06-30", "overdue"),
-        "appeal_window": ("2025-06-21", "window_closed"),
+        "appeal_window": ("2025-06-23", "window_closed"),
     }
     r.advance_case(cid, "appeal_filed", "2025-06-15")
     # hearing within 30 days of filing: 2025-07-15
@@ -42,7 +48,7 @@ def test_stillwater_deadlines(tmp_path) -> None:
     r.advance_case(cid, "corrected", "2025-07-18")
     r.advance_case(cid, "closed", "2025-07-20")
     d = _deadlines(r, cid, "2025-07-21")
-    assert d["appeal_window"] == ("2025-06-21", "met")  # filed 06-15
+    assert d["appeal_window"] == ("2025-06-23", "met")  # filed 06-15
     assert d["appeal_hearing"] == ("2025-07-15", "met")  # decided 07-10
     assert d["decision_filed"] == ("2025-07-15", "overdue")  # 5 days, not recorded as filed
     # 5 business days after Thu 2025-07-10: Fri 11, Mon 14, Tue 15, Wed 16, Thu 17
@@ -65,17 +71,18 @@ def test_stillwater_remedy_left_to_the_notice(tmp_path) -> None:
 def test_kingsbury_deadlines(tmp_path) -> None:
     r = rec.open_records(make_town(tmp_path), user="smo", profile="kingsbury")
     cid = _case(r)
-    # 48 hours after the notice of 2025-06-06 -> 2025-06-08; appeal 15 days -> 06-21
+    # 48 hours after the notice of Fri 2025-06-06 -> Sun 2025-06-08, so Mon 06-09 (GCL
+    # 25-a); appeal 15 days -> Sat 06-21, so Mon 06-23
     assert _deadlines(r, cid, "2025-06-07") == {
-        "remedy": ("2025-06-08", "due"),
-        "appeal_window": ("2025-06-21", "window_open"),
+        "remedy": ("2025-06-09", "due"),
+        "appeal_window": ("2025-06-23", "window_open"),
     }
-    r.advance_case(cid, "eliminated", "2025-06-08")
+    assert r.cases()["remedy_deadline"].iloc[0] == "2025-06-09"  # as recorded
+    r.advance_case(cid, "eliminated", "2025-06-09")
     r.advance_case(cid, "closed", "2025-06-30")
     d = _deadlines(r, cid, "2025-07-01")
-    assert d["remedy"] == ("2025-06-08", "met")
+    assert d["remedy"] == ("2025-06-09", "met")  # on the Monday: in time
     assert d["records_retention"] == ("2032-06-30", "keep")  # 7 years
-    assert r.cases()["remedy_deadline"].iloc[0] == "2025-06-08"
 
 
 def test_kiryas_joel_states_no_periods(tmp_path) -> None:
@@ -160,3 +167,43 @@ def test_corrective_action_deadline_skips_thanksgiving(tmp_path) -> None:
     assert d.loc["corrective_action", "due"] == "2025-12-04"
     assert d.loc["corrective_action", "status"] == "due"
     assert "General Construction Law section 24" in d.loc["corrective_action", "reason"]
+
+
+def test_a_period_ending_on_a_holiday_runs_to_the_next_business_day(tmp_path) -> None:
+    """General Construction Law section 25-a, by hand: a Kingsbury notice of Sat
+    2026-09-05 has 48 hours to Mon 2026-09-07, Labor day, so Tue 09-08; its 15 days of
+    appeal end on Sun 09-20, so Mon 09-21.  The municipality's own deadlines keep the
+    plain count: the hearing 30 days after an appeal filed Mon 09-21 is Wed 10-21."""
+    assert rec.last_day(dt.date(2026, 9, 7)) == dt.date(2026, 9, 8)
+    assert rec.last_day(dt.date(2026, 9, 9)) == dt.date(2026, 9, 9)  # a Wednesday
+    # Christmas on a Friday, then the weekend: Mon 2026-12-28
+    assert rec.last_day(dt.date(2026, 12, 25)) == dt.date(2026, 12, 28)
+    r = rec.open_records(make_town(tmp_path), user="smo", profile="kingsbury")
+    cid = r.open_case("OF-1", "2026-09-01")
+    r.advance_case(cid, "source_found", "2026-09-02", parcel_id="P-1")
+    r.advance_case(cid, "notice_sent", "2026-09-05")
+    d = r.deadlines(today="2026-09-08", case_id=cid).set_index("deadline")
+    assert (d.loc["remedy", "due"], d.loc["remedy", "status"]) == ("2026-09-08", "due")
+    assert "ends on 2026-09-07, Labor day" in d.loc["remedy", "reason"]
+    assert (d.loc["appeal_window", "due"], d.loc["appeal_window", "status"]) == (
+        "2026-09-21",
+        "window_open",
+    )
+    r.advance_case(cid, "appeal_filed", "2026-09-21")
+    d = r.deadlines(today="2026-10-22", case_id=cid).set_index("deadline")
+    assert d.loc["appeal_window", "status"] == "met"
+    assert (d.loc["appeal_hearing", "due"], d.loc["appeal_hearing", "status"]) == (
+        "2026-10-21",
+        "overdue",
+    )
+
+
+def test_an_old_record_of_the_plain_remedy_date_is_read_with_the_extension(tmp_path) -> None:
+    """A Kingsbury case recorded before the rule, with the plain 48-hour date (Sun
+    2025-06-08), reads as due on Mon 2025-06-09 like a new one; a date the officer wrote
+    in the notice is kept as written."""
+    r = rec.open_records(make_town(tmp_path), user="smo", profile="kingsbury")
+    old = _case(r, deadline="2025-06-08")  # as ms4map recorded it before
+    assert _deadlines(r, old, "2025-06-09")["remedy"] == ("2025-06-09", "due")
+    own = _case(r, deadline="2025-06-14")  # a Saturday the officer chose
+    assert _deadlines(r, own, "2025-06-16")["remedy"] == ("2025-06-14", "overdue")

@@ -37,6 +37,7 @@ import pandas as pd
 
 from ms4map.core.nulls import is_na, is_truthy
 
+from ..core.calendar import last_day
 from ..core.errors import DataError, UsageError
 from ..core.qa import shown_ids
 from ..core.schema import PARCEL_INFO_COLUMNS
@@ -1207,13 +1208,15 @@ def _remedy_deadline(
     prof: Profile, issued: _dt.date, deadline: Any, warnings: list[str]
 ) -> tuple[_dt.date | None, str]:
     """The deadline (given, else ``issued`` plus the profile's remedy period when it is in
-    hours or days) and the profile's remedy period as written."""
+    hours or days, moved past a Saturday, Sunday or public holiday as General
+    Construction Law section 25-a allows: the date the case records keep too) and the
+    profile's remedy period as written."""
     enf = prof.enforcement
     hours = remedy_period_hours(enf)
     dl = _as_date(deadline, "deadline")
     if dl is None and hours is not None:
         # a date, not a time of day: the period runs from service, which the officer dates
-        dl = issued + _dt.timedelta(days=math.ceil(hours / 24))
+        dl = last_day(issued + _dt.timedelta(days=math.ceil(hours / 24)))
     remedy_period = str(enf.get("remedy_period", ""))
     if dl is None:
         warnings.append(

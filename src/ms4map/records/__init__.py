@@ -39,6 +39,7 @@ from .cases import (
     add_business_days,
     case_deadlines,
     is_business_day,
+    last_day,
     ny_public_holidays,
 )
 from .fields import (
@@ -71,6 +72,7 @@ __all__ = [
     "Records",
     "add_business_days",
     "is_business_day",
+    "last_day",
     "ny_public_holidays",
     "annual_report",
     "case_deadlines",

@@ -16,6 +16,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.calendar import (
+    add_business_days,
+    closed_day_name,
+    is_business_day,
+    last_day,
+    ny_public_holidays,
+)
 from ..core.errors import DataError
 from ..rules.profiles import Profile, remedy_period_hours
 
@@ -24,6 +31,7 @@ __all__ = [
     "STEPS",
     "add_business_days",
     "is_business_day",
+    "last_day",
     "ny_public_holidays",
     "case_deadlines",
     "check_step",
@@ -71,68 +79,6 @@ def _d(v: Any) -> dt.date | None:
     if not text or text.lower() in ("nan", "none", "<na>", "nat"):
         return None
     return dt.date.fromisoformat(text[:10])
-
-
-def _nth_weekday(year: int, month: int, weekday: int, n: int) -> dt.date:
-    """The ``n``-th ``weekday`` (Monday 0) of a month; ``n = -1``: the last one."""
-    if n > 0:
-        first = dt.date(year, month, 1)
-        return first + dt.timedelta(days=(weekday - first.weekday()) % 7 + 7 * (n - 1))
-    nxt = dt.date(year + month // 12, month % 12 + 1, 1)
-    last = nxt - dt.timedelta(days=1)
-    return last - dt.timedelta(days=(last.weekday() - weekday) % 7)
-
-
-def ny_public_holidays(year: int) -> dict[dt.date, str]:
-    """New York's public holidays of ``year`` (General Construction Law section 24).
-
-    New Year's day, Dr. Martin Luther King, Jr. day (third Monday of January), Lincoln's
-    birthday (February 12), Washington's birthday (third Monday of February), Memorial
-    day (last Monday of May), Juneteenth (June 19, from 2020), Independence day,
-    Labor day (first Monday of September), Columbus day (second Monday of October),
-    Veterans' day (November 11), Thanksgiving day (fourth Thursday of November) and
-    Christmas day; any of these falling on a Sunday moves to the Monday after. General
-    election day (the Tuesday after the first Monday of November) too. Flag day (the
-    second Sunday of June) is a Sunday anyway; days the president or the governor
-    appoints are not known here.
-    """
-    fixed = {
-        dt.date(year, 1, 1): "New Year's day",
-        dt.date(year, 2, 12): "Lincoln's birthday",
-        dt.date(year, 7, 4): "Independence day",
-        dt.date(year, 11, 11): "Veterans' day",
-        dt.date(year, 12, 25): "Christmas day",
-    }
-    if year >= 2020:  # chapter 249 of the laws of 2020
-        fixed[dt.date(year, 6, 19)] = "Juneteenth"
-    days = {
-        (d + dt.timedelta(days=1) if d.weekday() == 6 else d): name for d, name in fixed.items()
-    }
-    days[_nth_weekday(year, 1, 0, 3)] = "Dr. Martin Luther King, Jr. day"
-    days[_nth_weekday(year, 2, 0, 3)] = "Washington's birthday"
-    days[_nth_weekday(year, 5, 0, -1)] = "Memorial day"
-    days[_nth_weekday(year, 9, 0, 1)] = "Labor day"
-    days[_nth_weekday(year, 10, 0, 2)] = "Columbus day"
-    days[_nth_weekday(year, 11, 3, 4)] = "Thanksgiving day"
-    days[_nth_weekday(year, 11, 0, 1) + dt.timedelta(days=1)] = "General election day"
-    return days
-
-
-def is_business_day(d: dt.date) -> bool:
-    """Monday to Friday and not a New York public holiday (:func:`ny_public_holidays`)."""
-    return d.weekday() < 5 and d not in ny_public_holidays(d.year)
-
-
-def add_business_days(start: dt.date, days: int) -> dt.date:
-    """``start`` plus ``days`` business days (:func:`is_business_day`: Monday to Friday,
-    New York's public holidays not counted)."""
-    d = start
-    left = int(days)
-    while left > 0:
-        d += dt.timedelta(days=1)
-        if is_business_day(d):
-            left -= 1
-    return d
 
 
 def _add_days(d: dt.date, days: int) -> dt.date:
@@ -188,13 +134,26 @@ def check_step(case: Mapping[str, Any] | None, step: str, date: dt.date) -> None
 def remedy_deadline(profile: Profile, notice_on: dt.date) -> dt.date | None:
     """The remedy deadline the profile itself sets from the notice date, if it sets one.
 
-    Kingsbury: 48 hours (the date two days after the notice).  Stillwater and Kiryas
-    Joel leave it to the notice (``None``: record it when the notice is sent).
+    Kingsbury: 48 hours (the date two days after the notice), moved to the next business
+    day when that is a Saturday, Sunday or public holiday (General Construction Law
+    section 25-a, :func:`~ms4map.core.calendar.last_day`).  Stillwater and Kiryas Joel
+    leave it to the notice (``None``: record it when the notice is sent).
     """
     hours = remedy_period_hours(profile.enforcement)
     if hours is None:
         return None
-    return notice_on + dt.timedelta(days=math.ceil(hours / 24))
+    return last_day(notice_on + dt.timedelta(days=math.ceil(hours / 24)))
+
+
+def _moved(plain: dt.date, due: dt.date) -> str:
+    """What the reason says when a landowner's period ends on a closed day."""
+    if due == plain:
+        return ""
+    return (
+        f" The period ends on {plain.isoformat()}, {closed_day_name(plain)}: the act may be "
+        f"done on the next business day, {due.isoformat()} (General Construction Law "
+        "section 25-a)."
+    )
 
 
 def _row(
@@ -309,10 +268,13 @@ def _remedy_row(
             f"('{enf.get('remedy_period')}') and no deadline was recorded. Fix: "
             "record it (records.correct(..., remedy_deadline=...)).",
         )
-    by = "recorded in the notice"
+    by, moved = "recorded in the notice", ""
     auto = remedy_deadline(profile, notice)
-    if auto == due:
-        by = f"{enf.get('remedy_period')} after the notice ({_law(profile)})"
+    if auto is not None:
+        plain = notice + dt.timedelta(days=math.ceil((remedy_period_hours(enf) or 0) / 24))
+        if due in (auto, plain):  # the law's own period (recorded before GCL 25-a: plain)
+            by = f"{enf.get('remedy_period')} after the notice ({_law(profile)})"
+            due, moved = auto, _moved(plain, auto)
     return _row(
         case,
         "remedy",
@@ -320,7 +282,7 @@ def _remedy_row(
         status=_progress(due, fixed, today),
         done=fixed,
         rule="remedy_period",
-        reason=f"Remedy due {due.isoformat()}, {by}; done = corrected or eliminated.",
+        reason=f"Remedy due {due.isoformat()}, {by}; done = corrected or eliminated." + moved,
     )
 
 
@@ -341,7 +303,8 @@ def _appeal_window_row(
             rule="appeal",
             reason=f"The {profile.law} states no appeal period ({law}: appeal_days = {days!r}).",
         )
-    due = notice + dt.timedelta(days=int(days))
+    plain = notice + dt.timedelta(days=int(days))
+    due = last_day(plain)  # the landowner's act: GCL section 25-a
     filed = _d(case.get("appeal_filed_on"))
     if filed is not None:
         status = "met" if filed <= due else "late"
@@ -356,7 +319,7 @@ def _appeal_window_row(
         done=filed,
         rule="appeal",
         reason=f"The landowner may appeal to the {body} within {int(days)} days of the "
-        f"notice of {notice.isoformat()} ({law}: appeal_days = {days}).",
+        f"notice of {notice.isoformat()} ({law}: appeal_days = {days})." + _moved(plain, due),
     )
 
 
