@@ -398,6 +398,11 @@ def test_notice_deadline_from_the_kingsbury_remedy_period(demo_result) -> None:
         issued="2025-06-06",
     )
     assert friday.deadline == dt.date(2025, 6, 9)
+    # and the appeal's 15 days end on Saturday 2025-06-21: by Monday June 23
+    assert "within 15 days of its issuance, that is by Monday, June 23, 2025." in (
+        friday.appeal_text
+    )
+    assert "that is by Tuesday, June 17, 2025." in n.appeal_text  # 2025-06-02 + 15
 
 
 def test_notice_without_a_stated_period_leaves_the_deadline_blank(demo_result) -> None:

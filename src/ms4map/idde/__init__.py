@@ -943,7 +943,7 @@ def _num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _appeal_text(prof: Profile) -> tuple[dict[str, Any], str]:
+def _appeal_text(prof: Profile, issued: _dt.date) -> tuple[dict[str, Any], str]:
     enf = prof.enforcement
     keys = (
         "appeal_days",
@@ -963,7 +963,8 @@ def _appeal_text(prof: Profile) -> tuple[dict[str, Any], str]:
     parts = [
         f"You may appeal this determination of the {prof.officer_title} to the "
         f"{body if isinstance(body, str) and 'not stated' not in body else 'municipality'} "
-        f"within {int(days)} days of its issuance."
+        f"within {int(days)} days of its issuance, that is by "
+        f"{_long_date(last_day(issued + _dt.timedelta(days=int(days))))}."
     ]
     if _num(enf.get("appeal_hearing_days")):
         parts.append(
@@ -1118,7 +1119,7 @@ def notice_of_violation(
     warnings += dwarn
     measures = [remedy] if isinstance(remedy, str) else list(remedy or spec["remedy"])
     dl, remedy_period = _remedy_deadline(prof, issued_d, deadline, warnings)
-    appeal, appeal_text = _appeal_text(prof)
+    appeal, appeal_text = _appeal_text(prof, issued_d)
     penalties, penalty_text = _penalty_text(prof)
     return Notice(
         parcel_id=pid,
@@ -1245,6 +1246,11 @@ def _notice_citations(
             d["text"] = c.text()
             cites.append(d)
     return cites
+
+
+def _long_date(d: _dt.date) -> str:
+    """``Monday, June 23, 2025``: a date as a letter writes it."""
+    return f"{d.strftime('%A, %B')} {d.day}, {d.year}"
 
 
 def _as_date(value: Any, name: str) -> _dt.date | None:
