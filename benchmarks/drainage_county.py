@@ -173,6 +173,167 @@ def write_dem(path: Path) -> None:
     tmp.replace(path)
 
 
+def _gx(tj: int, xl: float) -> float:
+    return X0 + tj * 1000.0 + xl
+
+
+def _gy(ti: int, yl: float) -> float:
+    return Y0 - ti * 1000.0 - yl
+
+
+class _County:
+    """The county's features as they are built: records and geometries per layer."""
+
+    def __init__(self, town: np.ndarray) -> None:
+        self.town = town
+        for name in (
+            "structs",
+            "s_geom",
+            "convs",
+            "c_geom",
+            "outfalls",
+            "o_geom",
+            "parcels",
+            "p_geom",
+            "roads",
+            "r_geom",
+            "waters",
+            "w_geom",
+        ):
+            setattr(self, name, [])
+        self._cache: dict = {}
+
+    def z_at(self, ti: int, tj: int, xl: float, yl: float) -> float:
+        """Ground elevation (float32 as written) of the cell under a tile-local point."""
+        if (ti, tj) not in self._cache:
+            self._cache.clear()
+            self._cache[(ti, tj)] = tile_dem(ti, tj, bool(self.town[ti, tj])).astype("float32")
+        return float(self._cache[(ti, tj)][int(yl // CELL), int(xl // CELL)])
+
+    def town_tile(self, ti: int, tj: int, tag: str, creek: str, cname: str) -> None:
+        """Ten streets of catch basins piped to outfalls on the creek, lots, a park."""
+        import shapely
+
+        sags = np.arange(SAG_X0, TOWN_X1, SAG_SPACING)
+        for k in range(10):
+            yc = STREET_SPACING * k + STREET_SPACING / 2
+            sname = f"Street {tag}-{k}"
+            self.roads.append({"name": sname})
+            self.r_geom.append(
+                shapely.LineString([(_gx(tj, 0.0), _gy(ti, yc)), (_gx(tj, TOWN_X1), _gy(ti, yc))])
+            )
+            north, south = [], []
+            for m, xs in enumerate(sags):
+                for side, yoff, lst in (("N", -5.0, north), ("S", 5.0, south)):
+                    sid = f"CB-{tag}-{k}{m}{side}"
+                    rim = self.z_at(ti, tj, xs, yc + yoff)
+                    self.structs.append(
+                        {
+                            "struct_id": sid,
+                            "kind": "catch_basin",
+                            "rim_elev": rim,
+                            "invert_elev": rim - 1.5,
+                        }
+                    )
+                    self.s_geom.append(shapely.Point(_gx(tj, xs), _gy(ti, yc + yoff)))
+                    lst.append((sid, (_gx(tj, xs), _gy(ti, yc + yoff))))
+            ofid = f"OF-{tag}-{k}"
+            of_xy = (_gx(tj, CREEK_X - 6.0), _gy(ti, yc))
+            self.structs.append(
+                {
+                    "struct_id": ofid,
+                    "kind": "outfall",
+                    "rim_elev": np.nan,
+                    "invert_elev": np.nan,
+                }
+            )
+            self.s_geom.append(shapely.Point(of_xy))
+            self.outfalls.append(
+                {
+                    "outfall_id": ofid,
+                    "receiving_water": cname,
+                    "pwl_id": creek,
+                    "status": "active",
+                    "permit_id": None,
+                }
+            )
+            self.o_geom.append(shapely.Point(of_xy))
+            links = [(s, n) for s, n in zip(south, north, strict=True)]
+            links += list(zip(north[:-1], north[1:], strict=True))
+            links.append((north[-1], (ofid, of_xy)))
+            for a, b in links:
+                self.convs.append(
+                    {
+                        "conv_id": f"P-{a[0][3:]}-{b[0][3:]}",
+                        "kind": "pipe",
+                        "from_id": a[0],
+                        "to_id": b[0],
+                        "us_invert": np.nan,
+                        "ds_invert": np.nan,
+                        "diameter_in": 15.0,
+                        "rise_in": np.nan,
+                        "material": "RCP",
+                        "flow_dir": None,
+                    }
+                )
+                self.c_geom.append(shapely.LineString([a[1], b[1]]))
+            for side, y0_, y1_ in (("N", yc - 50, yc - 6), ("S", yc + 6, yc + 50)):
+                for n_ in range(int(TOWN_X1 // LOT_W)):
+                    x0_ = n_ * LOT_W
+                    self.parcels.append(
+                        {
+                            "parcel_id": f"{tag}.{k}{side}-{n_:02d}",
+                            "address": f"{n_ * 2 + (1 if side == 'N' else 2)} {sname}",
+                            "owner": f"Owner {tag}{k}{side}{n_}",
+                            "prop_class": "210",
+                            "sewer": "public",
+                        }
+                    )
+                    self.p_geom.append(
+                        shapely.box(_gx(tj, x0_), _gy(ti, y1_), _gx(tj, x0_ + LOT_W), _gy(ti, y0_))
+                    )
+        self.parcels.append(
+            {
+                "parcel_id": f"{tag}.park",
+                "address": f"{cname} park",
+                "owner": "Town",
+                "prop_class": "963",
+                "sewer": "unknown",
+            }
+        )
+        self.p_geom.append(
+            shapely.box(_gx(tj, TOWN_X1), _gy(ti, 1000.0), _gx(tj, 1000.0), _gy(ti, 0.0))
+        )
+
+    def rural_tile(self, ti: int, tj: int, tag: str) -> None:
+        """A pond and a grid of septic lots."""
+        import shapely
+
+        px, py = _pond_centre(ti, tj)
+        self.waters.append({"wb_id": "", "name": f"Pond {tag}", "kind": "pond"})
+        self.w_geom.append(shapely.Point(_gx(tj, px), _gy(ti, py)).buffer(POND_R, 16))
+        step = 1000.0 / RURAL_K
+        for a_ in range(RURAL_K):
+            for b_ in range(RURAL_K):
+                self.parcels.append(
+                    {
+                        "parcel_id": f"{tag}.R{a_:02d}{b_:02d}",
+                        "address": f"{a_ * 100 + b_} Rural Road {tag}",
+                        "owner": f"Owner {tag}R{a_}{b_}",
+                        "prop_class": "240",
+                        "sewer": "septic",
+                    }
+                )
+                self.p_geom.append(
+                    shapely.box(
+                        _gx(tj, b_ * step),
+                        _gy(ti, (a_ + 1) * step),
+                        _gx(tj, (b_ + 1) * step),
+                        _gy(ti, a_ * step),
+                    )
+                )
+
+
 def build_layers() -> dict:
     """The county's vector layers (GeoDataFrames, canonical columns)."""
     import geopandas as gpd
@@ -181,183 +342,42 @@ def build_layers() -> dict:
 
     town = tile_kinds()
     crs = f"EPSG:{EPSG}"
-
-    def gx(tj: int, xl: float) -> float:
-        return X0 + tj * 1000.0 + xl
-
-    def gy(ti: int, yl: float) -> float:
-        return Y0 - ti * 1000.0 - yl
-
-    cache: dict = {}
-
-    def z_at(ti: int, tj: int, xl: float, yl: float) -> float:
-        """Ground elevation (float32 as written) of the cell under a tile-local point."""
-        if (ti, tj) not in cache:
-            cache.clear()
-            cache[(ti, tj)] = tile_dem(ti, tj, bool(town[ti, tj])).astype("float32")
-        return float(cache[(ti, tj)][int(yl // CELL), int(xl // CELL)])
-
-    structs: list[dict] = []
-    s_geom: list = []
-    convs: list[dict] = []
-    c_geom: list = []
-    outfalls: list[dict] = []
-    o_geom: list = []
-    parcels: list[dict] = []
-    p_geom: list = []
-    roads: list[dict] = []
-    r_geom: list = []
-    waters: list[dict] = []
-    w_geom: list = []
-
+    c = _County(town)
     for tj in range(12):
-        waters.append({"wb_id": f"1302-{tj + 1:04d}", "name": f"Creek {tj + 1}", "kind": "creek"})
-        w_geom.append(shapely.LineString([(gx(tj, CREEK_X), Y0), (gx(tj, CREEK_X), Y0 - N * CELL)]))
+        c.waters.append({"wb_id": f"1302-{tj + 1:04d}", "name": f"Creek {tj + 1}", "kind": "creek"})
+        c.w_geom.append(
+            shapely.LineString([(_gx(tj, CREEK_X), Y0), (_gx(tj, CREEK_X), Y0 - N * CELL)])
+        )
 
-    sags = np.arange(SAG_X0, TOWN_X1, SAG_SPACING)
     for ti in range(12):
         for tj in range(12):
             tag = f"{ti:02d}{tj:02d}"
             creek = f"1302-{tj + 1:04d}"
             cname = f"Creek {tj + 1}"
             if town[ti, tj]:
-                for k in range(10):
-                    yc = STREET_SPACING * k + STREET_SPACING / 2
-                    sname = f"Street {tag}-{k}"
-                    roads.append({"name": sname})
-                    r_geom.append(
-                        shapely.LineString(
-                            [(gx(tj, 0.0), gy(ti, yc)), (gx(tj, TOWN_X1), gy(ti, yc))]
-                        )
-                    )
-                    north, south = [], []
-                    for m, xs in enumerate(sags):
-                        for side, yoff, lst in (("N", -5.0, north), ("S", 5.0, south)):
-                            sid = f"CB-{tag}-{k}{m}{side}"
-                            rim = z_at(ti, tj, xs, yc + yoff)
-                            structs.append(
-                                {
-                                    "struct_id": sid,
-                                    "kind": "catch_basin",
-                                    "rim_elev": rim,
-                                    "invert_elev": rim - 1.5,
-                                }
-                            )
-                            s_geom.append(shapely.Point(gx(tj, xs), gy(ti, yc + yoff)))
-                            lst.append((sid, (gx(tj, xs), gy(ti, yc + yoff))))
-                    ofid = f"OF-{tag}-{k}"
-                    of_xy = (gx(tj, CREEK_X - 6.0), gy(ti, yc))
-                    structs.append(
-                        {
-                            "struct_id": ofid,
-                            "kind": "outfall",
-                            "rim_elev": np.nan,
-                            "invert_elev": np.nan,
-                        }
-                    )
-                    s_geom.append(shapely.Point(of_xy))
-                    outfalls.append(
-                        {
-                            "outfall_id": ofid,
-                            "receiving_water": cname,
-                            "pwl_id": creek,
-                            "status": "active",
-                            "permit_id": None,
-                        }
-                    )
-                    o_geom.append(shapely.Point(of_xy))
-                    links = [(s, n) for s, n in zip(south, north, strict=True)]
-                    links += list(zip(north[:-1], north[1:], strict=True))
-                    links.append((north[-1], (ofid, of_xy)))
-                    for a, b in links:
-                        convs.append(
-                            {
-                                "conv_id": f"P-{a[0][3:]}-{b[0][3:]}",
-                                "kind": "pipe",
-                                "from_id": a[0],
-                                "to_id": b[0],
-                                "us_invert": np.nan,
-                                "ds_invert": np.nan,
-                                "diameter_in": 15.0,
-                                "rise_in": np.nan,
-                                "material": "RCP",
-                                "flow_dir": None,
-                            }
-                        )
-                        c_geom.append(shapely.LineString([a[1], b[1]]))
-                    for side, y0_, y1_ in (("N", yc - 50, yc - 6), ("S", yc + 6, yc + 50)):
-                        for n_ in range(int(TOWN_X1 // LOT_W)):
-                            x0_ = n_ * LOT_W
-                            parcels.append(
-                                {
-                                    "parcel_id": f"{tag}.{k}{side}-{n_:02d}",
-                                    "address": f"{n_ * 2 + (1 if side == 'N' else 2)} {sname}",
-                                    "owner": f"Owner {tag}{k}{side}{n_}",
-                                    "prop_class": "210",
-                                    "sewer": "public",
-                                }
-                            )
-                            p_geom.append(
-                                shapely.box(
-                                    gx(tj, x0_), gy(ti, y1_), gx(tj, x0_ + LOT_W), gy(ti, y0_)
-                                )
-                            )
-                parcels.append(
-                    {
-                        "parcel_id": f"{tag}.park",
-                        "address": f"{cname} park",
-                        "owner": "Town",
-                        "prop_class": "963",
-                        "sewer": "unknown",
-                    }
-                )
-                p_geom.append(
-                    shapely.box(gx(tj, TOWN_X1), gy(ti, 1000.0), gx(tj, 1000.0), gy(ti, 0.0))
-                )
+                c.town_tile(ti, tj, tag, creek, cname)
             else:
-                px, py = _pond_centre(ti, tj)
-                waters.append({"wb_id": "", "name": f"Pond {tag}", "kind": "pond"})
-                w_geom.append(shapely.Point(gx(tj, px), gy(ti, py)).buffer(POND_R, 16))
-                step = 1000.0 / RURAL_K
-                for a_ in range(RURAL_K):
-                    for b_ in range(RURAL_K):
-                        parcels.append(
-                            {
-                                "parcel_id": f"{tag}.R{a_:02d}{b_:02d}",
-                                "address": f"{a_ * 100 + b_} Rural Road {tag}",
-                                "owner": f"Owner {tag}R{a_}{b_}",
-                                "prop_class": "240",
-                                "sewer": "septic",
-                            }
-                        )
-                        p_geom.append(
-                            shapely.box(
-                                gx(tj, b_ * step),
-                                gy(ti, (a_ + 1) * step),
-                                gx(tj, (b_ + 1) * step),
-                                gy(ti, a_ * step),
-                            )
-                        )
+                c.rural_tile(ti, tj, tag)
 
     def frame(recs: list[dict], geoms: list) -> gpd.GeoDataFrame:
         df = gpd.GeoDataFrame(pd.DataFrame.from_records(recs), geometry=geoms, crs=crs)
         return df
 
-    par = frame(parcels, p_geom)
+    par = frame(c.parcels, c.p_geom)
     par["owner_address"] = par["address"]
     par["acres"] = par.geometry.area / 4046.8564224
     par["septic_failure"] = None
     # pond PWL-style ids (NNNN-NNNN), numbered
-    wat = frame(waters, w_geom)
+    wat = frame(c.waters, c.w_geom)
     ponds = wat["kind"] == "pond"
     wat.loc[ponds, "wb_id"] = [f"1303-{i + 1:04d}" for i in range(int(ponds.sum()))]
     return {
         "parcels": par,
-        "structures": frame(structs, s_geom),
-        "conveyances": frame(convs, c_geom),
-        "outfalls": frame(outfalls, o_geom),
+        "structures": frame(c.structs, c.s_geom),
+        "conveyances": frame(c.convs, c.c_geom),
+        "outfalls": frame(c.outfalls, c.o_geom),
         "waterbodies": wat,
-        "roads": frame(roads, r_geom),
+        "roads": frame(c.roads, c.r_geom),
     }
 
 
