@@ -51,6 +51,20 @@ def test_ruff_check_src_passes() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_ruff_check_tests_and_benchmarks_pass() -> None:
+    """The same rules hold for the tests and the benchmark scripts."""
+    cmd = _ruff()
+    if cmd is None:
+        pytest.skip("ruff is not installed")
+    done = subprocess.run(
+        [*cmd, "check", "--no-cache", "tests", "benchmarks"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def _units(tree: ast.AST, prefix: str = ""):
     """``(qualified name, kind, lines)`` of every function and class, nested ones too."""
     for node in ast.iter_child_nodes(tree):
