@@ -285,3 +285,36 @@ def test_app_screening_without_303d_list_is_undetermined(copies, tmp_path, monke
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Condition A"] == "undetermined"
     assert "--impairments CSV" in " ".join(m.value for m in at.markdown)
+
+
+# ---- septic flags -----------------------------------------------------------------------
+@pytest.mark.parametrize("layer", ["impairments", "tmdl_watersheds"])
+def test_septic_special_condition_is_never_a_confident_no_without_a_legal_layer(
+    runs, full, layer, tmp_path
+) -> None:
+    """A septic parcel tributary to the MS4 whose waters are not listed has no special
+    condition on the full demo; without the 303(d) listings or the TMDL watersheds that
+    is not known (<NA>, method missing_layer, the layer named), while a special
+    condition the other layer still shows stays true; the CLI writes it as NULL."""
+    from ms4map.rules.septic import flag_septic
+
+    ws0, res0 = full[0], full[1]
+    base = flag_septic(res0, workspace=ws0).set_index("parcel_id")
+    trib_no = base[(base["method"] == "tributary")].index
+    assert len(trib_no) and not base.loc[trib_no, "special_condition"].any()
+    ws, res = runs[layer]
+    sep = flag_septic(res, workspace=ws).set_index("parcel_id")
+    assert sep.loc[trib_no, "special_condition"].isna().all()
+    assert (sep.loc[trib_no, "method"] == "missing_layer").all()
+    assert sep.loc[trib_no, "reason"].str.contains(f"`{layer}`", regex=False).all()
+    assert sep.loc[trib_no, "reason"].str.contains("Special condition not determined").all()
+    # no parcel says "no special condition" while the layer is missing
+    trib = sep[sep["method"].isin(["tributary", "special_condition", "missing_layer"])]
+    assert not (trib["special_condition"] == False).any()  # noqa: E712 - <NA> is not False
+    # parcels not tributary to the MS4 are unaffected
+    other = base.index[~base["method"].isin(["tributary", "special_condition", "violation"])]
+    assert (sep.loc[other, "method"] == base.loc[other, "method"]).all()
+    out = tmp_path / "s.gpkg"
+    assert main(["screen", str(ws.path), "--all", "--out", str(out)]) == 0
+    written = gpd.read_file(out, layer="septic").set_index("parcel_id")
+    assert written.loc[trib_no, "special_condition"].isna().all()

@@ -311,10 +311,12 @@ def _run_batch(args: argparse.Namespace) -> int:
     counts = scr["condition_a_text"].value_counts()
     print(f"{len(scr)} parcels screened -> {path} (layers screening, septic)")
     print("  would be Condition A: " + ", ".join(f"{k} {int(v)}" for k, v in counts.items()))
+    open_ = int(sep["special_condition"].isna().sum())
     print(
         f"  septic parcels: {len(sep)}, flagged {int(sep['flagged'].sum())}, special "
-        f"condition {int(sep['special_condition'].sum())}, violations "
-        f"{int(sep['violation'].sum())}"
+        f"condition {int(sep['special_condition'].sum())}"
+        + (f" (not determined for {open_}: a legal layer is missing)" if open_ else "")
+        + f", violations {int(sep['violation'].sum())}"
     )
     for text in missing:
         print(

@@ -35,7 +35,7 @@ from ..core.qa import QAReport
 from ..core.schema import PARCEL_INFO_COLUMNS
 from .conditions import join_unique
 from .profiles import Profile, load_profile
-from .waters import Waters, pollutant_in
+from .waters import Waters, missing_layer_reason, pollutant_in
 
 if TYPE_CHECKING:
     from ..io.workspace import Workspace
@@ -194,6 +194,7 @@ def flag_septic_table(
     dist = prof.setback_ft * _FT / _crs_unit_m(parcels.crs)
     setback = _setback_features(sep, waters, conveyances, dist)
     out = _septic_frame(sep, flow)
+    missing = list(getattr(waters, "missing", ()) or ())
     assessed = [
         _assess_parcel(
             rec,
@@ -202,11 +203,14 @@ def flag_septic_table(
             setback_feature=setback.get(rec["parcel_id"]),
             direct_name=flow["direct_names"].get(rec["parcel_id"], "water"),
             profile=prof,
+            missing=missing,
         )
         for rec in _records(out, _ASSESS_INPUTS)
     ]
     for col in _ASSESSED_COLUMNS:
         out[col] = [a[col] for a in assessed]
+    # True / False, or missing (<NA>) where a missing legal layer leaves it open
+    out["special_condition"] = pd.array(list(out["special_condition"]), dtype="boolean")
     out["priority"] = np.asarray(out["priority"], dtype="int64")
     out = gpd.GeoDataFrame(
         out[[*SEPTIC_COLUMNS, "geometry"]], geometry="geometry", crs=parcels.crs
@@ -472,13 +476,21 @@ def _assess_parcel(
     setback_feature: str | None,
     direct_name: str,
     profile: Profile,
+    missing: list[str] | None = None,
 ) -> dict[str, Any]:
     """One septic parcel's special condition, septic pollutant, setback, recorded
-    failures, violation, priority, method and reason (:data:`_ASSESSED_COLUMNS`)."""
+    failures, violation, priority, method and reason (:data:`_ASSESSED_COLUMNS`).
+
+    The special condition is ``None`` (not known), never a confident ``False``, for a
+    tributary parcel none of whose waters is listed while a legal layer (``missing``:
+    the 303(d) listings or the TMDL watersheds) is missing: method ``missing_layer``.
+    """
     trib = bool(rec["tributary"])
     pols = list(dict.fromkeys(pols)) if trib else []
-    special = bool(pols)
-    septic_pol = special and any(_is_septic_pollutant(x, profile) for x in pols)
+    special: bool | None = bool(pols)
+    if trib and not special and missing:
+        special = None
+    septic_pol = bool(special) and any(_is_septic_pollutant(x, profile) for x in pols)
     within = setback_feature is not None
     failure = rec["septic_failure"]
     codes = parse_failure_codes(failure)
@@ -489,7 +501,7 @@ def _assess_parcel(
         else "improved parcel outside every sewer district (inferred on-site system)"
     )
     if trib:
-        score = 5 if violation else 1 + int(special) + int(septic_pol) + int(within)
+        score = 5 if violation else 1 + int(bool(special)) + int(septic_pol) + int(within)
         words = _tributary_reason(
             rec,
             src,
@@ -501,7 +513,12 @@ def _assess_parcel(
             violation=violation,
             profile=profile,
         )
-        method = "violation" if violation else ("special_condition" if special else "tributary")
+        if special is None:
+            words += [
+                "Special condition not determined:",
+                *(missing_layer_reason(layer) for layer in missing or ()),
+            ]
+        method = "violation" if violation else _tributary_method(special)
     else:
         score = 0
         method, words = _not_tributary_reason(rec, src, direct_name, codes)
@@ -528,6 +545,12 @@ def _assess_parcel(
     }
 
 
+def _tributary_method(special: bool | None) -> str:
+    if special is None:
+        return "missing_layer"  # never a confident "no" while a legal layer is missing
+    return "special_condition" if special else "tributary"
+
+
 def _is_septic_pollutant(pollutant: str, profile: Profile) -> bool:
     """Whether a listed pollutant is one septic systems produce (the profile's
     ``septic_pollutants``)."""
@@ -545,7 +568,7 @@ def _tributary_reason(
     src: str,
     why: list[str],
     *,
-    special: bool,
+    special: bool | None,
     septic_pol: bool,
     setback_feature: str | None,
     codes: list[str],
