@@ -318,3 +318,18 @@ def test_septic_special_condition_is_never_a_confident_no_without_a_legal_layer(
     assert main(["screen", str(ws.path), "--all", "--out", str(out)]) == 0
     written = gpd.read_file(out, layer="septic").set_index("parcel_id")
     assert written.loc[trib_no, "special_condition"].isna().all()
+
+
+def test_app_septic_page_says_the_special_condition_is_open(copies, tmp_path, monkeypatch):
+    pytest.importorskip("streamlit")
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("MS4MAP_WORKSPACE", str(copies["impairments"]))
+    monkeypatch.setenv("MS4MAP_DATA_DIR", str(tmp_path / "data"))
+    at = AppTest.from_string(
+        "from ms4map.app import run_page\nrun_page('septic')", default_timeout=120
+    ).run()
+    assert not at.exception, [e.value for e in at.exception]
+    warn = " ".join(w.value for w in at.warning)
+    assert "Special condition not determined for 1083 flagged parcel(s)" in warn
+    assert "`impairments`" in warn

@@ -31,6 +31,15 @@ def render() -> None:
         f"{len(df)} parcel(s) in the septic layer, highest priority first (recorded "
         "violations, then special conditions, then the rest)."
     )
+    open_ = _col(df, "special_condition").isna() & _is_true(df, "flagged")
+    if "special_condition" in df.columns and open_.any():
+        missing = list(getattr(flagged, "attrs", {}).get("missing_layers", []) or [])
+        named = ", ".join(f"`{m}`" for m in missing) or "a legal layer"
+        st.warning(
+            f"Special condition not determined for {int(open_.sum())} flagged parcel(s): "
+            f"the workspace has no {named} layer (303(d) listings or TMDL watersheds). "
+            "Each parcel's reason says what to add."
+        )
     with st.sidebar:
         st.subheader("Filters")
         include_all = st.checkbox(
