@@ -9,6 +9,7 @@ from pathlib import Path
 import geopandas as gpd
 import numpy as np
 import pandas as pd
+import pyogrio
 import pytest
 import rasterio
 from rasterio.transform import from_origin
@@ -400,6 +401,59 @@ def test_provenance_kept_per_layer_across_runs(town: Path, tmp_path: Path) -> No
     io.write_outputs(out, {"b": ws.conveyances}, provenance=ws.provenance(step="second"))
     assert io.read_provenance(out, "a")["settings"]["step"] == "first"
     assert io.read_provenance(out, "b")["settings"]["step"] == "second"
+
+
+def test_outputs_written_unjournaled_then_synced_once_before_the_rename(
+    town: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """The temporary GeoPackage is filled without SQLite's journal and per-transaction
+    syncs; the finished file is synced, then renamed over the output, then its folder
+    synced; GDAL's settings are restored; a failed write leaves the old output whole."""
+    import os
+
+    ws = _open(town)
+    out = tmp_path / "out.gpkg"
+    io.write_outputs(out, {"a": ws.structures}, provenance=ws.provenance(step="first"))
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+    seen: dict[str, str | None] = {}
+    real_write = io.files._write_layer
+
+    def write(frame, path, name, *, arrow):  # noqa: ANN001, ANN202
+        seen.update({k: pyogrio.get_gdal_config_option(k) for k in io.files._TEMP_SQLITE})
+        return real_write(frame, path, name, arrow=arrow)
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(a, b) -> None:  # noqa: ANN001
+        events.append(("replace", str(b)))
+        real_replace(a, b)
+
+    monkeypatch.setattr(io.files, "_write_layer", write)
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    io.write_outputs(out, {"b": ws.conveyances}, provenance=ws.provenance(step="second"))
+    # pyogrio reads GDAL's "OFF" back as False
+    assert seen == {"OGR_SQLITE_SYNCHRONOUS": False, "OGR_SQLITE_JOURNAL": False}
+    assert {k: pyogrio.get_gdal_config_option(k) for k in seen} == dict.fromkeys(seen)
+    kinds = [e[0] for e in events]
+    i = kinds.index("replace")
+    assert kinds[i - 1] == "fsync" and ".ms4map-" in events[i - 1][1]  # the temporary file
+    assert events[i] == ("replace", str(out))
+    assert events[i + 1] == ("fsync", str(tmp_path))  # the folder's entry
+    assert set(pyogrio.list_layers(out)[:, 0]) >= {"a", "b"}
+
+    def boom(frame, path, name, *, arrow):  # noqa: ANN001, ANN202
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(io.files, "_write_layer", boom)
+    with pytest.raises(RuntimeError, match="disk full"):
+        io.write_outputs(out, {"c": ws.structures}, provenance=ws.provenance(step="third"))
+    assert set(pyogrio.list_layers(out)[:, 0]) >= {"a", "b"}
+    assert not list(tmp_path.glob(".ms4map-*"))
+    assert {k: pyogrio.get_gdal_config_option(k) for k in seen} == dict.fromkeys(seen)
 
 
 def test_dem_elsewhere_is_an_error(town: Path, tmp_path: Path) -> None:
