@@ -33,6 +33,7 @@ from .files import (
     read_dem,
     read_provenance,
     read_source,
+    replace_durably,
     write_outputs,
     write_text_output,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "read_dem",
     "read_provenance",
     "read_source",
+    "replace_durably",
     "write_outputs",
     "write_text_output",
 ]

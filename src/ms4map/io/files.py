@@ -2024,7 +2024,7 @@ def write_outputs(
         from .styles import write_layer_styles  # QGIS styles (layer_styles) of these layers
 
         write_layer_styles(tmp, list(layers))
-        _replace_durably(tmp, out)
+        replace_durably(tmp, out)
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -2034,7 +2034,7 @@ def write_outputs(
 #: GDAL's SQLite settings while :func:`write_outputs` fills its temporary GeoPackage: no
 #: rollback journal and no sync per transaction (measured: about 180 fsyncs per benchmark
 #: town's six layers).  A failed write leaves only the temporary file, which is removed;
-#: the finished file is synced once before it replaces the output (:func:`_replace_durably`).
+#: the finished file is synced once before it replaces the output (:func:`replace_durably`).
 _TEMP_SQLITE = {"OGR_SQLITE_SYNCHRONOUS": "OFF", "OGR_SQLITE_JOURNAL": "OFF"}
 
 
@@ -2054,7 +2054,7 @@ def _unjournaled_sqlite() -> Iterator[None]:
         pyogrio.set_gdal_config_options(saved)
 
 
-def _replace_durably(tmp: Path, out: Path) -> None:
+def replace_durably(tmp: Path, out: Path) -> None:
     """Move the finished ``tmp`` over ``out``: its bytes on disk first, then the rename,
     then the folder's entry, so a crash leaves the old output or the new one, whole."""
     fd = os.open(tmp, os.O_RDONLY)

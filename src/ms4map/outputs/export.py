@@ -44,6 +44,7 @@ import pandas as pd
 import pyogrio
 
 from ..core.errors import DataError, InputOpenError, UsageError
+from ..io.files import replace_durably
 
 __all__ = ["FORMATS", "META_TABLES", "ExportResult", "export", "export_frames", "source_layers"]
 
@@ -262,7 +263,7 @@ def _export_gpkg(src: Path, out: Path, names: list[str], protected: list[Path]) 
         rows = _style_rows(src, names)
         if rows:  # the source's own styles (a style edited in QGIS travels with the layer)
             _copy_styles(tmp, rows)
-        os.replace(tmp, out)
+        replace_durably(tmp, out)
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -516,7 +517,7 @@ def _export_zip(src: Path, out: Path, names: list[str], available: dict) -> Expo
             for m in dict.fromkeys(members):
                 if m.exists():
                     zf.write(m, arcname=m.name)
-        os.replace(tmp, out)
+        replace_durably(tmp, out)
     return res
 
 
@@ -576,7 +577,7 @@ def _export_geojson(
     tmp.unlink()
     try:
         pyogrio.write_dataframe(frame, tmp, layer=n, driver="GeoJSON", RFC7946="YES")
-        os.replace(tmp, out)
+        replace_durably(tmp, out)
     finally:
         if tmp.exists():
             tmp.unlink()
