@@ -456,6 +456,35 @@ def test_outputs_written_unjournaled_then_synced_once_before_the_rename(
     assert {k: pyogrio.get_gdal_config_option(k) for k in seen} == dict.fromkeys(seen)
 
 
+def test_a_file_system_that_cannot_sync_still_gets_the_output(
+    town: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """A share answering fsync with EINVAL gets the rename alone; an I/O error while
+    syncing stops the write and keeps the old output."""
+    import errno
+    import os
+
+    ws = _open(town)
+    out = tmp_path / "out.gpkg"
+    io.write_outputs(out, {"a": ws.structures}, provenance=ws.provenance(step="first"))
+
+    def einval(fd: int) -> None:
+        raise OSError(errno.EINVAL, "Invalid argument")
+
+    monkeypatch.setattr(os, "fsync", einval)
+    io.write_outputs(out, {"b": ws.conveyances}, provenance=ws.provenance(step="second"))
+    assert set(pyogrio.list_layers(out)[:, 0]) >= {"a", "b"}
+
+    def eio(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", eio)
+    with pytest.raises(OSError, match="Input/output error"):
+        io.write_outputs(out, {"c": ws.structures}, provenance=ws.provenance(step="third"))
+    assert "c" not in set(pyogrio.list_layers(out)[:, 0])
+    assert not list(tmp_path.glob(".ms4map-*"))
+
+
 def test_dem_elsewhere_is_an_error(town: Path, tmp_path: Path) -> None:
     far = tmp_path / "far_dem.tif"
     with rasterio.open(

@@ -9,6 +9,7 @@ projected working CRS; every problem found on the way is collected into one
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import sqlite3
@@ -2056,19 +2057,31 @@ def _unjournaled_sqlite() -> Iterator[None]:
 
 def replace_durably(tmp: Path, out: Path) -> None:
     """Move the finished ``tmp`` over ``out``: its bytes on disk first, then the rename,
-    then the folder's entry, so a crash leaves the old output or the new one, whole."""
+    then the folder's entry, so a crash leaves the old output or the new one, whole.
+
+    A file system that cannot sync (some network shares answer ``EINVAL``) gets the
+    rename alone, as before; an I/O error while syncing is raised and ``out`` is kept.
+    """
     fd = os.open(tmp, os.O_RDONLY)
     try:
         os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in _NO_SYNC:
+            raise
     finally:
         os.close(fd)
     os.replace(tmp, out)
     if os.name == "posix":
-        dfd = os.open(out.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        with contextlib.suppress(OSError):  # a folder some file systems cannot sync
+            dfd = os.open(out.parent, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+
+
+#: ``fsync`` errors meaning "this file system does not sync", not "the write failed".
+_NO_SYNC = {errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EBADF}
 
 
 def _write_layer(frame: pd.DataFrame, path: Path, name: str, *, arrow: bool) -> None:
