@@ -18,7 +18,7 @@ from shapely.geometry import LineString, MultiLineString, Point, Polygon
 import ms4map
 from ms4map import io
 from ms4map.cli import main
-from ms4map.core.errors import InputOpenError, UsageError, ValidationError
+from ms4map.core.errors import InputOpenError, OutputError, UsageError, ValidationError
 
 UTM18 = "EPSG:26918"
 X0, Y0 = 600_000.0, 4_760_000.0
@@ -479,7 +479,7 @@ def test_a_file_system_that_cannot_sync_still_gets_the_output(
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(os, "fsync", eio)
-    with pytest.raises(OSError, match="Input/output error"):
+    with pytest.raises(OutputError, match=r"Cannot write '.*out\.gpkg': Input/output error\. Fix:"):
         io.write_outputs(out, {"c": ws.structures}, provenance=ws.provenance(step="third"))
     assert "c" not in set(pyogrio.list_layers(out)[:, 0])
     assert not list(tmp_path.glob(".ms4map-*"))
@@ -664,3 +664,22 @@ def test_output_layer_with_a_column_arrow_cannot_type_is_still_written(tmp_path:
     files._write_layer(mixed, path, "t", arrow=True)  # Arrow refuses int + str: GDAL writes it
     back = pyogrio.read_dataframe(path, layer="t")
     assert back["value"].tolist()[:2] == ["1", "x"] and back["n"].tolist() == [1.0, 2.0, 3.0]
+
+
+def test_the_cli_names_the_output_it_cannot_write(tmp_path, monkeypatch, capsys) -> None:
+    """A disk that fails while an output is written: exit 3, the file named and the fix,
+    not an "internal error"; no output and no temporary file left."""
+    import errno
+    import os
+
+    def eio(a, b) -> None:  # noqa: ANN001
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", eio)
+    out = tmp_path / "outfalls.csv"
+    code = main(["trace", str(io.demo_path()), "--all", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 3, err
+    assert f"Cannot write '{out}': No space left on device. Fix:" in err
+    assert "internal error" not in err
+    assert not out.exists() and not list(tmp_path.glob(".ms4map-*"))

@@ -2,7 +2,8 @@
 
 Every command takes the same workspace options (:func:`add_workspace_options`) and
 maps errors to exit codes: 0 ok, 1 warnings (``validate`` only), 2 data errors,
-3 input cannot be opened, 4 usage error.  No traceback unless ``--debug``.
+3 input cannot be opened or an output written, 4 usage error.  No traceback unless
+``--debug``.
 Each command lives in its own module ``ms4map.cli.<module>`` (listed in
 :data:`COMMAND_MODULES`), which declares it as data: ``COMMANDS``, a tuple of
 :class:`Command` (name, help and description text, whether it takes the workspace

@@ -15,6 +15,7 @@ __all__ = [
     "EXIT_USAGE",
     "Ms4mapError",
     "InputOpenError",
+    "OutputError",
     "DataError",
     "UsageError",
     "ValidationError",
@@ -35,6 +36,13 @@ class Ms4mapError(Exception):
 
 class InputOpenError(Ms4mapError, OSError):
     """A file, layer or archive could not be opened (missing, unreadable, unsafe)."""
+
+    exit_code = EXIT_CANNOT_OPEN
+
+
+class OutputError(Ms4mapError, OSError):
+    """An output could not be written (disk full, no permission, a network share gone);
+    an earlier output at that path is left as it was."""
 
     exit_code = EXIT_CANNOT_OPEN
 

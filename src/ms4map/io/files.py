@@ -33,7 +33,14 @@ from pyproj import CRS
 from ms4map.core.nulls import is_blank_or_null_marker
 
 from ..core import schema
-from ..core.errors import DataError, InputOpenError, UsageError, ValidationError
+from ..core.errors import (
+    DataError,
+    InputOpenError,
+    Ms4mapError,
+    OutputError,
+    UsageError,
+    ValidationError,
+)
 from ..core.qa import QAReport
 from ..core.schema import LEGAL_LAYERS
 from ..core.units import metres_per_unit, metres_to_units
@@ -1959,18 +1966,35 @@ def write_text_output(
 ) -> Path:
     """Write a text output (CSV, Markdown, JSON) atomically after :func:`check_output_path`."""
     out = check_output_path(path, protected=protected, suffixes=suffixes, option=option)
-    fd, tmp_name = tempfile.mkstemp(suffix=out.suffix, dir=out.parent, prefix=".ms4map-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp_name, 0o666 & ~umask)  # mkstemp makes 0600; outputs are ordinary files
-        os.replace(tmp_name, out)
-    finally:
-        if os.path.exists(tmp_name):
-            os.unlink(tmp_name)
+    with writing(out):
+        fd, tmp_name = tempfile.mkstemp(suffix=out.suffix, dir=out.parent, prefix=".ms4map-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp_name, 0o666 & ~umask)  # mkstemp makes 0600; ordinary files
+            os.replace(tmp_name, out)
+        finally:
+            if os.path.exists(tmp_name):
+                os.unlink(tmp_name)
     return out
+
+
+@contextlib.contextmanager
+def writing(out: Path) -> Iterator[None]:
+    """Report an operating-system error while writing ``out`` as :class:`OutputError`,
+    with the file and the fix (an ms4map error passes through as it is)."""
+    try:
+        yield
+    except Ms4mapError:
+        raise
+    except OSError as exc:
+        raise OutputError(
+            f"Cannot write '{out}': {exc.strerror or exc}. Fix: check that the disk has "
+            "space and the folder is writable (a network share still connected), then "
+            "rerun; an earlier output there is unchanged."
+        ) from exc
 
 
 def write_outputs(
@@ -1991,6 +2015,13 @@ def write_outputs(
     """
     protected = list(inputs) + list(provenance.get("inputs", {}))
     out = check_output_path(out_path, protected=protected, suffixes=(".gpkg",))
+    with writing(out):
+        return _write_outputs(out, layers, provenance)
+
+
+def _write_outputs(
+    out: Path, layers: Mapping[str, pd.DataFrame], provenance: Mapping[str, Any]
+) -> Path:
     fd, tmp_name = tempfile.mkstemp(suffix=".gpkg", dir=out.parent, prefix=".ms4map-")
     os.close(fd)
     tmp = Path(tmp_name)

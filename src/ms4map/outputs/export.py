@@ -44,7 +44,7 @@ import pandas as pd
 import pyogrio
 
 from ..core.errors import DataError, InputOpenError, UsageError
-from ..io.files import replace_durably
+from ..io.files import replace_durably, writing
 
 __all__ = ["FORMATS", "META_TABLES", "ExportResult", "export", "export_frames", "source_layers"]
 
@@ -624,13 +624,14 @@ def export(
     if not names:
         raise DataError(f"'{src_path.name}' has no layers to export.")
     suffix = out.suffix.lower()
-    if suffix == ".gpkg":
-        return _export_gpkg(src_path, out, names, guard)
-    if suffix == ".gdb":
-        return _export_gdb(src_path, out, names, available)
-    if suffix == ".zip":
-        return _export_zip(src_path, out, names, available)
-    return _export_geojson(src_path, out, names, available, chose=bool(layers))
+    with writing(out):
+        if suffix == ".gpkg":
+            return _export_gpkg(src_path, out, names, guard)
+        if suffix == ".gdb":
+            return _export_gdb(src_path, out, names, available)
+        if suffix == ".zip":
+            return _export_zip(src_path, out, names, available)
+        return _export_geojson(src_path, out, names, available, chose=bool(layers))
 
 
 def export_frames(
