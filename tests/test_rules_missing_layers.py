@@ -333,3 +333,7 @@ def test_app_septic_page_says_the_special_condition_is_open(copies, tmp_path, mo
     warn = " ".join(w.value for w in at.warning)
     assert "Special condition not determined for 1083 flagged parcel(s)" in warn
     assert "`impairments`" in warn
+    at.checkbox(key="septic_special_open").check().run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe[0].value
+    assert len(table) == 1083 and table["special_condition"].isna().all()

@@ -31,8 +31,11 @@ def render() -> None:
         f"{len(df)} parcel(s) in the septic layer, highest priority first (recorded "
         "violations, then special conditions, then the rest)."
     )
-    open_ = _col(df, "special_condition").isna() & _is_true(df, "flagged")
-    if "special_condition" in df.columns and open_.any():
+    # flagged parcels whose special condition a missing legal layer leaves open
+    open_ = pd.Series(False, index=df.index)
+    if "special_condition" in df.columns:
+        open_ = df["special_condition"].isna() & _is_true(df, "flagged")
+    if open_.any():
         missing = list(getattr(flagged, "attrs", {}).get("missing_layers", []) or [])
         named = ", ".join(f"`{m}`" for m in missing) or "a legal layer"
         st.warning(
@@ -46,6 +49,12 @@ def render() -> None:
             "Include septic parcels not tributary to the MS4", key="septic_all"
         )
         only_special = st.checkbox("Special condition only", key="septic_special")
+        only_open = bool(open_.any()) and st.checkbox(
+            "Special condition not determined only",
+            key="septic_special_open",
+            help="A legal layer (303(d) listings or TMDL watersheds) is missing: these "
+            "parcels may have a special condition.",
+        )
         pols = _septic_pollutants()
         only_septic_pol = st.checkbox(
             "Water impaired by a septic pollutant only" + (f" ({', '.join(pols)})" if pols else ""),
@@ -70,6 +79,8 @@ def render() -> None:
         keep &= _is_true(df, "flagged")
     if only_special:
         keep &= _is_true(df, "special_condition")
+    if only_open:
+        keep &= open_
     if only_septic_pol:
         keep &= _is_true(
             df, "septic_pollutant", missing="The septic layer has no septic-pollutant column."
@@ -84,7 +95,9 @@ def render() -> None:
     if chosen:
         keep &= _col(df, "receiving_water").astype(str).isin(chosen)
     sel = flagged[keep.to_numpy()]
-    filtered = bool(only_special or only_septic_pol or chosen_pols or setback or chosen)
+    filtered = bool(
+        only_special or only_open or only_septic_pol or chosen_pols or setback or chosen
+    )
     table = df[keep]
     st.subheader(f"Flagged parcels ({len(table)})")
     layers = state.map_layers(ws, result, parcel_colour="septic", septic=flagged)
