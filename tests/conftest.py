@@ -23,6 +23,28 @@ def _demo_path() -> Path:
     return path
 
 
+@pytest.fixture()
+def sync_events(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Every ``os.fsync`` (the path synced) and ``os.replace`` (the target) from now on,
+    in order: ``[("fsync", path), ("replace", path), ...]``; both still happen."""
+    import os
+
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(src: str | os.PathLike, dst: str | os.PathLike) -> None:
+        events.append(("replace", str(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    return events
+
+
 @pytest.fixture(scope="session")
 def demo_result():
     """``(workspace, pipeline result)`` of the bundled demo town, built once."""

@@ -375,28 +375,25 @@ def test_notice_for_the_demo_septic_failure(demo_result) -> None:
 
 def test_notice_deadline_from_the_kingsbury_remedy_period(demo_result) -> None:
     ws, result = demo_result
-    n = idde.notice_of_violation(
-        FAILED_SEPTIC,
-        violation="illicit_discharge",
-        result=result,
-        workspace=ws,
-        profile="kingsbury",
-        issued="2025-06-02",
-    )
+
+    def served(issued: str) -> idde.Notice:
+        return idde.notice_of_violation(
+            FAILED_SEPTIC,
+            violation="illicit_discharge",
+            result=result,
+            workspace=ws,
+            profile="kingsbury",
+            issued=issued,
+        )
+
+    n = served("2025-06-02")
     assert n.remedy_period == "48 hours"
     assert n.deadline == dt.date(2025, 6, 4)
     assert "Town Board of the Town of Kingsbury" in n.appeal_text
     assert any("no citation for rule(s) ['illicit_discharge']" in w for w in n.warnings)
     # served Friday 2025-06-06: 48 hours end on Sunday, so the notice gives Monday
     # 2025-06-09 (General Construction Law section 25-a), the date the records keep
-    friday = idde.notice_of_violation(
-        FAILED_SEPTIC,
-        violation="illicit_discharge",
-        result=result,
-        workspace=ws,
-        profile="kingsbury",
-        issued="2025-06-06",
-    )
+    friday = served("2025-06-06")
     assert friday.deadline == dt.date(2025, 6, 9)
     # and the appeal's 15 days end on Saturday 2025-06-21: by Monday June 23
     assert "within 15 days of its issuance, that is by Monday, June 23, 2025." in (

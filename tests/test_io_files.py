@@ -404,18 +404,15 @@ def test_provenance_kept_per_layer_across_runs(town: Path, tmp_path: Path) -> No
 
 
 def test_outputs_written_unjournaled_then_synced_once_before_the_rename(
-    town: Path, tmp_path: Path, monkeypatch
+    town: Path, tmp_path: Path, monkeypatch, request
 ) -> None:
     """The temporary GeoPackage is filled without SQLite's journal and per-transaction
     syncs; the finished file is synced, then renamed over the output, then its folder
     synced; GDAL's settings are restored; a failed write leaves the old output whole."""
-    import os
-
     ws = _open(town)
     out = tmp_path / "out.gpkg"
     io.write_outputs(out, {"a": ws.structures}, provenance=ws.provenance(step="first"))
-    events: list[tuple[str, str]] = []
-    real_fsync, real_replace = os.fsync, os.replace
+    events = request.getfixturevalue("sync_events")  # from here on
     seen: dict[str, str | None] = {}
     real_write = io.files._write_layer
 
@@ -423,17 +420,7 @@ def test_outputs_written_unjournaled_then_synced_once_before_the_rename(
         seen.update({k: pyogrio.get_gdal_config_option(k) for k in io.files._TEMP_SQLITE})
         return real_write(frame, path, name, arrow=arrow)
 
-    def fsync(fd: int) -> None:
-        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
-        real_fsync(fd)
-
-    def replace(a, b) -> None:  # noqa: ANN001
-        events.append(("replace", str(b)))
-        real_replace(a, b)
-
     monkeypatch.setattr(io.files, "_write_layer", write)
-    monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(os, "replace", replace)
     io.write_outputs(out, {"b": ws.conveyances}, provenance=ws.provenance(step="second"))
     # pyogrio reads GDAL's "OFF" back as False
     assert seen == {"OGR_SQLITE_SYNCHRONOUS": False, "OGR_SQLITE_JOURNAL": False}

@@ -297,25 +297,11 @@ def test_qgis_draws_the_shapefile_with_its_qml(results, tmp_path):
 
 
 @pytest.mark.parametrize("suffix", [".gpkg", ".zip", ".geojson"])
-def test_an_export_is_synced_before_it_replaces_the_output(odd, tmp_path, monkeypatch, suffix):
+def test_an_export_is_synced_before_it_replaces_the_output(odd, tmp_path, sync_events, suffix):
     """The finished file is on disk before the rename (a crash leaves the old export or
     the new one, whole), then the folder's entry."""
-    import os
-
     out = tmp_path / f"x{suffix}"
-    events: list[tuple[str, str]] = []
-    real_fsync, real_replace = os.fsync, os.replace
-
-    def fsync(fd: int) -> None:
-        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
-        real_fsync(fd)
-
-    def replace(a, b) -> None:  # noqa: ANN001
-        events.append(("replace", str(b)))
-        real_replace(a, b)
-
-    monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(os, "replace", replace)
+    events = sync_events
     export(odd, out, ["odd"])
     i = max(k for k, e in enumerate(events) if e == ("replace", str(out)))
     assert events[i - 1][0] == "fsync" and events[i - 1][1] != str(out)  # the new file

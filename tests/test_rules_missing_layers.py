@@ -251,16 +251,21 @@ def test_loose_ends_are_outfalls_only_when_nothing_maps_the_outfalls() -> None:
 
 
 # ---- the app ------------------------------------------------------------------------------
-@pytest.mark.parametrize("layer", LEGAL)
-def test_app_condition_a_colours_without_a_legal_layer(copies, layer, tmp_path, monkeypatch):
+def _app_page(workspace: Path, page: str, tmp_path: Path, monkeypatch):  # noqa: ANN202
+    """The app's ``page`` on ``workspace``, run once (an AppTest)."""
     pytest.importorskip("streamlit")
     from streamlit.testing.v1 import AppTest
 
-    monkeypatch.setenv("MS4MAP_WORKSPACE", str(copies[layer]))
+    monkeypatch.setenv("MS4MAP_WORKSPACE", str(workspace))
     monkeypatch.setenv("MS4MAP_DATA_DIR", str(tmp_path / "data"))
-    at = AppTest.from_string(
-        "from ms4map.app import run_page\nrun_page('map')", default_timeout=120
+    return AppTest.from_string(
+        f"from ms4map.app import run_page\nrun_page({page!r})", default_timeout=120
     ).run()
+
+
+@pytest.mark.parametrize("layer", LEGAL)
+def test_app_condition_a_colours_without_a_legal_layer(copies, layer, tmp_path, monkeypatch):
+    at = _app_page(copies[layer], "map", tmp_path, monkeypatch)
     at.radio(key="map_parcel_colour").set_value("condition_a").run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -269,14 +274,7 @@ def test_app_condition_a_colours_without_a_legal_layer(copies, layer, tmp_path, 
 
 
 def test_app_screening_without_303d_list_is_undetermined(copies, tmp_path, monkeypatch):
-    pytest.importorskip("streamlit")
-    from streamlit.testing.v1 import AppTest
-
-    monkeypatch.setenv("MS4MAP_WORKSPACE", str(copies["impairments"]))
-    monkeypatch.setenv("MS4MAP_DATA_DIR", str(tmp_path / "data"))
-    at = AppTest.from_string(
-        "from ms4map.app import run_page\nrun_page('screening')", default_timeout=120
-    ).run()
+    at = _app_page(copies["impairments"], "screening", tmp_path, monkeypatch)
     at.text_input(key="screen_parcel_ids").set_value(PLAZA).run()
     at.number_input(key="screen_acres").set_value(1.0)
     at.button[-1].click()
@@ -321,14 +319,7 @@ def test_septic_special_condition_is_never_a_confident_no_without_a_legal_layer(
 
 
 def test_app_septic_page_says_the_special_condition_is_open(copies, tmp_path, monkeypatch):
-    pytest.importorskip("streamlit")
-    from streamlit.testing.v1 import AppTest
-
-    monkeypatch.setenv("MS4MAP_WORKSPACE", str(copies["impairments"]))
-    monkeypatch.setenv("MS4MAP_DATA_DIR", str(tmp_path / "data"))
-    at = AppTest.from_string(
-        "from ms4map.app import run_page\nrun_page('septic')", default_timeout=120
-    ).run()
+    at = _app_page(copies["impairments"], "septic", tmp_path, monkeypatch)
     assert not at.exception, [e.value for e in at.exception]
     warn = " ".join(w.value for w in at.warning)
     assert "Special condition not determined for 1083 flagged parcel(s)" in warn

@@ -42,7 +42,7 @@ from ..core.errors import DataError, UsageError
 from ..core.qa import shown_ids
 from ..core.schema import PARCEL_INFO_COLUMNS
 from ..drainage import PATH_COLUMNS
-from ..rules.profiles import Profile, load_profile, remedy_period_hours
+from ..rules.profiles import Profile, load_profile, remedy_deadline
 
 if TYPE_CHECKING:
     from ..io.workspace import Workspace
@@ -1213,11 +1213,8 @@ def _remedy_deadline(
     Construction Law section 25-a allows: the date the case records keep too) and the
     profile's remedy period as written."""
     enf = prof.enforcement
-    hours = remedy_period_hours(enf)
-    dl = _as_date(deadline, "deadline")
-    if dl is None and hours is not None:
-        # a date, not a time of day: the period runs from service, which the officer dates
-        dl = last_day(issued + _dt.timedelta(days=math.ceil(hours / 24)))
+    # else the profile's own period, from service, which the officer dates
+    dl = _as_date(deadline, "deadline") or remedy_deadline(prof, issued)
     remedy_period = str(enf.get("remedy_period", ""))
     if dl is None:
         warnings.append(

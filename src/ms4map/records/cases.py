@@ -24,7 +24,7 @@ from ..core.calendar import (
     ny_public_holidays,
 )
 from ..core.errors import DataError
-from ..rules.profiles import Profile, remedy_period_hours
+from ..rules.profiles import Profile, remedy_deadline, remedy_period_end
 
 __all__ = [
     "DEADLINE_STATUSES",
@@ -129,20 +129,6 @@ def check_step(case: Mapping[str, Any] | None, step: str, date: dt.date) -> None
                 f"Case {case.get('case_id')}: '{step}' dated {date.isoformat()} is before "
                 f"{c} = {d.isoformat()}. Fix: check the date."
             )
-
-
-def remedy_deadline(profile: Profile, notice_on: dt.date) -> dt.date | None:
-    """The remedy deadline the profile itself sets from the notice date, if it sets one.
-
-    Kingsbury: 48 hours (the date two days after the notice), moved to the next business
-    day when that is a Saturday, Sunday or public holiday (General Construction Law
-    section 25-a, :func:`~ms4map.core.calendar.last_day`).  Stillwater and Kiryas Joel
-    leave it to the notice (``None``: record it when the notice is sent).
-    """
-    hours = remedy_period_hours(profile.enforcement)
-    if hours is None:
-        return None
-    return last_day(notice_on + dt.timedelta(days=math.ceil(hours / 24)))
 
 
 def _moved(plain: dt.date, due: dt.date) -> str:
@@ -271,7 +257,7 @@ def _remedy_row(
     by, moved = "recorded in the notice", ""
     auto = remedy_deadline(profile, notice)
     if auto is not None:
-        plain = notice + dt.timedelta(days=math.ceil((remedy_period_hours(enf) or 0) / 24))
+        plain = remedy_period_end(enf, notice)
         if due in (auto, plain):  # the law's own period (recorded before GCL 25-a: plain)
             by = f"{enf.get('remedy_period')} after the notice ({_law(profile)})"
             due, moved = auto, _moved(plain, auto)

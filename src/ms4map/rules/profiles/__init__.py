@@ -19,7 +19,9 @@ Examples
 
 from __future__ import annotations
 
+import datetime as dt
 import fnmatch
+import math
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ...core.calendar import last_day
 from ...core.errors import DataError, InputOpenError, UsageError
 
 __all__ = [
@@ -39,6 +42,8 @@ __all__ = [
     "builtin_profile_path",
     "load_profile",
     "profile_with",
+    "remedy_deadline",
+    "remedy_period_end",
     "remedy_period_hours",
 ]
 
@@ -284,6 +289,29 @@ def remedy_period_hours(enf: Mapping[str, Any]) -> float | None:
     if m:
         return float(m.group(1)) * (1 if m.group(2).startswith("hour") else 24)
     return None
+
+
+def remedy_period_end(enf: Mapping[str, Any], start: dt.date) -> dt.date | None:
+    """The day the profile's own remedy period (:func:`remedy_period_hours`) ends when it
+    runs from ``start``: a date, not a time of day (``ceil(hours / 24)`` days), before any
+    move past a closed day; ``None`` when the period is left to the notice."""
+    hours = remedy_period_hours(enf)
+    if hours is None:
+        return None
+    return start + dt.timedelta(days=math.ceil(hours / 24))
+
+
+def remedy_deadline(profile: Profile, notice_on: dt.date) -> dt.date | None:
+    """The remedy deadline the profile itself sets from the notice date, if it sets one.
+
+    Kingsbury: 48 hours (the date two days after the notice), moved to the next business
+    day when that is a Saturday, Sunday or public holiday (General Construction Law
+    section 25-a, :func:`~ms4map.core.calendar.last_day`).  Stillwater and Kiryas Joel
+    leave it to the notice (``None``: record it when the notice is sent).  The notice of
+    violation prints it and the case records keep it.
+    """
+    end = remedy_period_end(profile.enforcement, notice_on)
+    return None if end is None else last_day(end)
 
 
 def builtin_profile_path(name: str) -> Path:
