@@ -130,6 +130,7 @@ def test_lost_worker_fails_its_town_only(towns, valley_ref, tmp_path):
 
 def worker_state(town, out_dir, *, force=False):
     """The batch task, recording the worker process it ran in."""
+    import gc
     import threading
 
     from distributed import get_worker
@@ -142,6 +143,7 @@ def worker_state(town, out_dir, *, force=False):
         "omp": os.environ.get("OMP_NUM_THREADS"),
         "task_threads": sum("Dask-Default-Threads" in t.name for t in threading.enumerate()),
         "profiler": "profile" in get_worker().periodic_callbacks,
+        "frozen": gc.get_freeze_count(),
     }
     return {**run_town(town, out_dir, force=force), **state}
 
@@ -157,6 +159,8 @@ def test_local_workers_are_forked_preloaded_single_threaded(towns, valley_ref, t
     assert row["ppid"] != os.getpid()  # the fork server's child, not this process's
     assert row["omp"] == "1" and row["task_threads"] == 1
     assert row["profiler"] is False  # no stack sampling of the town every 10 ms
+    # the fork server froze the collector on its imports: the worker inherits that
+    assert row["frozen"] > 100_000
     assert row["cpu_seconds"] > 0
     assert_same_outputs(tmp_path / "out" / "valley.gpkg", valley_ref)
 
@@ -214,3 +218,40 @@ def test_two_local_clusters_in_one_fresh_process(towns, tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["0", "1", "1", "1"]
+
+
+_UNGUARDED = """
+import sys
+from ms4map.batch import read_manifest, run_batch
+
+towns = read_manifest(sys.argv[1])
+res = run_batch(towns, sys.argv[2], scheduler="local:1")
+print("finished", res.counts(), flush=True)
+"""
+
+
+def test_script_without_main_guard_gets_the_fix_not_a_second_batch(towns, tmp_path):
+    """A script calling run_batch at its top level: each worker imports it as it starts.
+    That import is refused (it would start a batch inside the worker), and the script is
+    told the fix instead of Dask's 'Nanny failed to start'."""
+    import subprocess
+
+    man = write_manifest(
+        towns / "unguarded.toml", [{"name": "valley", "workspace": "valley/town.gpkg"}]
+    )
+    script = tmp_path / "unguarded.py"
+    script.write_text(_UNGUARDED, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script), str(man), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 1 and "finished" not in done.stdout
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ms4map.core.errors.UsageError: The local Dask cluster did not start")
+    assert 'if __name__ == "__main__":' in last
+    # the worker said why: the refused import, not a second cluster
+    assert "run_batch was called while a worker process was starting" in done.stderr
+    assert not (tmp_path / "out" / "valley.gpkg").exists()

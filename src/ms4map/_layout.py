@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 
 #: May import anything: the command line, the app, the package root and its helpers.
-TOP: tuple[str, ...] = ("cli", "app", "", "__main__", "_compat", "_layout")
+TOP: tuple[str, ...] = ("cli", "app", "", "__main__", "_compat", "_layout", "_worker_server")
 
 
 def layer_of(module: str) -> int | None:

@@ -708,6 +708,7 @@ def run_batch(
         runs).
     """
     t0 = time.perf_counter()
+    _refuse_in_worker_start()
     kind, arg = parse_scheduler(scheduler)
     # the workers' fork server imports their modules while the outputs are checked and
     # the scheduler starts
@@ -750,6 +751,29 @@ def run_batch(
     if not run.rows:
         write_summary([], out)
     return run
+
+
+#: How a script must call :func:`run_batch` with a local cluster (said by the errors).
+_MAIN_GUARD = (
+    'Fix: in a script, call run_batch under `if __name__ == "__main__":` (each worker '
+    "of a local cluster imports the script that started it, docs/batch.md)"
+)
+
+
+def _refuse_in_worker_start() -> None:
+    """Refuse to run while a new worker process imports its parent's main script.
+
+    A script that calls :func:`run_batch` at its top level, without the
+    ``if __name__ == "__main__":`` guard, would otherwise start another batch (and
+    another cluster) in every worker it starts.
+    """
+    import multiprocessing
+
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise UsageError(
+            "run_batch was called while a worker process was starting: it was importing "
+            f"the script that started the batch. {_MAIN_GUARD}."
+        )
 
 
 @dataclass
@@ -819,6 +843,7 @@ WORKER_PRELOAD = (
     "rasterio.features",
     "rasterio.warp",
     "whitebox_workflows",
+    "ms4map._worker_server",  # last: freezes the collector on all of the above
 )
 
 #: Set in the fork server's environment (so in every worker's) unless already set:
@@ -895,13 +920,20 @@ def _connect(kind: str, arg: Any, timeout: float) -> tuple[Any, Any]:
             "python -m pip install 'ms4map[dask]', or use --scheduler none."
         ) from None
     if kind == "local":
-        with dask.config.set(_LOCAL_CLUSTER_CONFIG):
-            cluster = LocalCluster(
-                n_workers=int(arg),
-                threads_per_worker=1,
-                processes=True,
-                silence_logs=logging.CRITICAL,
-            )
+        try:
+            with dask.config.set(_LOCAL_CLUSTER_CONFIG):
+                cluster = LocalCluster(
+                    n_workers=int(arg),
+                    threads_per_worker=1,
+                    processes=True,
+                    silence_logs=logging.CRITICAL,
+                )
+        except RuntimeError as exc:  # "Nanny failed to start": the worker's error is above
+            raise UsageError(
+                f"The local Dask cluster did not start: its worker processes failed "
+                f"({str(exc).rstrip('.')}; their error is printed above). {_MAIN_GUARD}; "
+                "otherwise run with the scheduler 'none' to see the error in this process."
+            ) from exc
         return Client(cluster), cluster
     try:
         return Client(arg, timeout=timeout), None

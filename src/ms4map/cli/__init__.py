@@ -15,6 +15,7 @@ declares three (``inspect``, ``records``, ``case``).
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 import traceback
@@ -330,4 +331,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _entry() -> None:  # pragma: no cover
-    sys.exit(main())
+    code = main()
+    # Everything the command wrote is closed and on disk by now.  Moving the surviving
+    # objects out of the cyclic collector's reach spares the interpreter's last
+    # collection of all of them (0.3 - 0.4 s after a town's chain, measured in
+    # docs/batch.md); objects are still freed and finalised by reference counting.
+    gc.freeze()
+    sys.exit(code)
