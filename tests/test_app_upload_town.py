@@ -259,3 +259,36 @@ def test_reports_give_the_app_s_fix_not_the_command_line_s(app_env: Path, tmp_pa
     report = " ".join(m.value for m in at.markdown)
     assert "Upload the town's DEM GeoTIFF on the Data page" in report
     assert "Pass --dem FILE" not in report
+
+
+def _library_strings() -> list[str]:
+    """Every string literal of the library outside the app (adjacent literals joined as
+    Python joins them; an f-string's fixed parts with a NUL where a value goes)."""
+    import ast
+
+    import ms4map
+
+    root = Path(ms4map.__file__).parent
+    texts: list[str] = []
+    for f in root.rglob("*.py"):
+        if "app" in f.relative_to(root).parts:
+            continue
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                texts.append(node.value)
+            elif isinstance(node, ast.JoinedStr):
+                texts.append(
+                    "".join(v.value if isinstance(v, ast.Constant) else "\0" for v in node.values)
+                )
+    return texts
+
+
+def test_every_app_fix_rewrites_a_message_the_library_still_gives():
+    """The app rewrites the command line's fixes by their exact words: a library message
+    reworded would silently keep its command-line fix in the app."""
+    from ms4map.app.state import _APP_FIXES, app_fixes
+
+    texts = _library_strings()
+    for cli, app in _APP_FIXES:
+        assert any(cli in t for t in texts), f"no library message says {cli!r} any more"
+        assert app_fixes(f"Layer 'x': {cli}") == f"Layer 'x': {app}"
