@@ -255,3 +255,38 @@ def test_script_without_main_guard_gets_the_fix_not_a_second_batch(towns, tmp_pa
     # the worker said why: the refused import, not a second cluster
     assert "run_batch was called while a worker process was starting" in done.stderr
     assert not (tmp_path / "out" / "valley.gpkg").exists()
+
+
+def test_ctrl_c_stops_the_run_without_worker_tracebacks(towns, tmp_path):
+    """Ctrl-C at a terminal reaches the whole process group: the batch process stops the
+    run (exit 130, the finished towns in summary.csv) and the workers, which ignore it,
+    are ended with the cluster instead of each printing a KeyboardInterrupt traceback."""
+    import signal
+    import subprocess
+
+    names = [f"v{i}" for i in range(10)]
+    man = write_manifest(
+        towns / "ctrlc.toml", [{"name": n, "workspace": "valley/town.gpkg"} for n in names]
+    )
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ms4map", "batch", str(man), "--out", str(out)]
+        + ["--scheduler", "local:2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's job
+    )
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if line.startswith("[ 1/10]"):  # the first town is done: the others are running
+            os.killpg(proc.pid, signal.SIGINT)
+            break
+    _, rest = proc.communicate(timeout=120)
+    err = "".join(seen) + rest
+    assert proc.returncode == 130, err
+    assert "ms4map: interrupted" in err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    s = summary(out)
+    assert 1 <= len(s) < len(names) and set(s["status"]) == {"ok"}
