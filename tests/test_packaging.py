@@ -60,3 +60,31 @@ def test_demo_is_package_data() -> None:
     assert '"ms4map.demo_data": "data/layers"' in setup
     if not (ROOT / "data" / "layers" / "demo.gpkg").exists():
         pytest.skip("demo not generated in this checkout")
+
+
+def test_what_users_read_cites_the_repository_s_own_docs() -> None:
+    """The project's design notes (RULES.md, DESIGN.md, STYLE.md) are not shipped: code,
+    docs and notebooks cite docs/ (docs/rules.md for the rules) instead."""
+    import subprocess
+
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=False
+    ).stdout.split()
+    if not tracked:
+        pytest.skip("not a git checkout")
+    cited = []
+    for rel in tracked:
+        path = ROOT / rel
+        if rel == "tests/test_packaging.py" or path.suffix not in {
+            ".py",
+            ".md",
+            ".ipynb",
+            ".toml",
+            ".txt",
+            ".yml",
+            ".cfg",
+        }:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        cited += [f"{rel}: {m}" for m in re.findall(r"\b(?:RULES|DESIGN|STYLE)\.md\b", text)]
+    assert not cited, cited
