@@ -312,6 +312,7 @@ def test_changed_input_profile_or_incomplete_output_is_recomputed(valley_batch):
         ),
         ('[[town]]\nname = "../a"\nworkspace = "v/town.gpkg"\n', ["'../a'", "path separators"]),
         ('[[town]]\nname = "a/b"\nworkspace = "v/town.gpkg"\n', ["'a/b'", "safe file name"]),
+        ('[[town]]\nname = "Aux.1"\nworkspace = "v/town.gpkg"\n', ["'Aux.1'", "device name"]),
         ('[[town]]\nworkspace = "v/town.gpkg"\n', ["town #1", "`name` is missing"]),
         (
             '[[town]]\nname = "a"\nworkspace = "v/town.gpkg"\nprofle = "x"\n',

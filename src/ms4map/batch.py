@@ -71,6 +71,11 @@ STATUSES = ("ok", "failed", "skipped")
 
 _TOWN_KEYS = ("name", "workspace", "profile", "impairments", "pollutants")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+#: Names Windows keeps for devices: no file there may be called ``con.gpkg`` (nor
+#: ``con.<anything>``), so a town of that name could not be written on Windows.
+_WINDOWS_DEVICES = frozenset(
+    ["CON", "PRN", "AUX", "NUL"] + [f"{d}{i}" for d in ("COM", "LPT") for i in range(1, 10)]
+)
 _COUNTS = ("parcels", "condition_a_parcels", "septic_flagged", "outfalls")
 
 TaskFn = Callable[..., dict[str, Any]]
@@ -297,6 +302,12 @@ def _check_paths(entry: dict[str, Any], label: str, base: Path) -> list[str]:
             f"{label}: the name '{name}' is not a safe file name (its output is "
             "<name>.gpkg in the --out folder). Fix: use letters, digits, '-', '_' and '.' "
             "only, no path separators, starting with a letter or digit."
+        )
+    elif name.split(".")[0].upper() in _WINDOWS_DEVICES:
+        errs.append(
+            f"{label}: the name '{name}' is a device name on Windows (CON, PRN, AUX, NUL, "
+            f"COM1-9, LPT1-9): its output {name}.gpkg could not be written there. Fix: use "
+            f"another name, e.g. '{name.split('.')[0]}-town'."
         )
     ws = _resolve(entry["workspace"], base)
     if not ws.exists():
