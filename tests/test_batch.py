@@ -210,8 +210,27 @@ def test_summary_counts_are_those_of_the_layers(towns, first_run, first_result):
         assert s.loc[name, "septic_flagged"] == sep["flagged"].sum()
         assert s.loc[name, "outfalls"] == len(net.outfalls) > 0
         assert float(s.loc[name, "seconds"]) > 0
+        # parcels whose runoff leaves the DEM: those of the drainage layer's off_dem rows
+        dr = read_layer(out / f"{name}.gpkg", "parcel_drainage")
+        off = dr.loc[dr["target_kind"] == "off_dem", "parcel_id"].nunique()
+        assert s.loc[name, "off_dem_parcels"] == off
     assert s.loc["valley", "parcels"] == 36 and s.loc["valley", "outfalls"] == 2
     assert s.loc["broken", ["parcels", "outfalls"]].isna().all()  # no counts when failed
+
+
+def test_towns_whose_runoff_leaves_the_dem_are_reported(first_run, first_result):
+    """The demo's DEM ends at the town's north and south edges: parcels there drain off
+    it, so the run names the town and says how many parcels, and the fix."""
+    _, out = first_run
+    code, _, err = first_result
+    n = int(summary(out).loc["alder-falls", "off_dem_parcels"])
+    assert n > 100  # the rows of the north and south edges
+    assert "alder-falls: ok in" in err and f"; {n} drain partly off the DEM" in err
+    warning = next(line for line in err.splitlines() if line.startswith("ms4map: warning: in "))
+    assert f"alder-falls ({n} parcels)" in warning and "wider margin" in warning
+    valley = int(summary(out).loc["valley", "off_dem_parcels"])
+    assert (f"valley ({valley} parcels)" in warning) == (valley > 0)
+    assert "broken (" not in warning  # a failed town has no counts
 
 
 def test_rerun_skips_unchanged_towns_and_retries_failed(first_run, first_result, capsys):

@@ -51,6 +51,7 @@ def test_notebook_runs_the_towns_and_the_rerun_skips(tmp_path, monkeypatch):
         < s.loc["alder-falls-phosphorus", "condition_a_parcels"]
         < s.loc["alder-falls", "condition_a_parcels"]
     )
+    assert s.loc["alder-falls", "off_dem_parcels"] > 0  # the DEM ends at the town's edges
     a = pyogrio.read_dataframe(out / "results" / "alder-falls.gpkg", layer="screening")
     assert (a["condition_a_text"] == "yes").sum() == s.loc["alder-falls", "condition_a_parcels"]
     assert not (out / "results" / "broken-dem.gpkg").exists()

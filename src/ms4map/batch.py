@@ -43,6 +43,7 @@ __all__ = [
     "LAYERS",
     "SUMMARY_COLUMNS",
     "Town",
+    "off_dem_parcels",
     "output_path",
     "parse_scheduler",
     "read_manifest",
@@ -62,6 +63,7 @@ SUMMARY_COLUMNS = (
     "septic_flagged",
     "outfalls",
     "seconds",
+    "off_dem_parcels",
 )
 #: Layers of a town's GeoPackage: those of ``ms4map drainage`` then ``ms4map screen --all``.
 DRAINAGE_LAYERS = ("parcel_drainage", "inlet_catchments", "sewersheds", "qa")
@@ -76,7 +78,7 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 _WINDOWS_DEVICES = frozenset(
     ["CON", "PRN", "AUX", "NUL"] + [f"{d}{i}" for d in ("COM", "LPT") for i in range(1, 10)]
 )
-_COUNTS = ("parcels", "condition_a_parcels", "septic_flagged", "outfalls")
+_COUNTS = ("parcels", "condition_a_parcels", "septic_flagged", "outfalls", "off_dem_parcels")
 
 TaskFn = Callable[..., dict[str, Any]]
 
@@ -537,6 +539,8 @@ def _compute(town: Town, out: Path) -> dict[str, Any]:
         "condition_a_parcels": int((scr["condition_a_text"] == "yes").sum()),
         "septic_flagged": int(sep["flagged"].sum()) if len(sep) else 0,
         "outfalls": int(len(res.network.outfalls)) if res.network is not None else 0,
+        # runoff that leaves the DEM (or a parcel outside it): its margin is too narrow
+        "off_dem_parcels": off_dem_parcels(res.drainage),
     }
     batch = {"key": town.key(), "summary": summary, "ms4map": __version__}
     screen_prov = ws.provenance(**prof.screening_settings(), impairments=town.impairments)
@@ -559,6 +563,15 @@ def _compute(town: Town, out: Path) -> dict[str, Any]:
     finally:
         tmp.unlink(missing_ok=True)
     return summary
+
+
+def off_dem_parcels(drainage: Any) -> int:
+    """Parcels some of whose runoff leaves the DEM at its edge, or that lie partly
+    outside it (``target_kind`` ``off_dem`` in ``parcel_drainage``): where the DEM's
+    margin does not hold the town's drainage (docs/scale.md)."""
+    if drainage is None or not len(drainage):
+        return 0
+    return int(drainage.loc[drainage["target_kind"] == "off_dem", "parcel_id"].nunique())
 
 
 def previous_summary(town: Town, out: Path) -> dict[str, Any] | None:

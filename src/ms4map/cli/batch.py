@@ -96,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
                 f"{row['condition_a_parcels']} would be Condition A, "
                 f"{row['septic_flagged']} septic flagged, {row['outfalls']} outfalls"
             )
+            if row.get("off_dem_parcels"):
+                what += f"; {row['off_dem_parcels']} drain partly off the DEM"
         note(f"[{done:>{width}}/{total}] {row['name']}: {what}")
 
     note(f"{len(towns)} town(s) from {args.manifest} -> {args.out} (scheduler {args.scheduler})")
@@ -112,6 +114,16 @@ def run(args: argparse.Namespace) -> int:
         f"{len(res.rows)} town(s) in {res.wall_seconds:.1f} s: {c['ok']} ok, "
         f"{c['skipped']} skipped, {c['failed']} failed -> {res.summary_path}"
     )
+    off = [r for r in res.rows if r.get("off_dem_parcels")]
+    if off:
+        towns_off = ", ".join(f"{r['name']} ({r['off_dem_parcels']} parcels)" for r in off)
+        print(
+            f"ms4map: warning: in {len(off)} town(s) runoff from some parcels leaves the DEM, "
+            f"so their answers there may be undetermined: {towns_off}. Fix: cut those towns' "
+            "DEM with a wider margin beyond the town and rerun them (docs/scale.md); each "
+            "town's qa layer names the parcels (drainage_partly_unknown).",
+            file=sys.stderr,
+        )
     for row in res.failed:
         print(f"ms4map: error: town '{row['name']}': {row['error']}", file=sys.stderr)
     return 1 if res.failed else 0
