@@ -543,3 +543,21 @@ def test_towns_go_to_a_cluster_largest_first(tmp_path):
     assert [_input_bytes(t) for t in towns] == [30, 90, 30, 50]
     assert [t.name for t in sorted(towns, key=_input_bytes, reverse=True)] == ["b", "m", "a", "c"]
     assert _input_bytes(Town(name="x", workspace=str(tmp_path / "none.gpkg"))) == 0
+
+
+def test_the_off_dem_warning_names_ten_towns_then_counts_the_rest(tmp_path, capsys):
+    """A state run may have hundreds of such towns: the closing warning names ten and
+    points to the summary for the others (the valley town has 4 parcels draining off)."""
+    write_tiny_town(tmp_path / "v")
+    names = [f"v{i:02d}" for i in range(12)]
+    man = write_manifest(
+        tmp_path / "twelve.toml", [{"name": n, "workspace": "v/town.gpkg"} for n in names]
+    )
+    out = tmp_path / "out"
+    assert main(["batch", str(man), "--out", str(out), "--scheduler", "none", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    (warning,) = [line for line in err.splitlines() if line.startswith("ms4map: warning: in ")]
+    assert warning.startswith("ms4map: warning: in 12 town(s) ")
+    assert all(f"{n} (4 parcels)" in warning for n in names[:10])
+    assert "v10 (" not in warning and "and 2 more (summary.csv, column off_dem_parcels)" in warning
+    assert (summary(out)["off_dem_parcels"] == 4).all()

@@ -116,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
     )
     off = [r for r in res.rows if r.get("off_dem_parcels")]
     if off:
-        towns_off = ", ".join(f"{r['name']} ({r['off_dem_parcels']} parcels)" for r in off)
+        towns_off = ", ".join(f"{r['name']} ({r['off_dem_parcels']} parcels)" for r in off[:10])
+        if len(off) > 10:
+            towns_off += f" and {len(off) - 10} more (summary.csv, column off_dem_parcels)"
         print(
             f"ms4map: warning: in {len(off)} town(s) runoff from some parcels leaves the DEM, "
             f"so their answers there may be undetermined: {towns_off}. Fix: cut those towns' "
