@@ -561,3 +561,35 @@ def test_the_off_dem_warning_names_ten_towns_then_counts_the_rest(tmp_path, caps
     assert all(f"{n} (4 parcels)" in warning for n in names[:10])
     assert "v10 (" not in warning and "and 2 more (summary.csv, column off_dem_parcels)" in warning
     assert (summary(out)["off_dem_parcels"] == 4).all()
+
+
+def test_a_town_without_its_303d_layer_counts_undetermined_not_no(tmp_path, capsys):
+    """The valley town without its impairments layer (it has no TMDL layer either): no
+    parcel would be Condition A, and the summary and the progress line say that all 36
+    are undetermined, so a 0 in condition_a_parcels is not read as a confident "no"."""
+    write_tiny_town(tmp_path / "v")
+    src, dst = tmp_path / "v" / "town.gpkg", tmp_path / "n" / "town.gpkg"
+    dst.parent.mkdir()
+    for layer, _ in pyogrio.list_layers(src):
+        if layer != "impairments":
+            pyogrio.write_dataframe(pyogrio.read_dataframe(src, layer=layer), dst, layer=layer)
+    shutil.copyfile(src.with_name("town_dem.tif"), dst.with_name("town_dem.tif"))
+    man = write_manifest(
+        tmp_path / "two.toml",
+        [
+            {"name": "with", "workspace": "v/town.gpkg"},
+            {"name": "without", "workspace": "n/town.gpkg"},
+        ],
+    )
+    out = tmp_path / "out"
+    assert main(["batch", str(man), "--out", str(out), "--scheduler", "none"]) == 0
+    err = capsys.readouterr().err
+    s = summary(out)
+    scr = read_layer(out / "without.gpkg", "screening")
+    assert s.loc["without", "condition_a_parcels"] == 0
+    assert s.loc["without", "condition_a_undetermined"] == 36 == len(scr)
+    assert set(scr["method"]) <= {"missing_layer", "unknown_drainage"}
+    assert "without: ok in" in err and "0 would be Condition A (36 undetermined)" in err
+    # with the layer: every parcel answered (its 4 off-DEM parcels still reach the creek)
+    assert s.loc["with", "condition_a_undetermined"] == 0
+    assert "36 would be Condition A, " in err

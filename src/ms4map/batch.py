@@ -64,6 +64,7 @@ SUMMARY_COLUMNS = (
     "outfalls",
     "seconds",
     "off_dem_parcels",
+    "condition_a_undetermined",
 )
 #: Layers of a town's GeoPackage: those of ``ms4map drainage`` then ``ms4map screen --all``.
 DRAINAGE_LAYERS = ("parcel_drainage", "inlet_catchments", "sewersheds", "qa")
@@ -78,7 +79,14 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 _WINDOWS_DEVICES = frozenset(
     ["CON", "PRN", "AUX", "NUL"] + [f"{d}{i}" for d in ("COM", "LPT") for i in range(1, 10)]
 )
-_COUNTS = ("parcels", "condition_a_parcels", "septic_flagged", "outfalls", "off_dem_parcels")
+_COUNTS = (
+    "parcels",
+    "condition_a_parcels",
+    "septic_flagged",
+    "outfalls",
+    "off_dem_parcels",
+    "condition_a_undetermined",
+)
 
 TaskFn = Callable[..., dict[str, Any]]
 
@@ -541,6 +549,8 @@ def _compute(town: Town, out: Path) -> dict[str, Any]:
         "outfalls": int(len(res.network.outfalls)) if res.network is not None else 0,
         # runoff that leaves the DEM (or a parcel outside it): its margin is too narrow
         "off_dem_parcels": off_dem_parcels(res.drainage),
+        # not a "no": a missing layer, drainage off the DEM (each row's reason says)
+        "condition_a_undetermined": int((scr["condition_a_text"] == "undetermined").sum()),
     }
     batch = {"key": town.key(), "summary": summary, "ms4map": __version__}
     screen_prov = ws.provenance(**prof.screening_settings(), impairments=town.impairments)

@@ -91,9 +91,14 @@ def run(args: argparse.Namespace) -> int:
         if row["status"] == "failed":
             what = "failed" + took
         else:
+            undetermined = (
+                f" ({row['condition_a_undetermined']} undetermined)"
+                if row.get("condition_a_undetermined")
+                else ""
+            )
             what = (
                 f"{row['status']}{took}: {row['parcels']} parcels, "
-                f"{row['condition_a_parcels']} would be Condition A, "
+                f"{row['condition_a_parcels']} would be Condition A{undetermined}, "
                 f"{row['septic_flagged']} septic flagged, {row['outfalls']} outfalls"
             )
             if row.get("off_dem_parcels"):
