@@ -183,6 +183,25 @@ def test_scheduler_address(towns, valley_ref, tmp_path):
     assert_same_outputs(tmp_path / "out" / "valley.gpkg", valley_ref)
 
 
+def _run_script(text: str, name: str, towns: Path, tmp_path: Path):
+    """Run ``text`` as the script ``tmp_path/<name>.py`` in a fresh interpreter, with a
+    manifest of the valley town and ``tmp_path/out`` as its two arguments."""
+    import subprocess
+
+    man = write_manifest(
+        towns / f"{name}.toml", [{"name": "valley", "workspace": "valley/town.gpkg"}]
+    )
+    script = tmp_path / f"{name}.py"
+    script.write_text(text, encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, str(script), str(man), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+
+
 _TWICE = """
 import sys
 from pathlib import Path
@@ -202,20 +221,7 @@ if __name__ == "__main__":
 def test_two_local_clusters_in_one_fresh_process(towns, tmp_path):
     """A notebook's second `run_batch` on a local cluster starts one again: the first
     run's settings, undone, leave distributed's own (it is imported here by run_batch)."""
-    import subprocess
-
-    man = write_manifest(
-        towns / "twice.toml", [{"name": "valley", "workspace": "valley/town.gpkg"}]
-    )
-    script = tmp_path / "twice.py"
-    script.write_text(_TWICE, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(script), str(man), str(tmp_path / "out")],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+    done = _run_script(_TWICE, "twice", towns, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["0", "1", "1", "1"]
 
@@ -234,20 +240,7 @@ def test_script_without_main_guard_gets_the_fix_not_a_second_batch(towns, tmp_pa
     """A script calling run_batch at its top level: each worker imports it as it starts.
     That import is refused (it would start a batch inside the worker), and the script is
     told the fix instead of Dask's 'Nanny failed to start'."""
-    import subprocess
-
-    man = write_manifest(
-        towns / "unguarded.toml", [{"name": "valley", "workspace": "valley/town.gpkg"}]
-    )
-    script = tmp_path / "unguarded.py"
-    script.write_text(_UNGUARDED, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(script), str(man), str(tmp_path / "out")],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+    done = _run_script(_UNGUARDED, "unguarded", towns, tmp_path)
     assert done.returncode == 1 and "finished" not in done.stdout
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("ms4map.core.errors.UsageError: The local Dask cluster did not start")

@@ -1,5 +1,6 @@
-"""Execute notebooks/02_many_towns.ipynb (stored without outputs): three towns made from
-the demo town on a local Dask cluster of two workers, one with a broken DEM, then a rerun."""
+"""Execute notebooks/02_many_towns.ipynb: three towns made from the demo town on a local
+Dask cluster of two workers, one with a broken DEM, then a rerun (that it is stored
+without outputs: tests/test_packaging.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,6 @@ import pytest
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "02_many_towns.ipynb"
 DEMO = Path(__file__).resolve().parents[1] / "data" / "layers" / "demo.gpkg"
-
-
-def test_notebook_is_stored_without_outputs():
-    nbformat = pytest.importorskip("nbformat")
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            assert not cell.outputs and cell.execution_count is None
 
 
 def test_notebook_runs_the_towns_and_the_rerun_skips(tmp_path, monkeypatch):

@@ -88,3 +88,15 @@ def test_what_users_read_cites_the_repository_s_own_docs() -> None:
         text = path.read_text(encoding="utf-8", errors="replace")
         cited += [f"{rel}: {m}" for m in re.findall(r"\b(?:RULES|DESIGN|STYLE)\.md\b", text)]
     assert not cited, cited
+
+
+@pytest.mark.parametrize(
+    "notebook", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.name
+)
+def test_notebook_is_stored_without_outputs(notebook: Path) -> None:
+    """Notebooks are kept without outputs (each has a test that runs it)."""
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.read(notebook, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert not cell.outputs and cell.execution_count is None
