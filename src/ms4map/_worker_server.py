@@ -14,7 +14,7 @@ Three settings of the fork server, the first two inherited by every worker it fo
   first exit handler), without tearing down the modules it imported.  It shares the
   run's standard output, so anything reading that output (a pipe, ``tee``, a CI log, a
   benchmark) waited for this tear-down: 0.5 s before, 0.15 - 0.2 s with the frozen
-  collector, 0.07 - 0.1 s now (docs/batch.md, "Measured, fifth session").  It writes
+  collector, 0.07 - 0.1 s now (benchmarks/batch_speed.md, "Measured, fifth session").  It writes
   no file and owns no resource, so nothing is lost.  The workers never run exit
   handlers: a forked child ends with ``os._exit`` after its task.
 """

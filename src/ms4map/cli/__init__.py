@@ -335,6 +335,6 @@ def _entry() -> None:  # pragma: no cover
     # Everything the command wrote is closed and on disk by now.  Moving the surviving
     # objects out of the cyclic collector's reach spares the interpreter's last
     # collection of all of them (0.3 - 0.4 s after a town's chain, measured in
-    # docs/batch.md); objects are still freed and finalised by reference counting.
+    # benchmarks/batch_speed.md); objects are still freed and finalised by reference counting.
     gc.freeze()
     sys.exit(code)
