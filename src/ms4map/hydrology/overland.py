@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from ms4map.core.nulls import none_if_na
+from ms4map.core.nulls import is_blank, none_if_na
 
 from ..core.errors import DataError
 from ..core.qa import QAReport
@@ -778,7 +778,7 @@ class TargetGrid:
     def add(
         self,
         kind: str,
-        tid: str,
+        tid: str | None,
         name: Any = None,
         method: str = "d8_catchment",
         reason: str = "",
@@ -844,9 +844,10 @@ def rasterize_targets(
         labs = [
             grid.add(
                 "water_direct",
-                str(r.wb_id),
+                None if is_blank(r.wb_id) else str(r.wb_id).strip(),
                 none_if_na(getattr(r, "name", None)),
-                reason="reaches the waterbody overland, outside the MS4",
+                reason="reaches the waterbody overland, outside the MS4"
+                + ("" if not is_blank(r.wb_id) else " (the waterbody has no wb_id)"),
             )
             for r in wb.itertuples()
         ]
