@@ -275,6 +275,14 @@ class ParcelCells:
         Parcels that were rasterized (usable and partly inside).
     shape, transform
         The grid.
+    overlapping : numpy.ndarray
+        Rows of the parcels that overlap another parcel (condominium stacks, a lot
+        inside a larger one, slivers).  In ``raster`` a cell holds one parcel only, so
+        these are also rasterized one by one, each in its own window of the grid:
+    windows : list of (int, int, int, int, numpy.ndarray)
+        ``(row0, col0, rows, cols, bits)`` of each of them: the window of the grid its
+        bounds cover and the cells of it the parcel holds (``numpy.packbits`` of the
+        window's bool mask, a bit per cell: a large parcel's window stays small).
     """
 
     raster: np.ndarray
@@ -283,6 +291,8 @@ class ParcelCells:
     sel: np.ndarray
     shape: tuple[int, int]
     transform: Any
+    overlapping: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    windows: list[tuple[int, int, int, int, np.ndarray]] = field(default_factory=list)
 
 
 def parcel_cells(geoms: Any, shape: tuple[int, int], transform: Any) -> ParcelCells:
@@ -335,7 +345,85 @@ def parcel_cells(geoms: Any, shape: tuple[int, int], transform: Any) -> ParcelCe
             )
     else:
         raster = np.zeros((h, w), np.int32)
-    return ParcelCells(raster, frac_in, ok, sel, (h, w), transform)
+    overlapping = _overlapping(geoms, sel, (h, w), transform)
+    windows = [_window_cells(geoms[i], (h, w), transform) for i in overlapping]
+    return ParcelCells(raster, frac_in, ok, sel, (h, w), transform, overlapping, windows)
+
+
+def _overlapping(
+    geoms: np.ndarray, sel: np.ndarray, shape: tuple[int, int], transform: Any
+) -> np.ndarray:
+    """Rows (of ``geoms``, among ``sel``) of the parcels that share a cell centre with
+    another parcel: condominium stacks, a lot inside a larger one, slivers.
+
+    Found on the grid, not by comparing polygons (``overlaps`` / ``contains`` on 13,000
+    real parcels took 4 s; this 1.6 s on a 45M-cell grid): the parcels are burned once
+    more, adding 1 per parcel, and the parcels holding a cell centre counted twice or
+    more are those.  Neighbours that only share a boundary are not.
+    """
+    from rasterio import features
+    from rasterio.enums import MergeAlg
+
+    idx = np.flatnonzero(sel)
+    if idx.size < 2:
+        return np.zeros(0, dtype=np.int64)
+    h, w = shape
+    with _gc_paused():
+        cover = features.rasterize(
+            _geojson_pairs(geoms[idx], np.ones(idx.size, dtype=np.int32)),
+            out_shape=(h, w),
+            transform=transform,
+            fill=0,
+            dtype="uint16",
+            merge_alg=MergeAlg.add,
+        )
+    multi = np.flatnonzero(cover.reshape(-1) > 1)
+    del cover
+    if multi.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    r, c = np.divmod(multi, w)
+    r, c = r + 0.5, c + 0.5
+    t = transform
+    centres = shapely.points(t.a * c + t.b * r + t.c, t.d * c + t.e * r + t.f)
+    _, hit = shapely.STRtree(geoms[idx]).query(centres, predicate="intersects")
+    return idx[np.unique(hit)]
+
+
+def _window_cells(
+    geom: Any, shape: tuple[int, int], transform: Any
+) -> tuple[int, int, int, int, np.ndarray]:
+    """One parcel rasterized alone in the window of the grid its bounds cover:
+    ``(row0, col0, rows, cols, bits)``, ``bits`` the packed bool mask of its cells."""
+    from affine import Affine
+    from rasterio import features
+
+    h, w = shape
+    x0, y0, x1, y1 = shapely.bounds(geom)
+    xs, ys = np.array([x0, x1, x0, x1]), np.array([y0, y0, y1, y1])
+    inv = ~transform
+    cols = inv.a * xs + inv.b * ys + inv.c
+    rows = inv.d * xs + inv.e * ys + inv.f
+    r0 = int(np.clip(np.floor(rows.min()), 0, h))
+    r1 = int(np.clip(np.ceil(rows.max()), 0, h))
+    c0 = int(np.clip(np.floor(cols.min()), 0, w))
+    c1 = int(np.clip(np.ceil(cols.max()), 0, w))
+    if r1 <= r0 or c1 <= c0:
+        return r0, c0, 0, 0, np.zeros(0, np.uint8)
+    mask = features.rasterize(
+        _geojson_pairs(np.array([geom], dtype=object), [1]),
+        out_shape=(r1 - r0, c1 - c0),
+        transform=Affine(  # the window's: its corner is cell (r0, c0) of the grid
+            transform.a,
+            transform.b,
+            transform.c + transform.a * c0 + transform.b * r0,
+            transform.d,
+            transform.e,
+            transform.f + transform.d * c0 + transform.e * r0,
+        ),
+        fill=0,
+        dtype="uint8",
+    )
+    return r0, c0, r1 - r0, c1 - c0, np.packbits(mask.reshape(-1).astype(bool))
 
 
 def _overlay(
@@ -353,6 +441,16 @@ def _overlay(
     nl = int(max(ov.labels.max(), ov.targets.index.max() if len(ov.targets) else 0)) + 1
     key, cnt = _pair_counts(raster, ov.labels, nl)
     del raster
+    if len(cells.overlapping):  # their cells one by one, not what the shared raster kept
+        keep = ~np.isin(key // nl - 1, cells.overlapping)
+        keys, cnts = [key[keep]], [cnt[keep]]
+        for i, (r0, c0, hh, ww, bits) in zip(cells.overlapping, cells.windows, strict=True):
+            mask = np.unpackbits(bits, count=hh * ww).reshape(hh, ww)
+            codes = np.where(mask > 0, np.int32(i + 1), np.int32(0))
+            k, c = _pair_counts(codes, ov.labels[r0 : r0 + hh, c0 : c0 + ww], nl)
+            keys.append(k)
+            cnts.append(c)
+        key, cnt = np.concatenate(keys), np.concatenate(cnts)
     kp, kl = np.divmod(key, nl)
     total = np.bincount(kp, weights=cnt, minlength=n + 1)
     rows = pd.DataFrame({"_p": kp - 1, "label": kl, "fraction": cnt / total[kp]})
@@ -362,7 +460,13 @@ def _overlay(
     covered[kp - 1] = True
     small = np.flatnonzero(sel & ~covered)
     if small.size:
-        rp = shapely.point_on_surface(geoms[small])
+        on_grid = geoms[small].copy()  # of a parcel across the DEM's edge, its part on it
+        edge = frac_in[small] < 1.0
+        if edge.any():
+            on_grid[edge] = shapely.intersection(
+                on_grid[edge], shapely.box(*_grid_bounds((h, w), ov.transform))
+            )
+        rp = shapely.point_on_surface(on_grid)
         cols, rws = to_colrow(ov.transform, shapely.get_x(rp), shapely.get_y(rp))
         r = np.floor(rws).astype(np.int64)
         c = np.floor(cols).astype(np.int64)
