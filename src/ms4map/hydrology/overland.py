@@ -120,8 +120,9 @@ _SINK_STEP_M = 1e-3
 #: about 1e-11 m per cell at 100 m of elevation, 1e-8 m across 1,500 cells at 1,600 m
 #: (measured).  A flat at its spill level is not a depression, but counted as raised it
 #: joined any real depression it touched (a 700-cell kettle in a flat terrace became a
-#: 21,850-cell depression holding the whole terrace).  0.1 mm is 100 times the largest
-#: such rise measured on a 100 km flat estimate and far below any ponding that matters.
+#: 21,850-cell depression holding the whole terrace).  The rise grows with the flat's
+#: width: about 1e-6 m across a 100 km flat at 1,600 m, a hundredth of 0.1 mm, which is
+#: itself far below any ponding that matters.
 _PONDED_M = 1e-4
 
 _NODATA_OUT = -32768.0  # nodata written to the GeoTIFFs exchanged with whitebox
