@@ -18,6 +18,7 @@ from affine import Affine
 from pyproj import CRS
 
 from ms4map import drainage
+from ms4map.core.errors import DataError
 from ms4map.hydrology import overland
 from ms4map.io.workspace import Dem
 
@@ -83,3 +84,17 @@ def test_a_parcel_smaller_than_a_cell_across_the_dem_edge_keeps_its_share_on_it(
     assert _shares(tab, "SLIVER") == {"S": pytest.approx(0.4), "off_dem": pytest.approx(0.6)}
     on = tab[tab["target_kind"] == "water_direct"]
     assert on["method"].tolist() == ["representative_point"]
+
+
+def test_a_layer_in_another_crs_than_the_dem_is_refused_naming_it(ridge):
+    # the same lot in New York State Plane feet: its coordinates fall off the UTM grid,
+    # which would make it 100 % off_dem without another sign
+    lot = gpd.GeoDataFrame({"parcel_id": ["P"]}, geometry=[_box(10, 10, 20, 20)], crs=CRS18)
+    with pytest.raises(DataError, match=r"Layer 'parcels' is in EPSG:2261.*to_crs"):
+        drainage.parcel_drainage(lot.to_crs("EPSG:2261"), ridge)
+    inlet = gpd.GeoDataFrame(
+        {"node_id": ["I"]}, geometry=[shapely.Point(X0 + 20.5, Y0 - 30.5)], crs=CRS18
+    ).to_crs("EPSG:2261")
+    dem = Dem(array=np.full((40, 40), 5.0), transform=Affine(1, 0, X0, 0, -1, Y0), crs=CRS18)
+    with pytest.raises(DataError, match=r"Layer 'inlets' is in EPSG:2261"):
+        overland.route(dem, inlets=inlet)

@@ -42,6 +42,7 @@ from .core.schema import PATH_COLUMNS
 from .hydrology.overland import (
     TARGET_KINDS,
     OverlandResult,
+    check_layer_crs,
     polygonize,
     surface_path,
     to_colrow,
@@ -233,6 +234,7 @@ def parcel_drainage(
         say("drainage: no DEM, nearest-inlet fallback")
         rows = _fallback(par, inlets, fallback_distance_m)
     else:
+        check_layer_crs(parcels, overland.crs, "parcels")
         say("drainage: overlaying parcels on the catchments")
         rows = _overlay(par, overland, cells)
     rows = _join_rows(rows, join)

@@ -1252,12 +1252,19 @@ def route(
     Raises
     ------
     DataError
-        The DEM is in a geographic CRS, rotated, or has no valid cell.
+        The DEM is in a geographic CRS, rotated, or has no valid cell; a layer is in
+        another CRS than the DEM.
     """
     say = progress or (lambda _msg: None)
     qa = QAReport()
     timings: dict[str, float] = {}
     _check_dem(dem)
+    for layer, frame in (
+        ("inlets", inlets),
+        ("conveyances", conveyances),
+        ("waterbodies", waterbodies),
+    ):
+        check_layer_crs(frame, dem.crs, layer)
     z = np.asarray(dem.array, dtype="float64")
     h, w = z.shape
     transform, crs = dem.transform, dem.crs
@@ -1641,6 +1648,28 @@ def _kind_layer(
     return gpd.GeoDataFrame(
         {out_col: pd.Series([], dtype=str)}, geometry=gpd.GeoSeries([], crs=crs), crs=crs
     )
+
+
+def check_layer_crs(frame: Any, crs: Any, layer: str) -> None:
+    """Raise :class:`DataError` when ``frame`` (a layer) is in another CRS than the DEM.
+
+    :func:`route` and :func:`ms4map.drainage.parcel_drainage` compare coordinates with
+    the DEM's grid: a layer in another CRS would fall off the grid (its inlets on no
+    cell, its parcels 100 % ``off_dem``) without any other sign.  A frame or DEM
+    without a CRS is not checked (it is taken to be in the DEM's).
+    """
+    if frame is None or getattr(frame, "crs", None) is None or crs is None:
+        return
+    from pyproj import CRS
+
+    theirs, ours = CRS.from_user_input(frame.crs), CRS.from_user_input(crs)
+    if not theirs.equals(ours, ignore_axis_order=True):
+        raise DataError(
+            f"Layer '{layer}' is in {theirs.to_string()} but the DEM is in "
+            f"{ours.to_string()}: its features would fall off the DEM's grid. Fix: "
+            f"reproject it first ({layer}.to_crs(dem.crs)), or run the workspace through "
+            "ms4map.pipeline.run, which reprojects every layer to the working CRS."
+        )
 
 
 def _check_dem(dem: Dem) -> None:
