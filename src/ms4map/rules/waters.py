@@ -99,22 +99,30 @@ _AU_RE = re.compile(r"^(?:NY[-_ ]?)?(\d{4}-\d{4})$", re.IGNORECASE)
 # punctuation-stripped cause).  Order matters: the first match wins.
 _POLLUTANT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("pcbs", r"pcb|polychlorinated"),
-    ("silt/sediment", r"silt|sediment|siltation|suspended solids|\btss\b"),
+    # before sediment: "sediment oxygen demand" is an oxygen demand
+    ("oxygen demand", r"oxygen|\bdo\b|\bd\.o\.|\bbod\b"),
+    ("silt/sediment", r"silt|sediment|siltation|suspended solids|\btss\b|erosion"),
     ("turbidity", r"turbid"),
     ("phosphorus", r"phosph"),
     ("nitrogen", r"nitrogen|nitrate|nitrite"),
     ("ammonia", r"ammonia"),
-    ("nutrients", r"nutrient|eutroph|algal|algae"),
-    ("pathogens", r"pathogen|coliform|e\.? ?coli|enterococ|bacteria"),
+    # before pathogens: cyanobacteria are algae (a nutrient response), not pathogens
+    ("nutrients", r"nutrient|eutroph|algal|algae|cyanobact"),
+    (
+        "pathogens",
+        r"pathogen|coliform|\be\.? ?coli\b|escherichia|enterococ|streptococ|bacteria",
+    ),
     ("mercury", r"mercury"),
     ("floatables", r"floatable|trash|garbage"),
-    ("oxygen demand", r"oxygen|\bdo\b|\bbod\b"),
-    ("ph", r"\bph\b|acid"),
-    ("metals", r"metal|cadmium|copper|lead|zinc|iron|aluminum|arsenic"),
-    ("pesticides", r"pesticide|chlordane|ddt|dioxin"),
-    ("chloride", r"chloride|salt"),
+    ("ph", r"\bph\b|acidity|acid ?/ ?base|\bacid (?:rain|deposition|mine)"),
+    (
+        "metals",
+        r"\bmetals?\b|cadmium|copper|\blead\b|zinc|\biron\b|aluminum|arsenic|nickel|chromium",
+    ),
+    ("pesticides", r"pesticide|chlordane|\bddt\b|dioxin"),
+    ("chloride", r"chloride|\bsalts?\b|road salt"),
     ("thermal", r"thermal|temperature"),
-    ("oil and grease", r"oil|grease|petroleum"),
+    ("oil and grease", r"\boils?\b|grease|petroleum"),
 )
 
 #: Pollutant groups: a profile list or the septic list may name a group or a member.
