@@ -1231,11 +1231,14 @@ _ROLE_NORMALISERS: dict[str, Callable[[str, pd.DataFrame, dict[str, str], QARepo
 
 
 def _to_bool(v: Any) -> Any:
+    """A ``stormwater_source`` cell as read: True, False, or ``pd.NA`` when blank or
+    unrecognised (not known: Condition A is then undetermined, never a "no")."""
+    from ..rules.waters import _to_bool as stormwater_source
+
     if is_blank_or_null_marker(v):
         return pd.NA
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    return str(v).strip().lower() in ("1", "true", "yes", "y", "t")
+    out = stormwater_source(v)
+    return pd.NA if out is None else out
 
 
 def _kind_from_layer_name(label: str) -> str:
@@ -1574,7 +1577,30 @@ def _check_legal_layers(layers: dict[str, Any], report: QAReport) -> None:
         if "receiving_water" in of.columns
         else pd.Series(pd.NA, index=of.index)
     )
-    has_pwl = pwl.map(lambda v: not is_blank_or_null_marker(v))
+    imp = layers.get("impairments")
+    listed_ids: set[str] = set()
+    if imp is not None and "wb_id" in imp.columns:
+        listed_ids = {t for t in map(schema.id_text, imp["wb_id"]) if t is not None}
+    given = pwl.map(schema.id_text)
+    bad_id = given.notna() & given.map(
+        lambda t: t is not None and schema.normalize_pwl_id(t) is None and t not in listed_ids
+    ).astype(bool)
+    for i in np.flatnonzero(bad_id.to_numpy()):
+        fid = of["outfall_id"].iloc[i] if "outfall_id" in of.columns else None
+        fid = None if is_blank_or_null_marker(fid) else str(fid)
+        report.warning(
+            "outfall_bad_pwl_id",
+            "outfalls",
+            f"Outfall {fid or f'at row {i + 1}'}: `pwl_id` {given.iloc[i]!r} is not a NYSDEC "
+            "PWL ID (NNNN-NNNN) and is not in the 303(d) list (`impairments`): Condition A "
+            "for what drains through it is undetermined.",
+            feature_id=fid,
+            column="pwl_id",
+            fix="Write the outfall's `pwl_id` as NNNN-NNNN (e.g. 1101-0012, without the "
+            "'NY' of ATTAINS, which is read as well), or clear it and name the water in "
+            "`receiving_water`.",
+        )
+    has_pwl = given.notna()  # a bad id has its own warning above
     by_name = rw.map(
         lambda v: not is_blank_or_null_marker(v) and str(v).strip().lower() in unique_names
     )

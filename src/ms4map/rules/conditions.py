@@ -36,7 +36,7 @@ import pandas as pd
 from ..core.errors import DataError, UsageError
 from ..core.nulls import is_blank
 from ..core.qa import QAReport, shown_ids
-from ..core.schema import PATH_COLUMNS
+from ..core.schema import PATH_COLUMNS, id_text, normalize_pwl_id
 from .profiles import EXEMPTION_CODES, Profile, load_profile
 from .waters import Waters, missing_layer_reason, missing_layer_short, pollutant_in
 
@@ -385,7 +385,10 @@ def combine_parcel_rows(
         )
         .reset_index()
     )
-    return out[list(DRAINAGE_COLUMNS)]
+    out = out[list(DRAINAGE_COLUMNS)]
+    have = set(sub["parcel_id"].astype(str))
+    out.attrs["parcels_without_rows"] = [str(p) for p in parcel_ids if str(p) not in have]
+    return out
 
 
 def _resolve_wb(row: Any, waters: Waters) -> str | None:
@@ -544,21 +547,24 @@ def condition_a_physics(
         ``tmdl_watersheds``, ``method``, ``unknown_fraction``.
     """
     rows = _as_rows(rows)
+    incomplete = _incomplete_rows(rows)
     facts = condition_a_row_facts(rows, waters=waters, profile=profile, reach_hits=reach_hits)
     site = condition_a_site_facts(facts.assign(_site="site"), key="_site")
     site = site.reindex(["site"]).fillna(0.0)
-    by_wb, unresolved_outfalls = _waters_reached(facts)
+    by_wb, unresolved_outfalls, id_problems = _waters_reached(facts)
     impaired, listed_reasons = _listing_entries(by_wb, waters, profile, reach_hits)
     tmdl_out, tmdl_reasons = _tmdl_entries(tmdl_hits, profile)
     missing = list(getattr(waters, "missing", ()) or ())
     value_arr, method_arr = decide_condition_a(
         listed_fraction=site["listed_fraction"].to_numpy(),
-        tmdl_hit=np.array([any(t["counts_for_condition_a"] for t in tmdl_out)]),
+        tmdl_hit=np.array([any(t["counts_for_condition_a"] is True for t in tmdl_out)]),
+        tmdl_unknown=np.array([any(t["counts_for_condition_a"] is None for t in tmdl_out)]),
         unknown_fraction=site["unknown_fraction"].to_numpy(),
         internal_fraction=site["internal_fraction"].to_numpy(),
         total_fraction=site["total_fraction"].to_numpy(),
         has_rows=np.array([len(rows) > 0]),
         missing=missing,
+        bad_rows=np.array([bool(incomplete)]),
     )
     value, method = value_arr[0], str(method_arr[0])
     fr = {k: float(site[k].iloc[0]) for k in site.columns}
@@ -569,13 +575,22 @@ def condition_a_physics(
                 f"({_pct(fr['unknown_fraction'])} of the site drains somewhere unknown; the "
                 "known part already decides Condition A.)"
             )
+        if incomplete:
+            reasons.append(f"(The site's {incomplete}; the known part already decides it.)")
+    elif method == "bad_drainage_rows":
+        reasons.append(
+            f"The site's {incomplete}: Condition A is undetermined, since the known part "
+            "does not trigger it and the rest of the site's drainage is not known."
+        )
     elif method == "no_drainage":
         reasons.append(
             "No drainage is known for the site (no rows in the drainage table): "
             "Condition A cannot be decided."
         )
     elif method == "unknown_drainage":
-        reasons.append(_unknown_drainage_reason(rows, fr, unresolved_outfalls))
+        reasons.append(_unknown_drainage_reason(rows, fr, unresolved_outfalls, id_problems))
+    elif method == "tmdl_unknown":
+        pass  # the TMDL's own reason says what is not recorded
     else:
         reasons += _not_reached_reasons(method, fr, by_wb, impaired, waters)
     reasons = _missing_layer_reasons(
@@ -591,17 +606,87 @@ def condition_a_physics(
     }
 
 
+def _checked_water_id(text: str, column: str, waters: Waters) -> tuple[str | None, str | None]:
+    """``(PWL id, problem)`` of one written water id: a PWL ID ``NNNN-NNNN``, or one with
+    the ATTAINS prefix (``NY1101-0012`` -> ``1101-0012``), or an id the impairments
+    table lists as written; else no id, and the problem in words (docs/rules.md section
+    2: an id that names no water must not give a "no")."""
+    pwl = normalize_pwl_id(text)
+    if pwl is not None:
+        return pwl, None
+    if len(waters.listings(text)):
+        return text, None
+    return None, (
+        f"{column} {text!r} is not a NYSDEC PWL ID (NNNN-NNNN) and is not in the 303(d) list"
+    )
+
+
+def _water_id_and_problem(
+    pwl_id: Any, target_kind: Any, target_id: Any, receiving_water: Any, waters: Waters
+) -> tuple[str | None, str | None]:
+    """:func:`_water_id` and, when the row names a water by an id that is no PWL ID, the
+    problem in words (``None`` otherwise)."""
+    given = id_text(pwl_id)
+    if given is not None:
+        return _checked_water_id(given, "pwl_id", waters)
+    if target_kind == "water_direct":
+        tid = id_text(target_id)
+        if tid is not None:
+            return _checked_water_id(tid, "wb_id", waters)
+    by_name = waters.wb_id_for_name(receiving_water)
+    if by_name is None:
+        return None, None
+    return _checked_water_id(by_name, "wb_id", waters)
+
+
+def _incomplete_rows(rows: pd.DataFrame) -> str | None:
+    """What is wrong with one site's drainage rows as a whole, or ``None``: the batch's
+    check (:func:`_bad_drainage_rows`: fractions not summing to 1, so part of the site
+    drains somewhere not known), and the site's parcels without rows (named by
+    :func:`combine_parcel_rows` in ``rows.attrs["parcels_without_rows"]``)."""
+    if not len(rows):
+        return None
+    bad, qa = _bad_drainage_rows(_screening_drainage(rows.assign(parcel_id="site")))
+    if "site" not in bad:
+        return None
+    what = [f.message.removeprefix("parcel site: ") for f in qa.findings]
+    without = list(rows.attrs.get("parcels_without_rows", ()) or ())
+    if without:
+        what.append(
+            f"parcel(s) {shown_ids(without, 10)} of the site have no rows in the drainage "
+            "table (run the drainage step for them)"
+        )
+    return "drainage rows are incomplete (" + "; ".join(what) + ")"
+
+
 def _water_id(
     pwl_id: Any, target_kind: Any, target_id: Any, receiving_water: Any, waters: Waters
 ) -> str | None:
     """The receiving water (PWL id) of one drainage row: ``pwl_id`` when given; else
     ``target_id`` for a ``water_direct`` row; else the id of the waterbody its
-    ``receiving_water`` names, when the name is unique; else ``None``."""
-    if not is_blank(pwl_id):
-        return str(pwl_id).strip()
-    if target_kind == "water_direct" and not is_blank(target_id):
-        return str(target_id).strip()
-    return waters.wb_id_for_name(receiving_water)
+    ``receiving_water`` names, when the name is unique; else ``None``.
+
+    Ids are read stripped; a blank or a null's text (``"<NA>"``, ``"nan"``, ``"NULL"``)
+    is no id; ``NY1101-0012`` is the PWL ID ``1101-0012``; an id that is neither a PWL
+    ID nor listed in the impairments table is no id either (the row's water is then
+    unknown, never "not listed": see :func:`_water_id_and_problem`).
+    """
+    return _water_id_and_problem(pwl_id, target_kind, target_id, receiving_water, waters)[0]
+
+
+_WATER_COLUMNS = ("pwl_id", "target_kind", "target_id", "receiving_water")
+
+
+def _per_water_combo(rows: pd.DataFrame, func: Any) -> pd.Series:
+    """``func(pwl_id, target_kind, target_id, receiving_water)`` for each row, called once
+    per distinct combination of the four columns."""
+    if not len(rows):
+        return pd.Series([], index=rows.index, dtype=object)
+    codes = np.column_stack([pd.factorize(rows[c].astype(object))[0] for c in _WATER_COLUMNS])
+    _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    values = [func(*(rows[c].iat[i] for c in _WATER_COLUMNS)) for i in first.tolist()]
+    out = np.asarray(values + [None], dtype=object)[:-1][np.asarray(inverse).ravel()]
+    return pd.Series(out, index=rows.index, dtype=object)
 
 
 def water_ids(rows: pd.DataFrame, waters: Waters) -> pd.Series:
@@ -611,14 +696,13 @@ def water_ids(rows: pd.DataFrame, waters: Waters) -> pd.Series:
     county's drainage table costs one call per combination.  Rows that reach no water
     get whatever the rule says too (callers look at reaching rows only).
     """
-    cols = ("pwl_id", "target_kind", "target_id", "receiving_water")
-    if not len(rows):
-        return pd.Series([], index=rows.index, dtype=object)
-    codes = np.column_stack([pd.factorize(rows[c].astype(object))[0] for c in cols])
-    _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
-    values = [_water_id(*(rows[c].iat[i] for c in cols), waters) for i in first.tolist()]
-    out = np.asarray(values + [None], dtype=object)[:-1][np.asarray(inverse).ravel()]
-    return pd.Series(out, index=rows.index, dtype=object)
+    return _per_water_combo(rows, lambda *cols: _water_id(*cols, waters))
+
+
+def water_id_problems(rows: pd.DataFrame, waters: Waters) -> pd.Series:
+    """For each drainage row, why its written water id gives no water (an id that is
+    neither a PWL ID nor in the 303(d) list, :func:`_water_id_and_problem`), or ``None``."""
+    return _per_water_combo(rows, lambda *cols: _water_id_and_problem(*cols, waters)[1])
 
 
 def _listing_counts(category: Any, pollutant: Any, profile: Profile) -> bool:
@@ -627,10 +711,24 @@ def _listing_counts(category: Any, pollutant: Any, profile: Profile) -> bool:
     return str(category) == "5" and _counts(pollutant, profile)
 
 
-def _tmdl_counts(stormwater_source: Any, pollutant: Any, profile: Profile) -> bool:
+def _tmdl_counts(stormwater_source: Any, pollutant: Any, profile: Profile) -> bool | None:
     """Whether a TMDL watershed counts for Condition A: stormwater a source of the
-    impairment, for a pollutant of concern."""
-    return bool(stormwater_source) and _counts(str(pollutant or ""), profile)
+    impairment, for a pollutant of concern; ``None`` when the layer does not say (no
+    ``stormwater_source``, or no ``pollutant`` while only some pollutants count):
+    missing data never gives a "no" (docs/rules.md, section 2)."""
+    if is_blank(stormwater_source):
+        sw = None
+    else:
+        sw = bool(stormwater_source)
+    if sw is False:
+        return False
+    if is_blank(pollutant):
+        pol = True if profile.pollutant_reading == "law" else None
+    else:
+        pol = _counts(str(pollutant), profile)
+    if pol is False:
+        return False
+    return True if (sw and pol) else None
 
 
 def condition_a_row_facts(
@@ -646,7 +744,8 @@ def condition_a_row_facts(
     reaches a water: inlet, conveyance or direct), ``ms4``, ``listed_wbs`` (the counting
     303(d) waters the row reaches, ``;``-joined: its receiving water, then the listed
     waters within ``tributary_reach_km`` of it; ``None`` when none), ``listed_wb`` (the
-    first of them) and ``no_pwl`` (it reaches a water without a PWL id).
+    first of them), ``no_pwl`` (it reaches a water without a PWL id) and ``id_problem``
+    (for such a row, why its written id is no PWL ID: :func:`water_id_problems`).
     """
     out = rows.copy()
     kind = out["target_kind"]
@@ -666,6 +765,8 @@ def condition_a_row_facts(
     out["listed_wb"] = out["listed_wbs"].str.split(";").str[0].astype(object)
     out["listed_wb"] = out["listed_wb"].where(out["listed_wb"].notna(), None)
     out["no_pwl"] = out["reach"] & out["wb"].isna()
+    problems = water_id_problems(out, waters)
+    out["id_problem"] = problems.where(out["no_pwl"] & problems.notna(), None).astype(object)
     return out
 
 
@@ -702,13 +803,16 @@ def decide_condition_a(
     has_rows: np.ndarray,
     missing: list[str],
     bad_rows: np.ndarray | None = None,
+    tmdl_unknown: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The Condition A rule on the facts of one or many sites: ``(value, method)`` arrays.
 
     ``True`` when any part reaches a counting 303(d) water (method ``listed_water``) or
     a counting TMDL watershed (``tmdl_watershed``); else ``None`` when the site has no
     drainage (``no_drainage``), bad drainage rows (``bad_drainage_rows``) or a part that
-    drains somewhere unknown (``unknown_drainage``); else ``False`` (``internally_drained``
+    drains somewhere unknown (``unknown_drainage``) or reaches a TMDL watershed whose
+    stormwater source or pollutant the layer does not record (``tmdl_unknown``); else
+    ``False`` (``internally_drained``
     when all of it ends in closed depressions, else ``not_listed``), which becomes ``None``
     (``missing_layer``) while a legal layer is missing.
     """
@@ -726,6 +830,10 @@ def decide_condition_a(
     rest = ~true & ~bad & drained
     unknown = rest & (np.asarray(unknown_fraction, dtype=float) > _EPS)
     method[unknown] = "unknown_drainage"
+    if tmdl_unknown is not None:
+        tm_unknown = rest & ~unknown & np.asarray(tmdl_unknown, dtype=bool)
+        method[tm_unknown] = "tmdl_unknown"
+        unknown = unknown | tm_unknown
     no = rest & ~unknown
     value[no] = False
     inside = np.asarray(internal_fraction, dtype=float) >= 1 - _EPS
@@ -738,16 +846,35 @@ def decide_condition_a(
     return value, method
 
 
-def _waters_reached(facts: pd.DataFrame) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """The waters a site reaches (``wb -> fraction, via, outfalls, name, listed_wb``) and
-    the outfalls of its parts that reach a water without a PWL id."""
+def _waters_reached(
+    facts: pd.DataFrame,
+) -> tuple[dict[str, dict[str, Any]], list[str], list[str]]:
+    """The waters a site reaches (``wb -> fraction, via, outfalls, name, listed_wb``), the
+    outfalls of its parts that reach a water without a PWL id, and what is wrong with
+    those parts' water ids (``"outfall OF-1: pwl_id 'X' is not ..."``, ``"Pine Creek
+    (runoff reaching it directly): the waterbody has no wb_id"``)."""
     by_wb: dict[str, dict[str, Any]] = {}
     unresolved_outfalls: list[str] = []
+    problems: list[str] = []
     for row in facts[facts["reach"]].to_dict("records"):
         outfall = row.get("outfall_id")
         if row["wb"] is None:
             if not is_blank(outfall) and str(outfall) not in unresolved_outfalls:
                 unresolved_outfalls.append(str(outfall))
+            what = (
+                f"outfall {outfall}"
+                if not is_blank(outfall)
+                else str(row.get("receiving_water") or "a water") + " (runoff reaching it directly)"
+            )
+            problem = row.get("id_problem")
+            if not is_blank(problem):
+                text = f"{what}: {problem}"
+            elif is_blank(outfall) and row.get("target_kind") == "water_direct":
+                text = f"{what}: the waterbody has no wb_id (PWL ID)"
+            else:
+                text = None
+            if text and text not in problems:
+                problems.append(text)
             continue
         entry = by_wb.setdefault(
             row["wb"],
@@ -757,7 +884,7 @@ def _waters_reached(facts: pd.DataFrame) -> tuple[dict[str, dict[str, Any]], lis
         entry["via"].add("ms4" if row["ms4"] else "direct")
         if not is_blank(outfall) and str(outfall) not in entry["outfalls"]:
             entry["outfalls"].append(str(outfall))
-    return by_wb, unresolved_outfalls
+    return by_wb, unresolved_outfalls, problems
 
 
 def _listing_why(category: str, pollutant: Any, profile: Profile) -> str:
@@ -855,10 +982,17 @@ def _tmdl_entries(
     if tmdl_hits is None or not len(tmdl_hits):
         return out, reasons
     for tmdl in tmdl_hits.to_dict("records"):
-        sw = bool(tmdl.get("stormwater_source"))
+        sw_raw = tmdl.get("stormwater_source")
+        sw = None if is_blank(sw_raw) else bool(sw_raw)
         counts = _tmdl_counts(sw, tmdl.get("pollutant"), profile)
-        if not sw:
+        if sw is False:
             why = "stormwater is not identified as a source in this TMDL"
+        elif counts is None:
+            why = (
+                "the layer does not record "
+                + ("whether stormwater is a source" if sw is None else "its pollutant")
+                + " (fill `stormwater_source` and `pollutant` in the `tmdl_watersheds` layer)"
+            )
         elif not counts:
             why = f"{tmdl.get('pollutant')} is not a pollutant of concern under {_reading_text(profile)}"
         else:
@@ -875,7 +1009,13 @@ def _tmdl_entries(
                 "why": why,
             }
         )
-        if counts:
+        if counts is None:
+            reasons.append(
+                f"The site {tmdl.get('how') or 'reaches'} the "
+                f"{tmdl_watershed_label(tmdl.get('name') or tmdl.get('tmdl_id'))}, but "
+                f"{why}: whether it counts for Condition A is not known."
+            )
+        elif counts:
             reasons.append(
                 f"The site {tmdl.get('how') or 'reaches'} the "
                 f"{tmdl_watershed_label(tmdl.get('name') or tmdl.get('tmdl_id'))} "
@@ -886,10 +1026,14 @@ def _tmdl_entries(
 
 
 def _unknown_drainage_reason(
-    rows: pd.DataFrame, fr: dict[str, float], unresolved_outfalls: list[str]
+    rows: pd.DataFrame,
+    fr: dict[str, float],
+    unresolved_outfalls: list[str],
+    id_problems: list[str] | None = None,
 ) -> str:
     """Why Condition A is undetermined: which shares drain where (off the DEM, unmapped,
-    to a water without a PWL id, naming the outfalls to fix)."""
+    to a water without a PWL id, naming the outfalls and the waters to fix and what is
+    wrong with their ids)."""
     parts = []
     off = float(rows.loc[rows["target_kind"] == "off_dem", "fraction"].sum())
     if off > _EPS:
@@ -907,15 +1051,22 @@ def _unknown_drainage_reason(
             else ""
         )
         parts.append(f"{_pct(unresolved)} reaches a receiving water without a PWL ID{via}")
+    fix = ""
+    if id_problems:
+        fix = (
+            " (" + "; ".join(id_problems) + ": write the PWL ID as NNNN-NNNN in `pwl_id` "
+            "of the `outfalls` layer or `wb_id` of the `waterbodies` layer)"
+        )
     if fr["unknown_fraction"] >= fr["total_fraction"] - _EPS:
         return (
             "The site's drainage is unknown ("
             + " and ".join(parts)
+            + fix
             + "): Condition A is undetermined until it is known."
         )
     return (
         "The known part of the site reaches no 303(d) water or TMDL watershed, "
-        "but " + " and ".join(parts) + ": Condition A is undetermined until that "
+        "but " + " and ".join(parts) + fix + ": Condition A is undetermined until that "
         "part's drainage is known."
     )
 
@@ -2021,7 +2172,21 @@ def _counting_tmdls(waters: Waters, profile: Profile) -> Any:
     if tm is None or not len(tm):
         return tm
     keep = [
-        _tmdl_counts(sw, p, profile)
+        _tmdl_counts(sw, p, profile) is True
+        for sw, p in zip(tm["stormwater_source"], tm["pollutant"], strict=True)
+    ]
+    return tm[np.asarray(keep, dtype=bool)]
+
+
+def _unknown_tmdls(waters: Waters, profile: Profile) -> Any:
+    """The TMDL watersheds whose stormwater source or pollutant the layer does not
+    record (:func:`_tmdl_counts` is ``None``): a parcel in or draining to one is
+    undetermined, not a "no"."""
+    tm = waters.tmdl_watersheds
+    if tm is None or not len(tm):
+        return tm
+    keep = [
+        _tmdl_counts(sw, p, profile) is None
         for sw, p in zip(tm["stormwater_source"], tm["pollutant"], strict=True)
     ]
     return tm[np.asarray(keep, dtype=bool)]
@@ -2080,6 +2245,14 @@ def screen_condition_a(
     in_tmdl = _parcels_in_tmdl(parcels, tmdls)
     site = condition_a_site_facts(facts, key="parcel_id")
     site["tmdl_hit"] = tmdl_names.notna().groupby(facts["parcel_id"], sort=False).any()
+    unknown_tmdls = _unknown_tmdls(waters, prof)
+    in_unknown: dict[str, str] = {}
+    if unknown_tmdls is not None and len(unknown_tmdls):
+        unk_names = _tmdl_names_by_row(facts, unknown_tmdls, outfall_points, waters)
+        site["tmdl_unknown"] = unk_names.notna().groupby(facts["parcel_id"], sort=False).any()
+        in_unknown = _parcels_in_tmdl(parcels, unknown_tmdls)
+    else:
+        site["tmdl_unknown"] = False
     all_ids = list(dict.fromkeys([*site.index, *sorted(bad_parcels)]))
     if parcels is not None and len(parcels):
         all_ids = list(dict.fromkeys([*parcels["parcel_id"].astype(str), *all_ids]))
@@ -2097,6 +2270,8 @@ def screen_condition_a(
         has_rows=has_rows,
         missing=missing,
         bad_rows=np.array([p in bad_parcels for p in ids], dtype=bool),
+        tmdl_unknown=site["tmdl_unknown"].fillna(False).to_numpy(dtype=bool)
+        | np.array([p in in_unknown for p in ids], dtype=bool),
     )
     out = _screening_columns(facts, site, all_ids, _counting_pollutants(waters, prof))
     out["reason"] = _batch_reasons(
@@ -2299,6 +2474,15 @@ def _screening_columns(
     out["no_pwl_outfalls"] = join_unique(nopwl["parcel_id"], nopwl["outfall_id"], sep=", ").reindex(
         out.index
     )
+    bad_id = facts[facts["id_problem"].notna()]
+    where = (
+        bad_id["outfall_id"]
+        .astype(object)
+        .where(bad_id["outfall_id"].notna(), bad_id["receiving_water"])
+    )
+    out["id_problems"] = join_unique(
+        bad_id["parcel_id"], where.astype(str) + ": " + bad_id["id_problem"].astype(str), sep="; "
+    ).reindex(out.index)
     first = facts.dropna(subset=["row_reason"]).groupby(pid, sort=False)["row_reason"].first()
     out["reason"] = first.reindex(out.index)
     return out
@@ -2330,6 +2514,12 @@ def _batch_reasons(
     nopwl_fr = site["no_pwl_fraction"].fillna(0).to_numpy()
     tot_fr = site["total_fraction"].fillna(0).to_numpy()
     nopwl_ofs = out["no_pwl_outfalls"].to_numpy(dtype=object)
+    id_problems = out["id_problems"].to_numpy(dtype=object)
+    for i in np.flatnonzero(method == "tmdl_unknown"):
+        reason[i] = (
+            "in or draining to a TMDL watershed whose stormwater source or pollutant is not "
+            "recorded (fill `stormwater_source` and `pollutant` in the `tmdl_watersheds` layer)"
+        )
     und = method == "unknown_drainage"
     for i in np.flatnonzero(und):
         parts = []
@@ -2345,6 +2535,11 @@ def _batch_reasons(
                     f" through outfall(s) {ofs} (fill their `pwl_id` or `receiving_water` "
                     "in the `outfalls` layer)"
                     if ofs
+                    else ""
+                )
+                + (
+                    f" ({id_problems[i]}: write the PWL ID as NNNN-NNNN)"
+                    if isinstance(id_problems[i], str)
                     else ""
                 )
             )

@@ -33,7 +33,11 @@ from ms4map.core.nulls import is_blank
 
 from ..core.errors import DataError, InputOpenError, UsageError
 from ..core.qa import QAReport
-from ..core.schema import LEGAL_LAYERS  # re-exported: io reads it too
+from ..core.schema import (
+    LEGAL_LAYERS,  # re-exported: io reads it too
+    id_text,
+    normalize_pwl_id,
+)
 
 if TYPE_CHECKING:
     from ..io.workspace import Workspace
@@ -709,14 +713,26 @@ def validate_impairments(df: pd.DataFrame, *, layer: str = "impairments") -> pd.
     return out
 
 
-def _to_bool(v: Any) -> bool:
+def _to_bool(v: Any) -> bool | None:
+    """A ``stormwater_source`` cell: ``None`` when blank or unrecognised (not known)."""
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
     if is_blank(v):
-        return False
+        return None
     if isinstance(v, (int, float, np.integer, np.floating)):
         return bool(v)
-    return str(v).strip().lower() in ("true", "yes", "y", "1", "t", "ms4", "wla")
+    text = str(v).strip().lower()
+    if text in TRUE_WORDS:
+        return True
+    if text in FALSE_WORDS:
+        return False
+    return None
+
+
+#: Words a ``stormwater_source`` cell may hold for "yes" (an MS4 waste load allocation
+#: says stormwater is a source) and for "no"; anything else is not known.
+TRUE_WORDS = frozenset({"true", "yes", "y", "1", "t", "ms4", "wla", "ms4 wla", "ms4_wla"})
+FALSE_WORDS = frozenset({"false", "no", "n", "0", "f", "none"})
 
 
 # --------------------------------------------------------------------------------------
@@ -767,7 +783,13 @@ class Waters:
             else waterbodies.copy()
         )
         if "wb_id" in wb.columns:
-            wb["wb_id"] = wb["wb_id"].astype(object).where(wb["wb_id"].notna(), None)
+            # a PWL ID as written with the ATTAINS prefix is the PWL ID; a blank or a
+            # null's text ("<NA>") is no id, never an id of its own
+            wb["wb_id"] = pd.Series(
+                [normalize_pwl_id(v) or id_text(v) for v in wb["wb_id"]],
+                index=wb.index,
+                dtype=object,
+            )
         imp = pd.DataFrame(columns=list(IMPAIRMENT_COLUMNS)) if impairments is None else impairments
         if "pollutant_norm" not in imp.columns or "origin" not in imp.columns:
             imp = validate_impairments(imp)
@@ -854,12 +876,18 @@ class Waters:
         return self._names.get(str(wb_id).strip())
 
     def wb_id_for_name(self, name: Any) -> str | None:
-        """The PWL ID of a waterbody by (case-insensitive) name, when unique."""
+        """The PWL ID of a waterbody by (case-insensitive) name, when unique.
+
+        Waterbodies of that name without an id (blank, or a null's text such as
+        ``"<NA>"``) are not counted; ``None`` when no id or several ids remain.
+        """
         if is_blank(name) or not len(self.waterbodies) or "name" not in self.waterbodies:
             return None
         low = str(name).strip().lower()
         hit = self.waterbodies[self.waterbodies["name"].astype(str).str.strip().str.lower() == low]
-        ids = {str(v) for v in hit["wb_id"] if not is_blank(v)}
+        if "wb_id" not in hit.columns:
+            return None
+        ids = {normalize_pwl_id(v) or id_text(v) for v in hit["wb_id"]} - {None}
         return ids.pop() if len(ids) == 1 else None
 
     def listed_wb_ids(self, *, category: str = "5") -> set[str]:
