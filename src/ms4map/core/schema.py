@@ -40,6 +40,9 @@ __all__ = [
     "normalize_elevation",
     "normalize_flow_dir",
     "normalize_outfall_status",
+    "id_text",
+    "is_pwl_id",
+    "normalize_pwl_id",
     "normalize_sewer",
     "normalize_structure_kind",
     "parse_pipe_size",
@@ -676,6 +679,48 @@ PWL_RE = re.compile(r"^\d{4}-\d{4}$")
 def is_pwl_id(value: Any) -> bool:
     """Whether ``value`` is a NYSDEC PWL ID such as ``1302-0092``."""
     return not is_blank_or_null_marker(value) and bool(PWL_RE.match(str(value).strip()))
+
+
+#: A PWL ID as EPA ATTAINS writes it, with the state prefix: ``NY1302-0092``, ``NY-1302-0092``.
+_NY_PWL_RE = re.compile(r"^NY[-_ ]?(\d{4}-\d{4})$", re.IGNORECASE)
+#: Texts a table cell holds for "no id" once a null went through ``str()``.
+NO_ID_TEXTS = frozenset({"", "<na>", "nan", "nat", "<null>", "null", "none"})
+
+
+def id_text(value: Any) -> str | None:
+    """An id cell as stripped text, or ``None`` when it holds no id: blank, a null, or the
+    text a null becomes through ``str()`` (``"<NA>"``, ``"nan"``) or a GIS export writes
+    (``"<Null>"``, ``"NULL"``, ``"None"``).
+
+    Examples
+    --------
+    >>> id_text(" 1302-0092 "), id_text("<NA>"), id_text(None)
+    ('1302-0092', None, None)
+    """
+    if is_blank_or_null_marker(value):
+        return None
+    text = str(value).strip()
+    return None if text.lower() in NO_ID_TEXTS else text
+
+
+def normalize_pwl_id(value: Any) -> str | None:
+    """The NYSDEC PWL ID ``NNNN-NNNN`` that ``value`` writes, or ``None``.
+
+    A PWL ID with the ATTAINS state prefix (``NY1302-0092``, ``NY-1302-0092``) is that
+    PWL ID; anything else that is not ``NNNN-NNNN`` (and every blank) gives ``None``.
+
+    Examples
+    --------
+    >>> normalize_pwl_id("NY1101-0012"), normalize_pwl_id("1101-0012"), normalize_pwl_id("W")
+    ('1101-0012', '1101-0012', None)
+    """
+    text = id_text(value)
+    if text is None:
+        return None
+    if PWL_RE.match(text):
+        return text
+    m = _NY_PWL_RE.match(text)
+    return m.group(1) if m else None
 
 
 # ---- vectorised normalisers (one call per column; Python only per distinct value) -----------
