@@ -33,7 +33,7 @@ from ..core.errors import DataError
 from ..core.nulls import is_blank
 from ..core.qa import QAReport
 from ..core.schema import PARCEL_INFO_COLUMNS
-from .conditions import join_unique
+from .conditions import join_unique, water_ids
 from .profiles import Profile, load_profile
 from .waters import Waters, missing_layer_reason, pollutant_in
 
@@ -190,7 +190,9 @@ def flag_septic_table(
         )
     sep, qa = _septic_parcels(parcels, sewer_districts)
     flow = _septic_drainage(drainage, sep, waters)
-    pols_by_parcel, why_by_parcel = _special_conditions(flow, sep, waters, outfall_points)
+    pols_by_parcel, why_by_parcel, unknown_by_parcel = _special_conditions(
+        flow, sep, waters, outfall_points
+    )
     dist = prof.setback_ft * _FT / _crs_unit_m(parcels.crs)
     setback = _setback_features(sep, waters, conveyances, dist)
     out = _septic_frame(sep, flow)
@@ -204,6 +206,7 @@ def flag_septic_table(
             direct_name=flow["direct_names"].get(rec["parcel_id"], "water"),
             profile=prof,
             missing=missing,
+            unknown_outfalls=unknown_by_parcel.get(rec["parcel_id"], []),
         )
         for rec in _records(out, _ASSESS_INPUTS)
     ]
@@ -323,7 +326,8 @@ def _septic_drainage(drainage: pd.DataFrame, sep: Any, waters: Waters) -> dict[s
     outfalls = join_unique(with_outfall["parcel_id"], with_outfall["outfall_id"])
     direct = rows[rows["target_kind"] == "water_direct"]
     if len(direct):
-        dwb = direct["pwl_id"].astype(object).where(direct["pwl_id"].notna(), direct["target_id"])
+        # the water each row reaches, by Condition A's rule (docs/rules.md section 2)
+        dwb = water_ids(direct, waters)
         dname = direct["receiving_water"].astype(object)
         dname = dname.where(dname.notna(), dwb.map(lambda w: waters.name_of(w) or w))
         direct_names = join_unique(
@@ -331,7 +335,10 @@ def _septic_drainage(drainage: pd.DataFrame, sep: Any, waters: Waters) -> dict[s
         )
     else:
         direct_names = pd.Series(dtype=object)
-    ms4_rows["_wb"] = ms4_rows["pwl_id"].astype(object).where(ms4_rows["pwl_id"].notna(), None)
+    # the receiving water of each MS4 row by Condition A's own rule (conditions.water_ids:
+    # pwl_id read stripped, else the waterbody the name gives; None when not known), so
+    # the special condition and Condition A agree on every parcel and outfall
+    ms4_rows["_wb"] = water_ids(ms4_rows, waters)
     return {
         "shares": shares,
         "ms4_rows": ms4_rows,
@@ -343,10 +350,13 @@ def _septic_drainage(drainage: pd.DataFrame, sep: Any, waters: Waters) -> dict[s
 
 def _special_conditions(
     flow: dict[str, Any], sep: Any, waters: Waters, outfall_points: dict[str, Any] | None
-) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Per septic parcel: the listed pollutants of the special conditions and why they
+) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
+    """Per septic parcel: the listed pollutants of the special conditions, why they
     apply (an outfall it drains through discharges to a category 5 water or into a TMDL
-    watershed with stormwater a source, or an MS4-tributary parcel lies in one)."""
+    watershed with stormwater a source, or an MS4-tributary parcel lies in one), and the
+    outfalls it drains through whose receiving water is not known (no PWL ID and no
+    name of exactly one waterbody, as for Condition A: ``"?"`` for a row without an
+    outfall id)."""
     imp = waters.impairments
     cat5 = imp[imp["category"].astype(str) == "5"]
     listed_pols = cat5.groupby("wb_id")["pollutant"].agg(list).to_dict() if len(cat5) else {}
@@ -368,11 +378,17 @@ def _special_conditions(
     ms4_rows = flow["ms4_rows"]
     pols_by_parcel: dict[str, list[str]] = {}
     why_by_parcel: dict[str, list[str]] = {}
+    unknown_by_parcel: dict[str, list[str]] = {}
     for pid, wb, of in zip(
         ms4_rows["parcel_id"], ms4_rows["_wb"], ms4_rows["outfall_id"], strict=True
     ):
         pols = pols_by_parcel.setdefault(pid, [])
         why = why_by_parcel.setdefault(pid, [])
+        if wb is None:
+            ofs = unknown_by_parcel.setdefault(pid, [])
+            label = "?" if is_blank(of) else str(of)
+            if label not in ofs:
+                ofs.append(label)
         if wb is not None and wb in listed_pols:
             pols += listed_pols[wb]
             why.append(
@@ -392,7 +408,7 @@ def _special_conditions(
             why_by_parcel.setdefault(pid, []).append(
                 f"the parcel lies in a TMDL watershed ({', '.join(tpols)}; stormwater a source)"
             )
-    return pols_by_parcel, why_by_parcel
+    return pols_by_parcel, why_by_parcel, unknown_by_parcel
 
 
 def _setback_features(
@@ -477,18 +493,22 @@ def _assess_parcel(
     direct_name: str,
     profile: Profile,
     missing: list[str] | None = None,
+    unknown_outfalls: list[str] | None = None,
 ) -> dict[str, Any]:
     """One septic parcel's special condition, septic pollutant, setback, recorded
     failures, violation, priority, method and reason (:data:`_ASSESSED_COLUMNS`).
 
     The special condition is ``None`` (not known), never a confident ``False``, for a
     tributary parcel none of whose waters is listed while a legal layer (``missing``:
-    the 303(d) listings or the TMDL watersheds) is missing: method ``missing_layer``.
+    the 303(d) listings or the TMDL watersheds) is missing (method ``missing_layer``),
+    or while an outfall it drains through has a receiving water Condition A cannot
+    identify (``unknown_outfalls``; method ``unknown_receiving_water``).
     """
     trib = bool(rec["tributary"])
     pols = list(dict.fromkeys(pols)) if trib else []
     special: bool | None = bool(pols)
-    if trib and not special and missing:
+    unknown_outfalls = list(unknown_outfalls or ()) if trib else []
+    if trib and not special and (missing or unknown_outfalls):
         special = None
     septic_pol = bool(special) and any(_is_septic_pollutant(x, profile) for x in pols)
     within = setback_feature is not None
@@ -518,7 +538,15 @@ def _assess_parcel(
                 "Special condition not determined:",
                 *(missing_layer_reason(layer) for layer in missing or ()),
             ]
-        method = "violation" if violation else _tributary_method(special)
+            if unknown_outfalls:
+                named = [o for o in unknown_outfalls if o != "?"]
+                words.append(
+                    "the receiving water of "
+                    + (f"outfall(s) {', '.join(named)}" if named else "the parcel's outfall")
+                    + " has no PWL ID and no `receiving_water` naming exactly one waterbody "
+                    "(fill `pwl_id` or `receiving_water` in the `outfalls` layer)."
+                )
+        method = "violation" if violation else _tributary_method(special, missing=bool(missing))
     else:
         score = 0
         method, words = _not_tributary_reason(rec, src, direct_name, codes)
@@ -545,9 +573,13 @@ def _assess_parcel(
     }
 
 
-def _tributary_method(special: bool | None) -> str:
+def _tributary_method(special: bool | None, *, missing: bool = True) -> str:
+    """The method of a tributary parcel: ``special_condition``, ``tributary``, or for a
+    special condition not known ``missing_layer`` (a legal layer is missing) or
+    ``unknown_receiving_water`` (an outfall's receiving water has no PWL ID)."""
     if special is None:
-        return "missing_layer"  # never a confident "no" while a legal layer is missing
+        # never a confident "no" while a legal layer or a receiving water is missing
+        return "missing_layer" if missing else "unknown_receiving_water"
     return "special_condition" if special else "tributary"
 
 
