@@ -66,3 +66,25 @@ def test_condition_a_is_undetermined_not_no(case):
     a = det.conditions["A"]
     assert a["value"] is None
     assert "PWL" in " ".join(a["reasons"])
+
+
+def test_validation_warns_about_a_waterbody_without_wb_id(case):
+    from ms4map.core.qa import QAReport
+    from ms4map.io.files import _check_legal_layers
+
+    creek, _ = case
+    other = gpd.GeoDataFrame(
+        {"wb_id": ["1302-0001"], "name": ["Mill Creek"]}, geometry=[_box(0, 0, 2, 40)], crs=CRS18
+    )
+    layers = {
+        "parcels": gpd.GeoDataFrame(
+            {"parcel_id": ["P"]}, geometry=[_box(10, 10, 20, 20)], crs=CRS18
+        ),
+        "waterbodies": pd.concat([other, creek], ignore_index=True),
+    }
+    report = QAReport()
+    _check_legal_layers(layers, report)
+    found = [f for f in report.findings if f.code == "waterbody_no_wb_id"]
+    assert len(found) == 1
+    assert "Tamarack Brook" in found[0].message and "Mill Creek" not in found[0].message
+    assert "PWL ID" in found[0].fix

@@ -315,7 +315,12 @@ def _run_batch(args: argparse.Namespace) -> int:
     print(
         f"  septic parcels: {len(sep)}, flagged {int(sep['flagged'].sum())}, special "
         f"condition {int(sep['special_condition'].sum())}"
-        + (f" (not determined for {open_}: a legal layer is missing)" if open_ else "")
+        + (
+            f" (not determined for {open_}: a legal layer is missing, or the water they "
+            "drain to is not known; see the septic layer's reason)"
+            if open_
+            else ""
+        )
         + f", violations {int(sep['violation'].sum())}"
     )
     for text in missing:

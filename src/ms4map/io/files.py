@@ -1553,6 +1553,27 @@ def _check_legal_layers(layers: dict[str, Any], report: QAReport) -> None:
                 "without it Condition A is undetermined wherever it would be 'no'.",
                 fix=fix[0].upper() + fix[1:] + ".",
             )
+    wbs = layers.get("waterbodies")
+    if wbs is not None and len(wbs):
+        ids = wbs["wb_id"] if "wb_id" in wbs.columns else pd.Series(pd.NA, index=wbs.index)
+        blank = ids.map(schema.id_text).isna().to_numpy()
+        if blank.any():
+            names = wbs["name"] if "name" in wbs.columns else pd.Series(None, index=wbs.index)
+            shown = [
+                str(v) if not is_blank_or_null_marker(v) else f"row {i + 1}"
+                for i, v in zip(np.flatnonzero(blank), names.to_numpy()[blank], strict=True)
+            ]
+            report.warning(
+                "waterbody_no_wb_id",
+                "waterbodies",
+                f"{int(blank.sum())} waterbod(ies) have no `wb_id` (PWL ID): "
+                f"{', '.join(shown[:10])}. Condition A for runoff reaching them directly is "
+                "undetermined (no 303(d) listing can be looked up).",
+                feature_id=", ".join(shown[:50]),
+                count=int(blank.sum()),
+                column="wb_id",
+                fix="Fill `wb_id` with the NYSDEC PWL ID (NNNN-NNNN) of each waterbody.",
+            )
     of = layers.get("outfalls")
     if of is None:
         report.warning(
