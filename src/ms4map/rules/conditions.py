@@ -2168,25 +2168,23 @@ def _counting_listings(waters: Waters, profile: Profile) -> pd.DataFrame:
 
 def _counting_tmdls(waters: Waters, profile: Profile) -> Any:
     """The TMDL watersheds that count for Condition A (:func:`_tmdl_counts`)."""
-    tm = waters.tmdl_watersheds
-    if tm is None or not len(tm):
-        return tm
-    keep = [
-        _tmdl_counts(sw, p, profile) is True
-        for sw, p in zip(tm["stormwater_source"], tm["pollutant"], strict=True)
-    ]
-    return tm[np.asarray(keep, dtype=bool)]
+    return _tmdl_where(waters, profile, True)
 
 
 def _unknown_tmdls(waters: Waters, profile: Profile) -> Any:
     """The TMDL watersheds whose stormwater source or pollutant the layer does not
     record (:func:`_tmdl_counts` is ``None``): a parcel in or draining to one is
     undetermined, not a "no"."""
+    return _tmdl_where(waters, profile, None)
+
+
+def _tmdl_where(waters: Waters, profile: Profile, answer: bool | None) -> Any:
+    """The TMDL watersheds for which :func:`_tmdl_counts` is ``answer``."""
     tm = waters.tmdl_watersheds
     if tm is None or not len(tm):
         return tm
     keep = [
-        _tmdl_counts(sw, p, profile) is None
+        _tmdl_counts(sw, p, profile) is answer
         for sw, p in zip(tm["stormwater_source"], tm["pollutant"], strict=True)
     ]
     return tm[np.asarray(keep, dtype=bool)]
