@@ -723,6 +723,32 @@ def normalize_pwl_id(value: Any) -> str | None:
     return m.group(1) if m else None
 
 
+#: Words a ``stormwater_source`` cell may hold for "yes" (an MS4 waste load allocation
+#: says stormwater is a source) and for "no"; anything else is not known.
+STORMWATER_SOURCE_TRUE = frozenset(
+    {"true", "yes", "y", "1", "t", "ms4", "wla", "ms4 wla", "ms4_wla"}
+)
+STORMWATER_SOURCE_FALSE = frozenset({"false", "no", "n", "0", "f", "none"})
+
+
+def stormwater_source_value(v: Any) -> bool | None:
+    """A TMDL watershed's ``stormwater_source`` cell: ``True``, ``False``, or ``None``
+    when blank or unrecognised (not known: Condition A is then undetermined, never a
+    "no", docs/screening.md)."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if is_blank_or_null_marker(v):
+        return None
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return bool(v)
+    text = str(v).strip().lower()
+    if text in STORMWATER_SOURCE_TRUE:
+        return True
+    if text in STORMWATER_SOURCE_FALSE:
+        return False
+    return None
+
+
 # ---- vectorised normalisers (one call per column; Python only per distinct value) -----------
 _BLANK_TEXT = ("", "<Null>", "NULL", "None")
 

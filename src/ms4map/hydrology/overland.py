@@ -1259,11 +1259,7 @@ def route(
     qa = QAReport()
     timings: dict[str, float] = {}
     _check_dem(dem)
-    for layer, frame in (
-        ("inlets", inlets),
-        ("conveyances", conveyances),
-        ("waterbodies", waterbodies),
-    ):
+    for layer, frame in zip(_TARGET_LAYERS, (inlets, conveyances, waterbodies), strict=True):
         check_layer_crs(frame, dem.crs, layer)
     z = np.asarray(dem.array, dtype="float64")
     h, w = z.shape
@@ -1648,6 +1644,9 @@ def _kind_layer(
     return gpd.GeoDataFrame(
         {out_col: pd.Series([], dtype=str)}, geometry=gpd.GeoSeries([], crs=crs), crs=crs
     )
+
+
+_TARGET_LAYERS = ("inlets", "conveyances", "waterbodies")
 
 
 def check_layer_crs(frame: Any, crs: Any, layer: str) -> None:

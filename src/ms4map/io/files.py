@@ -1233,11 +1233,7 @@ _ROLE_NORMALISERS: dict[str, Callable[[str, pd.DataFrame, dict[str, str], QARepo
 def _to_bool(v: Any) -> Any:
     """A ``stormwater_source`` cell as read: True, False, or ``pd.NA`` when blank or
     unrecognised (not known: Condition A is then undetermined, never a "no")."""
-    from ..rules.waters import _to_bool as stormwater_source
-
-    if is_blank_or_null_marker(v):
-        return pd.NA
-    out = stormwater_source(v)
+    out = schema.stormwater_source_value(v)
     return pd.NA if out is None else out
 
 

@@ -37,6 +37,7 @@ from ..core.schema import (
     LEGAL_LAYERS,  # re-exported: io reads it too
     id_text,
     normalize_pwl_id,
+    stormwater_source_value,
 )
 
 if TYPE_CHECKING:
@@ -715,24 +716,7 @@ def validate_impairments(df: pd.DataFrame, *, layer: str = "impairments") -> pd.
 
 def _to_bool(v: Any) -> bool | None:
     """A ``stormwater_source`` cell: ``None`` when blank or unrecognised (not known)."""
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if is_blank(v):
-        return None
-    if isinstance(v, (int, float, np.integer, np.floating)):
-        return bool(v)
-    text = str(v).strip().lower()
-    if text in TRUE_WORDS:
-        return True
-    if text in FALSE_WORDS:
-        return False
-    return None
-
-
-#: Words a ``stormwater_source`` cell may hold for "yes" (an MS4 waste load allocation
-#: says stormwater is a source) and for "no"; anything else is not known.
-TRUE_WORDS = frozenset({"true", "yes", "y", "1", "t", "ms4", "wla", "ms4 wla", "ms4_wla"})
-FALSE_WORDS = frozenset({"false", "no", "n", "0", "f", "none"})
+    return stormwater_source_value(v)
 
 
 # --------------------------------------------------------------------------------------
