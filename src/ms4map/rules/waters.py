@@ -714,11 +714,6 @@ def validate_impairments(df: pd.DataFrame, *, layer: str = "impairments") -> pd.
     return out
 
 
-def _to_bool(v: Any) -> bool | None:
-    """A ``stormwater_source`` cell: ``None`` when blank or unrecognised (not known)."""
-    return stormwater_source_value(v)
-
-
 # --------------------------------------------------------------------------------------
 # The model
 # --------------------------------------------------------------------------------------
@@ -795,7 +790,7 @@ class Waters:
                 if c not in tm.columns:
                     tm[c] = None
             tm["stormwater_source"] = [
-                _to_bool(v)
+                stormwater_source_value(v)
                 for v in tm.get("stormwater_source", pd.Series([None] * len(tm), index=tm.index))
             ]
         if crs is None:
