@@ -280,7 +280,7 @@ def _run_batch(args: argparse.Namespace) -> int:
     from .. import pipeline
     from ..io import write_outputs, write_text_output
     from ..rules.conditions import screen_all
-    from ..rules.septic import flag_septic, write_mailing_list
+    from ..rules.septic import flag_septic, undetermined_causes, write_mailing_list
 
     prof = _profile(args)
     ws = workspace_from_args(args)
@@ -311,13 +311,15 @@ def _run_batch(args: argparse.Namespace) -> int:
     counts = scr["condition_a_text"].value_counts()
     print(f"{len(scr)} parcels screened -> {path} (layers screening, septic)")
     print("  would be Condition A: " + ", ".join(f"{k} {int(v)}" for k, v in counts.items()))
-    open_ = int(sep["special_condition"].isna().sum())
+    causes = undetermined_causes(sep)
+    open_ = sum(n for n, _ in causes)
     print(
         f"  septic parcels: {len(sep)}, flagged {int(sep['flagged'].sum())}, special "
         f"condition {int(sep['special_condition'].sum())}"
         + (
-            f" (not determined for {open_}: a legal layer is missing, or the water they "
-            "drain to is not known; see the septic layer's reason)"
+            f" (not determined for {open_}: "
+            + "; ".join(f"{n}: {cause}" for n, cause in causes)
+            + "; see the septic layer's reason)"
             if open_
             else ""
         )

@@ -32,8 +32,8 @@ import pandas as pd
 from ..core.errors import DataError
 from ..core.nulls import is_blank
 from ..core.qa import QAReport
-from ..core.schema import PARCEL_INFO_COLUMNS
-from .conditions import join_unique, water_ids
+from ..core.schema import PARCEL_INFO_COLUMNS, stormwater_source_value
+from .conditions import join_unique, tmdl_watershed_label, water_ids
 from .profiles import Profile, load_profile
 from .waters import Waters, missing_layer_reason, pollutant_in
 
@@ -48,6 +48,7 @@ __all__ = [
     "flag_septic_table",
     "mailing_list",
     "parse_failure_codes",
+    "undetermined_causes",
     "write_mailing_list",
 ]
 
@@ -190,7 +191,7 @@ def flag_septic_table(
         )
     sep, qa = _septic_parcels(parcels, sewer_districts)
     flow = _septic_drainage(drainage, sep, waters)
-    pols_by_parcel, why_by_parcel, unknown_by_parcel = _special_conditions(
+    pols_by_parcel, why_by_parcel, unknown_by_parcel, unknown_tmdl_by_parcel = _special_conditions(
         flow, sep, waters, outfall_points
     )
     dist = prof.setback_ft * _FT / _crs_unit_m(parcels.crs)
@@ -207,6 +208,7 @@ def flag_septic_table(
             profile=prof,
             missing=missing,
             unknown_outfalls=unknown_by_parcel.get(rec["parcel_id"], []),
+            unknown_tmdls=unknown_tmdl_by_parcel.get(rec["parcel_id"], []),
         )
         for rec in _records(out, _ASSESS_INPUTS)
     ]
@@ -350,35 +352,33 @@ def _septic_drainage(drainage: pd.DataFrame, sep: Any, waters: Waters) -> dict[s
 
 def _special_conditions(
     flow: dict[str, Any], sep: Any, waters: Waters, outfall_points: dict[str, Any] | None
-) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
+) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
     """Per septic parcel: the listed pollutants of the special conditions, why they
     apply (an outfall it drains through discharges to a category 5 water or into a TMDL
-    watershed with stormwater a source, or an MS4-tributary parcel lies in one), and the
+    watershed with stormwater a source, or an MS4-tributary parcel lies in one), the
     outfalls it drains through whose receiving water is not known (no PWL ID and no
     name of exactly one waterbody, as for Condition A: ``"?"`` for a row without an
-    outfall id)."""
+    outfall id), and the TMDL watersheds it drains into or lies in whose layer does not
+    record whether stormwater is a source (blank or unrecognised ``stormwater_source``:
+    not known, as for Condition A, never "not a source")."""
     imp = waters.impairments
     cat5 = imp[imp["category"].astype(str) == "5"]
     listed_pols = cat5.groupby("wb_id")["pollutant"].agg(list).to_dict() if len(cat5) else {}
     tm = waters.tmdl_watersheds
-    tm_sw = tm[tm["stormwater_source"].astype(bool)] if tm is not None and len(tm) else None
-    of_tmdl: dict[str, list[str]] = {}
-    if tm_sw is not None and len(tm_sw):
-        for of, pt in (outfall_points or {}).items():
-            hit = tm_sw[tm_sw.intersects(pt)]
-            if len(hit):
-                of_tmdl[str(of)] = [str(x) for x in hit["pollutant"]]
-    parcel_tmdl: dict[str, list[str]] = {}
-    if tm_sw is not None and len(tm_sw) and len(sep):
-        pi, ti = tm_sw.sindex.query(sep.geometry.to_numpy(), predicate="intersects")
-        pids = sep["parcel_id"].to_numpy()
-        tpol = tm_sw["pollutant"].astype(str).to_numpy()
-        for parcel_i, tmdl_i in zip(pi, ti, strict=True):
-            parcel_tmdl.setdefault(pids[parcel_i], []).append(tpol[tmdl_i])
+    sw = (
+        [stormwater_source_value(v) for v in tm["stormwater_source"]]
+        if tm is not None and len(tm)
+        else []
+    )
+    of_tmdl, parcel_tmdl = _tmdl_hits(
+        tm, [v is True for v in sw], sep, outfall_points, label="pollutant"
+    )
+    of_unk, parcel_unk = _tmdl_hits(tm, [v is None for v in sw], sep, outfall_points, label="name")
     ms4_rows = flow["ms4_rows"]
     pols_by_parcel: dict[str, list[str]] = {}
     why_by_parcel: dict[str, list[str]] = {}
     unknown_by_parcel: dict[str, list[str]] = {}
+    unknown_tmdl_by_parcel: dict[str, list[str]] = {}
     for pid, wb, of in zip(
         ms4_rows["parcel_id"], ms4_rows["_wb"], ms4_rows["outfall_id"], strict=True
     ):
@@ -401,14 +401,64 @@ def _special_conditions(
                 f"outfall {of} discharges into a TMDL watershed "
                 f"({', '.join(of_tmdl[str(of)])}; stormwater a source)"
             )
+        if of is not None and str(of) in of_unk:
+            unknown_tmdl_by_parcel.setdefault(pid, []).extend(of_unk[str(of)])
     shares = flow["shares"]
-    for pid, tpols in parcel_tmdl.items():
-        if pid in shares.index and shares.loc[pid, "ms4"] > 0:
+    for hits, into in ((parcel_tmdl, None), (parcel_unk, unknown_tmdl_by_parcel)):
+        for pid, tpols in hits.items():
+            if not (pid in shares.index and shares.loc[pid, "ms4"] > 0):
+                continue
+            if into is not None:
+                into.setdefault(pid, []).extend(tpols)
+                continue
             pols_by_parcel.setdefault(pid, []).extend(tpols)
             why_by_parcel.setdefault(pid, []).append(
                 f"the parcel lies in a TMDL watershed ({', '.join(tpols)}; stormwater a source)"
             )
-    return pols_by_parcel, why_by_parcel, unknown_by_parcel
+    return pols_by_parcel, why_by_parcel, unknown_by_parcel, unknown_tmdl_by_parcel
+
+
+def _tmdl_hits(
+    tm: Any,
+    keep: list[bool],
+    sep: Any,
+    outfall_points: dict[str, Any] | None,
+    *,
+    label: str,
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """``(outfall_id -> labels, parcel_id -> labels)`` of the TMDL watersheds of ``tm``
+    selected by ``keep`` that each outfall point or septic parcel intersects; a label is
+    the watershed's ``pollutant`` or, with ``label="name"``, its name as a TMDL
+    watershed (its ``tmdl_id`` when it has no name)."""
+    of_hits: dict[str, list[str]] = {}
+    parcel_hits: dict[str, list[str]] = {}
+    if tm is None or not any(keep):
+        return of_hits, parcel_hits
+    sel = tm[np.asarray(keep, dtype=bool)]
+    if label == "name":
+        names = sel["name"] if "name" in sel.columns else pd.Series([None] * len(sel))
+        ids = sel["tmdl_id"] if "tmdl_id" in sel.columns else pd.Series([None] * len(sel))
+        labels = np.array(
+            [
+                tmdl_watershed_label(
+                    n if not is_blank(n) else (i if not is_blank(i) else "unnamed")
+                )
+                for n, i in zip(names, ids, strict=True)
+            ],
+            dtype=object,
+        )
+    else:
+        labels = sel["pollutant"].astype(str).to_numpy()
+    for of, pt in (outfall_points or {}).items():
+        hit = np.flatnonzero(sel.intersects(pt).to_numpy())
+        if len(hit):
+            of_hits[str(of)] = [str(x) for x in labels[hit]]
+    if len(sep):
+        pi, ti = sel.sindex.query(sep.geometry.to_numpy(), predicate="intersects")
+        pids = sep["parcel_id"].to_numpy()
+        for parcel_i, tmdl_i in zip(pi, ti, strict=True):
+            parcel_hits.setdefault(pids[parcel_i], []).append(str(labels[tmdl_i]))
+    return of_hits, parcel_hits
 
 
 def _setback_features(
@@ -494,6 +544,7 @@ def _assess_parcel(
     profile: Profile,
     missing: list[str] | None = None,
     unknown_outfalls: list[str] | None = None,
+    unknown_tmdls: list[str] | None = None,
 ) -> dict[str, Any]:
     """One septic parcel's special condition, septic pollutant, setback, recorded
     failures, violation, priority, method and reason (:data:`_ASSESSED_COLUMNS`).
@@ -502,13 +553,16 @@ def _assess_parcel(
     tributary parcel none of whose waters is listed while a legal layer (``missing``:
     the 303(d) listings or the TMDL watersheds) is missing (method ``missing_layer``),
     or while an outfall it drains through has a receiving water Condition A cannot
-    identify (``unknown_outfalls``; method ``unknown_receiving_water``).
+    identify (``unknown_outfalls``; method ``unknown_receiving_water``), or while it
+    drains into or lies in a TMDL watershed whose layer does not record whether
+    stormwater is a source (``unknown_tmdls``; method ``tmdl_unknown``).
     """
     trib = bool(rec["tributary"])
     pols = list(dict.fromkeys(pols)) if trib else []
     special: bool | None = bool(pols)
     unknown_outfalls = list(unknown_outfalls or ()) if trib else []
-    if trib and not special and (missing or unknown_outfalls):
+    unknown_tmdls = list(dict.fromkeys(unknown_tmdls or ())) if trib else []
+    if trib and not special and (missing or unknown_outfalls or unknown_tmdls):
         special = None
     septic_pol = bool(special) and any(_is_septic_pollutant(x, profile) for x in pols)
     within = setback_feature is not None
@@ -546,7 +600,19 @@ def _assess_parcel(
                     + " has no PWL ID and no `receiving_water` naming exactly one waterbody "
                     "(fill `pwl_id` or `receiving_water` in the `outfalls` layer)."
                 )
-        method = "violation" if violation else _tributary_method(special, missing=bool(missing))
+            if unknown_tmdls:
+                words.append(
+                    f"the {' and the '.join(unknown_tmdls)} it drains into or lies in "
+                    "does not record whether stormwater is a source (fill "
+                    "`stormwater_source` in the `tmdl_watersheds` layer)."
+                )
+        method = (
+            "violation"
+            if violation
+            else _tributary_method(
+                special, missing=bool(missing), unknown_water=bool(unknown_outfalls)
+            )
+        )
     else:
         score = 0
         method, words = _not_tributary_reason(rec, src, direct_name, codes)
@@ -573,13 +639,50 @@ def _assess_parcel(
     }
 
 
-def _tributary_method(special: bool | None, *, missing: bool = True) -> str:
+def undetermined_causes(septic: Any) -> list[tuple[int, str]]:
+    """Why the special condition of flagged parcels of a septic layer is not determined:
+    ``(parcels, cause)`` per ``method`` (``missing_layer``, ``unknown_receiving_water``,
+    ``tmdl_unknown``), in that order, for the summaries of ``ms4map screen --all`` and
+    the app's Septic page (each parcel's ``reason`` names its layer, outfalls or TMDL
+    watersheds, and the fix)."""
+    if not len(septic) or "special_condition" not in septic.columns:
+        return []
+    open_ = septic["special_condition"].isna().to_numpy(dtype=bool, copy=True)
+    if "flagged" in septic.columns:
+        open_ &= septic["flagged"].fillna(False).to_numpy(dtype=bool)
+    methods = septic["method"].to_numpy(dtype=object)[open_]
+    missing = list(getattr(septic, "attrs", {}).get("missing_layers", []) or [])
+    causes = {
+        "missing_layer": "the workspace has no "
+        + (" or ".join(f"`{m}`" for m in missing) or "legal")
+        + " layer (303(d) listings or TMDL watersheds)",
+        "unknown_receiving_water": "an outfall they drain through has no PWL ID and no "
+        "`receiving_water` naming one waterbody",
+        "tmdl_unknown": "a TMDL watershed they drain into or lie in does not record "
+        "whether stormwater is a source",
+    }
+    out = []
+    for method, cause in causes.items():
+        n = int((methods == method).sum())
+        if n:
+            out.append((n, cause))
+    return out
+
+
+def _tributary_method(
+    special: bool | None, *, missing: bool = True, unknown_water: bool = True
+) -> str:
     """The method of a tributary parcel: ``special_condition``, ``tributary``, or for a
-    special condition not known ``missing_layer`` (a legal layer is missing) or
-    ``unknown_receiving_water`` (an outfall's receiving water has no PWL ID)."""
+    special condition not known ``missing_layer`` (a legal layer is missing),
+    ``unknown_receiving_water`` (an outfall's receiving water has no PWL ID) or
+    ``tmdl_unknown`` (a TMDL watershed reached does not record whether stormwater is a
+    source)."""
     if special is None:
-        # never a confident "no" while a legal layer or a receiving water is missing
-        return "missing_layer" if missing else "unknown_receiving_water"
+        # never a confident "no" while a legal layer, a receiving water or a TMDL's
+        # stormwater source is missing
+        if missing:
+            return "missing_layer"
+        return "unknown_receiving_water" if unknown_water else "tmdl_unknown"
     return "special_condition" if special else "tributary"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from ...rules.septic import undetermined_causes
 from .. import mapview, state, widgets
 
 LETTER_COLUMNS = ("parcel_id", "owner", "owner_address", "address")
@@ -31,17 +32,16 @@ def render() -> None:
         f"{len(df)} parcel(s) in the septic layer, highest priority first (recorded "
         "violations, then special conditions, then the rest)."
     )
-    # flagged parcels whose special condition a missing legal layer leaves open
+    # flagged parcels whose special condition missing data leaves open
     open_ = pd.Series(False, index=df.index)
     if "special_condition" in df.columns:
         open_ = df["special_condition"].isna() & _is_true(df, "flagged")
     if open_.any():
-        missing = list(getattr(flagged, "attrs", {}).get("missing_layers", []) or [])
-        named = ", ".join(f"`{m}`" for m in missing) or "a legal layer"
+        causes = undetermined_causes(flagged)
         st.warning(
             f"Special condition not determined for {int(open_.sum())} flagged parcel(s): "
-            f"the workspace has no {named} layer (303(d) listings or TMDL watersheds). "
-            "Each parcel's reason says what to add."
+            + "; ".join(f"{n}: {cause}" for n, cause in causes)
+            + ". Each parcel's reason says what to add."
         )
     with st.sidebar:
         st.subheader("Filters")
@@ -52,8 +52,9 @@ def render() -> None:
         only_open = bool(open_.any()) and st.checkbox(
             "Special condition not determined only",
             key="septic_special_open",
-            help="A legal layer (303(d) listings or TMDL watersheds) is missing: these "
-            "parcels may have a special condition.",
+            help="A legal layer (303(d) listings or TMDL watersheds), a receiving water "
+            "or a TMDL's stormwater source is not known: these parcels may have a "
+            "special condition.",
         )
         pols = _septic_pollutants()
         only_septic_pol = st.checkbox(
