@@ -58,6 +58,8 @@ __all__ = [
     "combine_parcel_rows",
     "determine",
     "evaluate_site",
+    "four_a_gaps",
+    "four_a_links",
     "guess_project_type",
     "guess_site_project_type",
     "EXCLUDING_TYPES",
@@ -559,6 +561,7 @@ def condition_a_physics(
         listed_fraction=site["listed_fraction"].to_numpy(),
         tmdl_hit=np.array([any(t["counts_for_condition_a"] is True for t in tmdl_out)]),
         tmdl_unknown=np.array([any(t["counts_for_condition_a"] is None for t in tmdl_out)]),
+        tmdl_missing=site["tmdl_gap_fraction"].to_numpy() > _EPS,
         unknown_fraction=site["unknown_fraction"].to_numpy(),
         internal_fraction=site["internal_fraction"].to_numpy(),
         total_fraction=site["total_fraction"].to_numpy(),
@@ -591,6 +594,12 @@ def condition_a_physics(
         reasons.append(_unknown_drainage_reason(rows, fr, unresolved_outfalls, id_problems))
     elif method == "tmdl_unknown":
         pass  # the TMDL's own reason says what is not recorded
+    elif method == "tmdl_missing":
+        gaps = list(dict.fromkeys(facts["tmdl_gap"].dropna()))
+        reasons.append(
+            f"{_pct(fr['tmdl_gap_fraction'])} of the site drains to {'; '.join(gaps)}, but "
+            f"{_TMDL_GAP_FIX}: Condition A is undetermined."
+        )
     else:
         reasons += _not_reached_reasons(method, fr, by_wb, impaired, waters)
     reasons = _missing_layer_reasons(
@@ -767,7 +776,61 @@ def condition_a_row_facts(
     out["no_pwl"] = out["reach"] & out["wb"].isna()
     problems = water_id_problems(out, waters)
     out["id_problem"] = problems.where(out["no_pwl"] & problems.notna(), None).astype(object)
+    gaps = four_a_gaps(waters, profile)
+    gap = out["wb"].map(gaps).where(out["reach"]) if gaps else pd.Series(None, index=out.index)
+    out["tmdl_gap"] = gap.astype(object).where(gap.notna(), None)
     return out
+
+
+def four_a_gaps(waters: Waters, profile: Profile | None = None) -> dict[str, str]:
+    """``wb_id -> "Round Lake (1302-0004), category 4a (TMDL approved) for phosphorus
+    (TMDL action 12345)"``: the waters with a category 4a listing of a pollutant of
+    concern (or of a pollutant not recorded) whose TMDL the ``tmdl_watersheds`` layer
+    does not have (:meth:`Waters.four_a_listings`; without ``profile`` every pollutant
+    counts, as for the septic special condition).  Runoff reaching one reaches a TMDL
+    watershed whose stormwater source is not known: never a "no".  None while the TMDL
+    or the waterbodies layer is missing (the place of a TMDL is then not known):
+    ``missing_layer`` says so then."""
+    gaps: dict[str, str] = {}
+    if {"tmdl_watersheds", "waterbodies"} & set(getattr(waters, "missing", ()) or ()):
+        return gaps
+    for wb, listings in waters.four_a_listings().items():
+        open_ = [
+            x
+            for x in listings
+            if not x["tmdls"]
+            and (profile is None or x["pollutant"] is None or _counts(x["pollutant"], profile))
+        ]
+        if not open_:
+            continue
+        what = ", ".join(
+            (x["pollutant"] or "a pollutant not recorded")
+            + (f" (TMDL action {x['action_id']})" if x["action_id"] else "")
+            for x in open_
+        )
+        name = waters.name_of(wb)
+        gaps[wb] = f"{f'{name} ({wb})' if name else wb}, category 4a (TMDL approved) for {what}"
+    return gaps
+
+
+def four_a_links(waters: Waters) -> dict[str, list[Any]]:
+    """``wb_id -> index labels of the TMDL watersheds its category 4a listings name``:
+    runoff reaching the water reaches them (:meth:`Waters.four_a_listings`)."""
+    links: dict[str, list[Any]] = {}
+    for wb, listings in waters.four_a_listings().items():
+        for x in listings:
+            for label in x["tmdls"]:
+                if label not in links.setdefault(wb, []):
+                    links[wb].append(label)
+    return links
+
+
+#: The sentence of a part reaching a category 4a water whose TMDL the layer lacks.
+_TMDL_GAP_FIX = (
+    "the `tmdl_watersheds` layer has no TMDL for it, so whether stormwater is a source is "
+    "not known (add the TMDL's watershed, with `stormwater_source`, to the "
+    "`tmdl_watersheds` layer; its `tmdl_id` the listing's action id)"
+)
 
 
 def condition_a_site_facts(facts: pd.DataFrame, *, key: str) -> pd.DataFrame:
@@ -787,6 +850,7 @@ def condition_a_site_facts(facts: pd.DataFrame, *, key: str) -> pd.DataFrame:
             "ms4_fraction": fr * facts["ms4"],
             "direct_fraction": fr * (kind == "water_direct"),
             "internal_fraction": fr * (kind == "depression"),
+            "tmdl_gap_fraction": fr * facts["tmdl_gap"].notna(),
             "total_fraction": fr,
         }
     )
@@ -804,6 +868,7 @@ def decide_condition_a(
     missing: list[str],
     bad_rows: np.ndarray | None = None,
     tmdl_unknown: np.ndarray | None = None,
+    tmdl_missing: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The Condition A rule on the facts of one or many sites: ``(value, method)`` arrays.
 
@@ -811,7 +876,8 @@ def decide_condition_a(
     a counting TMDL watershed (``tmdl_watershed``); else ``None`` when the site has no
     drainage (``no_drainage``), bad drainage rows (``bad_drainage_rows``) or a part that
     drains somewhere unknown (``unknown_drainage``) or reaches a TMDL watershed whose
-    stormwater source or pollutant the layer does not record (``tmdl_unknown``); else
+    stormwater source or pollutant the layer does not record (``tmdl_unknown``) or a
+    category 4a water whose TMDL the layer does not have (``tmdl_missing``); else
     ``False`` (``internally_drained``
     when all of it ends in closed depressions, else ``not_listed``), which becomes ``None``
     (``missing_layer``) while a legal layer is missing.
@@ -834,6 +900,10 @@ def decide_condition_a(
         tm_unknown = rest & ~unknown & np.asarray(tmdl_unknown, dtype=bool)
         method[tm_unknown] = "tmdl_unknown"
         unknown = unknown | tm_unknown
+    if tmdl_missing is not None:
+        tm_missing = rest & ~unknown & np.asarray(tmdl_missing, dtype=bool)
+        method[tm_missing] = "tmdl_missing"
+        unknown = unknown | tm_missing
     no = rest & ~unknown
     value[no] = False
     inside = np.asarray(internal_fraction, dtype=float) >= 1 - _EPS
@@ -1710,11 +1780,23 @@ def tmdl_hits_for(
             geoms.append(g)
             hows.append(f"drains directly to {waters.name_of(wb) or wb}, in")
     hits = waters.tmdls_hit(geoms)
-    if not len(hits):
-        return pd.DataFrame()
-    hits = pd.DataFrame(hits.drop(columns="geometry"))
-    hits["how"] = [hows[i] for i in hits["hit"]]
-    return hits
+    hits = pd.DataFrame(hits.drop(columns="geometry", errors="ignore"))
+    hits["how"] = [hows[int(i)] for i in hits["hit"]] if len(hits) else []
+    links = four_a_links(waters)
+    reached = rows[rows["target_kind"].isin(_REACH_KINDS)]
+    extra = []
+    for wb in dict.fromkeys(w for w in water_ids(reached, waters) if w is not None):
+        for label in links.get(wb, []):
+            if label in hits.index or any(label in e.index for e in extra):
+                continue
+            e = pd.DataFrame(tm.loc[[label]].drop(columns="geometry"))
+            e["hit"] = -1
+            name = waters.name_of(wb)
+            e["how"] = f"drains to {f'{name} ({wb})' if name else wb}, category 4a under"
+            extra.append(e)
+    if extra:
+        hits = pd.concat([hits, *extra]) if len(hits) else pd.concat(extra)
+    return hits if len(hits) else pd.DataFrame()
 
 
 def _classes(sel: pd.DataFrame) -> list[str | None]:
@@ -2238,7 +2320,8 @@ def screen_condition_a(
     reach_hits = _reach_hits(good, waters, prof, crs if crs is not None else waters.crs)
     facts = condition_a_row_facts(good, waters=waters, profile=prof, reach_hits=reach_hits)
     tmdls = _counting_tmdls(waters, prof)
-    tmdl_names = _tmdl_names_by_row(facts, tmdls, outfall_points, waters)
+    links = four_a_links(waters)
+    tmdl_names = _tmdl_names_by_row(facts, tmdls, outfall_points, waters, links=links)
     facts["row_reason"] = _batch_row_reasons(facts, tmdl_names, waters, prof)
     in_tmdl = _parcels_in_tmdl(parcels, tmdls)
     site = condition_a_site_facts(facts, key="parcel_id")
@@ -2246,11 +2329,17 @@ def screen_condition_a(
     unknown_tmdls = _unknown_tmdls(waters, prof)
     in_unknown: dict[str, str] = {}
     if unknown_tmdls is not None and len(unknown_tmdls):
-        unk_names = _tmdl_names_by_row(facts, unknown_tmdls, outfall_points, waters)
+        unk_names = _tmdl_names_by_row(facts, unknown_tmdls, outfall_points, waters, links=links)
         site["tmdl_unknown"] = unk_names.notna().groupby(facts["parcel_id"], sort=False).any()
         in_unknown = _parcels_in_tmdl(parcels, unknown_tmdls)
     else:
         site["tmdl_unknown"] = False
+    gap_rows = facts["tmdl_gap"].notna()
+    site["tmdl_gap_text"] = (
+        join_unique(facts.loc[gap_rows, "parcel_id"], facts.loc[gap_rows, "tmdl_gap"], sep="; ")
+        if gap_rows.any()
+        else None
+    )
     all_ids = list(dict.fromkeys([*site.index, *sorted(bad_parcels)]))
     if parcels is not None and len(parcels):
         all_ids = list(dict.fromkeys([*parcels["parcel_id"].astype(str), *all_ids]))
@@ -2270,6 +2359,7 @@ def screen_condition_a(
         bad_rows=np.array([p in bad_parcels for p in ids], dtype=bool),
         tmdl_unknown=site["tmdl_unknown"].fillna(False).to_numpy(dtype=bool)
         | np.array([p in in_unknown for p in ids], dtype=bool),
+        tmdl_missing=site["tmdl_gap_fraction"].fillna(0).to_numpy() > _EPS,
     )
     out = _screening_columns(facts, site, all_ids, _counting_pollutants(waters, prof))
     out["reason"] = _batch_reasons(
@@ -2348,9 +2438,13 @@ def _tmdl_names_by_row(
     tmdls: Any,
     outfall_points: dict[str, Any] | None,
     waters: Waters,
+    *,
+    links: dict[str, list[Any]] | None = None,
 ) -> pd.Series:
-    """For each row that drains into a counting TMDL watershed (through an outfall inside
-    it, or directly to a waterbody in it): the watershed's name (else its id); else NaN."""
+    """For each row that drains into one of the TMDL watersheds ``tmdls`` (through an
+    outfall inside it, directly to a waterbody in it, or to a category 4a water whose
+    TMDL it is: ``links``, :func:`four_a_links`): the watershed's name (else its id);
+    else NaN."""
     names = pd.Series(np.nan, index=facts.index, dtype=object)
     if tmdls is None or not len(tmdls):
         return names
@@ -2370,7 +2464,16 @@ def _tmdl_names_by_row(
                 by_water[str(w)] = str(label[hit].iloc[0])
     via_outfall = facts["outfall_id"].astype(str).map(by_outfall).where(facts["ms4"])
     via_water = facts["wb"].astype(str).map(by_water).where(direct)
-    return via_outfall.where(via_outfall.notna(), via_water).astype(object)
+    found = via_outfall.where(via_outfall.notna(), via_water)
+    by_listing = {
+        wb: str(label[labels[0]])
+        for wb, ls in (links or {}).items()
+        if (labels := [x for x in ls if x in tmdls.index])
+    }
+    if by_listing:
+        via_listing = facts["wb"].map(by_listing).where(facts["reach"])
+        found = found.where(found.notna(), via_listing)
+    return found.astype(object)
 
 
 def _batch_row_reasons(
@@ -2518,6 +2621,13 @@ def _batch_reasons(
             "in or draining to a TMDL watershed whose stormwater source or pollutant is not "
             "recorded (fill `stormwater_source` and `pollutant` in the `tmdl_watersheds` layer)"
         )
+    gap_text = (
+        site["tmdl_gap_text"].to_numpy(dtype=object)
+        if "tmdl_gap_text" in site.columns
+        else np.full(len(ids), None, dtype=object)
+    )
+    for i in np.flatnonzero(method == "tmdl_missing"):
+        reason[i] = f"drains to {gap_text[i]}, but {_TMDL_GAP_FIX}"
     und = method == "unknown_drainage"
     for i in np.flatnonzero(und):
         parts = []

@@ -33,7 +33,13 @@ from ..core.errors import DataError
 from ..core.nulls import is_blank
 from ..core.qa import QAReport
 from ..core.schema import PARCEL_INFO_COLUMNS, stormwater_source_value
-from .conditions import join_unique, tmdl_watershed_label, water_ids
+from .conditions import (
+    four_a_gaps,
+    four_a_links,
+    join_unique,
+    tmdl_watershed_label,
+    water_ids,
+)
 from .profiles import Profile, load_profile
 from .waters import Waters, missing_layer_reason, pollutant_in
 
@@ -191,9 +197,7 @@ def flag_septic_table(
         )
     sep, qa = _septic_parcels(parcels, sewer_districts)
     flow = _septic_drainage(drainage, sep, waters)
-    pols_by_parcel, why_by_parcel, unknown_by_parcel, unknown_tmdl_by_parcel = _special_conditions(
-        flow, sep, waters, outfall_points
-    )
+    special = _special_conditions(flow, sep, waters, outfall_points)
     dist = prof.setback_ft * _FT / _crs_unit_m(parcels.crs)
     setback = _setback_features(sep, waters, conveyances, dist)
     out = _septic_frame(sep, flow)
@@ -201,14 +205,15 @@ def flag_septic_table(
     assessed = [
         _assess_parcel(
             rec,
-            pols=pols_by_parcel.get(rec["parcel_id"], []),
-            why=why_by_parcel.get(rec["parcel_id"], []),
+            pols=special["pols"].get(rec["parcel_id"], []),
+            why=special["why"].get(rec["parcel_id"], []),
             setback_feature=setback.get(rec["parcel_id"]),
             direct_name=flow["direct_names"].get(rec["parcel_id"], "water"),
             profile=prof,
             missing=missing,
-            unknown_outfalls=unknown_by_parcel.get(rec["parcel_id"], []),
-            unknown_tmdls=unknown_tmdl_by_parcel.get(rec["parcel_id"], []),
+            unknown_outfalls=special["unknown_outfalls"].get(rec["parcel_id"], []),
+            unknown_tmdls=special["unknown_tmdls"].get(rec["parcel_id"], []),
+            missing_tmdls=special["missing_tmdls"].get(rec["parcel_id"], []),
         )
         for rec in _records(out, _ASSESS_INPUTS)
     ]
@@ -352,15 +357,18 @@ def _septic_drainage(drainage: pd.DataFrame, sep: Any, waters: Waters) -> dict[s
 
 def _special_conditions(
     flow: dict[str, Any], sep: Any, waters: Waters, outfall_points: dict[str, Any] | None
-) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
-    """Per septic parcel: the listed pollutants of the special conditions, why they
-    apply (an outfall it drains through discharges to a category 5 water or into a TMDL
-    watershed with stormwater a source, or an MS4-tributary parcel lies in one), the
-    outfalls it drains through whose receiving water is not known (no PWL ID and no
-    name of exactly one waterbody, as for Condition A: ``"?"`` for a row without an
-    outfall id), and the TMDL watersheds it drains into or lies in whose layer does not
-    record whether stormwater is a source (blank or unrecognised ``stormwater_source``:
-    not known, as for Condition A, never "not a source")."""
+) -> dict[str, dict[str, list[str]]]:
+    """Per septic parcel (``parcel_id -> list`` under each key): ``pols``, the listed
+    pollutants of the special conditions; ``why``, why they apply (an outfall it drains
+    through discharges to a category 5 water, or into a TMDL watershed with stormwater a
+    source, or to a category 4a water under such a TMDL; or an MS4-tributary parcel lies
+    in one); ``unknown_outfalls``, the outfalls it drains through whose receiving water
+    is not known (no PWL ID and no name of exactly one waterbody, as for Condition A:
+    ``"?"`` for a row without an outfall id); ``unknown_tmdls``, the TMDL watersheds it
+    drains into or lies in whose layer does not record whether stormwater is a source
+    (blank or unrecognised ``stormwater_source``: not known, as for Condition A, never
+    "not a source"); ``missing_tmdls``, the category 4a waters it drains to whose TMDL
+    the ``tmdl_watersheds`` layer lacks (:func:`conditions.four_a_gaps`)."""
     imp = waters.impairments
     cat5 = imp[imp["category"].astype(str) == "5"]
     listed_pols = cat5.groupby("wb_id")["pollutant"].agg(list).to_dict() if len(cat5) else {}
@@ -374,18 +382,20 @@ def _special_conditions(
         tm, [v is True for v in sw], sep, outfall_points, label="pollutant"
     )
     of_unk, parcel_unk = _tmdl_hits(tm, [v is None for v in sw], sep, outfall_points, label="name")
+    labels = list(tm.index) if tm is not None and len(tm) else []
+    by_water = _four_a_special(waters, dict(zip(labels, sw, strict=True)))
+    gaps = four_a_gaps(waters)
+    out: dict[str, dict[str, list[str]]] = {
+        k: {} for k in ("pols", "why", "unknown_outfalls", "unknown_tmdls", "missing_tmdls")
+    }
     ms4_rows = flow["ms4_rows"]
-    pols_by_parcel: dict[str, list[str]] = {}
-    why_by_parcel: dict[str, list[str]] = {}
-    unknown_by_parcel: dict[str, list[str]] = {}
-    unknown_tmdl_by_parcel: dict[str, list[str]] = {}
     for pid, wb, of in zip(
         ms4_rows["parcel_id"], ms4_rows["_wb"], ms4_rows["outfall_id"], strict=True
     ):
-        pols = pols_by_parcel.setdefault(pid, [])
-        why = why_by_parcel.setdefault(pid, [])
+        pols = out["pols"].setdefault(pid, [])
+        why = out["why"].setdefault(pid, [])
         if wb is None:
-            ofs = unknown_by_parcel.setdefault(pid, [])
+            ofs = out["unknown_outfalls"].setdefault(pid, [])
             label = "?" if is_blank(of) else str(of)
             if label not in ofs:
                 ofs.append(label)
@@ -402,20 +412,61 @@ def _special_conditions(
                 f"({', '.join(of_tmdl[str(of)])}; stormwater a source)"
             )
         if of is not None and str(of) in of_unk:
-            unknown_tmdl_by_parcel.setdefault(pid, []).extend(of_unk[str(of)])
+            out["unknown_tmdls"].setdefault(pid, []).extend(of_unk[str(of)])
+        if wb is not None and wb in by_water:
+            w_pols, w_why, w_unknown = by_water[wb]
+            pols += w_pols
+            why += [f"outfall {of} discharges to {x}" for x in w_why]
+            out["unknown_tmdls"].setdefault(pid, []).extend(w_unknown)
+        if wb is not None and wb in gaps:
+            out["missing_tmdls"].setdefault(pid, []).append(gaps[wb])
     shares = flow["shares"]
-    for hits, into in ((parcel_tmdl, None), (parcel_unk, unknown_tmdl_by_parcel)):
+    for hits, into in ((parcel_tmdl, None), (parcel_unk, out["unknown_tmdls"])):
         for pid, tpols in hits.items():
             if not (pid in shares.index and shares.loc[pid, "ms4"] > 0):
                 continue
             if into is not None:
                 into.setdefault(pid, []).extend(tpols)
                 continue
-            pols_by_parcel.setdefault(pid, []).extend(tpols)
-            why_by_parcel.setdefault(pid, []).append(
+            out["pols"].setdefault(pid, []).extend(tpols)
+            out["why"].setdefault(pid, []).append(
                 f"the parcel lies in a TMDL watershed ({', '.join(tpols)}; stormwater a source)"
             )
-    return pols_by_parcel, why_by_parcel, unknown_by_parcel, unknown_tmdl_by_parcel
+    return out
+
+
+def _four_a_special(
+    waters: Waters, sw_by_label: dict[Any, bool | None]
+) -> dict[str, tuple[list[str], list[str], list[str]]]:
+    """``wb_id -> (pollutants, why, unknown)`` of the category 4a waters whose TMDL the
+    layer has (:func:`conditions.four_a_links`): the TMDLs with stormwater a source
+    (their pollutants, and "Round Lake (1302-0004), category 4a under the ... TMDL
+    watershed (phosphorus; stormwater a source)"), and those whose layer does not say
+    (their names as TMDL watersheds)."""
+    tm = waters.tmdl_watersheds
+    out: dict[str, tuple[list[str], list[str], list[str]]] = {}
+    for wb, labels in four_a_links(waters).items():
+        pols: list[str] = []
+        why: list[str] = []
+        unknown: list[str] = []
+        name = waters.name_of(wb)
+        water = f"{name} ({wb})" if name else wb
+        for label in labels:
+            t_name = tm.at[label, "name"]
+            t_label = tmdl_watershed_label(
+                t_name if not is_blank(t_name) else tm.at[label, "tmdl_id"]
+            )
+            pol = tm.at[label, "pollutant"]
+            if sw_by_label.get(label) is True:
+                pols.append("" if is_blank(pol) else str(pol))
+                why.append(
+                    f"{water}, category 4a under the {t_label} "
+                    f"({'' if is_blank(pol) else str(pol) + '; '}stormwater a source)"
+                )
+            elif sw_by_label.get(label) is None:
+                unknown.append(t_label)
+        out[wb] = ([p for p in pols if p], why, unknown)
+    return out
 
 
 def _tmdl_hits(
@@ -545,6 +596,7 @@ def _assess_parcel(
     missing: list[str] | None = None,
     unknown_outfalls: list[str] | None = None,
     unknown_tmdls: list[str] | None = None,
+    missing_tmdls: list[str] | None = None,
 ) -> dict[str, Any]:
     """One septic parcel's special condition, septic pollutant, setback, recorded
     failures, violation, priority, method and reason (:data:`_ASSESSED_COLUMNS`).
@@ -555,14 +607,17 @@ def _assess_parcel(
     or while an outfall it drains through has a receiving water Condition A cannot
     identify (``unknown_outfalls``; method ``unknown_receiving_water``), or while it
     drains into or lies in a TMDL watershed whose layer does not record whether
-    stormwater is a source (``unknown_tmdls``; method ``tmdl_unknown``).
+    stormwater is a source (``unknown_tmdls``; method ``tmdl_unknown``), or while it
+    drains to a category 4a water whose TMDL the layer lacks (``missing_tmdls``; method
+    ``tmdl_missing``).
     """
     trib = bool(rec["tributary"])
     pols = list(dict.fromkeys(pols)) if trib else []
     special: bool | None = bool(pols)
     unknown_outfalls = list(unknown_outfalls or ()) if trib else []
     unknown_tmdls = list(dict.fromkeys(unknown_tmdls or ())) if trib else []
-    if trib and not special and (missing or unknown_outfalls or unknown_tmdls):
+    missing_tmdls = list(dict.fromkeys(missing_tmdls or ())) if trib else []
+    if trib and not special and (missing or unknown_outfalls or unknown_tmdls or missing_tmdls):
         special = None
     septic_pol = bool(special) and any(_is_septic_pollutant(x, profile) for x in pols)
     within = setback_feature is not None
@@ -606,11 +661,21 @@ def _assess_parcel(
                     "does not record whether stormwater is a source (fill "
                     "`stormwater_source` in the `tmdl_watersheds` layer)."
                 )
+            if missing_tmdls:
+                words.append(
+                    f"it drains to {'; '.join(missing_tmdls)}, but the `tmdl_watersheds` "
+                    "layer has no TMDL for it (add the TMDL's watershed, with "
+                    "`stormwater_source`, to the `tmdl_watersheds` layer; its `tmdl_id` the "
+                    "listing's action id)."
+                )
         method = (
             "violation"
             if violation
             else _tributary_method(
-                special, missing=bool(missing), unknown_water=bool(unknown_outfalls)
+                special,
+                missing=bool(missing),
+                unknown_water=bool(unknown_outfalls),
+                unknown_tmdl=bool(unknown_tmdls),
             )
         )
     else:
@@ -642,7 +707,7 @@ def _assess_parcel(
 def undetermined_causes(septic: Any) -> list[tuple[int, str]]:
     """Why the special condition of flagged parcels of a septic layer is not determined:
     ``(parcels, cause)`` per ``method`` (``missing_layer``, ``unknown_receiving_water``,
-    ``tmdl_unknown``), in that order, for the summaries of ``ms4map screen --all`` and
+    ``tmdl_unknown``, ``tmdl_missing``), in that order, for the summaries of ``ms4map screen --all`` and
     the app's Septic page (each parcel's ``reason`` names its layer, outfalls or TMDL
     watersheds, and the fix)."""
     if not len(septic) or "special_condition" not in septic.columns:
@@ -660,6 +725,8 @@ def undetermined_causes(septic: Any) -> list[tuple[int, str]]:
         "`receiving_water` naming one waterbody",
         "tmdl_unknown": "a TMDL watershed they drain into or lie in does not record "
         "whether stormwater is a source",
+        "tmdl_missing": "a category 4a water they drain to has no TMDL in the "
+        "`tmdl_watersheds` layer",
     }
     out = []
     for method, cause in causes.items():
@@ -670,19 +737,25 @@ def undetermined_causes(septic: Any) -> list[tuple[int, str]]:
 
 
 def _tributary_method(
-    special: bool | None, *, missing: bool = True, unknown_water: bool = True
+    special: bool | None,
+    *,
+    missing: bool = True,
+    unknown_water: bool = True,
+    unknown_tmdl: bool = True,
 ) -> str:
     """The method of a tributary parcel: ``special_condition``, ``tributary``, or for a
     special condition not known ``missing_layer`` (a legal layer is missing),
     ``unknown_receiving_water`` (an outfall's receiving water has no PWL ID) or
     ``tmdl_unknown`` (a TMDL watershed reached does not record whether stormwater is a
-    source)."""
+    source) or ``tmdl_missing`` (a category 4a water reached has no TMDL in the layer)."""
     if special is None:
         # never a confident "no" while a legal layer, a receiving water or a TMDL's
         # stormwater source is missing
         if missing:
             return "missing_layer"
-        return "unknown_receiving_water" if unknown_water else "tmdl_unknown"
+        if unknown_water:
+            return "unknown_receiving_water"
+        return "tmdl_unknown" if unknown_tmdl else "tmdl_missing"
     return "special_condition" if special else "tributary"
 
 

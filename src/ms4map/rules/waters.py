@@ -733,6 +733,7 @@ class Waters:
     missing: tuple[str, ...] = ()
     _by_wb: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     _names: dict[str, str] = field(default_factory=dict, repr=False)
+    _four_a: dict[str, list[dict[str, Any]]] | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def from_frames(
@@ -883,6 +884,51 @@ class Waters:
         if not len(g):
             return None
         return g.union_all() if len(g) > 1 else g.iloc[0]
+
+    def four_a_listings(self) -> dict[str, list[dict[str, Any]]]:
+        """``wb_id -> its category 4a (TMDL approved) listings``, each a dict of
+        ``pollutant``, ``action_id`` and ``tmdls``: the index labels of the rows of
+        :attr:`tmdl_watersheds` that are its TMDL, by id (``tmdl_id`` equal to the
+        listing's ``action_id``, compared stripped and case-insensitively) or by place
+        (a watershed intersecting the water's geometry whose pollutant is the listing's,
+        or blank).  Runoff that reaches such a water reaches its TMDL's watershed; a
+        listing with no ``tmdls`` is a TMDL the layer lacks (Condition A then cannot be
+        a "no", docs/screening.md)."""
+        if self._four_a is not None:
+            return self._four_a
+        imp = self.impairments
+        out: dict[str, list[dict[str, Any]]] = {}
+        if not len(imp) or "category" not in imp.columns:
+            self._four_a = out
+            return out
+        tm = self.tmdl_watersheds
+        has_tm = tm is not None and len(tm) > 0
+        ids: dict[str, list[Any]] = {}
+        if has_tm:
+            for label, tid in zip(tm.index, tm["tmdl_id"], strict=True):
+                if not is_blank(tid):
+                    ids.setdefault(str(tid).strip().upper(), []).append(label)
+        four_a = imp[imp["category"].astype(str) == "4a"]
+        actions = four_a["action_id"] if "action_id" in four_a.columns else [None] * len(four_a)
+        for wb, pol, action in zip(four_a["wb_id"], four_a["pollutant"], actions, strict=True):
+            if is_blank(wb):
+                continue
+            found = list(ids.get(str(action).strip().upper(), [])) if not is_blank(action) else []
+            geom = self.waterbody_geometry(wb) if has_tm else None
+            if geom is not None:
+                for label, tpol, tgeom in zip(tm.index, tm["pollutant"], tm.geometry, strict=True):
+                    same = is_blank(tpol) or pollutant_in(str(tpol), [str(pol)])
+                    if label not in found and same and tgeom is not None and tgeom.intersects(geom):
+                        found.append(label)
+            out.setdefault(str(wb), []).append(
+                {
+                    "pollutant": None if is_blank(pol) else str(pol),
+                    "action_id": None if is_blank(action) else str(action),
+                    "tmdls": found,
+                }
+            )
+        self._four_a = out
+        return out
 
     def tmdls_hit(self, geoms: Any) -> pd.DataFrame:
         """TMDL watersheds intersecting any of ``geoms`` (an iterable of shapely geometries).
