@@ -1404,7 +1404,8 @@ def hillshade(
     step = max(1, int(math.ceil(max(h, w) / max_px)))
     if step > 1:
         a = a[::step, ::step]
-        transform = transform * transform.scale(step, step)
+        t = transform  # transform x scale(step, step), written out (no Affine product)
+        transform = type(t)(t.a * step, t.b * step, t.c, t.d * step, t.e * step, t.f)
     cx, cy = abs(transform.a), abs(transform.e)
     filled = np.where(np.isnan(a), np.nanmean(a) if np.isfinite(a).any() else 0.0, a) * z_factor
     dzdy, dzdx = np.gradient(filled, cy, cx)
