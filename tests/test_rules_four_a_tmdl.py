@@ -180,3 +180,35 @@ def test_the_septic_special_condition_agrees(tmdl, special, method):
         assert sp["listed_pollutants"] == "Phosphorus" and bool(sp["septic_pollutant"])
     if method == "tmdl_missing":
         assert "TMDL action RL-P-2016" in sp["reason"]
+
+
+def test_validate_warns_about_a_4a_listing_without_its_tmdl(tmp_path, capsys):
+    """The demo town with its Tamarack Lake TMDL (phosphorus, 4a) re-labelled as a PCBs
+    TMDL under another id: the lake's 4a phosphorus listing has no TMDL in the layer
+    any more.  ``ms4map validate`` warns (exit 1), naming the lake and the fix; the
+    demo as built has no such warning."""
+    import shutil
+
+    import pyogrio
+
+    from ms4map import io
+    from ms4map.cli import main
+
+    src = io.demo_path()
+    if not src.exists():
+        pytest.skip("the demo town is not built")
+    ws_path = tmp_path / "demo.gpkg"
+    shutil.copy(src, ws_path)
+    shutil.copy(src.with_name("demo_dem.tif"), tmp_path / "demo_dem.tif")
+    main(["validate", str(ws_path)])
+    assert "impairment_4a_no_tmdl" not in capsys.readouterr().out
+    tm = gpd.read_file(ws_path, layer="tmdl_watersheds")
+    tm["pollutant"] = "PCBs"
+    tm["tmdl_id"] = "TMDL-OTHER"
+    pyogrio.write_dataframe(tm, ws_path, layer="tmdl_watersheds")
+    code = main(["validate", str(ws_path)])
+    out = capsys.readouterr().out
+    assert code == 1
+    line = next(x for x in out.splitlines() if "impairment_4a_no_tmdl" in x)
+    assert "Tamarack Lake (1101-0099): phosphorus, no action id" in line
+    assert "`tmdl_watersheds`" in line and "`stormwater_source`" in line

@@ -29,6 +29,12 @@ def run(args: argparse.Namespace) -> int:
             args.report, protected=protected, suffixes=(".md", ".json"), option="--report"
         )
     result = validate(args.path, **workspace_kwargs(args))
+    if result.workspace is not None:
+        from ..io.validate import ValidationResult
+        from ..rules.waters import workspace_qa
+
+        # with what only the rules can check (4a listings without their TMDL)
+        result = ValidationResult(workspace_qa(result.workspace), result.workspace)
     text = result.to_json() if args.json else result.to_markdown()
     print(text)
     if args.report:

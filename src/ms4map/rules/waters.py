@@ -62,6 +62,7 @@ __all__ = [
     "read_impairments_csv",
     "validate_impairments",
     "waters_for",
+    "workspace_qa",
 ]
 
 #: EPA integrated-report categories accepted (``5`` = 303(d) list, ``4a`` = TMDL approved).
@@ -1001,3 +1002,55 @@ def waters_for(
         for finding in qa.findings:
             warn(f"ms4map: warning: {Path(impairments).name}: skipped {finding.message}")
     return Waters.from_workspace(workspace, impairments=imp)
+
+
+def workspace_qa(ws: Workspace) -> QAReport:
+    """The workspace's QA report (``ws.qa``, a copy) plus what only the rules can check:
+    category 4a listings whose TMDL the ``tmdl_watersheds`` layer does not have
+    (:func:`tmdl_gap_findings`).  What ``ms4map validate`` and the app's Data page show.
+    """
+    out = QAReport()
+    out.extend(ws.qa)
+    if "impairments" in ws.layers:
+        out.extend(tmdl_gap_findings(Waters.from_workspace(ws)))
+    return out
+
+
+def tmdl_gap_findings(waters: Waters) -> QAReport:
+    """A warning ``impairment_4a_no_tmdl`` (layer ``tmdl_watersheds``) naming the category
+    4a listings (TMDL approved) whose TMDL the layer does not have, by action id or by
+    place (:meth:`Waters.four_a_listings`): Condition A and the septic special
+    condition for runoff reaching those waters are undetermined (docs/screening.md).
+    Nothing while the TMDL or waterbodies layer is missing (``missing_legal_layer``
+    says so)."""
+    qa = QAReport()
+    if {"tmdl_watersheds", "waterbodies"} & set(waters.missing):
+        return qa
+    gaps = [
+        (wb, x)
+        for wb, listings in waters.four_a_listings().items()
+        for x in listings
+        if not x["tmdls"]
+    ]
+    if not gaps:
+        return qa
+    shown = []
+    for wb, x in gaps:
+        name = waters.name_of(wb)
+        action = f", TMDL action {x['action_id']}" if x["action_id"] else ", no action id"
+        shown.append(f"{f'{name} ({wb})' if name else wb}: {x['pollutant'] or '?'}{action}")
+    qa.warning(
+        "impairment_4a_no_tmdl",
+        "tmdl_watersheds",
+        f"{len(gaps)} category 4a listing(s) (TMDL approved) have no TMDL in the layer, by "
+        f"id or by place: {'; '.join(shown[:10])}"
+        + (f"; and {len(gaps) - 10} more" if len(gaps) > 10 else "")
+        + ". Condition A and the septic special condition for runoff reaching these "
+        "waters are undetermined (whether stormwater is a source is not known).",
+        feature_id=", ".join(dict.fromkeys(wb for wb, _ in gaps[:50])),
+        count=len(gaps),
+        fix="Add each TMDL's watershed to the `tmdl_watersheds` layer, with "
+        "`stormwater_source` and its `tmdl_id` the listing's action id (or correct the "
+        "`action_id` of the listing in the `impairments` layer).",
+    )
+    return qa

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from ...core.schema import LAYERS
+from ...rules.waters import workspace_qa
 from .. import state
 from ..state import plain
 from ..upload import (
@@ -67,7 +68,7 @@ def _current_workspace() -> None:
     ws = state.workspace()
     if ws is not None:
         with st.expander("Validation / QA report of the current workspace"):
-            st.markdown(state.app_fixes(ws.qa.to_markdown()))
+            st.markdown(state.app_fixes(workspace_qa(ws).to_markdown()))
         st.caption(
             "Layers: "
             + ", ".join(f"{k} ({len(v):,})" for k, v in ws.layers.items())
@@ -450,7 +451,7 @@ def _try_open(src: dict[str, Any]) -> None:
         + ". Read the validation report, then use these data."
     )
     st.session_state["data_candidate_report"] = state.app_fixes(
-        ws.qa.to_markdown(title="Validation report")
+        workspace_qa(ws).to_markdown(title="Validation report")
     )
     st.rerun()
 
