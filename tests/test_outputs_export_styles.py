@@ -209,6 +209,7 @@ def test_screening_and_septic_qml_use_the_app_classes(outputs):
         "septic violation",
         "septic, special condition",
         "septic, tributary to MS4",
+        "septic, tributary not known",
         "septic, not tributary",
     ]
     # the app's own categories of these parcels are the classes the septic layer gets
@@ -324,6 +325,8 @@ def expected_septic_colours(sep: pd.DataFrame) -> Counter:
             out[c["septic, special condition"]] += 1
         elif r["flagged"]:
             out[c["septic, tributary to MS4"]] += 1
+        elif r["method"] in ("unknown_drainage", "no_drainage"):
+            out[c["septic, tributary not known"]] += 1
         else:
             out[c["septic, not tributary"]] += 1
     return out

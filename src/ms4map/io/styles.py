@@ -58,6 +58,7 @@ PARCEL_COLOURS: dict[str, dict[str, str]] = {
         "septic violation": "#67000d",
         "septic, special condition": "#d7301f",
         "septic, tributary to MS4": "#fc8d59",
+        "septic, tributary not known": "#bcbddc",
         "septic, not tributary": "#fdd49e",
         "public sewer / unknown": "#e0e0e0",
         "not computed": "#d9d9d9",
@@ -123,6 +124,11 @@ DRAINAGE_CLASS_OF_TARGET = {
 
 #: Leaflet draws widths in screen pixels; QGIS styles are in millimetres (96 dpi).
 PX_MM = 25.4 / 96
+
+
+#: The ``method`` of a septic parcel none of whose runoff is known to enter the MS4 and
+#: whose drainage is not known (in part, or at all): tributary not known, not "no".
+SEPTIC_TRIBUTARY_NOT_KNOWN = ("unknown_drainage", "no_drainage")
 
 
 @dataclass(frozen=True)
@@ -281,6 +287,11 @@ LAYER_STYLES: dict[str, LayerStyle] = {
                 "septic, tributary to MS4",
                 _PS["septic, tributary to MS4"],
                 (("flagged", (True,)),),
+            ),
+            StyleClass(
+                "septic, tributary not known",
+                _PS["septic, tributary not known"],
+                (("method", SEPTIC_TRIBUTARY_NOT_KNOWN),),
             ),
             StyleClass("septic, not tributary", _PS["septic, not tributary"]),
         ),

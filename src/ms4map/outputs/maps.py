@@ -60,6 +60,7 @@ from ..io.styles import (
     MS4_AREA_COLOUR,
     OUTFALL_COLOURS,
     PARCEL_COLOURS,
+    SEPTIC_TRIBUTARY_NOT_KNOWN,
     SEWER_DISTRICT_COLOUR,
     SEWERSHED_COLOUR,
     STRUCTURE_COLOURS,
@@ -462,6 +463,8 @@ def _septic_flag(row: dict[str, Any]) -> str:
         return "septic, special condition"
     if is_truthy(row.get("flagged", row.get("tributary", True))):
         return "septic, tributary to MS4"
+    if row.get("method") in SEPTIC_TRIBUTARY_NOT_KNOWN:
+        return "septic, tributary not known"
     return "septic, not tributary"
 
 

@@ -233,7 +233,7 @@ def flag_septic_table(
 #: The columns of :func:`_septic_frame` that :func:`_assess_parcel` reads.
 _ASSESS_INPUTS = (
     "parcel_id",
-    "tributary",
+    "flagged",
     "septic_source",
     "septic_failure",
     "outfall_id",
@@ -571,13 +571,21 @@ def _septic_frame(sep: Any, flow: dict[str, Any]) -> Any:
         ]
     ].copy()
     ms4_fr = shares["ms4"].reindex(ids).fillna(0.0).to_numpy()
-    out["tributary"] = ms4_fr > 1e-9
+    unk_fr = shares["unk"].reindex(ids).fillna(0.0).to_numpy()
+    has_rows = shares.reindex(ids)["ms4"].notna().to_numpy()
+    # tributary: True / False, or not known (<NA>) where none of the runoff is known to
+    # enter the MS4 but some of it drains somewhere unknown, or the parcel has no rows
+    known = (ms4_fr > 1e-9) | (has_rows & (unk_fr <= 1e-9))
+    out["tributary"] = pd.array(
+        [bool(t) if k else None for t, k in zip(ms4_fr > 1e-9, known, strict=True)],
+        dtype="boolean",
+    )
     out["flagged"] = ms4_fr > 1e-9
     out["ms4_fraction"] = ms4_fr
     out["direct_fraction"] = shares["dir"].reindex(ids).fillna(0.0).to_numpy()
     out["_internal_fraction"] = shares["int_"].reindex(ids).fillna(0.0).to_numpy()
-    out["_unknown_fraction"] = shares["unk"].reindex(ids).fillna(0.0).to_numpy()
-    out["_has_rows"] = shares.reindex(ids)["ms4"].notna().to_numpy()
+    out["_unknown_fraction"] = unk_fr
+    out["_has_rows"] = has_rows
     out["outfall_id"] = main["outfall_id"].reindex(ids).to_numpy() if len(main) else None
     out["outfalls"] = outs.reindex(ids).to_numpy() if len(outs) else None
     out["receiving_water"] = main["receiving_water"].reindex(ids).to_numpy() if len(main) else None
@@ -611,7 +619,7 @@ def _assess_parcel(
     drains to a category 4a water whose TMDL the layer lacks (``missing_tmdls``; method
     ``tmdl_missing``).
     """
-    trib = bool(rec["tributary"])
+    trib = bool(rec["flagged"])  # the runoff known to enter the MS4 (tributary true)
     pols = list(dict.fromkeys(pols)) if trib else []
     special: bool | None = bool(pols)
     unknown_outfalls = list(unknown_outfalls or ()) if trib else []
@@ -808,12 +816,25 @@ def _not_tributary_reason(
     rec: dict[str, Any], src: str, direct_name: str, codes: list[str]
 ) -> tuple[str, list[str]]:
     """``(method, reason words)`` of a parcel none of whose runoff is known to enter the
-    MS4: no drainage rows, direct to water, internally drained, or unknown."""
+    MS4: no drainage rows or a share draining somewhere unknown (whether it is
+    tributary is then not known: ``tributary`` <NA>), else direct to water or internally
+    drained (not tributary)."""
+    unknown = rec["_unknown_fraction"]
     if not rec["_has_rows"]:
         method = "no_drainage"
         words = [
             f"On-site system ({src}), but the parcel has no rows in the drainage "
-            "table: not flagged."
+            "table: whether it is tributary to the MS4 is not known; not flagged."
+        ]
+    elif unknown > 1e-9:
+        method = "unknown_drainage"
+        direct = rec["direct_fraction"]
+        words = [
+            f"On-site system ({src}); {unknown * 100:.0f}% of its runoff drains somewhere "
+            "unknown (off the DEM or unmapped)"
+            + (f" and {direct * 100:.0f}% reaches {direct_name} directly" if direct > 1e-9 else "")
+            + ", and none is known to enter the MS4: whether it is tributary to the MS4 "
+            "is not known; not flagged."
         ]
     elif rec["direct_fraction"] > 1e-9:
         method = "direct_to_water"
@@ -822,17 +843,11 @@ def _not_tributary_reason(
             f"{direct_name} directly without entering the MS4: not "
             "tributary to the MS4, not flagged."
         ]
-    elif rec["_internal_fraction"] >= 1 - 1e-9:
+    else:
         method = "internally_drained"
         words = [
             f"On-site system ({src}); the parcel is internally drained: not "
             "tributary to the MS4, not flagged."
-        ]
-    else:
-        method = "unknown_drainage"
-        words = [
-            f"On-site system ({src}); {rec['_unknown_fraction'] * 100:.0f}% of its runoff "
-            "drains somewhere unknown and none is known to enter the MS4: not flagged."
         ]
     if codes:
         words.append(
