@@ -695,7 +695,8 @@ def read_structures(ws: Workspace, cfg: BuildConfig, qa: QAReport) -> StructureT
                 column="struct_id",
             )
         seen[uniq[i]] = i
-    # coincident structures share one node (the first)
+    # coincident structures share one node: an outfall among them (so the network keeps
+    # its outfall whatever the order of the rows), else the first
     n = len(df)
     primary = np.arange(n)
     okidx = np.where(ok)[0]
@@ -708,7 +709,9 @@ def read_structures(ws: Workspace, cfg: BuildConfig, qa: QAReport) -> StructureT
                 shape=(len(okidx), len(okidx)),
             )
             _, lab = connected_components(m, directed=False)
-            first = pd.Series(np.arange(len(okidx))).groupby(lab).transform("min").to_numpy()
+            not_outfall = np.asarray(kinds, dtype=object)[okidx] != "outfall"
+            key = pd.Series(not_outfall.astype(np.int64) * len(okidx) + np.arange(len(okidx)))
+            first = key.groupby(lab).transform("min").to_numpy() % len(okidx)
             primary[okidx] = okidx[first]
             for i in okidx[first != np.arange(len(okidx))]:
                 p = primary[i]
@@ -1003,7 +1006,16 @@ def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAR
 def split_lines(
     st: StructureTable, cv: ConveyanceTable, ends: EndTable, cfg: BuildConfig
 ) -> SplitTable:
-    """Where a dangling end or an orphan structure lies on another line's middle: split it there."""
+    """Where a dangling end or a structure lies on another line's middle: split it there.
+
+    A structure that no end reaches splits a line within the tolerance of it (away
+    from the line's own ends).  A structure a single end reaches (a lateral ending at a
+    manhole that a trunk is digitised straight through, not split) splits a line it
+    lies on exactly (within 1 cm, as digitised with snapping), unless that pipe lies
+    along the line (the same pipe drawn twice): the trunk carries the lateral's flow
+    on.  A structure two or more ends reach already joins its lines (a line passing it
+    too is most often the same pipe drawn twice, measured on Norfolk).
+    """
     L = cv.count
     n_st = ends.n_st
     n_nodes = n_st + len(ends.jxy)
@@ -1012,9 +1024,9 @@ def split_lines(
     # dangling ends: junctions with a single end
     dangling = np.where(deg[n_st:] == 1)[0] + n_st
     cand_nodes.extend(dangling.tolist())
-    # orphan structures (primary, with a location, touched by no end)
-    orphan = np.where(st.is_primary & (deg[:n_st] == 0))[0]
-    cand_nodes.extend(orphan.tolist())
+    # structures (primary, with a location) that no end or a single end reaches
+    on_line = np.where(st.is_primary & (deg[:n_st] <= 1))[0]
+    cand_nodes.extend(on_line.tolist())
     splits: dict[int, list[tuple[float, int]]] = {}
     split_kind: dict[int, str] = {}
     none = SplitTable(splits, split_kind, [], ends.jxy)
@@ -1045,14 +1057,38 @@ def split_lines(
         node = int(cand[p])
         if line in inc.get(node, ()):
             continue
+        if node < n_st and inc.get(node):
+            # a structure a pipe ends at joins a line it lies on exactly (as digitised
+            # with snapping), unless that pipe lies along the line (one pipe drawn twice)
+            if float(d[k]) > cfg.coincident_tol or _lies_along(
+                cv.geom[line], [cv.geom[c] for c in inc[node]], cfg.tol
+            ):
+                continue
         tt = float(t[k])
-        # close to that line's own end: the end snapping step has handled it
-        if tt <= cfg.tol or tt >= cv.length[line] - cfg.tol:
+        # within the tolerance of that line's own end point: the end snapping step has
+        # handled it (a point beside the line near its end, but farther than that from
+        # the end point, splits it: its projection is then well inside the line)
+        g = cv.geom[line]
+        near_end = min(
+            float(np.hypot(*(xy[p] - shapely.get_coordinates(g)[0]))),
+            float(np.hypot(*(xy[p] - shapely.get_coordinates(g)[-1]))),
+        )
+        if near_end <= cfg.tol or tt <= 1e-6 or tt >= cv.length[line] - 1e-6:
             continue
         done.add(p)
         splits.setdefault(line, []).append((tt, node))
         split_kind[node] = "dangling" if node >= n_st else "structure"
     return none
+
+
+def _lies_along(line: Any, pipes: list[Any], tol: float) -> bool:
+    """Whether any of ``pipes`` lies along ``line`` (its middle and both ends within
+    ``tol`` of it): the same pipe drawn twice, not a lateral that joins it."""
+    for g in pipes:
+        pts = shapely.line_interpolate_point(g, [0.0, 0.5, 1.0], normalized=True)
+        if bool(np.all(shapely.distance(line, pts) <= tol)):
+            return True
+    return False
 
 
 def assumed_laterals(
@@ -1425,8 +1461,17 @@ def _split_line_edges(
                 )
             continue
         part = g if len(seq_nodes) == 2 else shapely.ops.substring(g, t0, t1)
-        ia = ui if p == 0 else np.nan
-        ib = di if p == len(seq_nodes) - 2 else np.nan
+        # a part's inverts: the line's own at its ends, interpolated along its length
+        # at the cuts (a pipe's invert falls linearly), unknown where either is unknown
+        length = float(cv.length[j])
+        ia = ui if p == 0 else ui + (di - ui) * t0 / length if length > 0 else np.nan
+        ib = (
+            di
+            if p == len(seq_nodes) - 2
+            else ui + (di - ui) * t1 / length
+            if length > 0
+            else np.nan
+        )
         flip = ori.direction[j] == -1
         if ori.method[j] == "outlet_path" and len(seq_nodes) > 2:
             # each part of a split line runs towards its own nearer end

@@ -1146,14 +1146,17 @@ def trace_upstream(net: NetworkLike, start: Any, *, by: str = "auto") -> Upstrea
         label = start
     else:
         node, extra, label = _resolve_start(net, start, by)
-        if extra:  # a conveyance: start at its upstream end
-            e = net.edges
-            to = set(e["to_node"].iloc[extra].astype(str))
-            first = [r for r in extra if str(e["from_node"].iat[r]) not in to] or extra[:1]
-            node = int(s.node_index.get_loc(str(e["from_node"].iat[first[0]])))
-    order = breadth_first_order(s.csr.T.tocsr(), node, directed=True, return_predecessors=False)
+    starts = [node]
+    if extra:
+        # a conveyance: what drains through any of its parts, so from the upstream end of
+        # each (a lateral that enters it partway joins a later part)
+        e = net.edges
+        starts = sorted({int(s.node_index.get_loc(str(e["from_node"].iat[r]))) for r in extra})
+    rev = s.csr.T.tocsr()
     reached = np.zeros(len(s.node_index), dtype=bool)
-    reached[order] = True
+    for n0 in starts:
+        reached[breadth_first_order(rev, n0, directed=True, return_predecessors=False)] = True
+    order = np.flatnonzero(reached)
     arcs = reached[s.arc_to] & reached[s.arc_from]
     erows = np.unique(np.r_[s.arc_edge[arcs], np.array(extra, dtype=int)]).astype(int)
     return Upstream(label, net.nodes.iloc[np.sort(order)], net.edges.iloc[erows])
