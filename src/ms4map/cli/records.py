@@ -210,10 +210,6 @@ def _refused(exc: PermissionError) -> int:
     return EXIT_USAGE
 
 
-def _photos(rec: Any, table: str, row_id: int, photos: list[str]) -> list[int]:
-    return [rec.attach(table, row_id, ph) for ph in photos]
-
-
 def run_inspect(args: argparse.Namespace) -> int:
     """``ms4map inspect``."""
     from ..records.photos import check_photo
@@ -222,8 +218,9 @@ def run_inspect(args: argparse.Namespace) -> int:
         check_photo(ph)
     rec = _open(args)
     try:
-        iid = rec.add_inspection(args.outfall, args.date, **_fields_from(args))
-        att = _photos(rec, "inspections", iid, args.photo)
+        # the inspection and its photos in one transaction: all of them or nothing
+        iid = rec.add_inspection(args.outfall, args.date, photos=args.photo, **_fields_from(args))
+        att = args.photo
     except PermissionError as exc:
         return _refused(exc)
     row = rec.inspections().set_index("inspection_id").loc[iid]
@@ -265,7 +262,13 @@ def run_records(args: argparse.Namespace) -> int:
         ("--backup", args.backup, (".gpkg",)),
     ):
         if value:
-            check_output_path(value, protected=protected, suffixes=suffixes, option=opt)
+            check_output_path(
+                value,
+                protected=protected,
+                suffixes=suffixes,
+                option=opt,
+                ms4map_gpkg=opt != "--backup",  # a backup refuses any existing file
+            )
     rec = _open(args)
     if args.summary:
         s = rec.summary(args.year)
@@ -328,8 +331,8 @@ def run_case(args: argparse.Namespace) -> int:
                 origin=args.origin,
                 description=args.description,
                 inspection_id=args.inspection,
+                photos=args.photo,
             )
-            _photos(rec, "cases", cid, args.photo)
             print(f"Case {cid} opened at outfall {args.outfall} on {args.date} ({rec.path}).")
             return 0
         if args.action == "advance":
@@ -342,16 +345,17 @@ def run_case(args: argparse.Namespace) -> int:
                 outcome=args.outcome,
                 reason=args.reason,
                 notes=args.notes,
+                photos=args.photo,
             )
-            _photos(rec, "cases", args.case_id, args.photo)
             print(f"Case {args.case_id}: step {args.step} on {args.date} recorded (version {v}).")
             _print_table(
                 rec.deadlines(case_id=args.case_id)[["deadline", "due", "status", "reason"]], False
             )
             return 0
         if args.action == "sample":
-            sid = rec.add_sample(args.case_id, args.structure, args.date, **_fields_from(args))
-            _photos(rec, "samples", sid, args.photo)
+            sid = rec.add_sample(
+                args.case_id, args.structure, args.date, photos=args.photo, **_fields_from(args)
+            )
             row = rec.samples(args.case_id).set_index("sample_id").loc[sid]
             print(
                 f"Sample {sid} at {args.structure} on {args.date} for case {args.case_id}: "

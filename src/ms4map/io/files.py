@@ -1938,6 +1938,7 @@ def check_output_path(
     protected: Iterable[str | Path] = (),
     suffixes: Iterable[str] | None = None,
     option: str = "--out",
+    ms4map_gpkg: bool = True,
 ) -> Path:
     """Resolve an output path, refusing the user's input files; create its folder.
 
@@ -1952,11 +1953,15 @@ def check_output_path(
         Allowed suffixes, e.g. ``(".csv",)``.
     option : str
         The option name, for messages.
+    ms4map_gpkg : bool
+        An existing ``.gpkg`` must be an ms4map output (:func:`check_ms4map_output`);
+        ``False`` for a records store or a backup, which check their own.
 
     Raises
     ------
     UsageError
-        The path is an input file, has the wrong suffix, or its folder cannot be made.
+        The path is an input file, has the wrong suffix, is an existing GeoPackage
+        ms4map did not write, or its folder cannot be made.
     """
     out = Path(path).expanduser().resolve()
     guarded: set[Path] = set()
@@ -1990,6 +1995,8 @@ def check_output_path(
             raise UsageError(f"{option} '{out.name}' must end in {' or '.join(allowed)}.")
     if out.exists() and out.is_dir():
         raise UsageError(f"{option} '{out}' is a folder; give a file name.")
+    if ms4map_gpkg and out.suffix.lower() == ".gpkg":
+        check_ms4map_output(out, option=option)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -2046,6 +2053,7 @@ def write_outputs(
     *,
     provenance: Mapping[str, Any],
     inputs: Iterable[str | Path] = (),
+    option: str = "--out",
 ) -> Path:
     """Write result layers and their provenance to a GeoPackage.
 
@@ -2055,11 +2063,47 @@ def write_outputs(
     their provenance: the ``provenance`` table has one row per layer (``layer``,
     ``created``, ``value`` = the JSON record of the run that wrote it).  Each spatial
     layer written gets its default QGIS style in ``layer_styles`` (:mod:`ms4map.io.styles`).
+    An existing file ms4map did not write is refused (:func:`check_ms4map_output`);
+    ``option`` names the option in the messages.
     """
     protected = list(inputs) + list(provenance.get("inputs", {}))
-    out = check_output_path(out_path, protected=protected, suffixes=(".gpkg",))
+    out = check_output_path(out_path, protected=protected, suffixes=(".gpkg",), option=option)
     with writing(out):
         return _write_outputs(out, layers, provenance)
+
+
+def check_ms4map_output(out: str | Path, *, option: str = "--out") -> None:
+    """Refuse to add layers to an existing file that is not an ms4map output.
+
+    ms4map adds its layers to a GeoPackage only when it wrote that file itself (it has
+    the ``provenance`` table of :func:`write_outputs`): a GeoPackage of the user's, an
+    IDDE records store or any other file is never changed.
+
+    Raises
+    ------
+    UsageError
+        Naming the file, what it is and the fix.
+    """
+    path = Path(out)
+    if not path.is_file() or path.stat().st_size == 0:  # nothing there to lose
+        return
+    what = None
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+    except sqlite3.Error:
+        what = "is not a GeoPackage"
+    else:
+        if "records_meta" in tables:
+            what = "is an IDDE records store"
+        elif "provenance" not in tables or not _provenance_rows(path):
+            what = "was not written by ms4map (it has no provenance table)"
+    if what:
+        raise UsageError(
+            f"{option} '{path}' exists and {what}: ms4map adds its layers only to files it "
+            "wrote itself, and never changes another file. Fix: give a new file name, or "
+            "move that file away first."
+        )
 
 
 def _write_outputs(

@@ -135,10 +135,60 @@ def now_utc() -> str:
 # Connections and transactions
 # ======================================================================================
 def connect(path: Path) -> sqlite3.Connection:
-    """A connection in autocommit mode with the busy timeout (no transaction open)."""
+    """A connection in autocommit mode with the busy timeout (no transaction open).
+
+    It has the GeoPackage geometry functions that the spatial index triggers call
+    (:func:`_register_gpkg_functions`): GDAL and QGIS add them when a user creates a
+    spatial index on a records layer, and every write would fail without them.
+    """
     con = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
     con.execute("PRAGMA synchronous = FULL")
+    _register_gpkg_functions(con)
     return con
+
+
+_ENVELOPE_DOUBLES = {0: 0, 1: 4, 2: 6, 3: 6, 4: 8}
+
+
+def _gpkg_bounds(blob: Any) -> tuple[float, float, float, float] | None:
+    """``(minx, maxx, miny, maxy)`` of a GeoPackage geometry blob (from its envelope,
+    else from its WKB); ``None`` for a NULL or empty geometry."""
+    if blob is None:
+        return None
+    b = bytes(blob)
+    if len(b) < 8 or b[:2] != b"GP":
+        return None
+    flags = b[3]
+    if (flags >> 4) & 1:  # the empty-geometry flag
+        return None
+    order = "<" if flags & 1 else ">"
+    n = _ENVELOPE_DOUBLES.get((flags >> 1) & 7, 0)
+    if n:
+        minx, maxx, miny, maxy = struct.unpack(order + "4d", b[8 : 8 + 32])
+        return minx, maxx, miny, maxy
+    g = shapely.from_wkb(b[8 + 8 * n :])
+    if g is None or g.is_empty:
+        return None
+    x0, y0, x1, y1 = g.bounds
+    return x0, x1, y0, y1
+
+
+def _register_gpkg_functions(con: sqlite3.Connection) -> None:
+    """``ST_IsEmpty``, ``ST_MinX``, ``ST_MaxX``, ``ST_MinY``, ``ST_MaxY`` (GeoPackage
+    spec, the functions of its R-tree index triggers) on ``con``."""
+    con.create_function(
+        "ST_IsEmpty",
+        1,
+        lambda g: None if g is None else int(_gpkg_bounds(g) is None),
+        deterministic=True,
+    )
+    for name, i in (("ST_MinX", 0), ("ST_MaxX", 1), ("ST_MinY", 2), ("ST_MaxY", 3)):
+        con.create_function(
+            name,
+            1,
+            lambda g, i=i: None if (bb := _gpkg_bounds(g)) is None else bb[i],
+            deterministic=True,
+        )
 
 
 def _locked(exc: sqlite3.OperationalError) -> bool:
@@ -184,12 +234,31 @@ def write_tx(path: Path) -> Iterator[sqlite3.Connection]:
                 if not _locked(exc) or time.monotonic() > deadline:
                     raise (_lock_error(path) if _locked(exc) else exc) from None
                 time.sleep(random.uniform(0.01, 0.1))
+    except sqlite3.OperationalError as exc:
+        _rollback(con)
+        if _disk_trouble(exc):
+            raise DataError(
+                f"Writing the records file '{path.name}' failed: {exc} (the disk may be "
+                "full). Nothing of this change was written; the earlier records are "
+                "intact. Fix: free disk space (or check the drive) and try again."
+            ) from None
+        raise
     except BaseException:
-        if con.in_transaction:
-            con.execute("ROLLBACK")
+        _rollback(con)
         raise
     finally:
         con.close()
+
+
+def _rollback(con: sqlite3.Connection) -> None:
+    if con.in_transaction:
+        with contextlib.suppress(sqlite3.Error):  # a failed disk may refuse that too
+            con.execute("ROLLBACK")
+
+
+def _disk_trouble(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "disk is full" in text or "disk i/o error" in text or "no space" in text
 
 
 @contextlib.contextmanager

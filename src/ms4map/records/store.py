@@ -575,13 +575,23 @@ class _RecordsReads(_RecordsBase):
         """A consistent copy of the records file made with SQLite's backup API.
 
         Safe while others write (the copy is one committed state).  ``dest`` must not
-        be the records file or an input file.
+        be the records file or an input file, and must not exist: a backup never
+        replaces a file (another store, an earlier backup or any GeoPackage).
         """
         from ..io import check_output_path
 
         out = check_output_path(
-            dest, protected=[*self.inputs, self.path], suffixes=(".gpkg",), option="backup"
+            dest,
+            protected=[*self.inputs, self.path],
+            suffixes=(".gpkg",),
+            option="--backup",
+            ms4map_gpkg=False,
         )
+        if out.exists():
+            raise UsageError(
+                f"--backup '{out}' exists: a backup never replaces a file. Fix: give a new "
+                "file name (e.g. with the date), or move that file away first."
+            )
         src = gpkg.connect(self.path)
         dst = sqlite3.connect(str(out))
         try:
@@ -637,7 +647,7 @@ class _RecordsReads(_RecordsBase):
             "exported_by": self.user,
             "inputs": {str(p): "" for p in protected},
         }
-        return write_outputs(out, layers, provenance=prov, inputs=protected)
+        return write_outputs(out, layers, provenance=prov, inputs=protected, option="--export")
 
 
 class Records(_RecordsReads):
@@ -658,7 +668,9 @@ class Records(_RecordsReads):
     """
 
     # ---------------------------------------------------------------- writes
-    def add_inspection(self, outfall_id: str, date: dt.date | str, **fields: Any) -> int:
+    def add_inspection(
+        self, outfall_id: str, date: dt.date | str, *, photos: Any = (), **fields: Any
+    ) -> int:
         """Record one outfall inspection (ORI); returns its ``inspection_id``.
 
         Parameters
@@ -670,6 +682,9 @@ class Records(_RecordsReads):
         **fields
             Exactly the fields of :data:`~ms4map.records.fields.INSPECTION_FIELDS`
             (``inspector``, ``time``, ``hours_since_rain``, ``flow_present``, ...).
+        photos : paths or bytes, optional
+            Photos attached in the same transaction: the inspection and its photos are
+            written together or not at all.
 
         Raises
         ------
@@ -684,9 +699,12 @@ class Records(_RecordsReads):
         day = as_date(date, "inspection field 'date'").isoformat()
         values = check_fields(fields, INSPECTION_FIELDS, where="inspection")
         values.setdefault("inspector", self.user)
+        checked = self._checked_photos(photos)
         with gpkg.write_tx(self.path) as con:
             row = self._first_version(con, "inspections", geom, outfall_id=oid, date=day, **values)
             self._insert(con, "inspections", row, action="insert")
+            for ph in checked:
+                self._attach_in(con, "inspections", row["inspection_id"], ph)
         return row["inspection_id"]
 
     def open_case(
@@ -698,8 +716,11 @@ class Records(_RecordsReads):
         description: str | None = None,
         inspection_id: int | None = None,
         notes: str | None = None,
+        photos: Any = (),
     ) -> int:
         """Open a case at an outfall from a complaint or a finding; returns ``case_id``.
+
+        ``photos`` are attached in the same transaction (all or nothing).
 
         Raises
         ------
@@ -721,6 +742,7 @@ class Records(_RecordsReads):
             CASE_FIELDS,
             where="case",
         )
+        checked = self._checked_photos(photos)
         with gpkg.write_tx(self.path) as con:
             if inspection_id is not None:
                 ins = self._current(con, "inspections", int(values["inspection_id"]))
@@ -742,6 +764,8 @@ class Records(_RecordsReads):
                 **values,
             )
             self._insert(con, "cases", row, action="open")
+            for ph in checked:
+                self._attach_in(con, "cases", row["case_id"], ph)
         return row["case_id"]
 
     def advance_case(
@@ -755,8 +779,11 @@ class Records(_RecordsReads):
         outcome: str | None = None,
         reason: str | None = None,
         notes: str | None = None,
+        photos: Any = (),
     ) -> int:
         """Record the next step of a case (a new version of its row); returns the version.
+
+        ``photos`` are attached in the same transaction (all or nothing).
 
         Parameters
         ----------
@@ -823,6 +850,7 @@ class Records(_RecordsReads):
         )
         if "remedy_deadline" in extra:
             values["remedy_deadline"] = extra["remedy_deadline"]
+        checked = self._checked_photos(photos)
         with gpkg.write_tx(self.path) as con:
             old = self._current(con, "cases", int(case_id))
             if old is None:
@@ -839,9 +867,13 @@ class Records(_RecordsReads):
                 "status": step,
             }
             self._insert(con, "cases", row, action=step, old=old)
+            for ph in checked:
+                self._attach_in(con, "cases", int(case_id), ph)
         return int(row["version"])
 
-    def add_sample(self, case_id: int, struct_id: str, date: dt.date | str, **fields: Any) -> int:
+    def add_sample(
+        self, case_id: int, struct_id: str, date: dt.date | str, *, photos: Any = (), **fields: Any
+    ) -> int:
         """Record a track-down sample at a structure for a case; returns ``sample_id``.
 
         ``result`` (``flow`` = the flow or pollutant was found there, ``clean``)
@@ -870,6 +902,7 @@ class Records(_RecordsReads):
         values.setdefault("sampler", self.user)
         sid = str(struct_id)
         geom = self._structure_point(sid)
+        checked = self._checked_photos(photos)
         with gpkg.write_tx(self.path) as con:
             case = self._current(con, "cases", int(case_id))
             if case is None:
@@ -896,6 +929,8 @@ class Records(_RecordsReads):
                 **values,
             )
             self._insert(con, "samples", row, action="insert")
+            for ph in checked:
+                self._attach_in(con, "samples", row["sample_id"], ph)
         return row["sample_id"]
 
     def correct(self, table: str, row_id: int, **fields: Any) -> int:
@@ -971,22 +1006,32 @@ class Records(_RecordsReads):
                 raise DataError(
                     f"No row {row_id} in {table} to attach the photo to. Fix: check the id."
                 )
-            new_id = self._next_id(con, "attachments")
-            row = {
-                "attachment_id": new_id,
-                "version": 1,
-                "target_table": table,
-                "target_id": int(row_id),
-                "filename": ph.filename,
-                "mime": ph.mime,
-                "bytes": len(ph.data),
-                "width": ph.width,
-                "height": ph.height,
-                "sha256": ph.sha256,
-                "caption": caption,
-                "data": ph.data,
-            }
-            self._insert(con, "attachments", row, action="attach")
+            return self._attach_in(con, table, int(row_id), ph, caption=caption)
+
+    def _checked_photos(self, photos: Any) -> list[Any]:
+        """Each photo checked (JPEG or PNG by content, size-limited) before any write."""
+        return [check_photo(ph) for ph in (photos or ())]
+
+    def _attach_in(
+        self, con: Any, table: str, row_id: int, ph: Any, *, caption: str | None = None
+    ) -> int:
+        """Insert one checked photo of row ``row_id`` in the open transaction ``con``."""
+        new_id = self._next_id(con, "attachments")
+        row = {
+            "attachment_id": new_id,
+            "version": 1,
+            "target_table": table,
+            "target_id": int(row_id),
+            "filename": ph.filename,
+            "mime": ph.mime,
+            "bytes": len(ph.data),
+            "width": ph.width,
+            "height": ph.height,
+            "sha256": ph.sha256,
+            "caption": caption,
+            "data": ph.data,
+        }
+        self._insert(con, "attachments", row, action="attach")
         return new_id
 
 
@@ -1013,6 +1058,65 @@ def _json(row: Mapping[str, Any]) -> str:
 # ======================================================================================
 # Opening
 # ======================================================================================
+def _check_existing_store(rec: Path, outfalls: Any, ws_path: Path, *, check_workspace: bool) -> Any:
+    """Check an existing records file before use: a GeoPackage, an ms4map records file,
+    of this workspace (``check_workspace``: when it was named with ``--records``);
+    returns the outfalls in its CRS."""
+    try:
+        with gpkg.read_tx(rec) as con:
+            names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            srs = gpkg.file_srs(con) if "gpkg_geometry_columns" in names else None
+    except sqlite3.DatabaseError as exc:
+        raise InputOpenError(
+            f"'{rec}' is not a GeoPackage ({exc}). Fix: give another --records path."
+        ) from None
+    if "records_meta" not in names and names:
+        raise UsageError(
+            f"'{rec.name}' is a GeoPackage but not an ms4map records file. Fix: give "
+            "another --records path."
+        )
+    if "records_meta" in names and check_workspace:
+        _check_same_workspace(rec, _records_meta(rec), ws_path)
+    if srs is not None and outfalls.crs is not None:
+        file_crs = CRS.from_epsg(srs[0]) if srs[0] not in (100000,) else CRS.from_wkt(srs[1])
+        if not file_crs.equals(outfalls.crs):
+            outfalls = outfalls.to_crs(file_crs)
+    return outfalls
+
+
+def _records_meta(rec: Path) -> dict[str, str]:
+    """The ``records_meta`` rows of a records file; a clear error for a file that is not
+    one (not a database, or a GeoPackage without them)."""
+    try:
+        with gpkg.read_tx(rec) as con:
+            return dict(con.execute("SELECT key, value FROM records_meta").fetchall())
+    except sqlite3.DatabaseError as exc:
+        what = (
+            "is a GeoPackage but not an ms4map records file"
+            if "no such table" in str(exc)
+            else f"is not a GeoPackage ({exc})"
+        )
+        raise InputOpenError(
+            f"'{rec}' {what}. Fix: give a records file (<workspace>.records.gpkg) or the "
+            "workspace itself."
+        ) from None
+
+
+def _check_same_workspace(rec: Path, meta: dict[str, str], ws_path: Path) -> None:
+    """Refuse a records file that holds the records of another workspace that still
+    exists (a moved workspace, whose recorded path is gone, is accepted)."""
+    recorded = meta.get("workspace")
+    if not recorded:
+        return
+    other = Path(recorded)
+    if other.exists() and other.resolve() != ws_path.resolve():
+        raise UsageError(
+            f"--records '{rec.name}' holds the records of workspace '{other}', not of "
+            f"'{ws_path}': its inspections and cases are of that town's outfalls. Fix: "
+            "give that workspace with it, or another --records path for this one."
+        )
+
+
 def open_records(
     path: str | Path,
     *,
@@ -1083,8 +1187,7 @@ def open_records(
                 f"Records file '{rec}' does not exist. Fix: give the workspace instead; its "
                 "records file is created beside it on first use."
             )
-        with gpkg.read_tx(rec) as con:
-            meta_ws = dict(con.execute("SELECT key, value FROM records_meta").fetchall())
+        meta_ws = _records_meta(rec)
         ws_path = Path(meta_ws.get("workspace", ""))
         if layers is None and meta_ws.get("layers"):
             layers = json.loads(meta_ws["layers"]) or None
@@ -1105,7 +1208,9 @@ def open_records(
             "are kept per outfall. Fix: add an 'outfalls' layer or name it with --layer "
             "outfalls=LAYER."
         )
-    rec = check_output_path(rec, protected=inputs, suffixes=(".gpkg",), option="--records")
+    rec = check_output_path(
+        rec, protected=inputs, suffixes=(".gpkg",), option="--records", ms4map_gpkg=False
+    )
     prof = load_profile(profile)
     ys = (
         year_start
@@ -1121,18 +1226,9 @@ def open_records(
             "cannot create it. Fix: the SMO creates it with the first record."
         )
     if rec.exists() and rec.stat().st_size > 0:
-        with gpkg.read_tx(rec) as con:
-            names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            srs = gpkg.file_srs(con) if "gpkg_geometry_columns" in names else None
-        if "records_meta" not in names and names:
-            raise UsageError(
-                f"'{rec.name}' is a GeoPackage but not an ms4map records file. Fix: give "
-                "another --records path."
-            )
-        if srs is not None and outfalls.crs is not None:
-            file_crs = CRS.from_epsg(srs[0]) if srs[0] not in (100000,) else CRS.from_wkt(srs[1])
-            if not file_crs.equals(outfalls.crs):
-                outfalls = outfalls.to_crs(file_crs)
+        outfalls = _check_existing_store(
+            rec, outfalls, ws_path, check_workspace=records is not None and not meta_ws
+        )
     if eff_role == "smo":
         b = tuple(float(v) for v in outfalls.total_bounds)
         meta = {
