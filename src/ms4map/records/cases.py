@@ -29,6 +29,7 @@ from ..rules.profiles import Profile, remedy_deadline, remedy_period_end
 __all__ = [
     "DEADLINE_STATUSES",
     "STEPS",
+    "check_case_row",
     "add_business_days",
     "is_business_day",
     "last_day",
@@ -129,6 +130,70 @@ def check_step(case: Mapping[str, Any] | None, step: str, date: dt.date) -> None
                 f"Case {case.get('case_id')}: '{step}' dated {date.isoformat()} is before "
                 f"{c} = {d.isoformat()}. Fix: check the date."
             )
+
+
+def check_case_row(case: Mapping[str, Any]) -> tuple[str, str]:
+    """Check a whole case row (a correction merges fields into it) by the rules that
+    :func:`check_step` applies step by step; returns its ``(step, step_on)``: the last
+    step whose date is set.
+
+    Every step dated is on or after ``opened_on`` and the steps it needs (which must be
+    dated), nothing is after ``closed_on``, and ``remedy_deadline`` is not before
+    ``notice_on``.
+
+    Raises
+    ------
+    DataError
+        With the field and the fix.
+    """
+    cid = case.get("case_id")
+    dates = {step: _d(case.get(col)) for step, (col, _) in STEPS.items()}
+    opened = dates["opened"]
+    for step, (col, needs) in STEPS.items():
+        d = dates[step]
+        if d is None or step == "opened":
+            continue
+        for need in needs:
+            nd = _d(case.get(need))
+            if nd is None:
+                raise DataError(
+                    f"Case {cid}: '{col}' = {d} needs '{need}' first (it is empty). Fix: "
+                    f"set '{need}' too, or leave '{col}' empty."
+                )
+            if d < nd:
+                raise DataError(
+                    f"Case {cid}: '{col}' = {d} is before '{need}' = {nd}. Fix: check the dates."
+                )
+        if opened is not None and d < opened:
+            raise DataError(
+                f"Case {cid}: '{col}' = {d} is before the case opened ({opened}). Fix: check "
+                "the date."
+            )
+    closed = dates["closed"]
+    if closed is not None:
+        later = [(STEPS[s][0], d) for s, d in dates.items() if d is not None and d > closed]
+        if later:
+            col, d = later[0]
+            raise DataError(
+                f"Case {cid}: '{col}' = {d} is after the case closed ({closed}). Fix: check "
+                "the dates."
+            )
+    dl, notice = _d(case.get("remedy_deadline")), dates["notice_sent"]
+    if dl is not None and notice is not None and dl < notice:
+        raise DataError(
+            f"Case {cid}: 'remedy_deadline' = {dl} is before the notice ({notice}). Fix: give "
+            "a later deadline."
+        )
+    dated = [(s, d) for s, d in dates.items() if d is not None]
+    step, day = (
+        max(dated, key=lambda sd: (sd[1], list(STEPS).index(sd[0])))
+        if dated
+        else (
+            "opened",
+            opened,
+        )
+    )
+    return step, "" if day is None else day.isoformat()
 
 
 def _moved(plain: dt.date, due: dt.date) -> str:

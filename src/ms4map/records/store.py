@@ -23,7 +23,7 @@ from ..core.errors import DataError, InputOpenError, UsageError
 from ..core.qa import shown_ids
 from ..rules.profiles import Profile, load_profile
 from . import gpkg
-from .cases import STEPS, case_deadlines, check_step, remedy_deadline
+from .cases import STEPS, case_deadlines, check_case_row, check_step, remedy_deadline
 from .fields import CASE_FIELDS, INSPECTION_FIELDS, SAMPLE_FIELDS, as_date, check_fields
 from .photos import MAX_PHOTO_BYTES, check_photo
 from .summary import annual_report, outfall_status, parse_year_start, reporting_year, summary
@@ -954,9 +954,18 @@ class Records(_RecordsReads):
         day = None
         if "date" in fields and table != "cases":
             day = as_date(fields.pop("date"), f"{table[:-1]} field 'date'").isoformat()
+        deadline = None
+        if "remedy_deadline" in fields and table == "cases":
+            # a deadline is a future date by nature (as in advance_case)
+            dl = fields.pop("remedy_deadline")
+            deadline = (
+                "" if dl is None else as_date(dl, "case field 'remedy_deadline'", allow_future=True)
+            )
         values = check_fields(fields, _SPECS[table], where=table[:-1])
         if day is not None:
             values["date"] = day
+        if deadline is not None:
+            values["remedy_deadline"] = deadline.isoformat() if deadline else None
         if not values:
             raise DataError("Nothing to correct. Fix: give the fields to change, e.g. notes='...'.")
         with gpkg.write_tx(self.path) as con:
@@ -964,8 +973,24 @@ class Records(_RecordsReads):
             if old is None:
                 raise DataError(f"No row {row_id} in {table}. Fix: check the id.")
             row = {**old, **values, "version": int(old["version"]) + 1}
+            self._check_corrected(con, table, row)
             self._insert(con, table, row, action="correct", old=old)
         return int(row["version"])
+
+    def _check_corrected(self, con: Any, table: str, row: dict[str, Any]) -> None:
+        """A corrected row obeys the rules its first recording did: a case's steps in
+        order and dated after what they follow (its ``step``/``status`` the last step
+        dated), a sample not before its case opened."""
+        if table == "cases":
+            step, step_on = check_case_row(row)
+            row["step"], row["step_on"], row["status"] = step, step_on, step
+        elif table == "samples":
+            case = self._current(con, "cases", int(row["case_id"]))
+            if case is not None and str(row["date"]) < str(case["opened_on"]):
+                raise DataError(
+                    f"Sample field 'date' = {row['date']} is before case {row['case_id']} "
+                    f"opened ({case['opened_on']}). Fix: check the date."
+                )
 
     def attach(
         self,
