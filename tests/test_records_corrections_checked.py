@@ -68,3 +68,9 @@ def test_a_sample_date_before_its_case_opened_is_refused(case):
     with pytest.raises(DataError, match="before case .* opened"):
         r.correct("samples", sid, date="2025-01-01")
     assert str(r.samples(cid).set_index("sample_id").loc[sid, "date"])[:10] == "2025-06-11"
+
+
+def test_a_blank_inspector_is_the_user_who_records_it(tmp_path):
+    r = rec.open_records(make_town(tmp_path), user="jsmith")
+    iid = r.add_inspection("OF-1", "2025-06-02", inspector="   ")
+    assert r.inspections().set_index("inspection_id").loc[iid, "inspector"] == "jsmith"

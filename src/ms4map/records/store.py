@@ -698,7 +698,8 @@ class Records(_RecordsReads):
         oid, geom = self._check_outfall(outfall_id)
         day = as_date(date, "inspection field 'date'").isoformat()
         values = check_fields(fields, INSPECTION_FIELDS, where="inspection")
-        values.setdefault("inspector", self.user)
+        if not values.get("inspector"):  # not given, or blank: who records it
+            values["inspector"] = self.user
         checked = self._checked_photos(photos)
         with gpkg.write_tx(self.path) as con:
             row = self._first_version(con, "inspections", geom, outfall_id=oid, date=day, **values)
@@ -899,7 +900,8 @@ class Records(_RecordsReads):
                     "pollutant is there) or result='clean', or flow_present=True/False."
                 )
             values["result"] = "flow" if values["flow_present"] else "clean"
-        values.setdefault("sampler", self.user)
+        if not values.get("sampler"):  # not given, or blank: who records it
+            values["sampler"] = self.user
         sid = str(struct_id)
         geom = self._structure_point(sid)
         checked = self._checked_photos(photos)
