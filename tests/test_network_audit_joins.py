@@ -111,3 +111,46 @@ def test_upstream_of_a_conveyance_includes_what_joins_it_partway():
     up = trace_upstream(net, "T")
     assert {"M1", "A"} <= set(up.nodes.index)
     assert set(up.edges["conv_id"]) == {"T", "L"}
+
+
+def test_conveyances_and_metres_through_a_run_of_two_way_links():
+    """A(0,0) - B(100,0) - C(200,0) two-way (flow_dir bi), then C -> O(300,0) by its
+    inverts: A is 3 conveyances and 300 m from O, B 2 and 200 m, C 1 and 100 m; the
+    trace from C shows CO only (it showed AB and BC too, upstream)."""
+    from ms4map.network import trace_downstream
+
+    net, t = _table(
+        [("A", "catch_basin", 0, 0), ("B", "manhole", 100, 0), ("C", "manhole", 200, 0),
+         ("O", "outfall", 300, 0)],
+        [{"conv_id": "AB", "coords": [(0, 0), (100, 0)], "flow_dir": "bi"},
+         {"conv_id": "BC", "coords": [(100, 0), (200, 0)], "flow_dir": "bi"},
+         {"conv_id": "CO", "coords": [(200, 0), (300, 0)], "us_invert": 5, "ds_invert": 4}],
+    )  # fmt: skip
+    for sid, n, metres in (("A", 3, 300), ("B", 2, 200), ("C", 1, 100)):
+        assert f"{n} conveyance(s), {metres} m" in t.loc[sid, "reason"], sid
+        tr = trace_downstream(net, sid)
+        assert f"{n} conveyance(s), {metres} m" in tr.reason, sid
+        assert len(tr.edges) == n
+    assert list(trace_downstream(net, "C").edges["conv_id"]) == ["CO"]
+
+
+def test_conveyances_and_metres_round_a_loop():
+    """A ring A(0,0) -> B(100,0) -> C(50,80) -> A by inverts (10, 9, 8, 7), its way out
+    C -> O(50,200), and I(-50,0) -> A.  I: IA 50 + AB 100 + BC 94.3 + CO 120 = 364 m,
+    4 conveyances (it said 2 and 170 m); its trace leaves out CA (round the loop)."""
+    from ms4map.network import trace_downstream
+
+    net, t = _table(
+        [("A", "manhole", 0, 0), ("B", "manhole", 100, 0), ("C", "manhole", 50, 80),
+         ("O", "outfall", 50, 200), ("I", "catch_basin", -50, 0)],
+        [{"conv_id": "AB", "coords": [(0, 0), (100, 0)], "us_invert": 10, "ds_invert": 9},
+         {"conv_id": "BC", "coords": [(100, 0), (50, 80)], "us_invert": 9, "ds_invert": 8},
+         {"conv_id": "CA", "coords": [(50, 80), (0, 0)], "us_invert": 8, "ds_invert": 7},
+         {"conv_id": "CO", "coords": [(50, 80), (50, 200)], "us_invert": 8, "ds_invert": 6},
+         {"conv_id": "IA", "coords": [(-50, 0), (0, 0)], "us_invert": 11, "ds_invert": 10}],
+    )  # fmt: skip
+    assert "4 conveyance(s), 364 m" in t.loc["I", "reason"]
+    assert "3 conveyance(s), 314 m" in t.loc["A", "reason"]
+    tr = trace_downstream(net, "I")
+    assert list(tr.edges["conv_id"]) == ["IA", "AB", "BC", "CO"]
+    assert "4 conveyance(s), 364 m" in tr.reason

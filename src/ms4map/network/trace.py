@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import shapely
 from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import breadth_first_order, connected_components
+from scipy.sparse.csgraph import breadth_first_order, connected_components, dijkstra
 
 from ..core.errors import DataError
 from .settings import OUTFALL_METHODS
@@ -96,6 +96,12 @@ class _Solved:
     #: (:data:`_SPLIT_RULES` bits); 0 when the main path does not split.
     split_bits: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     all_outfalls: dict[int, list[str]] = field(default_factory=dict)  # comp -> outfalls (splits)
+    #: node -> conveyances and metres from the node to its component's main exit (0
+    #: outside loops and two-way links; :func:`_within_components`)
+    node_hops: np.ndarray | None = None
+    node_dist_m: np.ndarray | None = None
+    #: arc -> on the main path inside its component (True for the arcs between them)
+    arc_onward: np.ndarray | None = None
     #: comp upstream of a split -> (the first sink components without an outfall that
     #: a branch below it ends in: terminals not at water, trapping loops; more of them?)
     dead_ends: dict[int, tuple[list[int], bool]] = field(default_factory=dict)
@@ -181,6 +187,13 @@ def _solve(net: NetworkLike) -> _Solved:
     hops[cu[main_arc]] = weight[main_arc]
     dist = np.zeros(ncomp)
     dist[cu[main_arc]] = elen[main_arc]
+    # inside loops and two-way runs: from where the main path enters a component to its
+    # main exit (and, per node, from the node to it)
+    node_hops, node_dist, onward = _within_components(
+        n, u, v, comp, elen=elen, weight=weight, main_arc=main_arc
+    )
+    hops[cu[main_arc]] += node_hops[v[main_arc]]
+    dist[cu[main_arc]] += node_dist[v[main_arc]]
     bits = np.zeros(ncomp, dtype=np.int64)
     if len(split_comps):
         bits[split_comps] = _split_rule_bits(
@@ -215,6 +228,7 @@ def _solve(net: NetworkLike) -> _Solved:
         split_bits=bits,
         csr=csr,
     )
+    solved.node_hops, solved.node_dist_m, solved.arc_onward = node_hops, node_dist, onward
     if len(split_comps):
         solved.all_outfalls, solved.dead_ends = _split_outfalls(
             pairs,
@@ -226,6 +240,82 @@ def _solve(net: NetworkLike) -> _Solved:
         )
     net._cache["solved"] = solved
     return solved
+
+
+def _within_components(
+    n: int,
+    u: np.ndarray,
+    v: np.ndarray,
+    comp: np.ndarray,
+    *,
+    elen: np.ndarray,
+    weight: np.ndarray,
+    main_arc: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Inside loops and runs of two-way links (strongly connected components): each
+    node's conveyances and metres to its component's main exit along the shortest way
+    there, and which arcs lie on such a way (onward; in a component with one way out
+    only: where flow splits inside a loop every arc of it stays onward).
+
+    A component's main path starts at the tail of its main exit arc; a node elsewhere
+    in the component first has to get there (a two-way chain A - B - C whose exit
+    leaves C: A is two conveyances and their metres further).  Outside such
+    components both are 0 and every arc counts as onward.
+    """
+    cu, cv = comp[u], comp[v]
+    intra = (cu == cv) & (u != v)
+    hops = np.zeros(n, dtype=np.int64)
+    dist = np.zeros(n)
+    onward = np.ones(len(u), dtype=bool)
+    if not intra.any():
+        return hops, dist, onward
+    ncomp = int(comp.max()) + 1 if len(comp) else 0
+    exit_node = np.full(ncomp, -1, dtype=np.int64)
+    exit_node[cu[main_arc]] = u[main_arc]
+    srcs = np.unique(exit_node[exit_node >= 0])
+    iu, iv, il = u[intra], v[intra], np.asarray(elen[intra], dtype=float)
+    il = np.where(np.isfinite(il), il, 0.0) + 1e-9  # explicit, positive weights
+    # one arc per node pair: the shortest (a sparse matrix would add parallel arcs up)
+    order = np.lexsort((il, iv, iu))
+    first = np.r_[True, (iu[order][1:] != iu[order][:-1]) | (iv[order][1:] != iv[order][:-1])]
+    pick = order[first]
+    rev = csr_matrix((il[pick], (iv[pick], iu[pick])), shape=(n, n))  # towards the exit
+    if not len(srcs):
+        return hops, dist, onward
+    d, pred, _src = dijkstra(
+        rev, directed=True, indices=srcs, min_only=True, return_predecessors=True
+    )
+    reach = np.isfinite(d)
+    dist[reach] = d[reach]
+    # an arc inside a component with one way out is onward when it lies on a shortest
+    # way to that exit (not back up a two-way link, not round the loop again)
+    leaving = np.bincount(cu[cu != cv], minlength=ncomp)
+    du, dv = d[iu], d[iv]
+    on = np.isfinite(du) & np.isfinite(dv) & np.isclose(du, dv + il, rtol=1e-9, atol=1e-6)
+    onward[np.flatnonzero(intra)] = on | (leaving[cu[intra]] != 1)
+    # conveyances along the way: each node's arc to its predecessor (its next node)
+    w_of = {}
+    iw = np.asarray(weight[intra], dtype=np.int64)
+    for a, b, w in zip(iu[pick].tolist(), iv[pick].tolist(), iw[pick].tolist(), strict=True):
+        w_of[(a, b)] = w
+    step = np.zeros(n, dtype=np.int64)
+    nxt = np.arange(n)
+    has = pred >= 0
+    for a in np.flatnonzero(has):
+        b = int(pred[a])
+        step[a] = w_of.get((int(a), b), 1)
+        nxt[a] = b
+    for _ in range(64):  # pointer jumping along the ways to the exits
+        moving = nxt != np.arange(n)
+        if not moving.any():
+            break
+        step = step + np.where(moving, step[nxt], 0)
+        nn = nxt[nxt]
+        if np.array_equal(nn, nxt):
+            break
+        nxt = nn
+    hops[:] = step
+    return hops, dist, onward
 
 
 def _edge_ends(
@@ -565,8 +655,8 @@ def _node_results(net: NetworkLike) -> pd.DataFrame:
     others = np.full(n, "", dtype=object)
     method = np.full(n, None, dtype=object)
     reason = np.full(n, "", dtype=object)
-    hops = s.hops[s.comp]
-    dist = s.dist_m[s.comp]
+    hops = s.hops[s.comp] + (s.node_hops if s.node_hops is not None else 0)
+    dist = s.dist_m[s.comp] + (s.node_dist_m if s.node_dist_m is not None else 0.0)
     lat = net.edges[net.edges["orient_method"] == "assumed_lateral"]
     lateral_of = dict(zip(lat["from_node"].astype(str), lat["length_m"], strict=True))
     node_names = s.node_index.to_numpy()
@@ -1028,7 +1118,13 @@ def trace_downstream(net: NetworkLike, start: Any, *, by: str = "auto") -> Trace
     s = _solve(net)
     node, extra, label = _resolve_start(net, start, by)
     e = net.edges
-    order = breadth_first_order(s.csr, node, directed=True, return_predecessors=False)
+    onward = s.arc_onward if s.arc_onward is not None else np.ones(len(s.arc_from), bool)
+    # downstream along the onward arcs: not back up a two-way link, not round a loop
+    fwd = csr_matrix(
+        (np.ones(int(onward.sum())), (s.arc_from[onward], s.arc_to[onward])),
+        shape=s.csr.shape,
+    )
+    order = breadth_first_order(fwd, node, directed=True, return_predecessors=False)
     is_point = isinstance(start, shapely.Point) and bool(extra)
     # the start conveyance's own parts come first, in flow order; then the flow below
     chain = _flow_chain(e, extra)
@@ -1041,7 +1137,7 @@ def trace_downstream(net: NetworkLike, start: Any, *, by: str = "auto") -> Trace
     rank[order] = np.arange(len(order))
     reached = np.zeros(len(s.node_index), dtype=bool)
     reached[order] = True
-    arcs = np.where(reached[s.arc_from])[0]
+    arcs = np.where(reached[s.arc_from] & onward)[0]
     # below the start: each edge by the BFS rank of its upstream node (stable: input order)
     arcs = arcs[np.argsort(rank[s.arc_from[arcs]], kind="stable")]
     erows = list(dict.fromkeys([*chain, *map(int, s.arc_edge[arcs])]))

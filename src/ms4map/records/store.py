@@ -650,6 +650,27 @@ class _RecordsReads(_RecordsBase):
         return write_outputs(out, layers, provenance=prov, inputs=protected, option="--export")
 
 
+def _checked_photos(photos: Any) -> list[Any]:
+    """Each photo checked (JPEG or PNG by content, size-limited) before any write."""
+    return [check_photo(ph) for ph in (photos or ())]
+
+
+def _check_corrected(records: Any, con: Any, table: str, row: dict[str, Any]) -> None:
+    """A corrected row obeys the rules its first recording did: a case's steps in
+    order and dated after what they follow (its ``step``/``status`` the last step
+    dated), a sample not before its case opened."""
+    if table == "cases":
+        step, step_on = check_case_row(row)
+        row["step"], row["step_on"], row["status"] = step, step_on, step
+    elif table == "samples":
+        case = records._current(con, "cases", int(row["case_id"]))
+        if case is not None and str(row["date"]) < str(case["opened_on"]):
+            raise DataError(
+                f"Sample field 'date' = {row['date']} is before case {row['case_id']} "
+                f"opened ({case['opened_on']}). Fix: check the date."
+            )
+
+
 class Records(_RecordsReads):
     """The IDDE records of one workspace (use :func:`open_records`).
 
@@ -700,7 +721,7 @@ class Records(_RecordsReads):
         values = check_fields(fields, INSPECTION_FIELDS, where="inspection")
         if not values.get("inspector"):  # not given, or blank: who records it
             values["inspector"] = self.user
-        checked = self._checked_photos(photos)
+        checked = _checked_photos(photos)
         with gpkg.write_tx(self.path) as con:
             row = self._first_version(con, "inspections", geom, outfall_id=oid, date=day, **values)
             self._insert(con, "inspections", row, action="insert")
@@ -743,7 +764,7 @@ class Records(_RecordsReads):
             CASE_FIELDS,
             where="case",
         )
-        checked = self._checked_photos(photos)
+        checked = _checked_photos(photos)
         with gpkg.write_tx(self.path) as con:
             if inspection_id is not None:
                 ins = self._current(con, "inspections", int(values["inspection_id"]))
@@ -851,7 +872,7 @@ class Records(_RecordsReads):
         )
         if "remedy_deadline" in extra:
             values["remedy_deadline"] = extra["remedy_deadline"]
-        checked = self._checked_photos(photos)
+        checked = _checked_photos(photos)
         with gpkg.write_tx(self.path) as con:
             old = self._current(con, "cases", int(case_id))
             if old is None:
@@ -904,7 +925,7 @@ class Records(_RecordsReads):
             values["sampler"] = self.user
         sid = str(struct_id)
         geom = self._structure_point(sid)
-        checked = self._checked_photos(photos)
+        checked = _checked_photos(photos)
         with gpkg.write_tx(self.path) as con:
             case = self._current(con, "cases", int(case_id))
             if case is None:
@@ -975,24 +996,9 @@ class Records(_RecordsReads):
             if old is None:
                 raise DataError(f"No row {row_id} in {table}. Fix: check the id.")
             row = {**old, **values, "version": int(old["version"]) + 1}
-            self._check_corrected(con, table, row)
+            _check_corrected(self, con, table, row)
             self._insert(con, table, row, action="correct", old=old)
         return int(row["version"])
-
-    def _check_corrected(self, con: Any, table: str, row: dict[str, Any]) -> None:
-        """A corrected row obeys the rules its first recording did: a case's steps in
-        order and dated after what they follow (its ``step``/``status`` the last step
-        dated), a sample not before its case opened."""
-        if table == "cases":
-            step, step_on = check_case_row(row)
-            row["step"], row["step_on"], row["status"] = step, step_on, step
-        elif table == "samples":
-            case = self._current(con, "cases", int(row["case_id"]))
-            if case is not None and str(row["date"]) < str(case["opened_on"]):
-                raise DataError(
-                    f"Sample field 'date' = {row['date']} is before case {row['case_id']} "
-                    f"opened ({case['opened_on']}). Fix: check the date."
-                )
 
     def attach(
         self,
@@ -1034,10 +1040,6 @@ class Records(_RecordsReads):
                     f"No row {row_id} in {table} to attach the photo to. Fix: check the id."
                 )
             return self._attach_in(con, table, int(row_id), ph, caption=caption)
-
-    def _checked_photos(self, photos: Any) -> list[Any]:
-        """Each photo checked (JPEG or PNG by content, size-limited) before any write."""
-        return [check_photo(ph) for ph in (photos or ())]
 
     def _attach_in(
         self, con: Any, table: str, row_id: int, ph: Any, *, caption: str | None = None
