@@ -74,3 +74,18 @@ def test_a_blank_inspector_is_the_user_who_records_it(tmp_path):
     r = rec.open_records(make_town(tmp_path), user="jsmith")
     iid = r.add_inspection("OF-1", "2025-06-02", inspector="   ")
     assert r.inspections().set_index("inspection_id").loc[iid, "inspector"] == "jsmith"
+
+
+def test_a_correction_on_a_version_someone_else_corrected_is_refused(tmp_path):
+    """Alice reads inspection 1 at version 1; Bob corrects it (version 2); Alice's
+    correction of version 1 would silently replace Bob's: with ``expected_version`` it
+    is refused, naming Bob, and nothing is written."""
+    town = make_town(tmp_path)
+    alice = rec.open_records(town, user="alice")
+    bob = rec.open_records(town, user="bob")
+    iid = alice.add_inspection("OF-1", "2025-06-02", odor=1)
+    seen = int(alice.inspections().set_index("inspection_id").loc[iid, "version"])
+    bob.correct("inspections", iid, odor=3, expected_version=seen)
+    with pytest.raises(DataError, match="changed since version 1: it is at version 2 by bob"):
+        alice.correct("inspections", iid, odor=0, expected_version=seen)
+    assert int(alice.inspections().set_index("inspection_id").loc[iid, "odor"]) == 3

@@ -956,17 +956,22 @@ class Records(_RecordsReads):
                 self._attach_in(con, "samples", row["sample_id"], ph)
         return row["sample_id"]
 
-    def correct(self, table: str, row_id: int, **fields: Any) -> int:
+    def correct(
+        self, table: str, row_id: int, *, expected_version: int | None = None, **fields: Any
+    ) -> int:
         """Correct a row: a new version with the given fields changed; returns the version.
 
         The old version stays in the file (and in the audit trail, as ``old_values``).
         ``date`` may be corrected for inspections and samples; cases take the fields of
-        :data:`~ms4map.records.fields.CASE_FIELDS`.
+        :data:`~ms4map.records.fields.CASE_FIELDS`.  ``expected_version``: the version
+        the change was made on (as read); when someone else has corrected the row since,
+        the correction is refused instead of silently replacing theirs.
 
         Raises
         ------
         DataError
-            Unknown table, row or field, or a bad value.
+            Unknown table, row or field, a bad value, or the row changed since
+            ``expected_version``.
         PermissionError
             A viewer.
         """
@@ -995,6 +1000,13 @@ class Records(_RecordsReads):
             old = self._current(con, table, int(row_id))
             if old is None:
                 raise DataError(f"No row {row_id} in {table}. Fix: check the id.")
+            if expected_version is not None and int(old["version"]) != int(expected_version):
+                raise DataError(
+                    f"Row {row_id} of {table} changed since version {expected_version}: it is "
+                    f"at version {old['version']} by {old.get('created_by')} "
+                    f"({old.get('created_at')}). Nothing was written. Fix: read it again and "
+                    "make the correction on that version."
+                )
             row = {**old, **values, "version": int(old["version"]) + 1}
             _check_corrected(self, con, table, row)
             self._insert(con, table, row, action="correct", old=old)
