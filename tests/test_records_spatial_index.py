@@ -53,3 +53,16 @@ def test_the_bounds_of_a_geometry_blob():
     assert _gpkg_bounds(with_envelope) == (1, 3, 2, 5)
     empty = b"GP\x00\x11" + struct.pack("<i", 26918) + wkb
     assert _gpkg_bounds(empty) is None and _gpkg_bounds(None) is None
+
+
+def test_styles_cut_short_at_creation_are_written_at_the_next_opening(tmp_path):
+    """A first writer killed after the schema but before the styles left a records file
+    that QGIS drew unstyled for good (the styles were written only with the schema)."""
+    town = make_town(tmp_path)
+    r = rec.open_records(town, user="jsmith")
+    with sqlite3.connect(r.path) as con:
+        con.execute("DELETE FROM layer_styles")
+    rec.open_records(town, user="jsmith")
+    with sqlite3.connect(r.path) as con:
+        tables = {t for (t,) in con.execute("SELECT f_table_name FROM layer_styles")}
+    assert {"inspections", "samples", "cases"} <= tables

@@ -650,6 +650,19 @@ class _RecordsReads(_RecordsBase):
         return write_outputs(out, layers, provenance=prov, inputs=protected, option="--export")
 
 
+def _has_styles(rec: Path) -> bool:
+    """Whether the records file has its QGIS style of the inspections."""
+    try:
+        with gpkg.read_tx(rec) as con:
+            return bool(
+                con.execute(
+                    "SELECT 1 FROM layer_styles WHERE f_table_name = 'inspections' LIMIT 1"
+                ).fetchone()
+            )
+    except sqlite3.Error:  # no layer_styles table yet
+        return False
+
+
 def _checked_photos(photos: Any) -> list[Any]:
     """Each photo checked (JPEG or PNG by content, size-limited) before any write."""
     return [check_photo(ph) for ph in (photos or ())]
@@ -1281,6 +1294,7 @@ def open_records(
         if not gpkg.has_schema(rec):  # first use; two processes racing both end complete
             with gpkg.write_tx(rec) as con:
                 gpkg.ensure_schema(con, srs=_srs_of(outfalls.crs), bounds=b, meta=meta)
+        if not _has_styles(rec):  # first use, or a first use cut short before its styles
             # QGIS draws the inspections, samples and cases styled (docs/exports.md)
             from ..io.styles import write_layer_styles
 
