@@ -28,6 +28,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import sqlite3
 import tempfile
@@ -44,7 +45,7 @@ import pandas as pd
 import pyogrio
 
 from ..core.errors import DataError, InputOpenError, UsageError
-from ..io.files import replace_durably, writing
+from ..io.files import replace_durably, write_text_output, writing
 
 __all__ = ["FORMATS", "META_TABLES", "ExportResult", "export", "export_frames", "source_layers"]
 
@@ -127,8 +128,46 @@ def _check_dest(dest: str | Path, protected: list[Path]) -> Path:
                 f"--to '{out}' is a folder that is not a File Geodatabase; refusing to "
                 "replace it. Fix: choose another name."
             )
+        _check_ours(res)
         return res
-    return check_output_path(out, protected=protected, suffixes=tuple(FORMATS), option="--to")
+    checked = check_output_path(out, protected=protected, suffixes=tuple(FORMATS), option="--to")
+    _check_ours(checked)
+    return checked
+
+
+def _geojson_provenance(path: Path) -> Path:
+    """The provenance file beside a GeoJSON export (``x.geojson.provenance.json``)."""
+    return path.with_name(path.name + ".provenance.json")
+
+
+def _check_ours(out: Path) -> None:
+    """Refuse to replace an existing ``.gdb``, ``.zip`` or ``.geojson`` that ms4map did
+    not write: it would be lost (a geodatabase of the user's, an archive, a GeoJSON).
+    ms4map's own exports carry their provenance: the geodatabase's ``provenance``
+    table, the zip's ``provenance.csv``, the GeoJSON's ``.provenance.json`` beside it.
+    (A ``.gpkg`` is checked by :func:`ms4map.io.check_output_path`.)"""
+    if not out.exists():
+        return
+    suffix = out.suffix.lower()
+    ours = True
+    if suffix == ".gdb":
+        try:
+            ours = "provenance" in {str(n) for n, _ in pyogrio.list_layers(out)}
+        except Exception:  # noqa: BLE001 - an unreadable geodatabase is not ours either
+            ours = False
+    elif suffix == ".zip":
+        ours = zipfile.is_zipfile(out)
+        if ours:
+            with zipfile.ZipFile(out) as zf:
+                ours = "provenance.csv" in zf.namelist()
+    elif suffix == ".geojson":
+        ours = _geojson_provenance(out).exists()
+    if not ours:
+        raise UsageError(
+            f"--to '{out}' exists and ms4map did not write it (it has no ms4map provenance): "
+            "refusing to replace it, so nothing of yours is lost. Fix: give a new name, or "
+            "move that file away first."
+        )
 
 
 def _read(src: Path, name: str) -> pd.DataFrame:
@@ -171,8 +210,12 @@ def _parts(
         from ..io.styles import LAYER_STYLES
 
         st = LAYER_STYLES.get(name)
-        if st is None:
-            return [(name, _table(frame), None)]
+        if st is None:  # an empty layer that records no geometry type: keep it spatial
+            notes.append(
+                f"{name} is empty and records no geometry type: written as an empty polygon "
+                "layer (its CRS kept)"
+            )
+            return [(name, frame, "Polygon")]
         return [(name, frame, _GEOM_OF_KIND[st.geom])]
     fam = types.map(lambda t: t.replace("Multi", "") if isinstance(t, str) else None)
     bases = [b for b in ("Point", "LineString", "Polygon") if b in set(fam.dropna())]
@@ -237,7 +280,7 @@ def _export_gpkg(src: Path, out: Path, names: list[str], protected: list[Path]) 
 
     res = ExportResult(out, FORMATS[".gpkg"])
     prov = _provenance(src)
-    exported = {"exported_from": str(src)}
+    exported = {"exported_from": str(src.resolve())}
     fd, tmp_name = tempfile.mkstemp(suffix=".gpkg", dir=out.parent, prefix=".ms4map-export-")
     os.close(fd)
     tmp = Path(tmp_name)
@@ -309,18 +352,54 @@ def _gdb_ints(frame: pd.DataFrame, name: str, notes: list[str]) -> pd.DataFrame:
     return out
 
 
+#: Field names a File Geodatabase keeps for itself (its object id, geometry and the
+#: geometry's measures) or reads as SQL (compared case-insensitively).
+_GDB_RESERVED = frozenset(
+    """OBJECTID FID SHAPE SHAPE_LENGTH SHAPE_AREA GDB_GEOMATTR_DATA ADD ALTER AND
+    BETWEEN BY COLUMN CREATE DELETE DROP EXISTS FOR FROM GROUP IN INSERT INTO IS LIKE
+    NOT NULL OR ORDER SELECT SET TABLE UPDATE VALUES WHERE""".split()
+)
+
+
+def _gdb_field_names(columns: Sequence[str]) -> dict[str, str]:
+    """``column -> field name`` a geodatabase takes as it is: letters, digits and ``_``,
+    a letter first, at most 64 characters, not a reserved name (``_`` added), unique
+    case-insensitively (``_1``, ``_2``, ...)."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for c in columns:
+        name = re.sub(r"[^\w]", "_", str(c)) or "field"
+        if not name[0].isalpha():
+            name = "F" + name
+        name = name[:64]
+        if name.upper() in _GDB_RESERVED:
+            name = name[:63] + "_"
+        base, k = name, 0
+        while name.upper() in taken:
+            k += 1
+            name = f"{base[: 64 - len(str(k)) - 1]}_{k}"
+        taken.add(name.upper())
+        out[str(c)] = name
+    return out
+
+
 def _write_gdb_layer(
     tmp: Path, name: str, frame: pd.DataFrame, gtype: str | None, res: ExportResult
 ) -> None:
-    with warnings.catch_warnings():  # GDAL's renames are reported below
-        warnings.simplefilter("ignore", RuntimeWarning)
-        pyogrio.write_dataframe(frame, tmp, layer=name, driver="OpenFileGDB", geometry_type=gtype)
     geom = frame.geometry.name if isinstance(frame, gpd.GeoDataFrame) else None
     cols = [c for c in frame.columns if c != geom]
-    written = list(pyogrio.read_info(tmp, layer=name)["fields"])
-    renamed = [f"{a} -> {b}" for a, b in zip(cols, written, strict=False) if a != b]
-    if renamed:  # names a geodatabase reserves (column, ...) get a suffix
-        res.notes.append(f"{name}: fields renamed by the geodatabase: {', '.join(renamed)}")
+    names = _gdb_field_names(cols)
+    frame = frame.rename(columns={c: n for c, n in names.items() if c != n})
+    with warnings.catch_warnings():  # the renames are ours, reported below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        pyogrio.write_dataframe(frame, tmp, layer=name, driver="OpenFileGDB", geometry_type=gtype)
+    written = [str(f) for f in pyogrio.read_info(tmp, layer=name)["fields"]]
+    renamed = [f"{a} -> {b}" for a, b in names.items() if a != b]
+    lost = [b for b in names.values() if b not in written]
+    if renamed:  # names a geodatabase cannot hold as they are
+        res.notes.append(f"{name}: fields renamed for the geodatabase: {', '.join(renamed)}")
+    if lost:  # pragma: no cover - a rule of the driver this does not know yet
+        res.notes.append(f"{name}: fields the geodatabase did not keep: {', '.join(lost)}")
     res.layers[name] = len(frame)
 
 
@@ -364,15 +443,24 @@ def _recorded_inputs(src: Path) -> list[Path]:
 
 
 def _provenance_frame(src: Path, names: list[str]) -> pd.DataFrame:
+    """One row per exported layer: the source's record of how it was made (when it
+    has one), with where and when it was exported from; the export's own record for a
+    layer without one (a GeoPackage ms4map did not write)."""
+    from ..core.version import __version__
+
     rows = _provenance(src)
-    keep = [n for n in names if n in rows]
-    return pd.DataFrame(
-        {
-            "layer": keep,
-            "created": [rows[n][0] for n in keep],
-            "value": [rows[n][1] for n in keep],
-        }
-    )
+    now = pd.Timestamp.now(tz="UTC").strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    exported = {"exported_from": str(src.resolve()), "exported": now}
+    created, values = [], []
+    for n in names:
+        made, record = rows.get(n, (now, ""))
+        try:
+            rec = json.loads(record) if record else {"tool": f"ms4map {__version__}"}
+        except ValueError:
+            rec = {"record": record}
+        created.append(made)
+        values.append(json.dumps({**rec, **exported}, default=str, indent=1))
+    return pd.DataFrame({"layer": list(names), "created": created, "value": values})
 
 
 def _dbf_name(name: str, taken: set[str]) -> str:
@@ -581,8 +669,17 @@ def _export_geojson(
     finally:
         if tmp.exists():
             tmp.unlink()
+    prov = _provenance_frame(src, [n])
+    record = json.loads(prov["value"].iloc[0])
+    write_text_output(
+        _geojson_provenance(out),
+        json.dumps({"layer": n, "created": prov["created"].iloc[0], **record}, indent=1),
+        option="--to",
+    )
     res.layers[n] = len(frame)
-    res.notes.append("GeoJSON keeps no style and no provenance")
+    res.notes.append(
+        f"GeoJSON keeps no style; its provenance is in {_geojson_provenance(out).name}"
+    )
     return res
 
 
@@ -618,11 +715,14 @@ def export(
     """
     src_path = Path(src).expanduser()
     guard = [src_path, *(Path(p) for p in protected), *_recorded_inputs(src_path)]
-    out = _check_dest(dest, guard)
+    # what to export is checked first: a refused export makes no folder
     available = source_layers(src_path)
     names = _choose(available, layers, src_path)
     if not names:
         raise DataError(f"'{src_path.name}' has no layers to export.")
+    if Path(dest).suffix.lower() == ".geojson" and len(names) != 1:
+        _export_geojson(src_path, Path(dest), names, available, chose=bool(layers))
+    out = _check_dest(dest, guard)
     suffix = out.suffix.lower()
     with writing(out):
         if suffix == ".gpkg":
