@@ -765,6 +765,14 @@ def export_frames(
             return f"{stem}.gpkg", src.read_bytes(), []
         dest = Path(td) / "out" / f"{stem}{suffix}"
         res = export(src, dest)
+        if suffix == ".geojson":  # the download is the one file: no provenance beside it
+            notes = [
+                "GeoJSON keeps no style and no provenance (the GeoPackage download has both)"
+                if n.startswith("GeoJSON keeps no style")
+                else n
+                for n in res.notes
+            ]
+            return dest.name, dest.read_bytes(), notes
         if suffix != ".gdb":
             return dest.name, dest.read_bytes(), res.notes
         buf = io.BytesIO()
