@@ -33,7 +33,7 @@ import sys
 import time
 import tomllib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -438,11 +438,36 @@ def check_outputs(towns: Sequence[Town], out_dir: str | Path) -> Path:
             protected.append(Path(t.manifest))
     for t in towns:
         try:
-            check_output_path(output_path(out, t), protected=protected, suffixes=(".gpkg",))
+            _check_town_output(output_path(out, t), protected)
         except UsageError as exc:
             raise UsageError(f"town '{t.name}': {exc}") from None
     check_output_path(out / "summary.csv", protected=protected, suffixes=(".csv",))
     return out.resolve()
+
+
+def _failed_before(summary: Path) -> set[str]:
+    """The towns the ``summary.csv`` of the previous run into this folder lists as
+    ``failed`` (none when there is none, or it cannot be read)."""
+    import csv
+
+    try:
+        with open(summary, newline="", encoding="utf-8") as fh:
+            return {r["name"] for r in csv.DictReader(fh) if r.get("status") == "failed"}
+    except (OSError, KeyError, ValueError, csv.Error):
+        return set()
+
+
+def _check_town_output(path: Path, protected: list[Any]) -> Path:
+    """A town's output path: never an input; an existing file there must be an ms4map
+    output (a GeoPackage of the user's or a records file is refused), except a damaged
+    one (not a readable database: a copy cut short, a disk error), which the town's run
+    replaces."""
+    from .io import check_output_path
+    from .io.files import check_ms4map_output
+
+    out = check_output_path(path, protected=protected, suffixes=(".gpkg",), ms4map_gpkg=False)
+    check_ms4map_output(out, damaged_ok=True)
+    return out
 
 
 # ======================================================================================
@@ -484,13 +509,36 @@ def run_town(town: Town, out_dir: str | Path, *, force: bool = False) -> dict[st
         row["error"] = (
             f"workspace '{town.workspace}': internal error (a bug in ms4map): "
             f"{type(exc).__name__}: {exc}. Fix: run the town alone with "
-            f"`ms4map drainage {town.workspace} --debug` and report the traceback."
+            f"`ms4map drainage {town.workspace} --debug` and `ms4map screen "
+            f"{town.workspace} --all --debug` (the chain's two halves) and report the "
+            "traceback."
         )
+    if row["status"] == "failed":
+        row["error"] += _drop_stale_output(town, out)
     row["seconds"] = round(time.perf_counter() - t0, 3)
     row["cpu_seconds"] = round(time.process_time() - cpu0, 3)
     row["peak_rss_mb"] = _peak_rss_mb()
     row["pid"] = os.getpid()
     return row
+
+
+def _drop_stale_output(town: Town, out: Path) -> str:
+    """After a town failed: remove its earlier output unless it is still that of the
+    current inputs (docs/batch.md: an output is complete and current, or absent), and
+    say so for the row's error."""
+    if not out.exists():
+        return ""
+    try:
+        current = previous_summary(town, out) is not None
+    except Exception:  # noqa: BLE001 - whatever it is, it is not known to be current
+        current = False
+    if current:
+        return " (the earlier output, of the same inputs, is kept)"
+    try:
+        out.unlink()
+    except OSError:  # pragma: no cover - a file another program holds open (Windows)
+        return f" (the earlier output '{out.name}' is stale: delete it)"
+    return f" (the earlier output '{out.name}', made from other inputs, was removed)"
 
 
 def _town_error(town: Town, exc: Ms4mapError) -> str:
@@ -523,7 +571,7 @@ def _compute(town: Town, out: Path) -> dict[str, Any]:
     """The chain of ``ms4map drainage`` and ``ms4map screen --all`` on one workspace."""
     from . import pipeline
     from .core.version import __version__
-    from .io import check_output_path, open_workspace, write_outputs
+    from .io import open_workspace, write_outputs
     from .rules.conditions import screen_all
     from .rules.profiles import profile_with
     from .rules.septic import flag_septic
@@ -531,7 +579,7 @@ def _compute(town: Town, out: Path) -> dict[str, Any]:
 
     ws = open_workspace(town.workspace)  # as `ms4map drainage` / `screen` open it
     protected = [*ws.inputs, town.workspace, *town.option_files()]
-    out = check_output_path(out, protected=protected, suffixes=(".gpkg",))
+    out = _check_town_output(out, protected)
     settings = pipeline.command_settings()  # `ms4map drainage`'s defaults
     res = pipeline.run(ws, use_cache=False, **settings)
     # `ms4map screen` runs the chain with the default settings; reuse the drainage run
@@ -584,6 +632,14 @@ def off_dem_parcels(drainage: Any) -> int:
     return int(drainage.loc[drainage["target_kind"] == "off_dem", "parcel_id"].nunique())
 
 
+def _pending_changes(path: str | Path) -> bool:
+    """Whether another program (QGIS) holds changes to an input GeoPackage in its
+    write-ahead log (``<file>-wal``): the file's own bytes, and so its hash, do not show
+    them yet, so an earlier output cannot be known to be current."""
+    wal = Path(f"{path}-wal")
+    return wal.is_file() and wal.stat().st_size > 0
+
+
 def previous_summary(town: Town, out: Path) -> dict[str, Any] | None:
     """The counts of an earlier complete output made from unchanged inputs, else ``None``.
 
@@ -624,6 +680,8 @@ def previous_summary(town: Town, out: Path) -> dict[str, Any] | None:
         for p, digest in (rec.get("inputs") or {}).items():
             if p not in hashes:
                 hashes[p] = file_sha256(p) if Path(p).is_file() or Path(p).is_dir() else ""
+                if _pending_changes(p):
+                    hashes[p] = "pending"
             if hashes[p] != digest:
                 return None
         wss = rec.get("workspace_settings") or {}
@@ -760,9 +818,12 @@ def run_batch(
             on_result(row, len(rows), total)
 
     run = BatchRun(rows=[], wall_seconds=0.0, scheduler=scheduler)
+    # a town that failed in the previous run is always retried, even if an output of
+    # its inputs is there (a --force run that failed; docs/batch.md)
+    retry = _failed_before(out / "summary.csv")
     if kind == "none":
         for t in towns:
-            finished(fn(t, str(out), force=force))
+            finished(fn(t, str(out), force=force or t.name in retry))
     else:
         with contextlib.ExitStack() as stack:
             if forked:
@@ -777,7 +838,7 @@ def run_batch(
                 stack.enter_context(
                     dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
                 )
-            work = _Work(towns, out, fn, force, finished)
+            work = _Work(towns, out, fn, force, finished, retry)
             _run_cluster(run, kind, arg, connect_timeout=connect_timeout, say=say, work=work, t0=t0)
     run.rows = [rows[t.name] for t in towns if t.name in rows]
     run.wall_seconds = time.perf_counter() - t0
@@ -819,6 +880,7 @@ class _Work:
     fn: TaskFn
     force: bool
     finished: Callable[[dict[str, Any]], None]
+    retry: set[str] = field(default_factory=set)
 
 
 def _run_cluster(
@@ -845,7 +907,15 @@ def _run_cluster(
                 f"Dask: scheduler {arg} with {run.workers} worker(s){wait}, "
                 f"dashboard {run.dashboard}"
             )
-        _run_on(client, work.towns, work.out, work.fn, force=work.force, finished=work.finished)
+        _run_on(
+            client,
+            work.towns,
+            work.out,
+            work.fn,
+            force=work.force,
+            finished=work.finished,
+            retry=work.retry,
+        )
     finally:
         t1 = time.perf_counter()
         client.close()
@@ -1024,6 +1094,7 @@ def _run_on(
     *,
     force: bool,
     finished: Callable[[dict[str, Any]], None],
+    retry: set[str] | frozenset[str] = frozenset(),
 ) -> None:
     """Run the towns on the cluster, never more at once than it has worker threads.
 
@@ -1047,7 +1118,12 @@ def _run_on(
         while pending and len(inflight) < slots:
             t = pending.pop(0)
             f = client.submit(
-                fn, t, str(out), force=force, key=f"ms4map-town-{t.name}-{tag}", pure=False
+                fn,
+                t,
+                str(out),
+                force=force or t.name in retry,
+                key=f"ms4map-town-{t.name}-{tag}",
+                pure=False,
             )
             inflight[f] = t
             done.add(f)

@@ -1673,7 +1673,7 @@ def _dem_crs(path: Path, report: QAReport) -> CRS | None:
 def _dem_open_error(path: Path, exc: Exception) -> InputOpenError:
     """The error for a DEM GDAL cannot open (not a raster, or its header is cut off)."""
     return InputOpenError(
-        f"DEM '{path}' cannot be opened: {_short(exc)}. Fix: give a GeoTIFF (or another "
+        f"DEM '{path}' cannot be opened: {_short(exc).rstrip('.')}. Fix: give a GeoTIFF (or another "
         "raster GDAL reads; `gdalinfo FILE` shows whether it can); a file cut off while "
         "copying or downloading must be copied or exported again."
     )
@@ -2072,12 +2072,16 @@ def write_outputs(
         return _write_outputs(out, layers, provenance)
 
 
-def check_ms4map_output(out: str | Path, *, option: str = "--out") -> None:
+def check_ms4map_output(
+    out: str | Path, *, option: str = "--out", damaged_ok: bool = False
+) -> None:
     """Refuse to add layers to an existing file that is not an ms4map output.
 
     ms4map adds its layers to a GeoPackage only when it wrote that file itself (it has
     the ``provenance`` table of :func:`write_outputs`): a GeoPackage of the user's, an
-    IDDE records store or any other file is never changed.
+    IDDE records store or any other file is never changed.  ``damaged_ok``: a file
+    that is not a readable database passes (a batch town's own output cut short, which
+    its run replaces whole).
 
     Raises
     ------
@@ -2092,6 +2096,8 @@ def check_ms4map_output(out: str | Path, *, option: str = "--out") -> None:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
             tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
     except sqlite3.Error:
+        if damaged_ok:
+            return
         what = "is not a GeoPackage"
     else:
         if "records_meta" in tables:
