@@ -907,15 +907,7 @@ def _run_cluster(
                 f"Dask: scheduler {arg} with {run.workers} worker(s){wait}, "
                 f"dashboard {run.dashboard}"
             )
-        _run_on(
-            client,
-            work.towns,
-            work.out,
-            work.fn,
-            force=work.force,
-            finished=work.finished,
-            retry=work.retry,
-        )
+        _run_on(client, work)
     finally:
         t1 = time.perf_counter()
         client.close()
@@ -1086,17 +1078,9 @@ def _file_bytes(p: Path) -> int:
         return 0
 
 
-def _run_on(
-    client: Any,
-    towns: Sequence[Town],
-    out: Path,
-    fn: TaskFn,
-    *,
-    force: bool,
-    finished: Callable[[dict[str, Any]], None],
-    retry: set[str] | frozenset[str] = frozenset(),
-) -> None:
-    """Run the towns on the cluster, never more at once than it has worker threads.
+def _run_on(client: Any, work: _Work) -> None:
+    """Run the towns of ``work`` on the cluster, never more at once than it has worker
+    threads (a town that failed in the previous run is forced: ``work.retry``).
 
     The scheduler would otherwise send a worker queued towns besides the one it runs,
     and count every one of them as having died with it when the worker is lost; handing
@@ -1109,7 +1093,7 @@ def _run_on(
     tag = uuid.uuid4().hex[:8]
     # largest first (stable: manifest order among equals), so a big town does not start
     # last while the other workers sit idle
-    pending = sorted(towns, key=_input_bytes, reverse=True)
+    pending = sorted(work.towns, key=_input_bytes, reverse=True)
     inflight: dict[Any, Town] = {}
     done = as_completed()
 
@@ -1117,14 +1101,9 @@ def _run_on(
         slots = max(1, sum(client.nthreads().values()))
         while pending and len(inflight) < slots:
             t = pending.pop(0)
-            f = client.submit(
-                fn,
-                t,
-                str(out),
-                force=force or t.name in retry,
-                key=f"ms4map-town-{t.name}-{tag}",
-                pure=False,
-            )
+            force = work.force or t.name in work.retry
+            key = f"ms4map-town-{t.name}-{tag}"
+            f = client.submit(work.fn, t, str(work.out), force=force, key=key, pure=False)
             inflight[f] = t
             done.add(f)
 
@@ -1143,7 +1122,7 @@ def _run_on(
                 except BaseException as e:  # noqa: BLE001 - cancelled futures raise here
                     exc = e
                 row = _lost_row(t, exc)
-            finished(row)
+            work.finished(row)
             top_up()
     finally:
         client.cancel(list(inflight))
