@@ -663,6 +663,29 @@ def _has_styles(rec: Path) -> bool:
         return False
 
 
+def _attach_in(
+    records: Any, con: Any, table: str, row_id: int, ph: Any, *, caption: str | None = None
+) -> int:
+    """Insert one checked photo of row ``row_id`` in the open transaction ``con``."""
+    new_id = records._next_id(con, "attachments")
+    row = {
+        "attachment_id": new_id,
+        "version": 1,
+        "target_table": table,
+        "target_id": int(row_id),
+        "filename": ph.filename,
+        "mime": ph.mime,
+        "bytes": len(ph.data),
+        "width": ph.width,
+        "height": ph.height,
+        "sha256": ph.sha256,
+        "caption": caption,
+        "data": ph.data,
+    }
+    records._insert(con, "attachments", row, action="attach")
+    return new_id
+
+
 def _checked_photos(photos: Any) -> list[Any]:
     """Each photo checked (JPEG or PNG by content, size-limited) before any write."""
     return [check_photo(ph) for ph in (photos or ())]
@@ -739,7 +762,7 @@ class Records(_RecordsReads):
             row = self._first_version(con, "inspections", geom, outfall_id=oid, date=day, **values)
             self._insert(con, "inspections", row, action="insert")
             for ph in checked:
-                self._attach_in(con, "inspections", row["inspection_id"], ph)
+                _attach_in(self, con, "inspections", row["inspection_id"], ph)
         return row["inspection_id"]
 
     def open_case(
@@ -800,7 +823,7 @@ class Records(_RecordsReads):
             )
             self._insert(con, "cases", row, action="open")
             for ph in checked:
-                self._attach_in(con, "cases", row["case_id"], ph)
+                _attach_in(self, con, "cases", row["case_id"], ph)
         return row["case_id"]
 
     def advance_case(
@@ -903,7 +926,7 @@ class Records(_RecordsReads):
             }
             self._insert(con, "cases", row, action=step, old=old)
             for ph in checked:
-                self._attach_in(con, "cases", int(case_id), ph)
+                _attach_in(self, con, "cases", int(case_id), ph)
         return int(row["version"])
 
     def add_sample(
@@ -966,7 +989,7 @@ class Records(_RecordsReads):
             )
             self._insert(con, "samples", row, action="insert")
             for ph in checked:
-                self._attach_in(con, "samples", row["sample_id"], ph)
+                _attach_in(self, con, "samples", row["sample_id"], ph)
         return row["sample_id"]
 
     def correct(
@@ -1064,29 +1087,7 @@ class Records(_RecordsReads):
                 raise DataError(
                     f"No row {row_id} in {table} to attach the photo to. Fix: check the id."
                 )
-            return self._attach_in(con, table, int(row_id), ph, caption=caption)
-
-    def _attach_in(
-        self, con: Any, table: str, row_id: int, ph: Any, *, caption: str | None = None
-    ) -> int:
-        """Insert one checked photo of row ``row_id`` in the open transaction ``con``."""
-        new_id = self._next_id(con, "attachments")
-        row = {
-            "attachment_id": new_id,
-            "version": 1,
-            "target_table": table,
-            "target_id": int(row_id),
-            "filename": ph.filename,
-            "mime": ph.mime,
-            "bytes": len(ph.data),
-            "width": ph.width,
-            "height": ph.height,
-            "sha256": ph.sha256,
-            "caption": caption,
-            "data": ph.data,
-        }
-        self._insert(con, "attachments", row, action="attach")
-        return new_id
+            return _attach_in(self, con, table, int(row_id), ph, caption=caption)
 
 
 def _profile(name: str, fallback: Profile) -> Profile:
