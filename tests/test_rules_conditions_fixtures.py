@@ -130,3 +130,32 @@ def sewer_districts() -> gpd.GeoDataFrame:
     return gpd.GeoDataFrame(
         {"name": ["Village sewer"]}, geometry=[box(550, 850, 800, 1100)], crs=CRS
     )
+
+
+def condition_a_single(waters, drainage_row, *, site, outfall_points, profile=None) -> dict:
+    """Condition A of one site (``site`` polygon, one drainage row) by ``determine``."""
+    from ms4map.rules.conditions import determine, tmdl_hits_for
+
+    rows = pd.DataFrame([drainage_row])
+    hits = tmdl_hits_for(waters, site_geom=site, rows=rows, outfall_points=outfall_points)
+    det = determine(
+        rows,
+        waters=waters,
+        profile=profile,
+        disturbed_acres=2,
+        project_type="commercial",
+        tmdl_hits=hits,
+    )
+    return det.conditions["A"]
+
+
+def condition_a_batch(waters, drainage_row, *, site, outfall_points, profile=None):
+    """The same site as parcel ``P1`` of the batch screening (``screen_condition_a``)."""
+    from ms4map.rules.conditions import screen_condition_a
+
+    rows = pd.DataFrame([{"parcel_id": "P1", **drainage_row}])
+    parcels = gpd.GeoDataFrame({"parcel_id": ["P1"]}, geometry=[site], crs=CRS)
+    out = screen_condition_a(
+        rows, waters=waters, profile=profile, parcels=parcels, outfall_points=outfall_points
+    )
+    return out.set_index("parcel_id").loc["P1"]

@@ -34,9 +34,15 @@ import geopandas as gpd
 import pandas as pd
 import pytest
 from shapely.geometry import Point, box
-from test_rules_conditions_fixtures import CRS, LAKE, row, town_waters
+from test_rules_conditions_fixtures import (
+    CRS,
+    LAKE,
+    condition_a_batch,
+    condition_a_single,
+    row,
+    town_waters,
+)
 
-from ms4map.rules.conditions import determine, screen_condition_a, tmdl_hits_for
 from ms4map.rules.profiles import load_profile
 from ms4map.rules.waters import Waters
 
@@ -65,26 +71,23 @@ def _waters(tmdl: dict | None, polygon=box(4000, 4000, 4100, 4100)) -> Waters:
 
 
 def _single(waters: Waters, profile=None) -> dict:
-    rows = pd.DataFrame([row("inlet", "CB9", 1, "OF-X", **LAKE)])
-    hits = tmdl_hits_for(waters, site_geom=SITE, rows=rows, outfall_points=POINTS)
-    det = determine(
-        rows,
-        waters=waters,
+    return condition_a_single(
+        waters,
+        row("inlet", "CB9", 1, "OF-X", **LAKE),
+        site=SITE,
+        outfall_points=POINTS,
         profile=profile,
-        disturbed_acres=2,
-        project_type="commercial",
-        tmdl_hits=hits,
     )
-    return det.conditions["A"]
 
 
 def _batch(waters: Waters, profile=None) -> pd.Series:
-    rows = pd.DataFrame([{"parcel_id": "P1", **row("inlet", "CB9", 1, "OF-X", **LAKE)}])
-    parcels = gpd.GeoDataFrame({"parcel_id": ["P1"]}, geometry=[SITE], crs=CRS)
-    out = screen_condition_a(
-        rows, waters=waters, profile=profile, parcels=parcels, outfall_points=POINTS
+    return condition_a_batch(
+        waters,
+        row("inlet", "CB9", 1, "OF-X", **LAKE),
+        site=SITE,
+        outfall_points=POINTS,
+        profile=profile,
     )
-    return out.set_index("parcel_id").loc["P1"]
 
 
 @pytest.mark.parametrize(

@@ -10,13 +10,19 @@ is the square 2500 - 3700 m; a site at 2600 - 2700 m lies in it and drains to Cl
 
 from __future__ import annotations
 
-import geopandas as gpd
 import pandas as pd
 import pytest
 from shapely.geometry import box
-from test_rules_conditions_fixtures import CLEAR, CRS, OUTFALL_POINTS, row, town_waters
+from test_rules_conditions_fixtures import (
+    CLEAR,
+    CRS,
+    OUTFALL_POINTS,
+    condition_a_batch,
+    condition_a_single,
+    row,
+    town_waters,
+)
 
-from ms4map.rules.conditions import determine, screen_condition_a, tmdl_hits_for
 from ms4map.rules.profiles import load_profile
 from ms4map.rules.waters import Waters
 
@@ -34,26 +40,23 @@ def _waters(**tmdl_values) -> Waters:
 
 
 def _single(waters: Waters, profile=None) -> dict:
-    rows = pd.DataFrame([row("inlet", "CB3", 1, "OF-C", **CLEAR)])
-    hits = tmdl_hits_for(waters, site_geom=SITE, rows=rows, outfall_points=OUTFALL_POINTS)
-    det = determine(
-        rows,
-        waters=waters,
+    return condition_a_single(
+        waters,
+        row("inlet", "CB3", 1, "OF-C", **CLEAR),
+        site=SITE,
+        outfall_points=OUTFALL_POINTS,
         profile=profile,
-        disturbed_acres=2,
-        project_type="commercial",
-        tmdl_hits=hits,
     )
-    return det.conditions["A"]
 
 
 def _batch(waters: Waters, profile=None) -> pd.Series:
-    rows = pd.DataFrame([{"parcel_id": "P1", **row("inlet", "CB3", 1, "OF-C", **CLEAR)}])
-    parcels = gpd.GeoDataFrame({"parcel_id": ["P1"]}, geometry=[SITE], crs=CRS)
-    out = screen_condition_a(
-        rows, waters=waters, profile=profile, parcels=parcels, outfall_points=OUTFALL_POINTS
+    return condition_a_batch(
+        waters,
+        row("inlet", "CB3", 1, "OF-C", **CLEAR),
+        site=SITE,
+        outfall_points=OUTFALL_POINTS,
+        profile=profile,
     )
-    return out.set_index("parcel_id").loc["P1"]
 
 
 @pytest.mark.parametrize("value", [None, "", "unknown"])

@@ -102,6 +102,8 @@ class _Solved:
     node_dist_m: np.ndarray | None = None
     #: arc -> on the main path inside its component (True for the arcs between them)
     arc_onward: np.ndarray | None = None
+    #: the graph of the onward arcs (what a downstream trace follows)
+    csr_onward: Any = None
     #: comp upstream of a split -> (the first sink components without an outfall that
     #: a branch below it ends in: terminals not at water, trapping loops; more of them?)
     dead_ends: dict[int, tuple[list[int], bool]] = field(default_factory=dict)
@@ -229,6 +231,11 @@ def _solve(net: NetworkLike) -> _Solved:
         csr=csr,
     )
     solved.node_hops, solved.node_dist_m, solved.arc_onward = node_hops, node_dist, onward
+    solved.csr_onward = (
+        csr
+        if onward.all()
+        else csr_matrix((np.ones(int(onward.sum())), (u[onward], v[onward])), shape=(n, n))
+    )
     if len(split_comps):
         solved.all_outfalls, solved.dead_ends = _split_outfalls(
             pairs,
@@ -1120,10 +1127,7 @@ def trace_downstream(net: NetworkLike, start: Any, *, by: str = "auto") -> Trace
     e = net.edges
     onward = s.arc_onward if s.arc_onward is not None else np.ones(len(s.arc_from), bool)
     # downstream along the onward arcs: not back up a two-way link, not round a loop
-    fwd = csr_matrix(
-        (np.ones(int(onward.sum())), (s.arc_from[onward], s.arc_to[onward])),
-        shape=s.csr.shape,
-    )
+    fwd = s.csr_onward if s.csr_onward is not None else s.csr
     order = breadth_first_order(fwd, node, directed=True, return_predecessors=False)
     is_point = isinstance(start, shapely.Point) and bool(extra)
     # the start conveyance's own parts come first, in flow order; then the flow below
