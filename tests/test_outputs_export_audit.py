@@ -103,3 +103,17 @@ def test_a_refused_export_makes_no_folder(src, tmp_path):
     assert main(["export", str(src), "--to", str(dest), "--layer", "nope"]) == 3
     assert main(["export", str(src), "--to", str(tmp_path / "new2" / "x.geojson")]) == 4
     assert not (tmp_path / "new").exists() and not (tmp_path / "new2").exists()
+
+
+def test_geojson_says_its_coordinates_were_reprojected(src, tmp_path, capsys):
+    """The point (1, 1) in UTM 18N is written at 7 decimals of WGS 84 and both the
+    command's notes and the provenance sidecar say so (they said nothing)."""
+    out = tmp_path / "p.geojson"
+    assert main(["export", str(src), "--to", str(out), "--layer", "pts"]) == 0
+    text = capsys.readouterr().out
+    assert "reprojected from EPSG:26918 to WGS 84" in text and "7 decimals" in text
+    rec = json.loads((tmp_path / "p.geojson.provenance.json").read_text())
+    assert rec["reprojected_from"] == "EPSG:26918" and rec["crs"].startswith("EPSG:4326")
+    lon, lat = json.loads(out.read_text())["features"][0]["geometry"]["coordinates"]
+    expect = gpd.GeoSeries([Point(1, 1)], crs=CRS).to_crs("EPSG:4326").iloc[0]
+    assert (lon, lat) == (round(expect.x, 7), round(expect.y, 7))

@@ -644,13 +644,20 @@ def _export_geojson(
     (n,) = names
     res = ExportResult(out, FORMATS[".geojson"])
     frame = _read(src, n)
+    coords: dict[str, str] = {}
     if isinstance(frame, gpd.GeoDataFrame) and available[n] is not None:
         if frame.crs is None:
             raise DataError(
                 f"Layer '{n}' has no CRS, so it cannot be put in WGS 84. Fix: export it "
                 "to .gpkg instead."
             )
+        coords = _geojson_coordinates(frame.crs)
         frame = frame.to_crs("EPSG:4326")
+        res.notes.append(
+            f"{n}: coordinates reprojected from {coords['reprojected_from']} to WGS 84 "
+            "longitude/latitude (GeoJSON, RFC 7946), 7 decimals (about 1 cm); the .gpkg "
+            "export keeps the source CRS"
+        )
     else:
         if isinstance(frame, gpd.GeoDataFrame):
             frame = pd.DataFrame(frame.drop(columns=frame.geometry.name))
@@ -673,7 +680,9 @@ def _export_geojson(
     record = json.loads(prov["value"].iloc[0])
     write_text_output(
         _geojson_provenance(out),
-        json.dumps({"layer": n, "created": prov["created"].iloc[0], **record}, indent=1),
+        json.dumps(
+            {"layer": n, "created": prov["created"].iloc[0], **coords, **record}, indent=1
+        ),
         option="--to",
     )
     res.layers[n] = len(frame)
@@ -681,6 +690,16 @@ def _export_geojson(
         f"GeoJSON keeps no style; its provenance is in {_geojson_provenance(out).name}"
     )
     return res
+
+
+def _geojson_coordinates(crs: Any) -> dict[str, str]:
+    """What a GeoJSON export does to the coordinates of a layer in ``crs`` (its record)."""
+    epsg = crs.to_epsg()
+    return {
+        "crs": "EPSG:4326 (WGS 84 longitude/latitude, RFC 7946)",
+        "reprojected_from": f"EPSG:{epsg}" if epsg else crs.name,
+        "coordinate_precision": "7 decimal places (about 1 cm)",
+    }
 
 
 def export(
