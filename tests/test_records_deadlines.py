@@ -53,7 +53,9 @@ def test_stillwater_deadlines(tmp_path) -> None:
     assert d["decision_filed"] == ("2025-07-15", "overdue")  # 5 days, not recorded as filed
     # 5 business days after Thu 2025-07-10: Fri 11, Mon 14, Tue 15, Wed 16, Thu 17
     assert d["corrective_action"] == ("2025-07-17", "late")  # corrected 07-18
-    assert d["remedy"] == ("2025-06-30", "late")
+    # the timely appeal replaced the notice's remedy deadline (corrective_action after
+    # the upheld decision is the one that counts): not "late"
+    assert d["remedy"] == ("2025-06-30", "appealed")
     assert d["records_retention"] == ("2028-07-20", "keep")  # 3 years
     assert _deadlines(r, cid, "2028-07-21")["records_retention"][1] == "may_discard"
 

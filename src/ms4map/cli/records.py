@@ -406,8 +406,10 @@ def run_case(args: argparse.Namespace) -> int:
             )
         )
         return 0
+    judged = steps["profile"].iloc[-1] if "profile" in steps else None
     print(
-        f"Case {args.case_id} at outfall {steps['outfall_id'].iloc[0]} (profile {rec.profile.name})"
+        f"Case {args.case_id} at outfall {steps['outfall_id'].iloc[0]} (profile "
+        f"{judged if isinstance(judged, str) and judged else rec.profile.name})"
     )
     print(steps[cols].to_string(index=False))
     print("\nDeadlines:")

@@ -47,6 +47,7 @@ STEPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "notice_sent": ("notice_on", ("source_found_on",)),
     "appeal_filed": ("appeal_filed_on", ("notice_on",)),
     "appeal_decided": ("appeal_decided_on", ("appeal_filed_on",)),
+    "decision_filed": ("decision_filed_on", ("appeal_decided_on",)),
     "corrected": ("corrected_on", ()),
     "eliminated": ("eliminated_on", ()),
     "closed": ("closed_on", ()),
@@ -64,6 +65,8 @@ DEADLINE_STATUSES = (
     "window_closed",  # appeal: the period passed without an appeal
     "keep",  # records retention: keep until the date
     "may_discard",  # records retention: the period has ended
+    "appealed",  # remedy: a timely appeal replaced the notice's deadline
+    "unknown",  # the case's profile is not at hand: its periods are not known
 )
 
 
@@ -304,8 +307,16 @@ def _remedy_row(
     fixed: dt.date | None,
     today: dt.date,
 ) -> dict[str, Any]:
-    """The remedy deadline (recorded with the notice; done = corrected or eliminated)."""
+    """The remedy deadline (recorded with the notice; done = corrected or eliminated).
+
+    A timely appeal replaces it: the law then wants the violation corrected within its
+    period after a decision upholding the notice (``corrective_action``), and nothing
+    after one overturning it.
+    """
     enf = profile.enforcement
+    appealed = _appeal_row(case, profile, notice, fixed)
+    if appealed is not None:
+        return appealed
     due = _d(case.get("remedy_deadline"))
     if due is None:
         return _row(
@@ -334,6 +345,38 @@ def _remedy_row(
         done=fixed,
         rule="remedy_period",
         reason=f"Remedy due {due.isoformat()}, {by}; done = corrected or eliminated." + moved,
+    )
+
+
+def _appeal_row(
+    case: Mapping[str, Any], profile: Profile, notice: dt.date, fixed: dt.date | None
+) -> dict[str, Any] | None:
+    """The remedy row of a case whose notice was appealed in time (``None`` otherwise)."""
+    filed = _d(case.get("appeal_filed_on"))
+    days = profile.enforcement.get("appeal_days")
+    if not _num(profile.enforcement.get("corrective_business_days")):
+        return None  # the law says nothing of a correction after an appeal
+    if filed is None or (_num(days) and filed > last_day(notice + dt.timedelta(days=int(days)))):
+        return None  # no appeal, or one out of time: the notice's deadline stands
+    outcome = str(case.get("appeal_outcome") or "")
+    decided = _d(case.get("appeal_decided_on"))
+    if decided is None:
+        then = "until it is decided; after a decision upholding the notice, corrective_action"
+    elif outcome == "upheld":
+        then = f"the decision of {decided.isoformat()} upheld the notice: see corrective_action"
+    else:
+        then = f"the decision of {decided.isoformat()} overturned the notice: no remedy is owed"
+    return _row(
+        case,
+        "remedy",
+        due=_d(case.get("remedy_deadline")),  # the notice's date, for the record
+        status="appealed",
+        done=fixed,
+        rule="appeal",
+        reason=f"The appeal filed on {filed.isoformat()}, within the appeal period, "
+        "replaces the notice's remedy deadline: in the event of an appeal the violation "
+        "is to be corrected after a decision upholding the notice "
+        f"({_law(profile)}: corrective_business_days); {then}.",
     )
 
 

@@ -21,9 +21,10 @@ from pyproj import CRS
 
 from ..core.errors import DataError, InputOpenError, UsageError
 from ..core.qa import shown_ids
-from ..rules.profiles import Profile, load_profile
+from ..rules.profiles import Profile, load_profile, remedy_deadline, remedy_period_end
 from . import gpkg
-from .cases import STEPS, case_deadlines, check_case_row, check_step, remedy_deadline
+from .case_profile import case_profile, keep_profile, kept_profiles, profile_not_known
+from .cases import STEPS, _d, case_deadlines, check_case_row, check_step
 from .fields import CASE_FIELDS, INSPECTION_FIELDS, SAMPLE_FIELDS, as_date, check_fields
 from .photos import MAX_PHOTO_BYTES, check_photo
 from .summary import annual_report, outfall_status, parse_year_start, reporting_year, summary
@@ -65,7 +66,8 @@ def records_path(workspace: str | Path) -> Path:
 
 
 def _users_role(user: str, users_file: str | Path | None) -> str | None:
-    """The role the users file gives ``user`` (``None`` when it lists no role)."""
+    """The role the users file gives ``user``: ``None`` when it does not list the user,
+    ``viewer`` when it lists the user without a role (as the app reads it)."""
     src = users_file or os.environ.get(USERS_FILE_ENV)
     if not src:  # the app's users file (ms4map users add), when there is one
         from .users import users_file_path
@@ -82,10 +84,12 @@ def _users_role(user: str, users_file: str | Path | None) -> str | None:
         ) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise DataError(f"Users file '{p}' is not valid TOML: {exc}.") from None
-    entry = (data.get("users") or {}).get(user)
-    role = entry.get("role") if isinstance(entry, dict) else entry
-    if role is None:
+    users = data.get("users") or {}
+    if user not in users:
         return None
+    entry = users[user]
+    # a listed user without a role is a viewer, as the app reads it (users.load_users)
+    role = entry.get("role", "viewer") if isinstance(entry, dict) else entry
     if role not in ROLES:
         raise DataError(
             f"Users file '{p.name}': users.{user}.role = {role!r}. Fix: select from {list(ROLES)}."
@@ -208,7 +212,8 @@ class _RecordsBase:
         if self.role != "smo":
             raise PermissionError(
                 f"User '{self.user}' has the {self.role} role: {what} is refused (viewers only "
-                "read the records). Fix: ask the SMO to record it, or act with role='smo'."
+                "read the records). Fix: ask the SMO to record it, or to give this user the "
+                "smo role (ms4map users add NAME --role smo --replace)."
             )
 
     def _check_outfall(self, outfall_id: Any) -> tuple[str, Any]:
@@ -454,13 +459,13 @@ class _RecordsReads(_RecordsBase):
         if case_id is not None:
             cases = cases[cases["case_id"] == int(case_id)]
         rows: list[dict[str, Any]] = []
+        kept = _kept_in(self.path)
         for r in cases.drop(columns="geometry").to_dict("records"):
-            prof = (
-                self.profile
-                if r.get("profile") in (None, self.profile.name)
-                else _profile(r["profile"], self.profile)
-            )
-            rows += case_deadlines(r, prof, today=day)
+            prof = case_profile(r.get("profile"), self.profile, kept)
+            if prof is None:
+                rows.append(_unknown_deadlines(r))
+            else:
+                rows += case_deadlines(r, prof, today=day)
         cols = ["case_id", "outfall_id", "deadline", "due", "status", "done_on", "rule", "reason"]
         return pd.DataFrame(rows, columns=cols)
 
@@ -691,11 +696,112 @@ def _checked_photos(photos: Any) -> list[Any]:
     return [check_photo(ph) for ph in (photos or ())]
 
 
-def _check_corrected(records: Any, con: Any, table: str, row: dict[str, Any]) -> None:
+def _kept_in(path: Path) -> dict[str, dict[str, Any]]:
+    """The profile copies a records file keeps (none before its first write)."""
+    if not path.exists() or not gpkg.has_schema(path):
+        return {}
+    with gpkg.read_tx(path) as con:
+        return kept_profiles(con)
+
+
+def _unknown_deadlines(case: Mapping[str, Any]) -> dict[str, Any]:
+    """The one deadline row of a case whose profile is not at hand."""
+    return {
+        "case_id": case.get("case_id"),
+        "outfall_id": case.get("outfall_id"),
+        "deadline": "profile",
+        "due": None,
+        "status": "unknown",
+        "done_on": None,
+        "rule": "profile",
+        "reason": profile_not_known(case.get("profile")),
+    }
+
+
+def _profile_of(records: Any, con: Any, case: Mapping[str, Any]) -> Profile | None:
+    """The profile ``case`` is judged by (:mod:`~ms4map.records.case_profile`); a copy of
+    the session's profile is kept when it is the case's."""
+    prof = case_profile(case.get("profile"), records.profile, kept_profiles(con))
+    if prof is records.profile:
+        keep_profile(con, prof)
+    return prof
+
+
+def _law_remedy(prof: Profile | None, case: Mapping[str, Any], day: dt.date) -> str | None:
+    """The remedy deadline the case's law sets for a notice on ``day`` (ISO; ``None``
+    when it leaves the period to the notice)."""
+    if prof is None:
+        raise DataError(
+            f"Case {case.get('case_id')}: {profile_not_known(case.get('profile'))} Or give "
+            "the notice's remedy deadline (--deadline)."
+        )
+    dl = remedy_deadline(prof, day)
+    return None if dl is None else dl.isoformat()
+
+
+def _moved_remedy(records: Any, con: Any, old: Mapping[str, Any], row: Mapping[str, Any]) -> Any:
+    """The remedy deadline after a correction of the notice's date: the law's own
+    period (Kingsbury's 48 hours) runs again from the corrected date; a date the officer
+    wrote in the notice stays as written."""
+    prof = _profile_of(records, con, old)
+    was, before, after = (
+        _d(old.get("remedy_deadline")),
+        _d(old.get("notice_on")),
+        _d(row.get("notice_on")),
+    )
+    if prof is None or was is None or before is None:
+        return row.get("remedy_deadline")
+    law = remedy_deadline(prof, before)
+    if law is None or was not in (law, remedy_period_end(prof.enforcement, before)):
+        return row.get("remedy_deadline")  # the officer's own date
+    return None if after is None else _law_remedy(prof, old, after)
+
+
+def _check_case_refs(
+    records: Any, con: Any, row: Mapping[str, Any], old: Mapping[str, Any]
+) -> None:
+    """What a case's first recording checked, for the fields a correction changes: the
+    source parcel is a parcel, the inspection exists, no sample before the opening."""
+    if row.get("source_parcel_id") not in (None, "", old.get("source_parcel_id")):
+        records._check_parcel(str(row["source_parcel_id"]))
+    ins = row.get("inspection_id")
+    if ins not in (None, "", old.get("inspection_id")) and (
+        records._current(con, "inspections", int(ins)) is None
+    ):
+        raise DataError(
+            f"Case field 'inspection_id' = {ins}: no such inspection. Fix: give the id of an "
+            "inspection (see records.inspections())."
+        )
+    if str(row.get("opened_on")) != str(old.get("opened_on")):
+        first = con.execute(
+            "SELECT MIN(date) FROM samples s WHERE case_id = ? AND version = "
+            "(SELECT MAX(version) FROM samples t WHERE t.sample_id = s.sample_id)",
+            (int(row["case_id"]),),
+        ).fetchone()[0]
+        if first is not None and str(first) < str(row.get("opened_on")):
+            raise DataError(
+                f"Case field 'opened_on' = {row.get('opened_on')} is after the case's first "
+                f"sample ({first}). Fix: check the date (or correct the sample first)."
+            )
+
+
+def _check_corrected(
+    records: Any,
+    con: Any,
+    table: str,
+    row: dict[str, Any],
+    *,
+    old: Mapping[str, Any],
+    given: Mapping[str, Any],
+) -> None:
     """A corrected row obeys the rules its first recording did: a case's steps in
     order and dated after what they follow (its ``step``/``status`` the last step
-    dated), a sample not before its case opened."""
+    dated), its parcel, inspection and samples as when recorded, a sample not before
+    its case opened.  A corrected notice date moves a remedy deadline the law set."""
     if table == "cases":
+        _check_case_refs(records, con, row, old)
+        if "remedy_deadline" not in given and row.get("notice_on") != old.get("notice_on"):
+            row["remedy_deadline"] = _moved_remedy(records, con, old, row)
         step, step_on = check_case_row(row)
         row["step"], row["step_on"], row["status"] = step, step_on, step
     elif table == "samples":
@@ -822,6 +928,7 @@ class Records(_RecordsReads):
                 **values,
             )
             self._insert(con, "cases", row, action="open")
+            keep_profile(con, self.profile)
             for ph in checked:
                 _attach_in(self, con, "cases", row["case_id"], ph)
         return row["case_id"]
@@ -885,9 +992,9 @@ class Records(_RecordsReads):
             extra["appeal_outcome"] = outcome
         if step == "notice_sent":
             dl = (
-                as_date(deadline, "case field 'remedy_deadline'", allow_future=True)
-                if deadline is not None
-                else remedy_deadline(self.profile, day)
+                None
+                if deadline is None
+                else as_date(deadline, "case field 'remedy_deadline'", allow_future=True)
             )
             if dl is not None and dl < day:
                 raise DataError(
@@ -916,14 +1023,14 @@ class Records(_RecordsReads):
                     f"Field 'case_id' = {case_id}: no such case. Fix: see records.cases()."
                 )
             check_step(old, step, day)
-            row = {
-                **old,
-                **values,
-                "version": int(old["version"]) + 1,
-                "step": step,
-                "step_on": day.isoformat(),
-                "status": step,
-            }
+            prof = _profile_of(self, con, old)
+            if step == "notice_sent" and deadline is None:  # the law's own period, if any
+                values["remedy_deadline"] = _law_remedy(prof, old, day)
+            row = {**old, **values, "version": int(old["version"]) + 1}
+            # the whole row as a correction is checked; step/status = its last dated step
+            # (a step recorded late, dated before one already there, does not become it)
+            row["step"], row["step_on"] = check_case_row(row)
+            row["status"] = row["step"]
             self._insert(con, "cases", row, action=step, old=old)
             for ph in checked:
                 _attach_in(self, con, "cases", int(case_id), ph)
@@ -1044,7 +1151,7 @@ class Records(_RecordsReads):
                     "make the correction on that version."
                 )
             row = {**old, **values, "version": int(old["version"]) + 1}
-            _check_corrected(self, con, table, row)
+            _check_corrected(self, con, table, row, old=old, given=values)
             self._insert(con, table, row, action="correct", old=old)
         return int(row["version"])
 
@@ -1088,13 +1195,6 @@ class Records(_RecordsReads):
                     f"No row {row_id} in {table} to attach the photo to. Fix: check the id."
                 )
             return _attach_in(self, con, table, int(row_id), ph, caption=caption)
-
-
-def _profile(name: str, fallback: Profile) -> Profile:
-    try:
-        return load_profile(name)
-    except Exception:  # noqa: BLE001 - a custom profile no longer at hand
-        return fallback
 
 
 def _json(row: Mapping[str, Any]) -> str:

@@ -125,7 +125,10 @@ def outfall_status(
     """
     rows = []
     ins = inspections.sort_values(["date", "inspection_id"]) if len(inspections) else inspections
-    last = {str(r["outfall_id"]): r for r in ins.to_dict("records")} if len(ins) else {}
+    by_ins: dict[str, list[dict[str, Any]]] = {}  # outfall -> its inspections in order
+    for r in ins.to_dict("records") if len(ins) else []:
+        by_ins.setdefault(str(r["outfall_id"]), []).append(r)
+    last = {oid: rs[-1] for oid, rs in by_ins.items()}
     by_outfall: dict[str, list[dict[str, Any]]] = {}
     for r in cases.to_dict("records") if len(cases) else []:
         by_outfall.setdefault(str(r["outfall_id"]), []).append(r)
@@ -161,8 +164,11 @@ def outfall_status(
             if lr is not None:
                 status, reason = _inspection_status(lr)
                 method = "latest_inspection"
-            if elim is not None and (
-                lr is None or str(lr["date"]) <= elim or status in ("not_flowing", "unknown")
+            # rule 2 holds while no inspection since the elimination found more than no
+            # flow (a discharge that came back and stopped again is not "eliminated")
+            since = [i for i in by_ins.get(oid, []) if str(i["date"]) > elim] if elim else []
+            if elim is not None and all(
+                _inspection_status(i)[0] in ("not_flowing", "unknown") for i in since
             ):
                 cid = next(c["case_id"] for c in cs if str(c.get("eliminated_on")) == elim)
                 after = f"; {reason} since" if lr is not None and str(lr["date"]) > elim else ""

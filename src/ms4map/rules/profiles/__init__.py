@@ -41,6 +41,7 @@ __all__ = [
     "Profile",
     "builtin_profile_path",
     "load_profile",
+    "profile_from_raw",
     "profile_with",
     "remedy_deadline",
     "remedy_period_end",
@@ -331,6 +332,18 @@ def profile_with(
     if not pollutants:
         return prof
     return prof.with_pollutants([str(x).strip() for x in pollutants if str(x).strip()])
+
+
+def profile_from_raw(raw: dict[str, Any], *, source: str) -> Profile:
+    """A profile from its parsed TOML tables (:attr:`Profile.raw`), validated as
+    :func:`load_profile` validates a file; ``source`` names where the tables came from.
+
+    Raises
+    ------
+    DataError
+        Fields missing or wrong (every problem listed, with the fix).
+    """
+    return _build(dict(raw), source=source)
 
 
 def load_profile(profile: str | Path | Profile | None = None) -> Profile:
