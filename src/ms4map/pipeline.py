@@ -48,6 +48,7 @@ __all__ = [
     "PipelineResult",
     "clear_cache",
     "command_settings",
+    "drainage_shares",
     "outfall_points",
     "run",
     "workspace_key",
@@ -256,7 +257,7 @@ def run(
             fix="Add the tax parcels layer (--layer parcels=LAYER).",
         )
     inlet_catchments, sheds = _polygons_step(ws, ov, join, steps, say)
-    _summarise(qa, table)
+    _summarise(qa, table, parcels)
     return PipelineResult(
         network=net,
         overland=ov,
@@ -548,13 +549,55 @@ def _dump(path: Path, value: Any) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _summarise(qa: QAReport, table: pd.DataFrame) -> None:
+def drainage_shares(table: pd.DataFrame, parcels: Any) -> tuple[pd.Series, str]:
+    """The share of the parcels' area that drains to each target kind, and its label.
+
+    Each row's fraction is weighted by its parcel's area (``parcels``' geometry, in the
+    working CRS: the unit cancels out), so a 9 m2 parcel counts for 9 m2, not as much
+    as a 900 m2 one.  Parcels without an area (no geometry, a point) weigh nothing.
+    When no parcel of ``table`` has an area (or ``parcels`` is ``None``) the result is
+    the mean of the per-parcel fractions, labelled so.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The parcel drainage table (``parcel_id``, ``target_kind``, ``fraction``).
+    parcels : GeoDataFrame or None
+        The workspace's parcels (``parcel_id`` + geometry).
+
+    Returns
+    -------
+    shares : Series
+        Target kind -> share (0..1), largest first.
+    label : str
+        ``"share of parcel area"``, or ``"mean share per parcel"`` for the fallback.
+    """
+    ids = table["parcel_id"].astype(str)
+    total = 0.0
+    if parcels is not None and len(parcels):
+        area = pd.Series(
+            np.nan_to_num(parcels.geometry.area.to_numpy(dtype=float)),
+            index=parcels["parcel_id"].astype(str).to_numpy(),
+        )
+        area = area[~area.index.duplicated()]
+        weight = ids.map(area).fillna(0.0).to_numpy()
+        total = float(area.reindex(ids.unique()).fillna(0.0).sum())
+    if total > 0:
+        share = (table["fraction"] * weight).groupby(table["target_kind"]).sum() / total
+        label = "share of parcel area"
+    else:
+        share = table.groupby("target_kind")["fraction"].sum() / max(ids.nunique(), 1)
+        label = "mean share per parcel"
+    return share.sort_values(ascending=False), label
+
+
+def _summarise(qa: QAReport, table: pd.DataFrame, parcels: Any = None) -> None:
     if len(table) == 0:
         return
-    share = table.groupby("target_kind")["fraction"].sum()
+    share, label = drainage_shares(table, parcels)
     n = table["parcel_id"].nunique()
-    parts = ", ".join(f"{k} {v / n:.1%}" for k, v in share.sort_values(ascending=False).items())
-    qa.note(f"drainage: {n} parcels; share of parcel area by target kind: {parts}.")
+    parts = ", ".join(f"{k} {v:.1%}" for k, v in share.items())
+    qa.note(f"drainage: {n} parcels; {label} by target kind: {parts}.")
     unk = table[table["target_kind"].isin(["unknown", "off_dem"])]
     if len(unk):
         ids = unk["parcel_id"].unique()

@@ -96,12 +96,11 @@ def run(args: argparse.Namespace) -> int:
     path = write_layers(out, res.layers(), ws=ws, settings=settings)
     d = res.drainage
     n = d["parcel_id"].nunique()
-    share = d.groupby("target_kind")["fraction"].sum() / max(n, 1)
     print(f"{n} parcels -> {path} (layers parcel_drainage, inlet_catchments, sewersheds, qa)")
-    print(
-        "  share of parcel area: "
-        + ", ".join(f"{k} {v:.1%}" for k, v in share.sort_values(ascending=False).items())
-    )
+    if len(d):
+        # weighted by each parcel's area (a mean of per-parcel fractions is no area share)
+        share, label = pipeline.drainage_shares(d, ws.get("parcels"))
+        print(f"  {label}: " + ", ".join(f"{k} {v:.1%}" for k, v in share.items()))
     print(
         f"  {len(res.inlet_catchments)} inlet catchments, {len(res.sewersheds)} sewersheds, "
         f"{len(res.qa.warnings)} QA warning(s)"

@@ -1712,11 +1712,33 @@ def warp_bilinear(
 def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = None) -> Dem:
     """Read a DEM into a :class:`~ms4map.io.workspace.Dem`, warping it into ``crs`` if needed.
 
-    Nodata becomes NaN.  Findings (reprojection, nodata holes, unknown vertical units)
-    go to ``report``.
+    Nodata becomes NaN, and so do values no elevation on Earth can have (voids written
+    as -9999 without a nodata tag, see :func:`_mask_implausible`).  Findings
+    (implausible values, reprojection, nodata holes, unknown vertical units) go to
+    ``report``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The DEM raster (band 1 is read).
+    crs : optional
+        The CRS to warp it into (the working CRS); ``None`` keeps the DEM's.
+    report : QAReport, optional
+        Receives the findings (a new report when ``None``).
+
+    Returns
+    -------
+    Dem
+
+    Raises
+    ------
+    InputOpenError
+        GDAL cannot open or read the file.
+    DataError
+        No CRS, a geographic CRS whose coordinates are no degrees, a warp GDAL cannot
+        do, no cells or no valid cell; each message names the file and the fix.
     """
     import rasterio
-    from rasterio.warp import calculate_default_transform
 
     report = report if report is not None else QAReport()
     p = Path(path)
@@ -1728,39 +1750,23 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
     with src:
         if src.crs is None:
             raise DataError(
-                f"DEM '{p.name}' has no CRS. Fix: assign one (gdal_edit.py -a_srs EPSG:...)."
+                f"DEM '{p.name}' has no CRS. Fix: assign one (gdal_edit.py -a_srs EPSG:... {p})."
             )
         src_crs = CRS.from_user_input(src.crs.to_wkt())
+        target = CRS.from_user_input(crs) if crs is not None else src_crs
+        _check_degrees(p, src_crs, src, target)
         arr = _read_band(src, p)
         transform = src.transform
         unit = (src.units[0] if src.units and src.units[0] else None) or _vertical_unit(src_crs)
-        target = CRS.from_user_input(crs) if crs is not None else src_crs
+        unit_name = None if unit is None else str(unit)
+        z_to_m = _z_to_m(unit_name)
+        _mask_implausible(arr, p, nodata=src.nodata, unit=unit_name, z_to_m=z_to_m, report=report)
         if not src_crs.equals(target):
-            dst_t, w, h = calculate_default_transform(
-                src_crs, target, src.width, src.height, *src.bounds
-            )
-            out = warp_bilinear(
-                arr, transform, src_crs, dst_transform=dst_t, dst_crs=target, shape=(h, w)
-            )
-            report.warning(
-                "dem_reprojected",
-                "dem",
-                f"DEM '{p.name}' is in {src_crs.name}; it was warped to the working CRS {target.name} "
-                "(bilinear).",
-                fix="Provide the DEM in the working CRS to avoid resampling.",
-            )
-            arr, transform = out, dst_t
-            if src_crs.is_geographic:
-                report.warning(
-                    "dem_geographic",
-                    "dem",
-                    "DEM is in a geographic CRS; cell sizes in degrees were converted by warping.",
-                    fix="Provide a projected DEM.",
-                )
+            arr, transform = _warp_dem(arr, src, p, target, report)
     if arr.size == 0:
-        raise DataError(f"DEM '{p.name}' has no cells.")
-    holes = int(np.isnan(arr).sum())
-    if holes and np.isfinite(arr).any():
+        raise DataError(f"DEM '{p.name}' has no cells. Fix: give the DEM of this area with --dem.")
+    finite_any = bool(np.isfinite(arr).any())
+    if finite_any and np.isnan(arr).any():
         interior = _interior_nodata(arr)
         if interior:
             report.warning(
@@ -1771,9 +1777,13 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
                 count=interior,
                 fix="Fill the holes (e.g. gdal_fillnodata) or accept 'unknown' drainage there.",
             )
-    if not np.isfinite(arr).any():
-        raise DataError(f"DEM '{p.name}' has only nodata cells.")
-    z_to_m = 1.0
+    if not finite_any:
+        raise DataError(
+            f"DEM '{p.name}' has only nodata cells. Fix: check it with `gdalinfo -stats {p}`: "
+            "if its elevations equal the nodata value, correct the tag (gdal_edit.py "
+            f"-a_nodata VALUE {p}, or -unsetnodata); otherwise export the DEM of this area "
+            "again, or give another one with --dem."
+        )
     if unit is None:
         report.warning(
             "vertical_units_unknown",
@@ -1781,14 +1791,6 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
             "The DEM does not say its vertical unit; metres are assumed.",
             fix="Set the band unit (gdal_edit.py -units metre dem.tif) or use a compound CRS.",
         )
-        unit_name = None
-    else:
-        unit_name = str(unit)
-        low = unit_name.lower()
-        if "us survey" in low or low in ("ftus", "us_ft", "us-ft"):
-            z_to_m = 1200 / 3937
-        elif "f" in low and ("oot" in low or "eet" in low or low in ("ft", "feet")):
-            z_to_m = 0.3048
     return Dem(
         array=arr,
         transform=transform,
@@ -1796,6 +1798,199 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
         path=p,
         vertical_unit=unit_name,
         z_to_m=z_to_m,
+    )
+
+
+def _z_to_m(unit: str | None) -> float:
+    """Metres per vertical unit of the DEM (1 for metres, an unknown or other unit)."""
+    if unit is None:
+        return 1.0
+    low = unit.lower()
+    if "us survey" in low or low in ("ftus", "us_ft", "us-ft"):
+        return 1200 / 3937
+    if "f" in low and ("oot" in low or "eet" in low or low in ("ft", "feet")):
+        return 0.3048
+    return 1.0
+
+
+def _is_metre(unit: str | None) -> bool:
+    """Whether a band unit names metres."""
+    low = (unit or "").strip().lower()
+    return low in ("m", "metre", "meter", "metres", "meters") or low.startswith("metre")
+
+
+def _projected_epsg(crs: CRS) -> str:
+    """``EPSG:xxxx`` of a projected CRS for a fix, else a placeholder."""
+    if crs.is_projected:
+        code = crs.to_epsg()
+        return f"EPSG:{code}" if code else crs.to_string()
+    return "EPSG:<the projected CRS of its coordinates>"
+
+
+def _check_degrees(p: Path, src_crs: CRS, src: Any, target: CRS) -> None:
+    """A DEM tagged with a geographic CRS whose extent is no longitudes/latitudes (a
+    wrong CRS assigned to projected metres) is a :class:`DataError` naming the fix.
+
+    One cell beyond +-180 / +-90 is allowed (global grids whose cell centres lie on the
+    poles or the antimeridian reach half a cell past them).
+    """
+    if not src_crs.is_geographic:
+        return
+    b = src.bounds
+    rx, ry = abs(src.res[0]), abs(src.res[1])
+    if max(abs(b.left), abs(b.right)) <= 180 + rx and max(abs(b.bottom), abs(b.top)) <= 90 + ry:
+        return
+    layers = f"the layers' {target.name}" if target.is_projected else "your layers' CRS"
+    raise DataError(
+        f"DEM '{p.name}' is tagged with the geographic CRS {src_crs.name} "
+        f"({src_crs.to_string()}), but its extent {_fmt_bounds(b)} is not in degrees (a "
+        "longitude lies within +-180, a latitude within +-90): the CRS assigned to it is "
+        "wrong, its coordinates are projected (metres or feet). Fix: assign the CRS its "
+        f"coordinates are in, e.g. {layers}: gdal_edit.py -a_srs {_projected_epsg(target)} "
+        f"{p}, then re-run."
+    )
+
+
+def _warp_dem(arr: np.ndarray, src: Any, p: Path, target: CRS, report: QAReport) -> tuple:
+    """``arr`` (the band of ``src``) warped to ``target``, with its transform; a warp
+    GDAL cannot do is a :class:`DataError` naming the file and the fix."""
+    import rasterio
+    from rasterio._err import CPLE_BaseError
+    from rasterio.warp import calculate_default_transform
+
+    src_crs = CRS.from_user_input(src.crs.to_wkt())
+    try:
+        dst_t, w, h = calculate_default_transform(
+            src_crs, target, src.width, src.height, *src.bounds
+        )
+        out = warp_bilinear(
+            arr, src.transform, src_crs, dst_transform=dst_t, dst_crs=target, shape=(h, w)
+        )
+    except (rasterio.errors.RasterioError, rasterio.errors.CRSError, CPLE_BaseError) as exc:
+        raise DataError(
+            f"DEM '{p.name}' cannot be warped from {src_crs.name} to the working CRS "
+            f"{target.name} ({_short(exc).rstrip('.')}); its CRS tag may not match its "
+            f"coordinates (extent {_fmt_bounds(src.bounds)}). Fix: check `gdalinfo {p}`; "
+            "assign the CRS its coordinates are in (gdal_edit.py -a_srs "
+            f"{_projected_epsg(target)} {p}), or give the DEM in the working CRS "
+            f"(gdalwarp -t_srs {_projected_epsg(target)} {p} dem_fixed.tif)."
+        ) from None
+    report.warning(
+        "dem_reprojected",
+        "dem",
+        f"DEM '{p.name}' is in {src_crs.name}; it was warped to the working CRS {target.name} "
+        "(bilinear).",
+        fix="Provide the DEM in the working CRS to avoid resampling.",
+    )
+    if src_crs.is_geographic:
+        report.warning(
+            "dem_geographic",
+            "dem",
+            "DEM is in a geographic CRS; cell sizes in degrees were converted by warping.",
+            fix="Provide a projected DEM.",
+        )
+    return out, dst_t
+
+
+#: Elevations (metres) outside this range exist nowhere on Earth (the Dead Sea shore is
+#: at -430 m, Everest at 8,849 m): such values in a DEM are voids (-9999, -32768,
+#: -3.4e38 written without a nodata tag) and are read as nodata.
+PLAUSIBLE_ELEVATION_M = (-500.0, 10_000.0)
+
+
+def _plausible_range(unit: str | None, z_to_m: float) -> tuple[float, float]:
+    """The plausible elevations in the DEM's vertical unit.  For a DEM that does not say
+    its unit (or names one ms4map does not convert), the upper bound is 10,000 m in
+    feet, so the high ground of a DEM in feet that does not say so is kept."""
+    lo, hi = PLAUSIBLE_ELEVATION_M
+    if z_to_m != 1.0:
+        return lo / z_to_m, hi / z_to_m
+    if not _is_metre(unit):
+        return lo, hi / 0.3048
+    return lo, hi
+
+
+def _plausible_text(lo: float, hi: float, unit: str | None, z_to_m: float) -> str:
+    """The plausible range of :func:`_plausible_range` in words, for the messages."""
+    if z_to_m != 1.0:
+        return f"{lo:,.0f} .. {hi:,.0f} {unit} (-500 .. 10,000 m)"
+    if _is_metre(unit):
+        return f"{lo:,.0f} .. {hi:,.0f} m"
+    said = "does not say its unit" if unit is None else f"has the unit '{unit}', not converted"
+    return f"{lo:,.0f} .. {hi:,.0f}: the DEM {said}, so up to 10,000 m in feet is kept"
+
+
+def _fmt_value(v: float) -> str:
+    """A raster value as typed in a GDAL command (``-9999``, ``-3.4028234663852886e+38``)."""
+    if np.isfinite(v) and abs(v) < 1e15 and float(v).is_integer():
+        return str(int(v))
+    return repr(float(v))
+
+
+def _mask_implausible(
+    arr: np.ndarray,
+    p: Path,
+    *,
+    nodata: float | None,
+    unit: str | None,
+    z_to_m: float,
+    report: QAReport,
+) -> None:
+    """Set the cells of ``arr`` (in place) whose value no elevation can have to NaN.
+
+    The range is :data:`PLAUSIBLE_ELEVATION_M` in the DEM's vertical unit
+    (:func:`_plausible_range`).  Such cells are voids whose value was written without
+    a nodata tag (or with another tag); taken as elevations they would be pits
+    kilometres deep, filled into "closed depressions".  A warning (``dem_implausible_values``)
+    names the file, the values, the cell count and the fix; a DEM with no plausible
+    cell left is a :class:`DataError`.
+    """
+    lo, hi = _plausible_range(unit, z_to_m)
+    bad = np.less(arr, lo)
+    bad |= np.greater(arr, hi)  # NaN compares False: already nodata
+    n = int(np.count_nonzero(bad))
+    if n == 0:
+        return
+    vmin = float(np.min(arr, where=bad, initial=np.inf))
+    vmax = float(np.max(arr, where=bad, initial=-np.inf))
+    arr[bad] = np.nan
+    del bad
+    values = (
+        f"the value {_fmt_value(vmin)}"
+        if vmin == vmax
+        else f"values from {_fmt_value(vmin)} to {_fmt_value(vmax)}"
+    )
+    where = _plausible_text(lo, hi, unit, z_to_m)
+    feet = (
+        f"; if they are real elevations in feet, set the DEM's unit (gdal_edit.py -units foot {p})"
+        if _is_metre(unit) and vmax > hi
+        else ""
+    )
+    if nodata is None and vmin == vmax and np.isfinite(vmin):
+        fix = f"tag the voids as nodata: gdal_edit.py -a_nodata {_fmt_value(vmin)} {p}"
+    else:
+        tag = "-9999" if nodata is None else _fmt_value(nodata)
+        fix = (
+            f"set the voids to one nodata value and tag it: gdal_calc.py -A {p} "
+            f'--outfile=dem_fixed.tif --calc="where((A<{lo:g})|(A>{hi:g}),{tag},A)" '
+            f"--NoDataValue={tag}"
+        )
+    tagged = "has no nodata tag" if nodata is None else f"has the nodata tag {_fmt_value(nodata)}"
+    if not np.isfinite(arr).any():
+        raise DataError(
+            f"DEM '{p.name}' holds no plausible elevation: all {n:,} of its valid cells hold "
+            f"{values}, outside {where} (it {tagged}), so it has no elevation to route on. "
+            f"Fix: give a DEM with the elevations of this area (--dem){feet}."
+        )
+    report.warning(
+        "dem_implausible_values",
+        "dem",
+        f"DEM '{p.name}' {tagged}, but {n:,} cell(s) hold {values}, an implausible "
+        f"elevation (outside {where}); they were read as nodata (voids), so drainage "
+        "there is unknown, and flow reaching them leaves the DEM (off_dem).",
+        feature_id="dem",
+        count=n,
+        fix=f"If these are voids, {fix}{feet}.",
     )
 
 
