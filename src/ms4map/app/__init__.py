@@ -38,7 +38,9 @@ def _page_module(name: str):
     return importlib.import_module(f"ms4map.app.pages.{PAGES[name][0]}")
 
 
-def _setup(app_dir: str | Path | None, workspace: str | None = None) -> None:
+def _setup(
+    app_dir: str | Path | None, workspace: str | None = None, profile: str | None = None
+) -> None:
     import streamlit as st
 
     from . import state
@@ -48,6 +50,8 @@ def _setup(app_dir: str | Path | None, workspace: str | None = None) -> None:
         state.set_app_dir(app_dir)
     if workspace is not None:
         state.set_cli_workspace(workspace)
+    if profile is not None:
+        state.set_cli_profile(profile)
     try:
         st.set_page_config(page_title="ms4map", layout="wide")  # default icon: no fetch
     except Exception:  # noqa: BLE001 - already set by the caller
@@ -73,13 +77,15 @@ def main(app_dir: str | Path | None = None, argv: list[str] | None = None) -> No
         Folder of the main script; its ``static/`` folder is what Streamlit
         serves, so the offline Leaflet copies go there.
     argv : list of str, optional
-        The script's arguments (``streamlit run app.py -- WORKSPACE``): the first
-        one that is not an option is the workspace to open instead of the demo.
+        The script's arguments (``streamlit run app.py -- [WORKSPACE] [--profile P]``):
+        the first one that is not an option is the workspace to open instead of the
+        demo; ``--profile`` names the town's municipality profile (a bundled name or a
+        profile file).
     """
     import streamlit as st
 
-    args = [a for a in (argv or []) if not a.startswith("-")]
-    _setup(app_dir, args[0] if args else None)
+    workspace, profile = _script_args(argv or [])
+    _setup(app_dir, workspace, profile)
     pages = []
     for url, (_mod, title, _icon) in PAGES.items():
         # no icons: Streamlit fetches a page's icon as the favicon from the internet
@@ -88,6 +94,20 @@ def main(app_dir: str | Path | None = None, argv: list[str] | None = None) -> No
         pages.append(pg)
     nav = st.navigation(pages)
     nav.run()
+
+
+def _script_args(argv: list[str]) -> tuple[str | None, str | None]:
+    """``(workspace, profile)`` of the script's arguments."""
+    workspace = profile = None
+    it = iter(argv)
+    for a in it:
+        if a == "--profile":
+            profile = next(it, None)
+        elif a.startswith("--profile="):
+            profile = a.split("=", 1)[1]
+        elif not a.startswith("-") and workspace is None:
+            workspace = a
+    return workspace, profile
 
 
 def _make_runner(name: str):

@@ -24,6 +24,7 @@ import pandas as pd
 import streamlit as st
 
 from . import auth, state
+from .state import town_profile
 from .upload import app_data_dir
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ def _reader(key: str) -> Any:
         role="viewer",
         records=loc["records"],
         layers=loc["layers"],
+        profile=loc["profile"],
     )
 
 
@@ -92,7 +94,7 @@ def reader() -> Any | None:
     loc = records_location()
     if loc is None or not _rec_file(loc).exists():
         return None
-    return _reader(json.dumps(loc, sort_keys=True, default=str))
+    return _reader(json.dumps({**loc, "profile": town_profile()}, sort_keys=True, default=str))
 
 
 def _writer(what: str) -> Any:
@@ -115,6 +117,7 @@ def _writer(what: str) -> Any:
         records=str(rec_file),
         layers=loc["layers"],
         users_file=users.users_file_path(),
+        profile=town_profile(),  # a case opened here records the town's profile
     )
 
 

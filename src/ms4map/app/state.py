@@ -37,19 +37,52 @@ __all__ = [
     "page",
     "pipeline_result",
     "plain",
+    "profile_choices",
     "set_app_dir",
+    "set_cli_profile",
+    "town_profile",
     "workspace",
     "workspace_source",
 ]
 
 _APP_DIR: Path | None = None
 _CLI_WORKSPACE: str | None = None
+_CLI_PROFILE: str | None = None
+
+#: Environment variable naming the town's municipality profile (``ms4map app --profile``).
+PROFILE_ENV = "MS4MAP_PROFILE"
 
 
 def set_cli_workspace(path: str | None) -> None:
     """The workspace given on the command line (``streamlit run app.py -- PATH``)."""
     global _CLI_WORKSPACE
     _CLI_WORKSPACE = path
+
+
+def set_cli_profile(profile: str | None) -> None:
+    """The town's profile given on the command line (``ms4map app --profile``)."""
+    global _CLI_PROFILE
+    _CLI_PROFILE = profile
+
+
+def town_profile() -> str:
+    """The town's municipality profile: a bundled name or a profile file's path.
+
+    ``ms4map app --profile`` > ``MS4MAP_PROFILE`` > ``stillwater``.  It is the profile
+    of the septic and screening layers, of the records (the deadlines of a case opened
+    in the app) and the first choice of the pages' profile boxes.
+    """
+    return _CLI_PROFILE or os.environ.get(PROFILE_ENV) or "stillwater"
+
+
+def profile_choices() -> tuple[list[str], int]:
+    """The options of a page's profile box (the bundled ones and the town's own file,
+    when it is one) and the index of the town's."""
+    from ..rules.profiles import BUILTIN_PROFILES
+
+    town = town_profile()
+    options = list(BUILTIN_PROFILES) + ([] if town in BUILTIN_PROFILES else [town])
+    return options, options.index(town)
 
 
 def set_app_dir(path: str | Path) -> None:
@@ -278,11 +311,16 @@ def _septic(_ws: Workspace, _result: PipelineResult, fingerprint: str, profile: 
 
 
 def septic_layer(
-    ws: Workspace, result: PipelineResult | None, *, profile: str = "stillwater"
+    ws: Workspace, result: PipelineResult | None, *, profile: str | None = None
 ) -> Any | None:
-    """The cached ``septic`` layer, or ``None`` when unavailable."""
+    """The cached ``septic`` layer (default: under :func:`town_profile`), or ``None``."""
     return _parcel_layer(
-        _septic, "rules.septic", "Septic flagging failed", ws, result, profile=profile
+        _septic,
+        "rules.septic",
+        "Septic flagging failed",
+        ws,
+        result,
+        profile=profile or town_profile(),
     )
 
 
@@ -292,11 +330,17 @@ def _screening(_ws: Workspace, _result: PipelineResult, fingerprint: str, profil
 
 
 def screening_layer(
-    ws: Workspace, result: PipelineResult | None, *, profile: str = "stillwater"
+    ws: Workspace, result: PipelineResult | None, *, profile: str | None = None
 ) -> Any | None:
-    """The cached ``screening`` layer (every parcel), or ``None`` when unavailable."""
+    """The cached ``screening`` layer of every parcel (default: under
+    :func:`town_profile`), or ``None`` when unavailable."""
     return _parcel_layer(
-        _screening, "rules.conditions", "Parcel screening failed", ws, result, profile=profile
+        _screening,
+        "rules.conditions",
+        "Parcel screening failed",
+        ws,
+        result,
+        profile=profile or town_profile(),
     )
 
 

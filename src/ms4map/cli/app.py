@@ -46,6 +46,13 @@ def _options(p: argparse.ArgumentParser) -> None:
         metavar="WORKSPACE",
         help="GeoPackage workspace (or manifest); default: the bundled demo town",
     )
+    p.add_argument(
+        "--profile",
+        metavar="NAME|FILE",
+        help="the town's municipality profile (stillwater, kingsbury, kiryas_joel or a "
+        "profile TOML file; default stillwater, or $MS4MAP_PROFILE): the septic and "
+        "screening layers, and the deadlines of the cases recorded in the app",
+    )
     p.add_argument("--port", type=int, default=8501, help="port (default 8501)")
     p.add_argument(
         "--address", default="localhost", help="address to listen on (default localhost)"
@@ -71,7 +78,12 @@ def launcher_script() -> Path:
 
 
 def app_command(
-    path: str | None = None, *, port: int = 8501, address: str = "localhost", headless: bool = False
+    path: str | None = None,
+    *,
+    port: int = 8501,
+    address: str = "localhost",
+    headless: bool = False,
+    profile: str | None = None,
 ) -> list[str]:
     """The ``streamlit run`` command line ``ms4map app`` executes."""
     cmd = [
@@ -93,8 +105,9 @@ def app_command(
     ]
     if headless:
         cmd += ["--server.headless", "true"]
-    if path:
-        cmd += ["--", str(path)]
+    script_args = ([str(path)] if path else []) + (["--profile", profile] if profile else [])
+    if script_args:
+        cmd += ["--", *script_args]
     return cmd
 
 
@@ -113,9 +126,23 @@ def run(args: argparse.Namespace) -> int:
             f"The app needs Streamlit and streamlit-folium ({', '.join(missing)} missing). "
             "Fix: pip install 'ms4map[app]'."
         )
-    cmd = app_command(path, port=args.port, address=args.address, headless=args.headless)
+    profile = _checked_profile(args.profile)
+    cmd = app_command(
+        path, port=args.port, address=args.address, headless=args.headless, profile=profile
+    )
     print(f"ms4map app: http://{args.address}:{args.port}  (Ctrl+C stops it)", file=sys.stderr)
     return run_server(cmd)
+
+
+def _checked_profile(profile: str | None) -> str | None:
+    """The profile checked before the server starts (a bad one is a clear error here, not
+    a failure on a page); a file by its full path, as the server runs elsewhere."""
+    if not profile:
+        return None
+    from ..rules.profiles import BUILTIN_PROFILES, load_profile
+
+    load_profile(profile)
+    return profile if profile in BUILTIN_PROFILES else str(Path(profile).expanduser().resolve())
 
 
 def run_server(cmd: list[str]) -> int:

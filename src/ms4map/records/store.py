@@ -469,6 +469,11 @@ class _RecordsReads(_RecordsBase):
         cols = ["case_id", "outfall_id", "deadline", "due", "status", "done_on", "rule", "reason"]
         return pd.DataFrame(rows, columns=cols)
 
+    def profile_of(self, case: Mapping[str, Any]) -> Profile | None:
+        """The profile a case (a row of :meth:`cases`) is judged by; ``None`` when it is
+        not at hand (:mod:`ms4map.records.case_profile`)."""
+        return case_profile(case.get("profile"), self.profile, _kept_in(self.path))
+
     def _year(self, year: int | None) -> int:
         """``year``, or the reporting year today falls in."""
         return reporting_year(dt.date.today(), self.year_start) if year is None else int(year)

@@ -65,7 +65,7 @@ def render() -> None:
     )
     advance_form(cid, case)
     ctx = state.context()
-    notice_download(ctx, case)
+    notice_download(ctx, case, rec.profile_of(case))
     track_down(ctx, rec, cid, case)
 
 
@@ -144,8 +144,9 @@ def advance_form(cid: int, case: dict[str, Any]) -> None:
         st.rerun()
 
 
-def notice_download(ctx: Any, case: dict[str, Any]) -> None:
-    """The notice of violation of the case, filled from the case and the source parcel."""
+def notice_download(ctx: Any, case: dict[str, Any], profile: Any) -> None:
+    """The notice of violation of the case, filled from the case and the source parcel,
+    under the profile the case is judged by (``None``: not at hand, said)."""
     from ... import idde
 
     pid = case.get("source_parcel_id")
@@ -153,6 +154,11 @@ def notice_download(ctx: Any, case: dict[str, Any]) -> None:
         st.caption("The notice of violation is printed once the source parcel is found.")
         return
     if ctx is None:
+        return
+    if profile is None:
+        from ...records.case_profile import profile_not_known
+
+        st.warning(profile_not_known(case.get("profile")))
         return
     violation = st.selectbox(
         "Violation",
@@ -173,7 +179,7 @@ def notice_download(ctx: Any, case: dict[str, Any]) -> None:
             violation=violation,
             result=ctx.result,
             workspace=ctx.ws,
-            profile=case.get("profile") or "stillwater",
+            profile=profile,
             issued=None if is_na_or_empty(case.get("notice_on")) else case["notice_on"],
             deadline=None
             if is_na_or_empty(case.get("remedy_deadline"))

@@ -93,7 +93,6 @@ def render() -> None:
 def _notice_drafter(ws, result, cand) -> None:
     """Draft a notice of violation for one candidate parcel (logic in ms4map.idde)."""
     from ... import idde
-    from ...rules.profiles import BUILTIN_PROFILES
 
     if not len(cand):
         return
@@ -109,7 +108,8 @@ def _notice_drafter(ws, result, cand) -> None:
             format_func=lambda c: idde.VIOLATIONS[c]["label"],
             key="inv_nov_violation",
         )
-        profile = st.selectbox("Municipality profile", BUILTIN_PROFILES, key="inv_nov_profile")
+        options, town = state.profile_choices()
+        profile = st.selectbox("Municipality profile", options, index=town, key="inv_nov_profile")
         deadline = st.date_input(
             "Remedy deadline (blank = from the profile's remedy period, or left to fill in)",
             value=None,

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 
 GUESS = "(guess from the parcel's property class)"
 NONE = "(none)"
-PROFILES = ("stillwater", "kingsbury", "kiryas_joel")
 #: How messages name the form's fields.
 APP_LABELS = {
     "disturbed_acres": "'Disturbed acres'",
@@ -106,7 +105,14 @@ def render() -> None:
         exemption = c4.selectbox(
             "Exemption claimed", [NONE, *codes], key="screen_exemption", format_func=_spaced
         )
-        profile = c5.selectbox("Municipality profile", PROFILES, key="screen_profile")
+        options, town = state.profile_choices()
+        profile = c5.selectbox(
+            "Municipality profile",
+            options,
+            index=town,
+            key="screen_profile",
+            format_func=_profile_label,
+        )
         with st.expander("Application (printed on the report)"):
             a1, a2 = st.columns(2)
             a1.text_input("Applicant", key="screen_applicant")
@@ -145,8 +151,15 @@ _FIELDS = (
     ("screen_plan", 0.0),
     ("screen_type", GUESS),
     ("screen_exemption", NONE),
-    ("screen_profile", PROFILES[0]),
+    ("screen_profile", None),
 )
+
+
+def _profile_label(profile: str) -> str:
+    """A profile box's label: a bundled name, or a town's profile file by its name."""
+    from pathlib import Path
+
+    return profile if "/" not in profile and "\\" not in profile else f"{Path(profile).stem} (file)"
 
 
 def _inputs_key(mode: str, site: Any) -> tuple:

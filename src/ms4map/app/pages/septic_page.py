@@ -162,7 +162,7 @@ def _septic_pollutants() -> list[str]:
     try:
         from ...rules.profiles import load_profile
 
-        return list(load_profile("stillwater").septic_pollutants)
+        return list(load_profile(state.town_profile()).septic_pollutants)
     except Exception:  # noqa: BLE001 - the filter still works without the words
         return []
 
