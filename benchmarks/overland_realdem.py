@@ -65,15 +65,18 @@ def _ties(filled: np.ndarray, a: np.ndarray, b: np.ndarray, diff: np.ndarray) ->
     return n
 
 
-def pysheds_edge_outlets(fdir: np.ndarray) -> np.ndarray:
-    """ms4map's boundary condition on pysheds' pointer: an edge cell pointing to another
-    edge cell becomes a pit (-2), exactly as ``overland._edge_outlets`` does to ours."""
+def pysheds_edge_outlets(fdir: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """ms4map's boundary condition on pysheds' pointer: a cell at the edge of the data
+    (the grid's border, or next to nodata) pointing to another such cell becomes a pit
+    (-2), exactly as ``overland._edge_outlets`` does to ours (nodata cells are given
+    pyflwdir's nodata code first, as in our pointer)."""
     a = np.asarray(fdir)
     u = np.where(a > 0, a, 0).astype(np.uint8)
+    u[~valid] = overland._PYFLWDIR_NODATA
     cut = u.copy()
     overland._edge_outlets(cut)
     out = a.copy()
-    out[(cut == 0) & (u != 0)] = -2
+    out[valid & (cut == 0) & (u != 0)] = -2
     return out
 
 
@@ -161,17 +164,16 @@ def check(path: Path, *, n_points: int = 100, seed: int = 0) -> bool:
     t_b = time.perf_counter() - t0
     from pysheds.sview import Raster
 
+    valid = np.isfinite(z)
     fdir = Raster(
-        pysheds_edge_outlets(fdir_lib),
+        pysheds_edge_outlets(fdir_lib, valid),
         viewfinder=fdir_lib.viewfinder,
         metadata=dict(fdir_lib.metadata),
     )
-    valid = np.isfinite(z)
     lib_b = np.asarray(fdir_lib)
     diff = valid & (d8_lib != lib_b) & ~(_no_flow(d8_lib) & _no_flow(lib_b))
     h, w = z.shape
-    ring = np.zeros((h, w), bool)
-    ring[0] = ring[-1] = ring[:, 0] = ring[:, -1] = True
+    ring = overland._data_edge(~valid)  # the edge of the data: the border and nodata
     cut_a = int((valid & ring & (d8 != d8_lib)).sum())
     cut_b = int((valid & ring & (np.asarray(fdir) != lib_b)).sum())
     print(

@@ -162,6 +162,12 @@ def _brute_force_terminals(cond, stop, valid, r, c):
     boundary condition of docs/hydrology.md).
     """
     h, w = cond.shape
+    pad = np.pad(~valid, 1)
+    near = np.zeros((h, w), bool)
+    for dr, dc in _STEPS:
+        near |= pad[1 + dr : 1 + dr + h, 1 + dc : 1 + dc + w]
+    edge = valid & near
+    edge[[0, -1], :] = edge[:, [0, -1]] = True
     out, todo, seen = set(), [(r, c)], set()
     while todo:
         r, c = todo.pop()
@@ -181,8 +187,8 @@ def _brute_force_terminals(cond, stop, valid, r, c):
                 best, nxt = slope, [(rr, cc)]
             elif slope > 0 and abs(slope - best) <= 1e-12:
                 nxt.append((rr, cc))
-        if r in (0, h - 1) or c in (0, w - 1):  # an edge cell
-            inward = [(rr, cc) for rr, cc in nxt if 0 < rr < h - 1 and 0 < cc < w - 1]
+        if edge[r, c]:  # an edge cell: on the grid's ring or next to nodata
+            inward = [(rr, cc) for rr, cc in nxt if not edge[rr, cc]]
             if len(inward) < len(nxt):  # its steepest drop (or one of a tie) runs along the edge
                 out.add((r, c))
             nxt = inward

@@ -831,7 +831,7 @@ def where_does_it_drain(result: _QueryResult, point: Any) -> dict[str, Any]:
         return out
     line, lab = surface_path(ov, point.x, point.y)
     if line is None:
-        out.update(target_kind="off_dem", method="off_dem", reason="the point lies outside the DEM")
+        out.update(_no_surface(ov, point))
         return out
     row = ov.targets.loc[lab]
     kind, tid = str(row["target_kind"]), str(row["target_id"])
@@ -863,6 +863,28 @@ def where_does_it_drain(result: _QueryResult, point: Any) -> dict[str, Any]:
             out.update(receiving_water=o["receiving_water"], pwl_id=o["pwl_id"])
             out["reason"] += f", then the pipes to outfall {tr.outfall_ids[0]}"
     return out
+
+
+def _no_surface(
+    ov: OverlandResult, point: Any, unknown: str = "its surface flow is unknown"
+) -> dict[str, str]:
+    """``target_kind``, ``method`` and ``reason`` of a point query where the DEM says nothing.
+
+    Off the grid: ``off_dem`` (the point lies outside the DEM); on a nodata cell inside
+    it: ``unknown`` / ``dem_nodata``, as the parcel table calls such a part (``unknown``
+    ends that reason: what the query cannot tell).
+    """
+    if ov.cell_index(point.x, point.y) is None:
+        return {
+            "target_kind": "off_dem",
+            "method": "off_dem",
+            "reason": "the point lies outside the DEM",
+        }
+    return {
+        "target_kind": "unknown",
+        "method": "dem_nodata",
+        "reason": f"the DEM has no data at the point (a nodata cell): {unknown}",
+    }
 
 
 def _known_outfalls(result: _QueryResult) -> set[str] | None:
@@ -926,14 +948,15 @@ def what_drains_here(
         )
     mask = upstream_mask(ov, point.x, point.y)
     if mask is None:
+        none = _no_surface(ov, point, "what drains to it is unknown")
         return _one(
             None,
             crs,
             query=point.wkt,
             area=0.0,
             inlets=0,
-            method="off_dem",
-            reason="the point lies outside the DEM",
+            method=none["method"],
+            reason=none["reason"],
         )
     labels: list[int] = []
     n_inlets = 0
