@@ -29,6 +29,7 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
+from . import __version__
 from . import drainage as _drainage
 from .core.errors import UsageError
 from .core.qa import QAReport
@@ -39,9 +40,11 @@ if TYPE_CHECKING:
     from .io.workspace import Workspace
     from .network.build import StormNetwork
 
-#: Part of every cache key: bump when a step's result changes shape, so that results
-#: cached on disk by an older ms4map are recomputed, never loaded.
-_CACHE_FORMAT = "format=2"
+#: Part of every cache key (with ms4map's version): bump when a step's result changes
+#: shape or meaning, so that results cached on disk by an older ms4map are recomputed,
+#: never loaded.  3: the edge of the DEM's data and nodata holes as outlets, pools
+#: spilling into a target (eighth session).
+_CACHE_FORMAT = "format=3"
 
 __all__ = [
     "DEFAULT_SETTINGS",
@@ -301,7 +304,13 @@ class _StepCache:
 
     def where(self, name: str, keys: tuple[str, ...]) -> tuple[tuple[Any, ...], Path | None]:
         """The memory key of step ``name`` with settings ``keys``, and its pickle's path."""
-        key = (self.wkey, name, _CACHE_FORMAT, *[f"{k}={self.opts[k]!r}" for k in keys])
+        key = (
+            self.wkey,
+            name,
+            _CACHE_FORMAT,
+            f"ms4map={__version__}",
+            *[f"{k}={self.opts[k]!r}" for k in keys],
+        )
         path = None
         if self.use_cache and self.cache_dir is not None:
             digest = hashlib.sha256(repr(key).encode()).hexdigest()[:20]
