@@ -680,9 +680,7 @@ def _export_geojson(
     record = json.loads(prov["value"].iloc[0])
     write_text_output(
         _geojson_provenance(out),
-        json.dumps(
-            {"layer": n, "created": prov["created"].iloc[0], **coords, **record}, indent=1
-        ),
+        json.dumps({"layer": n, "created": prov["created"].iloc[0], **coords, **record}, indent=1),
         option="--to",
     )
     res.layers[n] = len(frame)
