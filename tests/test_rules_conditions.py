@@ -95,10 +95,14 @@ SCENARIOS = [
         (True, False, False, False, False, True, False),
     ),
     (
-        "ag_activity_exempt",
+        # construction at a farm (project type agricultural) is not the farming the
+        # agricultural_activity exemption covers ("building a barn is not"): 20 acres to
+        # the phosphorus creek are A and B (C excludes agricultural), SWPPP with
+        # post-construction controls
+        "ag_construction_not_exempt",
         [row("inlet", "CB1", 1, "OF-M", **MILL)],
         dict(disturbed_acres=20, project_type="agricultural", exemption="agricultural_activity"),
-        (True, True, False, False, False, False, False),
+        (True, False, True, True, False, True, True),
     ),
     (
         "split_two_outfalls",

@@ -153,7 +153,10 @@ def test_08_construction_at_agricultural_property(demo):
     assert d["swppp_required"]["value"] is True and d["conditions"]["C"]["value"] is False
 
 
-def test_09_agricultural_activity_is_exempt(demo):
+def test_09_construction_at_a_farm_is_not_exempt_as_agricultural_activity(demo):
+    # the law's agricultural activity "shall not include ... the construction of new
+    # structures associated with agricultural activities": with the project type
+    # agricultural (construction at a farm) the exemption is refused, the SWPPP required
     d = ev(
         demo,
         "i",
@@ -161,9 +164,10 @@ def test_09_agricultural_activity_is_exempt(demo):
         project_type="agricultural",
         exemption="agricultural_activity",
     )
-    assert d["exemption"]["exempt"] is True and d["swppp_required"]["value"] is False
-    assert [d["conditions"][k]["value"] for k in "ABC"] == [False, False, False]
-    assert not d["swppp_items"]["basic"]
+    assert d["exemption"]["exempt"] is False and d["swppp_required"]["value"] is True
+    assert d["conditions"]["B"]["value"] is True  # 10 acres
+    assert d["conditions"]["C"]["value"] is False  # agricultural: excluded from C
+    assert "barn" in " ".join(d["exemption"]["reasons"])
 
 
 def test_10_site_split_between_two_outfalls(demo):

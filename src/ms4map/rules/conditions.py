@@ -38,7 +38,14 @@ from ..core.nulls import is_blank
 from ..core.qa import QAReport, shown_ids
 from ..core.schema import PATH_COLUMNS, id_text, normalize_pwl_id
 from .profiles import EXEMPTION_CODES, Profile, load_profile
-from .waters import Waters, missing_layer_reason, missing_layer_short, pollutant_in
+from .waters import (
+    SKIPPED_ROWS_FIX,
+    Waters,
+    missing_layer_reason,
+    missing_layer_short,
+    pollutant_in,
+    skipped_rows_text,
+)
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -562,6 +569,7 @@ def condition_a_physics(
         tmdl_hit=np.array([any(t["counts_for_condition_a"] is True for t in tmdl_out)]),
         tmdl_unknown=np.array([any(t["counts_for_condition_a"] is None for t in tmdl_out)]),
         tmdl_missing=site["tmdl_gap_fraction"].to_numpy() > _EPS,
+        listing_skipped=site["skipped_fraction"].to_numpy() > _EPS,
         unknown_fraction=site["unknown_fraction"].to_numpy(),
         internal_fraction=site["internal_fraction"].to_numpy(),
         total_fraction=site["total_fraction"].to_numpy(),
@@ -599,6 +607,14 @@ def condition_a_physics(
         reasons.append(
             f"{_pct(fr['tmdl_gap_fraction'])} of the site drains to {'; '.join(gaps)}, but "
             f"{_TMDL_GAP_FIX}: Condition A is undetermined."
+        )
+    elif method == "listing_skipped":
+        skipped = list(dict.fromkeys(facts["listing_skipped"].dropna()))
+        reasons.append(
+            f"{_pct(fr['skipped_fraction'])} of the site drains to a water with rows of the "
+            f"303(d) CSV that could not be read and were skipped ({'; '.join(skipped)}), so "
+            f"whether it is listed is not known: Condition A is undetermined; "
+            f"{SKIPPED_ROWS_FIX}."
         )
     else:
         reasons += _not_reached_reasons(method, fr, by_wb, impaired, waters)
@@ -779,7 +795,38 @@ def condition_a_row_facts(
     gaps = four_a_gaps(waters, profile)
     gap = out["wb"].map(gaps).where(out["reach"]) if gaps else pd.Series(None, index=out.index)
     out["tmdl_gap"] = gap.astype(object).where(gap.notna(), None)
+    out["listing_skipped"] = _skipped_listings(out, waters, reach_hits)
     return out
+
+
+def _skipped_listings(
+    facts: pd.DataFrame, waters: Waters, reach_hits: dict[str, set[str]] | None
+) -> pd.Series:
+    """For each row reaching a water (or, with ``tributary_reach_km``, one near it) that
+    has rows of the 303(d) CSV which could not be read (:meth:`Waters.skipped_for`): the
+    water and those rows in words (``"Test Creek (1302-0001): line 2 of list.csv
+    (1302-0001, Phosphorus): list part/category '4' is unknown; ..."``); else ``None``.
+    Whether such a water is listed is not known: never a "no" (docs/rules.md section 2).
+    """
+    none = pd.Series(None, index=facts.index, dtype=object)
+    if not getattr(waters, "skipped", None):
+        return none
+    texts: dict[str, str] = {}
+    for wb in dict.fromkeys(facts.loc[facts["reach"], "wb"].dropna().tolist()):
+        parts = []
+        for target in [wb, *sorted(set((reach_hits or {}).get(wb, set())) - {wb})]:
+            rows = waters.skipped_for(target)
+            if rows:
+                name = waters.name_of(target)
+                parts.append(
+                    f"{f'{name} ({target})' if name else target}: {skipped_rows_text(rows)}"
+                )
+        if parts:
+            texts[wb] = "; ".join(parts)
+    if not texts:
+        return none
+    hit = facts["wb"].map(texts).where(facts["reach"])
+    return hit.astype(object).where(hit.notna(), None)
 
 
 def four_a_gaps(waters: Waters, profile: Profile | None = None) -> dict[str, str]:
@@ -851,6 +898,7 @@ def condition_a_site_facts(facts: pd.DataFrame, *, key: str) -> pd.DataFrame:
             "direct_fraction": fr * (kind == "water_direct"),
             "internal_fraction": fr * (kind == "depression"),
             "tmdl_gap_fraction": fr * facts["tmdl_gap"].notna(),
+            "skipped_fraction": fr * facts["listing_skipped"].notna(),
             "total_fraction": fr,
         }
     )
@@ -869,6 +917,7 @@ def decide_condition_a(
     bad_rows: np.ndarray | None = None,
     tmdl_unknown: np.ndarray | None = None,
     tmdl_missing: np.ndarray | None = None,
+    listing_skipped: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The Condition A rule on the facts of one or many sites: ``(value, method)`` arrays.
 
@@ -877,7 +926,8 @@ def decide_condition_a(
     drainage (``no_drainage``), bad drainage rows (``bad_drainage_rows``) or a part that
     drains somewhere unknown (``unknown_drainage``) or reaches a TMDL watershed whose
     stormwater source or pollutant the layer does not record (``tmdl_unknown``) or a
-    category 4a water whose TMDL the layer does not have (``tmdl_missing``); else
+    category 4a water whose TMDL the layer does not have (``tmdl_missing``) or a water
+    with rows of the 303(d) CSV that could not be read (``listing_skipped``); else
     ``False`` (``internally_drained``
     when all of it ends in closed depressions, else ``not_listed``), which becomes ``None``
     (``missing_layer``) while a legal layer is missing.
@@ -904,6 +954,10 @@ def decide_condition_a(
         tm_missing = rest & ~unknown & np.asarray(tmdl_missing, dtype=bool)
         method[tm_missing] = "tmdl_missing"
         unknown = unknown | tm_missing
+    if listing_skipped is not None:
+        skipped = rest & ~unknown & np.asarray(listing_skipped, dtype=bool)
+        method[skipped] = "listing_skipped"
+        unknown = unknown | skipped
     no = rest & ~unknown
     value[no] = False
     inside = np.asarray(internal_fraction, dtype=float) >= 1 - _EPS
@@ -987,11 +1041,11 @@ def _listing_entries(
             targets.append(
                 (
                     other,
-                    f"listed water within {profile.tributary_reach_km:g} km "
-                    f"downstream of {wb} (profile tributary_reach_km)",
+                    f"listed water within {profile.tributary_reach_km:g} km (straight line) "
+                    f"of {wb} (profile tributary_reach_km)",
                 )
             )
-        wb_pols: list[str] = []
+        wb_pols: dict[str, list[str]] = {}
         for target, relation in targets:
             for listing in waters.listings(target).to_dict("records"):
                 cat = str(listing["category"])
@@ -1018,16 +1072,25 @@ def _listing_entries(
                         "why": _listing_why(cat, listing["pollutant"], profile),
                     }
                 )
-                if counts:
-                    wb_pols.append(listing["pollutant"] + ("" if target == wb else f" ({target})"))
+                if counts and listing["pollutant"] not in wb_pols.get(target, []):
+                    wb_pols.setdefault(target, []).append(listing["pollutant"])
         if wb_pols:
-            reasons.append(_listed_reason(wb, entry, list(dict.fromkeys(wb_pols)), waters))
+            reasons.append(_listed_reason(wb, entry, wb_pols, waters, profile))
     return impaired, reasons
 
 
-def _listed_reason(wb: str, entry: dict[str, Any], pollutants: list[str], waters: Waters) -> str:
+def _listed_reason(
+    wb: str,
+    entry: dict[str, Any],
+    pollutants: dict[str, list[str]],
+    waters: Waters,
+    profile: Profile,
+) -> str:
     """ "70% of the site drains through MS4 outfall(s) OF1 to River (1101-0012), on the
-    303(d) list for PCBs." """
+    303(d) list for PCBs." ``pollutants`` maps each counting water (the receiving water
+    ``wb``, or a listed water within ``tributary_reach_km`` of it) to its counting
+    pollutants; a water near ``wb`` is named as such, with the setting, and ``wb`` is
+    said to be listed only when it is."""
     wname = waters.name_of(wb) or (None if is_blank(entry["name"]) else str(entry["name"])) or wb
     path = (
         "through MS4 outfall(s) " + ", ".join(entry["outfalls"])
@@ -1036,10 +1099,22 @@ def _listed_reason(wb: str, entry: dict[str, Any], pollutants: list[str], waters
     )
     if "direct" in entry["via"]:
         path = (path + " and " if path else "") + "directly (not through the MS4)"
-    return (
-        f"{_pct(entry['fraction'])} of the site drains {path} to {wname} "
-        f"({wb}), on the 303(d) list for {', '.join(pollutants)}."
-    )
+    own = f", on the 303(d) list for {', '.join(pollutants[wb])}" if pollutants.get(wb) else ""
+    near = []
+    for other, pols in pollutants.items():
+        if other != wb:
+            oname = waters.name_of(other)
+            near.append(
+                f"{f'{oname} ({other})' if oname else other}, on the 303(d) list for "
+                f"{', '.join(pols)}"
+            )
+    if near:
+        km = f"{profile.tributary_reach_km:g}"
+        own += (
+            f"{'; and' if own else ','} within {km} km (straight line; profile "
+            f"tributary_reach_km = {km}) of " + "; and of ".join(near)
+        )
+    return f"{_pct(entry['fraction'])} of the site drains {path} to {wname} ({wb}){own}."
 
 
 def _tmdl_entries(
@@ -1086,11 +1161,13 @@ def _tmdl_entries(
                 f"{why}: whether it counts for Condition A is not known."
             )
         elif counts:
+            pol = tmdl.get("pollutant")
+            pollutant = "pollutant not given" if is_blank(pol) else str(pol)
             reasons.append(
                 f"The site {tmdl.get('how') or 'reaches'} the "
                 f"{tmdl_watershed_label(tmdl.get('name') or tmdl.get('tmdl_id'))} "
-                f"({tmdl.get('pollutant')}), where stormwater is identified as a "
-                "source of the impairment."
+                f"({pollutant}), where stormwater is identified as a source of the "
+                "impairment."
             )
     return out, reasons
 
@@ -1379,7 +1456,7 @@ def determine(
     pt, pt_reason, pt_source = decide_project_type(inp["project_type"], site, prof)
     lda, lda_reasons = decide_land_development(d_ac, plan)
     code = inp["exemption"]
-    exempt, ex_reasons, ex_cites = decide_exemption(code, eff, pt, prof)
+    exempt, ex_reasons, ex_cites = decide_exemption(code, eff, pt, prof, pt_source=pt_source)
     applies = lda and not exempt
     why_not = _why_conditions_do_not_apply(exempt)
     phys = condition_a_physics(
@@ -1473,10 +1550,23 @@ def decide_land_development(disturbed: float, plan: float | None) -> tuple[bool,
 
 
 def decide_exemption(
-    code: str | None, effective_acres: float, project_type: str, profile: Profile
+    code: str | None,
+    effective_acres: float,
+    project_type: str,
+    profile: Profile,
+    *,
+    pt_source: str = "user",
 ) -> tuple[bool, list[str], list[dict[str, Any]]]:
     """Whether the claimed exemption holds under the profile's law (and its acreage limit).
-    Returns ``(exempt, reasons, citations)``."""
+
+    ``agricultural_activity`` never covers a project the user typed ``agricultural``
+    (``pt_source`` ``"user"``): that type is construction at an agricultural property,
+    and the law's agricultural activity excludes "the construction of new structures
+    associated with agricultural activities" (farming itself is exempt; building a barn
+    is not), so the activity is not exempt and is reviewed (docs/rules.md section 3).
+    A type guessed from a farm's property class says nothing of the activity: the
+    exemption then holds, with that note.  Returns ``(exempt, reasons, citations)``.
+    """
     if code is None:
         return False, ["No exemption claimed."], []
     exempt = False
@@ -1486,6 +1576,9 @@ def decide_exemption(
     if cite is not None:
         cites.append(cite.to_dict())
     limit = profile.exemptions.get(code, {}).get("max_acres")
+    farm_building = (
+        code == "agricultural_activity" and project_type == "agricultural" and pt_source == "user"
+    )
     if cite is None:
         reasons.append(
             f"Exemption '{code}' is not in {profile.municipality}'s law: review is required."
@@ -1495,10 +1588,19 @@ def decide_exemption(
             f"Exemption '{code}' covers less than {float(limit):g} acres; "
             f"this activity is {effective_acres:g} acres: not exempt."
         )
+    elif farm_building:
+        reasons.append(
+            f"Exemption '{code}' does not cover this activity: the project type "
+            "'agricultural' is construction at an agricultural property, and agricultural "
+            "activity does not include the construction of new structures associated "
+            "with it (farming itself is exempt; building a barn is not): not exempt, "
+            "review is required. If the activity is farming itself, claim the exemption "
+            "without project type 'agricultural'."
+        )
     else:
         exempt = True
         reasons.append(f"Exempt from review as '{code}': \"{cite.quote}\"")
-    if code == "agricultural_activity" and project_type not in ("agricultural",):
+    if code == "agricultural_activity" and not farm_building:
         reasons.append(
             "Note: farming itself is exempt; construction of new structures "
             "at a farm (a barn) is not: use project type 'agricultural' "
@@ -1945,11 +2047,10 @@ def _resolve_site(
     idx = parcels.sindex.query(geom, predicate="intersects")
     if not len(idx):
         raise DataError(_outside_town_message(geom, parcels, workspace.crs, src_geom, src_crs))
-    sel = parcels.iloc[idx]
+    sel, inter = _overlapping_parcels(parcels.iloc[idx], geom, unit)
     from .. import drainage as _drainage
 
     rows = _as_rows(_drainage.polygon_drainage(result, geom))
-    inter = sel.geometry.intersection(geom).area.to_numpy()
     dom = sel.iloc[int(np.argmax(inter))]
     info = _site_info(
         label,
@@ -1962,6 +2063,39 @@ def _resolve_site(
         workspace=workspace,
     )
     return info, rows, sel
+
+
+#: A drawn polygon's parcels: overlap of more than this many square metres ...
+SITE_OVERLAP_MIN_M2 = 1.0
+#: ... and at least this share of the parcel's area or of the polygon's.
+SITE_OVERLAP_MIN_SHARE = 0.01
+
+
+def _overlapping_parcels(cand: Any, geom: Any, unit: float) -> tuple[Any, np.ndarray]:
+    """The parcels of ``cand`` (those the polygon ``geom`` intersects) that the polygon
+    overlaps by area, and the overlap areas (CRS units).
+
+    A parcel is the site's when the overlap is more than :data:`SITE_OVERLAP_MIN_M2`
+    (1 m2) and at least :data:`SITE_OVERLAP_MIN_SHARE` (1 %) of the parcel's area or of
+    the polygon's: a neighbour touching it along an edge or at a corner, or under a
+    sliver of a boundary drawn a little wide, is not; a small site inside a large farm
+    parcel is.  When no parcel passes, those with any overlap are kept, and when none
+    has any (a polygon between parcels, touching them), those it touches
+    (docs/screening.md).
+    """
+    area = cand.geometry.area.to_numpy()
+    inter = cand.geometry.intersection(geom).area.to_numpy()
+    m2 = inter * unit * unit
+    share = np.maximum(
+        np.divide(inter, area, out=np.zeros_like(inter), where=area > 0),
+        inter / geom.area if geom.area > 0 else 0.0,
+    )
+    keep = (m2 > SITE_OVERLAP_MIN_M2) & (share >= SITE_OVERLAP_MIN_SHARE)
+    if not keep.any():
+        keep = inter > 0
+    if not keep.any():
+        keep = np.ones(len(cand), dtype=bool)
+    return cand[keep], inter[keep]
 
 
 def _site_info(
@@ -2004,7 +2138,9 @@ def _reach_hits(
     for wb in dict.fromkeys(wbs[reach].dropna().tolist()):
         g = waters.waterbody_geometry(wb)
         if wb and g is not None:
-            out[wb] = waters.listed_within(g, dist)
+            # waters whose 303(d) CSV rows could not be read count as "may be listed"
+            near_skipped = waters.waters_within(g, dist, set(waters.skipped) - {""})
+            out[wb] = waters.listed_within(g, dist) | near_skipped
     return out
 
 
@@ -2334,12 +2470,13 @@ def screen_condition_a(
         in_unknown = _parcels_in_tmdl(parcels, unknown_tmdls)
     else:
         site["tmdl_unknown"] = False
-    gap_rows = facts["tmdl_gap"].notna()
-    site["tmdl_gap_text"] = (
-        join_unique(facts.loc[gap_rows, "parcel_id"], facts.loc[gap_rows, "tmdl_gap"], sep="; ")
-        if gap_rows.any()
-        else None
-    )
+    for col, text in (("tmdl_gap", "tmdl_gap_text"), ("listing_skipped", "skipped_text")):
+        sel = facts[col].notna()
+        site[text] = (
+            join_unique(facts.loc[sel, "parcel_id"], facts.loc[sel, col], sep="; ")
+            if sel.any()
+            else None
+        )
     all_ids = list(dict.fromkeys([*site.index, *sorted(bad_parcels)]))
     if parcels is not None and len(parcels):
         all_ids = list(dict.fromkeys([*parcels["parcel_id"].astype(str), *all_ids]))
@@ -2360,6 +2497,7 @@ def screen_condition_a(
         tmdl_unknown=site["tmdl_unknown"].fillna(False).to_numpy(dtype=bool)
         | np.array([p in in_unknown for p in ids], dtype=bool),
         tmdl_missing=site["tmdl_gap_fraction"].fillna(0).to_numpy() > _EPS,
+        listing_skipped=site["skipped_fraction"].fillna(0).to_numpy() > _EPS,
     )
     out = _screening_columns(facts, site, all_ids, _counting_pollutants(waters, prof))
     out["reason"] = _batch_reasons(
@@ -2628,6 +2766,17 @@ def _batch_reasons(
     )
     for i in np.flatnonzero(method == "tmdl_missing"):
         reason[i] = f"drains to {gap_text[i]}, but {_TMDL_GAP_FIX}"
+    skipped_text = (
+        site["skipped_text"].to_numpy(dtype=object)
+        if "skipped_text" in site.columns
+        else np.full(len(ids), None, dtype=object)
+    )
+    for i in np.flatnonzero(method == "listing_skipped"):
+        reason[i] = (
+            f"drains to a water with 303(d) CSV rows that could not be read and were "
+            f"skipped ({skipped_text[i]}): whether it is listed is not known; "
+            f"{SKIPPED_ROWS_FIX}"
+        )
     und = method == "unknown_drainage"
     for i in np.flatnonzero(und):
         parts = []

@@ -34,6 +34,8 @@ from ..core.nulls import is_blank
 from ..core.qa import QAReport
 from ..core.schema import PARCEL_INFO_COLUMNS, stormwater_source_value
 from .conditions import (
+    _bad_drainage_rows,
+    _screening_drainage,
     four_a_gaps,
     four_a_links,
     join_unique,
@@ -41,7 +43,13 @@ from .conditions import (
     water_ids,
 )
 from .profiles import Profile, load_profile
-from .waters import Waters, missing_layer_reason, pollutant_in
+from .waters import (
+    SKIPPED_ROWS_FIX,
+    Waters,
+    missing_layer_reason,
+    pollutant_in,
+    skipped_rows_text,
+)
 
 if TYPE_CHECKING:
     from ..io.workspace import Workspace
@@ -108,6 +116,8 @@ SEPTIC_COLUMNS = (
 )
 _MS4_KINDS = ("inlet", "conveyance")
 _FT = 0.3048
+#: How a TMDL watershed whose ``pollutant`` is blank is named in reasons and letters.
+_NO_POLLUTANT = "pollutant not given"
 
 
 def parse_failure_codes(value: Any) -> list[str]:
@@ -210,10 +220,7 @@ def flag_septic_table(
             setback_feature=setback.get(rec["parcel_id"]),
             direct_name=flow["direct_names"].get(rec["parcel_id"], "water"),
             profile=prof,
-            missing=missing,
-            unknown_outfalls=special["unknown_outfalls"].get(rec["parcel_id"], []),
-            unknown_tmdls=special["unknown_tmdls"].get(rec["parcel_id"], []),
-            missing_tmdls=special["missing_tmdls"].get(rec["parcel_id"], []),
+            open_causes=_open_causes(rec["parcel_id"], missing, special, flow["bad_rows"]),
         )
         for rec in _records(out, _ASSESS_INPUTS)
     ]
@@ -304,9 +311,20 @@ def _septic_parcels(parcels: Any, sewer_districts: Any) -> tuple[Any, QAReport]:
 def _septic_drainage(drainage: pd.DataFrame, sep: Any, waters: Waters) -> dict[str, Any]:
     """Where the septic parcels drain: per parcel the MS4, direct, internal and unknown
     shares (``shares``), the MS4 rows (``ms4_rows``), the main outfall row (``main``),
-    every outfall (``outfalls``) and the waters reached directly (``direct_names``)."""
+    every outfall (``outfalls``), the waters reached directly (``direct_names``) and the
+    parcels whose rows do not cover them (``bad_rows``: ``parcel_id -> what is wrong``,
+    :func:`conditions._bad_drainage_rows`)."""
     rows = drainage[drainage["parcel_id"].astype(str).isin(set(sep["parcel_id"]))].copy()
     rows["parcel_id"] = rows["parcel_id"].astype(str)
+    # the parcels whose rows do not cover them, by Condition A's own check (unknown
+    # target_kind, missing or negative fraction, fractions not summing to 1)
+    _bad, bad_qa = _bad_drainage_rows(_screening_drainage(rows))
+    bad_rows = {
+        f.feature_id: f.message.removeprefix(f"parcel {f.feature_id}: ")
+        for f in bad_qa.findings
+        if f.feature_id
+    }
+    bad_rows.update({pid: "bad drainage rows" for pid in _bad if pid not in bad_rows})
     rows["fraction"] = pd.to_numeric(rows["fraction"], errors="coerce").fillna(0.0)
     ms4 = rows["target_kind"].isin(_MS4_KINDS)
     rows["_ms4"] = ms4 * rows["fraction"]
@@ -352,6 +370,7 @@ def _septic_drainage(drainage: pd.DataFrame, sep: Any, waters: Waters) -> dict[s
         "main": main,
         "outfalls": outfalls,
         "direct_names": direct_names.to_dict() if len(direct_names) else {},
+        "bad_rows": bad_rows,
     }
 
 
@@ -368,7 +387,9 @@ def _special_conditions(
     drains into or lies in whose layer does not record whether stormwater is a source
     (blank or unrecognised ``stormwater_source``: not known, as for Condition A, never
     "not a source"); ``missing_tmdls``, the category 4a waters it drains to whose TMDL
-    the ``tmdl_watersheds`` layer lacks (:func:`conditions.four_a_gaps`)."""
+    the ``tmdl_watersheds`` layer lacks (:func:`conditions.four_a_gaps`);
+    ``skipped_listings``, the outfalls it drains through whose receiving water has rows
+    of the 303(d) CSV that could not be read (:meth:`Waters.skipped_for`)."""
     imp = waters.impairments
     cat5 = imp[imp["category"].astype(str) == "5"]
     listed_pols = cat5.groupby("wb_id")["pollutant"].agg(list).to_dict() if len(cat5) else {}
@@ -386,7 +407,15 @@ def _special_conditions(
     by_water = _four_a_special(waters, dict(zip(labels, sw, strict=True)))
     gaps = four_a_gaps(waters)
     out: dict[str, dict[str, list[str]]] = {
-        k: {} for k in ("pols", "why", "unknown_outfalls", "unknown_tmdls", "missing_tmdls")
+        k: {}
+        for k in (
+            "pols",
+            "why",
+            "unknown_outfalls",
+            "unknown_tmdls",
+            "missing_tmdls",
+            "skipped_listings",
+        )
     }
     ms4_rows = flow["ms4_rows"]
     for pid, wb, of in zip(
@@ -420,6 +449,13 @@ def _special_conditions(
             out["unknown_tmdls"].setdefault(pid, []).extend(w_unknown)
         if wb is not None and wb in gaps:
             out["missing_tmdls"].setdefault(pid, []).append(gaps[wb])
+        skipped = waters.skipped_for(wb) if wb is not None else []
+        if skipped:
+            name = waters.name_of(wb)
+            out["skipped_listings"].setdefault(pid, []).append(
+                f"outfall {of} discharges to {f'{name} ({wb})' if name else wb}, "
+                f"whose 303(d) CSV row(s) could not be read ({skipped_rows_text(skipped)})"
+            )
     shares = flow["shares"]
     for hits, into in ((parcel_tmdl, None), (parcel_unk, out["unknown_tmdls"])):
         for pid, tpols in hits.items():
@@ -479,8 +515,9 @@ def _tmdl_hits(
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """``(outfall_id -> labels, parcel_id -> labels)`` of the TMDL watersheds of ``tm``
     selected by ``keep`` that each outfall point or septic parcel intersects; a label is
-    the watershed's ``pollutant`` or, with ``label="name"``, its name as a TMDL
-    watershed (its ``tmdl_id`` when it has no name)."""
+    the watershed's ``pollutant`` (``"pollutant not given"`` when blank) or, with
+    ``label="name"``, its name as a TMDL watershed (its ``tmdl_id`` when it has no
+    name)."""
     of_hits: dict[str, list[str]] = {}
     parcel_hits: dict[str, list[str]] = {}
     if tm is None or not any(keep):
@@ -499,7 +536,11 @@ def _tmdl_hits(
             dtype=object,
         )
     else:
-        labels = sel["pollutant"].astype(str).to_numpy()
+        # a blank pollutant is said plainly, never as "nan" or "None" (letters read it)
+        labels = np.array(
+            [_NO_POLLUTANT if is_blank(v) else str(v).strip() for v in sel["pollutant"]],
+            dtype=object,
+        )
     for of, pt in (outfall_points or {}).items():
         hit = np.flatnonzero(sel.intersects(pt).to_numpy())
         if len(hit):
@@ -573,9 +614,11 @@ def _septic_frame(sep: Any, flow: dict[str, Any]) -> Any:
     ms4_fr = shares["ms4"].reindex(ids).fillna(0.0).to_numpy()
     unk_fr = shares["unk"].reindex(ids).fillna(0.0).to_numpy()
     has_rows = shares.reindex(ids)["ms4"].notna().to_numpy()
+    bad = np.array([pid in flow["bad_rows"] for pid in ids], dtype=bool)
     # tributary: True / False, or not known (<NA>) where none of the runoff is known to
-    # enter the MS4 but some of it drains somewhere unknown, or the parcel has no rows
-    known = (ms4_fr > 1e-9) | (has_rows & (unk_fr <= 1e-9))
+    # enter the MS4 but some of it drains somewhere unknown, the parcel has no rows, or
+    # its rows do not cover it (docs/rules.md section 2: unknown data never gives a "no")
+    known = (ms4_fr > 1e-9) | (has_rows & (unk_fr <= 1e-9) & ~bad)
     out["tributary"] = pd.array(
         [bool(t) if k else None for t, k in zip(ms4_fr > 1e-9, known, strict=True)],
         dtype="boolean",
@@ -601,31 +644,28 @@ def _assess_parcel(
     setback_feature: str | None,
     direct_name: str,
     profile: Profile,
-    missing: list[str] | None = None,
-    unknown_outfalls: list[str] | None = None,
-    unknown_tmdls: list[str] | None = None,
-    missing_tmdls: list[str] | None = None,
+    open_causes: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """One septic parcel's special condition, septic pollutant, setback, recorded
     failures, violation, priority, method and reason (:data:`_ASSESSED_COLUMNS`).
 
     The special condition is ``None`` (not known), never a confident ``False``, for a
-    tributary parcel none of whose waters is listed while a legal layer (``missing``:
-    the 303(d) listings or the TMDL watersheds) is missing (method ``missing_layer``),
-    or while an outfall it drains through has a receiving water Condition A cannot
-    identify (``unknown_outfalls``; method ``unknown_receiving_water``), or while it
-    drains into or lies in a TMDL watershed whose layer does not record whether
-    stormwater is a source (``unknown_tmdls``; method ``tmdl_unknown``), or while it
-    drains to a category 4a water whose TMDL the layer lacks (``missing_tmdls``; method
-    ``tmdl_missing``).
+    tributary parcel none of whose waters is listed while one of ``open_causes``
+    (:func:`_open_causes`, each key the method it gives) holds: a legal layer (the
+    303(d) listings or the TMDL watersheds) is missing (``missing_layer``), its drainage
+    rows do not cover it (``bad_drainage_rows``: the rest may reach a listed water), an
+    outfall it drains through has a receiving water Condition A cannot identify
+    (``unknown_receiving_water``), it drains into or lies in a TMDL watershed whose
+    layer does not record whether stormwater is a source (``tmdl_unknown``), it drains
+    to a category 4a water whose TMDL the layer lacks (``tmdl_missing``) or to a water
+    whose 303(d) CSV rows could not be read (``listing_skipped``).
     """
     trib = bool(rec["flagged"])  # the runoff known to enter the MS4 (tributary true)
     pols = list(dict.fromkeys(pols)) if trib else []
     special: bool | None = bool(pols)
-    unknown_outfalls = list(unknown_outfalls or ()) if trib else []
-    unknown_tmdls = list(dict.fromkeys(unknown_tmdls or ())) if trib else []
-    missing_tmdls = list(dict.fromkeys(missing_tmdls or ())) if trib else []
-    if trib and not special and (missing or unknown_outfalls or unknown_tmdls or missing_tmdls):
+    open_causes = {m: list((open_causes or {}).get(m, ())) for m in _OPEN_CAUSES}
+    bad_rows = next(iter(open_causes["bad_drainage_rows"]), None)
+    if trib and not special and any(open_causes.values()):
         special = None
     septic_pol = bool(special) and any(_is_septic_pollutant(x, profile) for x in pols)
     within = setback_feature is not None
@@ -651,44 +691,11 @@ def _assess_parcel(
             profile=profile,
         )
         if special is None:
-            words += [
-                "Special condition not determined:",
-                *(missing_layer_reason(layer) for layer in missing or ()),
-            ]
-            if unknown_outfalls:
-                named = [o for o in unknown_outfalls if o != "?"]
-                words.append(
-                    "the receiving water of "
-                    + (f"outfall(s) {', '.join(named)}" if named else "the parcel's outfall")
-                    + " has no PWL ID and no `receiving_water` naming exactly one waterbody "
-                    "(fill `pwl_id` or `receiving_water` in the `outfalls` layer)."
-                )
-            if unknown_tmdls:
-                words.append(
-                    f"the {' and the '.join(unknown_tmdls)} it drains into or lies in "
-                    "does not record whether stormwater is a source (fill "
-                    "`stormwater_source` in the `tmdl_watersheds` layer)."
-                )
-            if missing_tmdls:
-                words.append(
-                    f"it drains to {'; '.join(missing_tmdls)}, but the `tmdl_watersheds` "
-                    "layer has no TMDL for it (add the TMDL's watershed, with "
-                    "`stormwater_source`, to the `tmdl_watersheds` layer; its `tmdl_id` the "
-                    "listing's action id)."
-                )
-        method = (
-            "violation"
-            if violation
-            else _tributary_method(
-                special,
-                missing=bool(missing),
-                unknown_water=bool(unknown_outfalls),
-                unknown_tmdl=bool(unknown_tmdls),
-            )
-        )
+            words += _open_special_words(open_causes)
+        method = "violation" if violation else _tributary_method(special, open_causes=open_causes)
     else:
         score = 0
-        method, words = _not_tributary_reason(rec, src, direct_name, codes)
+        method, words = _not_tributary_reason(rec, src, direct_name, codes, bad_rows)
     return {
         "special_condition": special,
         "listed_pollutants": ", ".join(pols) if pols else None,
@@ -715,7 +722,8 @@ def _assess_parcel(
 def undetermined_causes(septic: Any) -> list[tuple[int, str]]:
     """Why the special condition of flagged parcels of a septic layer is not determined:
     ``(parcels, cause)`` per ``method`` (``missing_layer``, ``unknown_receiving_water``,
-    ``tmdl_unknown``, ``tmdl_missing``), in that order, for the summaries of ``ms4map screen --all`` and
+    ``tmdl_unknown``, ``tmdl_missing``, ``bad_drainage_rows``, ``listing_skipped``), in
+    that order, for the summaries of ``ms4map screen --all`` and
     the app's Septic page (each parcel's ``reason`` names its layer, outfalls or TMDL
     watersheds, and the fix)."""
     if not len(septic) or "special_condition" not in septic.columns:
@@ -735,6 +743,8 @@ def undetermined_causes(septic: Any) -> list[tuple[int, str]]:
         "whether stormwater is a source",
         "tmdl_missing": "a category 4a water they drain to has no TMDL in the "
         "`tmdl_watersheds` layer",
+        "bad_drainage_rows": "their drainage rows are incomplete",
+        "listing_skipped": "a water they drain to has 303(d) CSV rows that could not be read",
     }
     out = []
     for method, cause in causes.items():
@@ -744,27 +754,89 @@ def undetermined_causes(septic: Any) -> list[tuple[int, str]]:
     return out
 
 
-def _tributary_method(
-    special: bool | None,
-    *,
-    missing: bool = True,
-    unknown_water: bool = True,
-    unknown_tmdl: bool = True,
-) -> str:
+#: Why a tributary parcel's special condition may be open: each key is the method it
+#: gives, in the order the method names the first (:func:`_tributary_method`).
+_OPEN_CAUSES = (
+    "missing_layer",
+    "bad_drainage_rows",
+    "unknown_receiving_water",
+    "tmdl_unknown",
+    "tmdl_missing",
+    "listing_skipped",
+)
+
+
+def _open_causes(
+    pid: str,
+    missing: list[str],
+    special: dict[str, dict[str, list[str]]],
+    bad_rows: dict[str, str],
+) -> dict[str, list[str]]:
+    """The open causes of parcel ``pid`` (:data:`_OPEN_CAUSES`): the missing legal
+    layers, what is wrong with its drainage rows (``bad_rows``), and its unknown
+    outfalls, unknown and missing TMDLs and skipped 303(d) rows (``special``, from
+    :func:`_special_conditions`)."""
+    return {
+        "missing_layer": list(missing),
+        "bad_drainage_rows": [bad_rows[pid]] if pid in bad_rows else [],
+        "unknown_receiving_water": list(special["unknown_outfalls"].get(pid, [])),
+        "tmdl_unknown": list(dict.fromkeys(special["unknown_tmdls"].get(pid, []))),
+        "tmdl_missing": list(dict.fromkeys(special["missing_tmdls"].get(pid, []))),
+        "listing_skipped": list(dict.fromkeys(special["skipped_listings"].get(pid, []))),
+    }
+
+
+def _tributary_method(special: bool | None, *, open_causes: dict[str, list[str]]) -> str:
     """The method of a tributary parcel: ``special_condition``, ``tributary``, or for a
-    special condition not known ``missing_layer`` (a legal layer is missing),
-    ``unknown_receiving_water`` (an outfall's receiving water has no PWL ID) or
-    ``tmdl_unknown`` (a TMDL watershed reached does not record whether stormwater is a
-    source) or ``tmdl_missing`` (a category 4a water reached has no TMDL in the layer)."""
+    special condition not known the first cause of ``open_causes`` that holds
+    (``missing_layer``, ``bad_drainage_rows``, ``unknown_receiving_water``,
+    ``tmdl_unknown``, ``tmdl_missing``, ``listing_skipped``: see :func:`_assess_parcel`).
+    """
     if special is None:
-        # never a confident "no" while a legal layer, a receiving water or a TMDL's
-        # stormwater source is missing
-        if missing:
-            return "missing_layer"
-        if unknown_water:
-            return "unknown_receiving_water"
-        return "tmdl_unknown" if unknown_tmdl else "tmdl_missing"
+        # never a confident "no" while a legal layer, the parcel's drainage, a receiving
+        # water, a TMDL's stormwater source or a 303(d) listing is not known
+        return next((m for m, what in open_causes.items() if what), "tmdl_missing")
     return "special_condition" if special else "tributary"
+
+
+def _open_special_words(open_causes: dict[str, list[str]]) -> list[str]:
+    """The sentences of a special condition not determined: each open cause of
+    :func:`_assess_parcel`, with its fix."""
+    words = ["Special condition not determined:"]
+    words += [missing_layer_reason(layer) for layer in open_causes["missing_layer"]]
+    for what in open_causes["bad_drainage_rows"]:
+        words.append(
+            f"the parcel's drainage rows are incomplete ({what}), so the rest of its runoff "
+            "may reach a listed water (run the drainage step again for it)."
+        )
+    unknown_outfalls = open_causes["unknown_receiving_water"]
+    if unknown_outfalls:
+        named = [o for o in unknown_outfalls if o != "?"]
+        words.append(
+            "the receiving water of "
+            + (f"outfall(s) {', '.join(named)}" if named else "the parcel's outfall")
+            + " has no PWL ID and no `receiving_water` naming exactly one waterbody "
+            "(fill `pwl_id` or `receiving_water` in the `outfalls` layer)."
+        )
+    if open_causes["tmdl_unknown"]:
+        words.append(
+            f"the {' and the '.join(open_causes['tmdl_unknown'])} it drains into or lies in "
+            "does not record whether stormwater is a source (fill "
+            "`stormwater_source` in the `tmdl_watersheds` layer)."
+        )
+    if open_causes["tmdl_missing"]:
+        words.append(
+            f"it drains to {'; '.join(open_causes['tmdl_missing'])}, but the "
+            "`tmdl_watersheds` layer has no TMDL for it (add the TMDL's watershed, with "
+            "`stormwater_source`, to the `tmdl_watersheds` layer; its `tmdl_id` the "
+            "listing's action id)."
+        )
+    if open_causes["listing_skipped"]:
+        words.append(
+            f"{'; '.join(open_causes['listing_skipped'])}, so whether that water is "
+            f"303(d)-listed is not known ({SKIPPED_ROWS_FIX})."
+        )
+    return words
 
 
 def _is_septic_pollutant(pollutant: str, profile: Profile) -> bool:
@@ -813,14 +885,23 @@ def _tributary_reason(
 
 
 def _not_tributary_reason(
-    rec: dict[str, Any], src: str, direct_name: str, codes: list[str]
+    rec: dict[str, Any], src: str, direct_name: str, codes: list[str], bad_rows: str | None = None
 ) -> tuple[str, list[str]]:
     """``(method, reason words)`` of a parcel none of whose runoff is known to enter the
-    MS4: no drainage rows or a share draining somewhere unknown (whether it is
-    tributary is then not known: ``tributary`` <NA>), else direct to water or internally
-    drained (not tributary)."""
+    MS4: no drainage rows, rows that do not cover it (``bad_rows``, what is wrong with
+    them) or a share draining somewhere unknown (whether it is tributary is then not
+    known: ``tributary`` <NA>), else direct to water or internally drained (not
+    tributary)."""
     unknown = rec["_unknown_fraction"]
-    if not rec["_has_rows"]:
+    if rec["_has_rows"] and bad_rows:
+        method = "bad_drainage_rows"
+        words = [
+            f"On-site system ({src}), but the parcel's drainage rows are incomplete "
+            f"({bad_rows}) and none of the runoff they give enters the MS4: whether it is "
+            "tributary to the MS4 is not known (run the drainage step again for it); "
+            "not flagged."
+        ]
+    elif not rec["_has_rows"]:
         method = "no_drainage"
         words = [
             f"On-site system ({src}), but the parcel has no rows in the drainage "

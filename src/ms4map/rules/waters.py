@@ -52,6 +52,7 @@ __all__ = [
     "missing_layer_reason",
     "missing_layer_short",
     "POLLUTANT_GROUPS",
+    "SKIPPED_ROWS_FIX",
     "Waters",
     "canonical_pollutants",
     "normalize_category",
@@ -60,6 +61,7 @@ __all__ = [
     "read_303d_csv",
     "read_attains_csv",
     "read_impairments_csv",
+    "skipped_rows_text",
     "validate_impairments",
     "waters_for",
     "workspace_qa",
@@ -518,9 +520,15 @@ def _csv_listings(
         One row per listing (first listing of a PWL ID + pollutant only).
     problems : list of str
         ``"line N: ..."`` for every bad or duplicate row.
+    skipped : list of dict
+        The rows that could not be read (not the duplicates, whose listing an earlier
+        line holds): ``line``, ``wb_id`` (as written), ``name``, ``pollutant``,
+        ``problem``.  :class:`Waters` reads them (``attrs["skipped_rows"]``): a water
+        with such a row is never a confident "not listed".
     """
     rows: list[dict[str, Any]] = []
     problems: list[str] = []
+    skipped: list[dict[str, Any]] = []
     seen: dict[tuple[str, str], int] = {}
     for i, rec in enumerate(raw.to_dict("records")):
         line = i + 2  # header is line 1
@@ -532,6 +540,15 @@ def _csv_listings(
         wb, pollutants, listing = parse(get, cols, bad)
         if bad:
             problems.append(f"line {line}: " + "; ".join(bad))
+            skipped.append(
+                {
+                    "line": line,
+                    "wb_id": wb,
+                    "name": get("name") or None,
+                    "pollutant": "; ".join(pollutants) or None,
+                    "problem": "; ".join(bad),
+                }
+            )
             continue
         for pol in pollutants:
             key = (wb, normalize_pollutant(pol))
@@ -553,7 +570,7 @@ def _csv_listings(
                     "line": line,
                 }
             )
-    return rows, problems
+    return rows, problems, skipped
 
 
 @dataclass(frozen=True)
@@ -604,8 +621,10 @@ def _read_listings(path: str | Path, on_error: str, fmt: _ListFormat) -> pd.Data
     p, raw, cols = _read_list_csv(
         path, on_error, fmt.spec, fmt.required, what=fmt.what, fix=fmt.fix
     )
-    rows, problems = _csv_listings(raw, cols, fmt.parse, origin=fmt.origin)
-    return _finish(rows, problems, path=p, kind=fmt.what, on_error=on_error)
+    rows, problems, skipped = _csv_listings(raw, cols, fmt.parse, origin=fmt.origin)
+    df = _finish(rows, problems, path=p, kind=fmt.what, on_error=on_error)
+    df.attrs["skipped_rows"] = [{**x, "file": p.name} for x in skipped]
+    return df
 
 
 def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
@@ -624,7 +643,9 @@ def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
         ``"raise"`` (default): one :class:`DataError` listing every bad row.
         ``"skip"``: keep the good rows; each bad one is a QA warning
         ``impairment_row_skipped`` in ``frame.attrs["qa"]`` (a
-        :class:`ms4map.qa.QAReport`).
+        :class:`ms4map.qa.QAReport`), and the unreadable ones (not the duplicates) are
+        in ``frame.attrs["skipped_rows"]``, which :class:`Waters` keeps in
+        :attr:`Waters.skipped` (their waters are never "not listed").
 
     Returns
     -------
@@ -732,6 +753,12 @@ class Waters:
     #: Legal layers the workspace lacks (keys of :data:`LEGAL_LAYERS`, in that order).
     #: Set by :meth:`from_workspace`; with any of them Condition A is never ``false``.
     missing: tuple[str, ...] = ()
+    #: ``wb_id -> the rows of the 303(d) CSV for that water that could not be read``
+    #: (each ``"line 2 of list.csv (Phosphorus): list part/category '4' is unknown"``);
+    #: key ``""`` holds rows whose water itself could not be read (they may be any
+    #: water).  Filled from the importers' ``attrs["skipped_rows"]``; runoff reaching
+    #: such a water is never a confident "not listed" (:meth:`skipped_for`).
+    skipped: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _by_wb: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     _names: dict[str, str] = field(default_factory=dict, repr=False)
     _four_a: dict[str, list[dict[str, Any]]] | None = field(default=None, init=False, repr=False)
@@ -745,12 +772,16 @@ class Waters:
         tmdl_watersheds: Any = None,
         crs: Any = None,
         missing: Iterable[str] = (),
+        skipped_rows: Iterable[dict[str, Any]] | None = None,
     ) -> Waters:
         """Build from canonical frames (any may be ``None``).
 
         ``missing`` names the legal layers (:data:`LEGAL_LAYERS`) the caller knows are
         absent (a ``None`` frame here means "none", as in a test fixture);
-        :meth:`from_workspace` fills it from the workspace.
+        :meth:`from_workspace` fills it from the workspace.  ``skipped_rows`` (default:
+        ``impairments.attrs["skipped_rows"]``, what :func:`read_303d_csv` and
+        :func:`read_attains_csv` could not read with ``on_error="skip"``) fills
+        :attr:`skipped`.
         """
         bad = [m for m in missing if m not in LEGAL_LAYERS]
         if bad:
@@ -772,6 +803,9 @@ class Waters:
                 dtype=object,
             )
         imp = pd.DataFrame(columns=list(IMPAIRMENT_COLUMNS)) if impairments is None else impairments
+        if skipped_rows is None:
+            skipped_rows = getattr(imp, "attrs", {}).get("skipped_rows") or ()
+        skipped_rows = list(skipped_rows)
         if "pollutant_norm" not in imp.columns or "origin" not in imp.columns:
             imp = validate_impairments(imp)
         if tmdl_watersheds is None:
@@ -807,7 +841,7 @@ class Waters:
             for k, v in zip(imp["wb_id"], imp["name"], strict=True):
                 if not is_blank(k) and not is_blank(v):
                     names.setdefault(str(k), str(v))
-        return cls(
+        out = cls(
             waterbodies=wb,
             impairments=imp,
             tmdl_watersheds=tm,
@@ -816,6 +850,8 @@ class Waters:
             _by_wb=by_wb,
             _names=names,
         )
+        out.skipped = _skipped_by_water(skipped_rows, out)
+        return out
 
     @classmethod
     def from_workspace(cls, ws: Workspace, *, impairments: pd.DataFrame | None = None) -> Waters:
@@ -838,6 +874,13 @@ class Waters:
             crs=ws.crs,
             missing=[k for k, ok in have.items() if not ok],
         )
+
+    def skipped_for(self, wb_id: Any) -> list[str]:
+        """The unreadable 303(d) CSV rows that may list water ``wb_id``: its own, then
+        those whose water could not be read (:attr:`skipped`); empty when none."""
+        if not self.skipped or is_blank(wb_id):
+            return []
+        return [*self.skipped.get(str(wb_id).strip(), ()), *self.skipped.get("", ())]
 
     def missing_reasons(self) -> list[str]:
         """One sentence per missing legal layer (see :func:`missing_layer_reason`)."""
@@ -954,15 +997,47 @@ class Waters:
 
     def listed_within(self, geom: Any, distance: float) -> set[str]:
         """Listed (category 5) waterbodies within ``distance`` CRS units of ``geom``."""
+        return self.waters_within(geom, distance, self.listed_wb_ids())
+
+    def waters_within(self, geom: Any, distance: float, ids: Iterable[str]) -> set[str]:
+        """The waterbodies of ``ids`` within ``distance`` CRS units of ``geom``."""
         wb = self.waterbodies
         if geom is None or "geometry" not in getattr(wb, "columns", []) or not len(wb):
             return set()
-        listed = self.listed_wb_ids()
-        cand = wb[wb["wb_id"].isin(listed)]
+        cand = wb[wb["wb_id"].isin(set(ids))]
         if not len(cand):
             return set()
         near = cand[cand.geometry.distance(geom) <= distance]
         return set(near["wb_id"].astype(str))
+
+
+def _skipped_by_water(rows: Iterable[dict[str, Any]], waters: Waters) -> dict[str, tuple[str, ...]]:
+    """:attr:`Waters.skipped` from the importers' skipped rows: each row under the PWL ID
+    it writes (the ATTAINS prefix removed), else under the id of the one waterbody its
+    name gives, else under ``""`` (its water is not known)."""
+    out: dict[str, list[str]] = {}
+    for x in rows:
+        wb = normalize_pwl_id(x.get("wb_id")) or waters.wb_id_for_name(x.get("name")) or ""
+        where = f"line {x.get('line')}" + (f" of {x['file']}" if x.get("file") else "")
+        what = ", ".join(
+            str(v) for v in (x.get("wb_id") or None, x.get("pollutant")) if not is_blank(v)
+        )
+        text = f"{where}" + (f" ({what})" if what else "") + f": {x.get('problem')}"
+        out.setdefault(wb, []).append(text)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def skipped_rows_text(texts: list[str], *, limit: int = 3) -> str:
+    """``"line 2 of list.csv (1302-0001, Phosphorus): ...; and 2 more"``: the unreadable
+    303(d) CSV rows of :meth:`Waters.skipped_for`, the first ``limit`` in full."""
+    shown = "; ".join(texts[:limit])
+    return shown + (f"; and {len(texts) - limit} more" if len(texts) > limit else "")
+
+
+#: The fix of a site reaching a water whose 303(d) CSV rows could not be read.
+SKIPPED_ROWS_FIX = (
+    "correct those rows of the 303(d) CSV (see the warnings of `--impairments`) and screen again"
+)
 
 
 def read_impairments_csv(path: str | Path) -> pd.DataFrame:

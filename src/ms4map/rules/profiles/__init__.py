@@ -264,11 +264,20 @@ class Profile:
 
 
 def _with_sediment(pocs: tuple[str, ...], include: bool) -> tuple[str, ...]:
-    """Put ``silt/sediment`` first in a narrowed list unless it is there or excluded."""
-    from ..waters import POLLUTANT_GROUPS
+    """Put ``silt/sediment`` first in a narrowed list unless it is there or excluded.
 
-    sed = POLLUTANT_GROUPS["silt/sediment"]
-    if not include or any(p in ("sediment", "silt/sediment") or p in sed for p in pocs):
+    Only the group itself (``sediment`` or ``silt/sediment``, which counts every member:
+    silt/sediment, turbidity, TSS) makes it there: a list naming only a member such as
+    ``turbidity`` would not count a Silt/Sediment listing, so the group is added.
+
+    Examples
+    --------
+    >>> _with_sediment(("turbidity",), True)
+    ('silt/sediment', 'turbidity')
+    >>> _with_sediment(("sediment", "nutrients"), True)
+    ('sediment', 'nutrients')
+    """
+    if not include or any(p in ("sediment", "silt/sediment") for p in pocs):
         return pocs
     return ("silt/sediment", *pocs)
 
