@@ -117,3 +117,29 @@ def test_gpkg_out_is_a_real_geopackage_layer(town):
     assert layer.geometry.iloc[0].equals(Point(0, 0))
     assert ms4map.io.read_provenance(out)["inputs"][str(gpkg.resolve())] == _digest(gpkg)
     assert "sha256" in (tmp / "qa.md").read_text()
+
+
+def test_a_stopped_csv_write_never_leaves_the_old_provenance(town, monkeypatch):
+    """The sidecar first says the table is being written, last records it with its
+    SHA-256: a run stopped before that record leaves "complete": false, never the old
+    run's provenance beside the new table (an audit stopped it there: snap 9 beside 1)."""
+    tmp, gpkg, _dem = town
+    out = tmp / "t.csv"
+    sidecar = tmp / "t.csv.provenance.json"
+    assert main(["trace", str(gpkg), "--all", "--out", str(out)]) == 0
+    prov = json.loads(sidecar.read_text())
+    assert prov["complete"] is True and prov["output_sha256"] == _digest(out)
+    import ms4map.io as msio
+
+    real, calls = msio.write_text_output, []
+
+    def stop_at_the_record(path, *a, **k):
+        calls.append(path)
+        if len(calls) == 3:  # the sidecar's record, after the table
+            raise KeyboardInterrupt
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(msio, "write_text_output", stop_at_the_record)
+    code = main(["trace", str(gpkg), "--all", "--out", str(out), "--snap-tolerance", "9"])
+    assert code == 130 and len(calls) == 3  # interrupted (Ctrl+C)
+    assert json.loads(sidecar.read_text())["complete"] is False

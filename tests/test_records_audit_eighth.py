@@ -175,3 +175,26 @@ def test_a_discharge_back_after_elimination(tmp_path) -> None:
     # latest found none (rule 3); OF-2: nothing but no flow since (rule 2)
     assert st.loc["OF-1", "status"] == "not_flowing"
     assert st.loc["OF-2", "status"] == "eliminated"
+
+
+def test_a_records_file_that_cannot_be_created_is_exit_3_with_the_fix(tmp_path, monkeypatch):
+    """A workspace in a read-only folder: the default records file beside it cannot be
+    created (sqlite: "unable to open database file"); it was exit 70, an internal error."""
+    from contextlib import contextmanager
+
+    from ms4map.cli import main
+    from ms4map.core.errors import OutputError
+    from ms4map.records import gpkg
+
+    ws = make_town(tmp_path)
+
+    @contextmanager
+    def read_only(_path):
+        raise sqlite3.OperationalError("unable to open database file")
+        yield
+
+    monkeypatch.setattr(gpkg, "write_tx", read_only)
+    with pytest.raises(OutputError, match="cannot be created .* Fix: keep the records elsewhere"):
+        rec.open_records(ws, user="smo")
+    args = ["inspect", str(ws), "--outfall", "OF-1", "--date", "2025-06-02", "--by", "smo"]
+    assert main([*args, "--flow-present", "no"]) == 3

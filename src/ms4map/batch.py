@@ -136,11 +136,15 @@ class Town:
 
     def option_files(self) -> list[Path]:
         """Files the town's options name besides its data (their content is in the key):
-        a workspace manifest, the profile's TOML (bundled or not), an impairments CSV."""
+        a workspace manifest and the field-map file it names, the profile's TOML
+        (bundled or not), an impairments CSV."""
         files = []
         ws = Path(self.workspace)
         if ws.suffix.lower() == ".toml":
             files.append(ws)
+            fm = _manifest_field_map(ws)
+            if fm is not None and fm.is_file():  # its mapping changes the answers too
+                files.append(fm)
         for p in (self.profile, self.impairments):
             if p and Path(p).suffix.lower() in (".toml", ".csv") and Path(p).is_file():
                 files.append(Path(p))
@@ -869,6 +873,20 @@ def _refuse_in_worker_start() -> None:
             "run_batch was called while a worker process was starting: it was importing "
             f"the script that started the batch. {_MAIN_GUARD}."
         )
+
+
+def _manifest_field_map(manifest: Path) -> Path | None:
+    """The field-map file a workspace manifest names (``field_map``), else ``None``."""
+    import tomllib
+
+    try:
+        value = tomllib.loads(manifest.read_text(encoding="utf-8")).get("field_map")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    if not isinstance(value, str) or not value:
+        return None
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else manifest.parent / p
 
 
 @dataclass

@@ -243,6 +243,10 @@ def input_paths(args: argparse.Namespace) -> list[Path]:
     base = Path(args.path).expanduser() if getattr(args, "path", None) else None
     if base is not None:
         cands.append(base.with_name(f"{base.stem}_dem.tif"))
+    if base is not None and base.suffix.lower() == ".toml":
+        from ..core.manifest import manifest_files
+
+        cands += manifest_files(base)
     for c in cands:
         if not c:
             continue

@@ -301,7 +301,7 @@ def run_records(args: argparse.Namespace) -> int:
             rec.annual_report(args.year),
             args.annual_report,
             title=f"{rec.profile.municipality} - {rec.profile.law}",
-            protected=[*rec.inputs, rec.path],
+            protected=[*protected, *rec.inputs, rec.path],
         )
         print(f"Annual report written to {out}", file=sys.stderr)
     if args.backup:

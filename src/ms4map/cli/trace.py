@@ -177,17 +177,32 @@ def _check_outputs(args: argparse.Namespace, prot: list[str]) -> dict[str, Path]
 
 
 def _write_csv(df, path: Path, prov_path: Path, prov: dict, *, option: str, prot) -> None:
-    """A CSV plus its JSON provenance sidecar (plain CSV: no comment lines)."""
+    """A CSV plus its JSON provenance sidecar (plain CSV: no comment lines).
+
+    The sidecar first says the table is being written and last records it (with its
+    SHA-256): a run stopped between the two never leaves a new table beside the old
+    run's provenance.
+    """
+    import hashlib
     import json
 
     from ..io import write_text_output
+    from ..outputs.export import WRITING
 
+    text = df.to_csv(index=False)
     write_text_output(
-        path, df.to_csv(index=False), protected=prot, option=option, suffixes=(".csv",)
+        prov_path, json.dumps(WRITING, indent=1), protected=prot, option=option, suffixes=(".json",)
     )
+    write_text_output(path, text, protected=prot, option=option, suffixes=(".csv",))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
     write_text_output(
         prov_path,
-        json.dumps({**prov, "output": path.name}, indent=1, default=str) + "\n",
+        json.dumps(
+            {**prov, "output": path.name, "output_sha256": digest, "complete": True},
+            indent=1,
+            default=str,
+        )
+        + "\n",
         protected=prot,
         option=option,
         suffixes=(".json",),

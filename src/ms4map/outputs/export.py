@@ -25,6 +25,7 @@ suffix not listed is refused before anything is written.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -138,6 +139,15 @@ def _check_dest(dest: str | Path, protected: list[Path]) -> Path:
 def _geojson_provenance(path: Path) -> Path:
     """The provenance file beside a GeoJSON export (``x.geojson.provenance.json``)."""
     return path.with_name(path.name + ".provenance.json")
+
+
+#: The provenance sidecar of an output while the output is being written (replaced by
+#: the output's record, ``"complete": true``, once it is).
+WRITING = {
+    "complete": False,
+    "note": "ms4map was writing this output and did not finish: it is incomplete. Run the "
+    "command again.",
+}
 
 
 def _check_ours(out: Path) -> None:
@@ -670,6 +680,10 @@ def _export_geojson(
     os.close(fd)
     tmp = Path(tmp_name)
     tmp.unlink()
+    # the sidecar first says the file is being written, and last records it (with its
+    # SHA-256): a stop between them never leaves a new file beside the last export's
+    # provenance, and the file stays ms4map's own (replaced by the next export)
+    write_text_output(_geojson_provenance(out), json.dumps(WRITING, indent=1), option="--to")
     try:
         pyogrio.write_dataframe(frame, tmp, layer=n, driver="GeoJSON", RFC7946="YES")
         replace_durably(tmp, out)
@@ -678,9 +692,20 @@ def _export_geojson(
             tmp.unlink()
     prov = _provenance_frame(src, [n])
     record = json.loads(prov["value"].iloc[0])
+    digest = hashlib.sha256(out.read_bytes()).hexdigest()
     write_text_output(
         _geojson_provenance(out),
-        json.dumps({"layer": n, "created": prov["created"].iloc[0], **coords, **record}, indent=1),
+        json.dumps(
+            {
+                "layer": n,
+                "created": prov["created"].iloc[0],
+                **coords,
+                **record,
+                "output_sha256": digest,
+                "complete": True,
+            },
+            indent=1,
+        ),
         option="--to",
     )
     res.layers[n] = len(frame)

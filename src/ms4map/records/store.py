@@ -19,7 +19,8 @@ import geopandas as gpd
 import pandas as pd
 from pyproj import CRS
 
-from ..core.errors import DataError, InputOpenError, UsageError
+from ..core.errors import DataError, InputOpenError, OutputError, UsageError
+from ..core.manifest import manifest_files
 from ..core.qa import shown_ids
 from ..rules.profiles import Profile, load_profile, remedy_deadline, remedy_period_end
 from . import gpkg
@@ -138,6 +139,8 @@ def _read_role(
             raise UsageError(f"Manifest '{base.name}' names no workspace. Fix: add workspace = ...")
         base = Path(man["workspace"])
         inputs.append(base)
+        # every file the manifest names is the user's: never an output (export, report)
+        inputs += [Path(f).resolve() for f in manifest_files(workspace) if Path(f).exists()]
         specs = specs or man.get("layers", {}).get(role)
         crs = crs or man.get("crs")
         if field_map is None and "fields" in man:
@@ -1398,8 +1401,15 @@ def open_records(
             "created_by": user,
         }
         if not gpkg.has_schema(rec):  # first use; two processes racing both end complete
-            with gpkg.write_tx(rec) as con:
-                gpkg.ensure_schema(con, srs=_srs_of(outfalls.crs), bounds=b, meta=meta)
+            try:
+                with gpkg.write_tx(rec) as con:
+                    gpkg.ensure_schema(con, srs=_srs_of(outfalls.crs), bounds=b, meta=meta)
+            except (sqlite3.OperationalError, PermissionError) as exc:
+                raise OutputError(
+                    f"The records file '{rec}' cannot be created ({exc}): its folder is "
+                    "read-only or not yours. Fix: keep the records elsewhere with --records "
+                    "FILE.records.gpkg (records=...), in a folder you can write."
+                ) from None
         if not _has_styles(rec):  # first use, or a first use cut short before its styles
             # QGIS draws the inspections, samples and cases styled (docs/exports.md)
             from ..io.styles import write_layer_styles
