@@ -29,10 +29,10 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
-from . import __version__
 from . import drainage as _drainage
 from .core.errors import UsageError
 from .core.qa import QAReport
+from .core.version import __version__
 from .hydrology import overland as _overland
 
 if TYPE_CHECKING:
