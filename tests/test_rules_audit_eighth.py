@@ -359,3 +359,33 @@ def test_condition_a_and_septic_agree_on_incomplete_rows(pid):
     scr = screen_condition_a(drainage, waters=w, parcels=parcels).iloc[0]
     assert sp["method"] == scr["method"] == "bad_drainage_rows"
     assert pd.isna(sp["tributary"]) and pd.isna(scr["condition_a"])
+
+
+def test_septic_runoff_partly_off_the_dem_is_not_a_confident_no():
+    """P8's case: 60 % of a septic parcel enters the MS4 through an unlisted outfall,
+    40 % flows off the DEM (rows summing to 1). Condition A leaves the parcel
+    undetermined (the 40 % may reach a listed water); the special condition was a
+    confident False. A parcel wholly to that outfall stays False."""
+    parcels = _septic_parcels(
+        ["P8", "OK"], [box(500 + 100 * i, 500, 580 + 100 * i, 580) for i in range(2)]
+    )
+    drainage = pd.DataFrame(
+        [
+            {"parcel_id": "P8", **row("inlet", "CB3", 0.6, "OF-C", **CLEAR)},
+            {"parcel_id": "P8", **row("off_dem", "dem_edge", 0.4)},
+            {"parcel_id": "OK", **row("inlet", "CB3", 1.0, "OF-C", **CLEAR)},
+        ]
+    )
+    sp = flag_septic_table(parcels, drainage, waters=town_waters(), outfall_points=OUTFALL_POINTS)
+    sp = sp.set_index("parcel_id")
+    assert bool(sp.loc["P8", "tributary"]) and pd.isna(sp.loc["P8", "special_condition"])
+    assert sp.loc["P8", "method"] == "drainage_partly_unknown"
+    assert "40% of its runoff drains off the DEM" in sp.loc["P8", "reason"]
+    assert not pd.isna(sp.loc["OK", "special_condition"])
+    assert not bool(sp.loc["OK", "special_condition"])
+    assert sp.loc["OK", "method"] == "tributary"
+    a = _a(
+        drainage[drainage["parcel_id"] == "P8"].drop(columns="parcel_id").to_dict("records"),
+        town_waters(),
+    ).conditions["A"]
+    assert a["value"] is None  # the two agree

@@ -220,7 +220,13 @@ def flag_septic_table(
             setback_feature=setback.get(rec["parcel_id"]),
             direct_name=flow["direct_names"].get(rec["parcel_id"], "water"),
             profile=prof,
-            open_causes=_open_causes(rec["parcel_id"], missing, special, flow["bad_rows"]),
+            open_causes=_open_causes(
+                rec["parcel_id"],
+                missing,
+                special,
+                flow["bad_rows"],
+                unknown_share=float(rec["_unknown_fraction"]),
+            ),
         )
         for rec in _records(out, _ASSESS_INPUTS)
     ]
@@ -722,8 +728,8 @@ def _assess_parcel(
 def undetermined_causes(septic: Any) -> list[tuple[int, str]]:
     """Why the special condition of flagged parcels of a septic layer is not determined:
     ``(parcels, cause)`` per ``method`` (``missing_layer``, ``unknown_receiving_water``,
-    ``tmdl_unknown``, ``tmdl_missing``, ``bad_drainage_rows``, ``listing_skipped``), in
-    that order, for the summaries of ``ms4map screen --all`` and
+    ``tmdl_unknown``, ``tmdl_missing``, ``bad_drainage_rows``,
+    ``drainage_partly_unknown``, ``listing_skipped``), in that order, for the summaries of ``ms4map screen --all`` and
     the app's Septic page (each parcel's ``reason`` names its layer, outfalls or TMDL
     watersheds, and the fix)."""
     if not len(septic) or "special_condition" not in septic.columns:
@@ -744,6 +750,7 @@ def undetermined_causes(septic: Any) -> list[tuple[int, str]]:
         "tmdl_missing": "a category 4a water they drain to has no TMDL in the "
         "`tmdl_watersheds` layer",
         "bad_drainage_rows": "their drainage rows are incomplete",
+        "drainage_partly_unknown": "part of their runoff drains off the DEM or over DEM nodata",
         "listing_skipped": "a water they drain to has 303(d) CSV rows that could not be read",
     }
     out = []
@@ -759,6 +766,7 @@ def undetermined_causes(septic: Any) -> list[tuple[int, str]]:
 _OPEN_CAUSES = (
     "missing_layer",
     "bad_drainage_rows",
+    "drainage_partly_unknown",
     "unknown_receiving_water",
     "tmdl_unknown",
     "tmdl_missing",
@@ -771,14 +779,19 @@ def _open_causes(
     missing: list[str],
     special: dict[str, dict[str, list[str]]],
     bad_rows: dict[str, str],
+    *,
+    unknown_share: float = 0.0,
 ) -> dict[str, list[str]]:
     """The open causes of parcel ``pid`` (:data:`_OPEN_CAUSES`): the missing legal
-    layers, what is wrong with its drainage rows (``bad_rows``), and its unknown
-    outfalls, unknown and missing TMDLs and skipped 303(d) rows (``special``, from
+    layers, what is wrong with its drainage rows (``bad_rows``), the share of its runoff
+    whose way is not known (off the DEM, DEM nodata: ``unknown_share``; as for
+    Condition A, that part may reach a listed water), and its unknown outfalls, unknown
+    and missing TMDLs and skipped 303(d) rows (``special``, from
     :func:`_special_conditions`)."""
     return {
         "missing_layer": list(missing),
         "bad_drainage_rows": [bad_rows[pid]] if pid in bad_rows else [],
+        "drainage_partly_unknown": [f"{unknown_share:.0%}"] if unknown_share > 1e-9 else [],
         "unknown_receiving_water": list(special["unknown_outfalls"].get(pid, [])),
         "tmdl_unknown": list(dict.fromkeys(special["unknown_tmdls"].get(pid, []))),
         "tmdl_missing": list(dict.fromkeys(special["missing_tmdls"].get(pid, []))),
@@ -789,7 +802,8 @@ def _open_causes(
 def _tributary_method(special: bool | None, *, open_causes: dict[str, list[str]]) -> str:
     """The method of a tributary parcel: ``special_condition``, ``tributary``, or for a
     special condition not known the first cause of ``open_causes`` that holds
-    (``missing_layer``, ``bad_drainage_rows``, ``unknown_receiving_water``,
+    (``missing_layer``, ``bad_drainage_rows``, ``drainage_partly_unknown``,
+    ``unknown_receiving_water``,
     ``tmdl_unknown``, ``tmdl_missing``, ``listing_skipped``: see :func:`_assess_parcel`).
     """
     if special is None:
@@ -808,6 +822,12 @@ def _open_special_words(open_causes: dict[str, list[str]]) -> list[str]:
         words.append(
             f"the parcel's drainage rows are incomplete ({what}), so the rest of its runoff "
             "may reach a listed water (run the drainage step again for it)."
+        )
+    for share in open_causes["drainage_partly_unknown"]:
+        words.append(
+            f"{share} of its runoff drains off the DEM or where the DEM has no data, so it "
+            "may reach a listed water (cut the town's DEM with a wider margin, or fill its "
+            "holes)."
         )
     unknown_outfalls = open_causes["unknown_receiving_water"]
     if unknown_outfalls:
