@@ -179,9 +179,9 @@ def _check_outputs(args: argparse.Namespace, prot: list[str]) -> dict[str, Path]
 def _write_csv(df, path: Path, prov_path: Path, prov: dict, *, option: str, prot) -> None:
     """A CSV plus its JSON provenance sidecar (plain CSV: no comment lines).
 
-    The sidecar first says the table is being written and last records it (with its
-    SHA-256): a run stopped between the two never leaves a new table beside the old
-    run's provenance.
+    An earlier run's sidecar first says a table is being written, and the sidecar last
+    records the table (with its SHA-256): a run stopped between the two never leaves a
+    new table beside the old run's provenance.
     """
     import hashlib
     import json
@@ -190,9 +190,14 @@ def _write_csv(df, path: Path, prov_path: Path, prov: dict, *, option: str, prot
     from ..outputs.export import WRITING
 
     text = df.to_csv(index=False)
-    write_text_output(
-        prov_path, json.dumps(WRITING, indent=1), protected=prot, option=option, suffixes=(".json",)
-    )
+    if prov_path.exists():  # an earlier run's provenance: marked as not this table's
+        write_text_output(
+            prov_path,
+            json.dumps(WRITING, indent=1),
+            protected=prot,
+            option=option,
+            suffixes=(".json",),
+        )
     write_text_output(path, text, protected=prot, option=option, suffixes=(".csv",))
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     write_text_output(

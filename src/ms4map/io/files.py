@@ -255,16 +255,14 @@ def _check_zip(path: Path) -> None:
     check_zip(path)
 
 
-def _resolve_source(spec: str, base: Path | None) -> Source:
-    """Turn a ``--layer`` value into a :class:`Source`."""
+def _resolve_source(spec: str, base: Path | None, role: str | None = None) -> Source:
+    """Turn a ``--layer`` value into a :class:`Source` (``role``: the role it feeds, for
+    messages)."""
     if "::" in spec:
         file_part, layer = spec.rsplit("::", 1)
         fp = _resolve_file(file_part, base)
         return Source(fp, layer, layer)
-    looks_like_file = (
-        any(spec.lower().endswith(s) for s in VECTOR_SUFFIXES + TABLE_SUFFIXES) or "/" in spec
-    )
-    if looks_like_file:
+    if _looks_like_file(spec):
         fp = _resolve_file(spec, base)
         if fp.is_dir() and fp.suffix.lower() != ".gdb":
             raise InputOpenError(f"'{spec}' is a folder, not a layer. Fix: name a file in it.")
@@ -281,6 +279,14 @@ def _resolve_source(spec: str, base: Path | None) -> Source:
             raise InputOpenError(
                 f"No layer '{spec}' in folder '{base}'. Available: {list_source_layers(base)}."
             )
+        if len(matches) > 1:
+            files = sorted(matches)
+            options = " or ".join(f"--layer {role or 'ROLE'}={f}" for f in files)
+            raise UsageError(
+                f"Folder '{base}' holds {' and '.join(f.name for f in files)}: layer "
+                f"'{spec}' could be either file, and ms4map does not pick one. Fix: name "
+                f"the file to read with {options} (or move the other file out of the folder)."
+            )
         return Source(matches[0], None, spec)
     if base.suffix.lower() not in (".gpkg", ".gdb", ".zip"):
         # a single-layer file as PATH: its one layer is named by its stem
@@ -293,6 +299,11 @@ def _resolve_source(spec: str, base: Path | None) -> Source:
             "Fix: use one of these names in --layer ROLE=LAYER."
         )
     return Source(base, spec, spec)
+
+
+def _looks_like_file(spec: str) -> bool:
+    """Whether a source names a file (by its suffix or a ``/``) rather than a layer."""
+    return any(spec.lower().endswith(s) for s in VECTOR_SUFFIXES + TABLE_SUFFIXES) or "/" in spec
 
 
 def _resolve_file(text: str, base: Path | None) -> Path:
@@ -365,13 +376,50 @@ def _has_mojibake(df: pd.DataFrame) -> bool:
 # ======================================================================================
 # Manifest
 # ======================================================================================
+#: The keys of a workspace manifest.
+_MANIFEST_KEYS = ("workspace", "dem", "crs", "repair_geometry", "layers", "fields", "field_map")
+
+#: Step settings a manifest's ``[settings]`` table was meant to hold, and the
+#: command-line option that sets each (a manifest's ``[settings]`` is refused).
+_SETTING_OPTIONS = {
+    "snap_tolerance_m": ("--snap-tolerance", "ms4map trace, ms4map drainage"),
+    "lateral_tolerance_m": ("--lateral-tolerance", "ms4map trace"),
+    "min_depth_m": ("--min-depth", "ms4map drainage"),
+    "min_area_m2": ("--min-area", "ms4map drainage"),
+    "burn_depth_m": ("--burn-depth", "ms4map drainage"),
+    "inlet_depth_m": ("--inlet-depth", "ms4map drainage"),
+    "fallback_distance_m": ("--fallback-distance", "ms4map drainage"),
+}
+
+
 def load_manifest(path: str | Path) -> dict[str, Any]:
     """Read a TOML manifest holding the same options as the command line.
 
-    Keys: ``workspace`` (GeoPackage or folder, relative to the manifest), ``dem``,
-    ``crs``, ``repair_geometry``, ``[layers]`` (role = "layer" or ["layer", ...]),
-    ``[fields]`` (a field map, same shape as a ``--field-map`` file), ``field_map``
-    (path to a field-map file), and ``[settings]`` (free-form step settings).
+    Keys: ``workspace`` (GeoPackage or folder, relative to the manifest), ``dem`` and
+    ``field_map`` (paths relative to the manifest), ``crs``, ``repair_geometry`` (a TOML
+    boolean: ``true`` or ``false`` without quotes), ``[layers]`` (role = "layer" or
+    ["layer", ...]; a file there is relative to the manifest, else to the workspace's
+    folder, never to the current directory) and ``[fields]`` (a field map, same shape as
+    a ``--field-map`` file).  Step settings are command-line options: a ``[settings]``
+    table with any entry is refused, naming the option that sets it.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.toml`` file.
+
+    Returns
+    -------
+    dict
+        The keys present, paths made absolute; ``layers`` maps role -> list of sources.
+
+    Raises
+    ------
+    InputOpenError
+        The file does not exist.
+    UsageError
+        It is not TOML, has an unknown key, a value of the wrong type (naming the key,
+        the value and the fix) or a ``[settings]`` entry.
     """
     p = Path(path)
     try:
@@ -380,22 +428,15 @@ def load_manifest(path: str | Path) -> dict[str, Any]:
         raise InputOpenError(f"Manifest '{p}' does not exist.") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"Manifest '{p}' is not valid TOML: {exc}") from None
-    known = {
-        "workspace",
-        "dem",
-        "crs",
-        "repair_geometry",
-        "layers",
-        "fields",
-        "field_map",
-        "settings",
-    }
-    unknown = set(data) - known
+    unknown = set(data) - set(_MANIFEST_KEYS) - {"settings"}
     if unknown:
         raise UsageError(
-            f"Manifest '{p.name}': unknown key(s) {sorted(unknown)}. Allowed: {sorted(known)}."
+            f"Manifest '{p.name}': unknown key(s) {sorted(unknown)}. "
+            f"Allowed: {sorted(_MANIFEST_KEYS)}."
         )
-    out: dict[str, Any] = {"settings": data.get("settings", {})}
+    _check_manifest_types(p, data)
+    _refuse_manifest_settings(p, data.get("settings", {}))
+    out: dict[str, Any] = {}
     for key in ("workspace", "dem", "field_map"):
         if key in data:
             out[key] = (
@@ -408,11 +449,112 @@ def load_manifest(path: str | Path) -> dict[str, Any]:
             out[key] = data[key]
     if "layers" in data:
         out["layers"] = {
-            r: ([v] if isinstance(v, str) else list(v)) for r, v in data["layers"].items()
+            r: [_manifest_layer(s, p, out.get("workspace")) for s in _as_list(v)]
+            for r, v in data["layers"].items()
         }
     if "fields" in data:
         out["fields"] = data["fields"]
     return out
+
+
+def _toml_text(value: Any) -> str:
+    """``value`` as it is written in TOML (a string in double quotes), for messages."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, list, dict)):
+        return json.dumps(value, default=str)
+    return repr(value)
+
+
+def _check_manifest_types(p: Path, data: Mapping[str, Any]) -> None:
+    """Each manifest key holds the TOML type it needs (``repair_geometry = "false"``, a
+    string, would otherwise mean true)."""
+    where = f"Manifest '{p.name}'"
+    for key in ("workspace", "dem", "field_map"):
+        if key in data and (not isinstance(data[key], str) or not data[key].strip()):
+            raise UsageError(
+                f"{where}: {key} = {_toml_text(data[key])} is not a path. "
+                f'Fix: write the path in quotes, e.g. {key} = "town.gpkg".'
+            )
+    if "crs" in data and (isinstance(data["crs"], bool) or not isinstance(data["crs"], (str, int))):
+        raise UsageError(
+            f"{where}: crs = {_toml_text(data['crs'])} is not a CRS. "
+            'Fix: write it in quotes, e.g. crs = "EPSG:26918".'
+        )
+    if "repair_geometry" in data and not isinstance(data["repair_geometry"], bool):
+        value = data["repair_geometry"]
+        raise UsageError(
+            f"{where}: repair_geometry = {_toml_text(value)} is not a TOML boolean (a quoted "
+            "or numeric value is not read as true or false). Fix: write "
+            "repair_geometry = false (or true) without quotes."
+        )
+    for key in ("layers", "fields", "settings"):
+        if key in data and not isinstance(data[key], dict):
+            raise UsageError(
+                f"{where}: {key} = {_toml_text(data[key])} must be a table ([{key}]). "
+                f"Fix: write it as a [{key}] table."
+            )
+    for role, specs in data.get("layers", {}).items():
+        items = _as_list(specs)
+        if not items or not all(isinstance(s, str) and s.strip() for s in items):
+            raise UsageError(
+                f"{where}: [layers] {role} = {_toml_text(specs)} must name a layer or file in "
+                f'quotes, or a list of them. Fix: e.g. {role} = "storm_structures" or '
+                f'{role} = ["pipes.shp", "ditches.shp"].'
+            )
+
+
+def _as_list(value: Any) -> list[Any]:
+    """A TOML value as a list (a single value becomes a list of one)."""
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _refuse_manifest_settings(p: Path, settings: Mapping[str, Any]) -> None:
+    """Refuse a ``[settings]`` entry: no command applies one (they are command-line
+    options), so none is ever recorded in a provenance as if it had been used."""
+    if not settings:
+        return
+    parts, fixes = [], []
+    for key, value in settings.items():
+        if key in _SETTING_OPTIONS:
+            option, commands = _SETTING_OPTIONS[key]
+            parts.append(f"{key} = {_toml_text(value)}")
+            fixes.append(f"{option} {value} ({commands})")
+        else:
+            parts.append(f"{key} = {_toml_text(value)} (not a setting of any command)")
+    fix = (
+        "give it on the command line instead: " + "; ".join(fixes)
+        if fixes
+        else "see `ms4map COMMAND --help` for the settings each command takes"
+    )
+    raise UsageError(
+        f"Manifest '{p.name}': [settings] {', '.join(parts)} would not be applied: a "
+        "manifest holds the workspace options only, and step settings are command-line "
+        f"options. Fix: remove [settings] from the manifest and {fix}."
+    )
+
+
+def _manifest_layer(spec: str, manifest: Path, workspace: str | None) -> str:
+    """A manifest's ``[layers]`` source with its file made absolute: relative to the
+    manifest, else (when it is not there) to the workspace's folder; never the current
+    directory.  A layer name is returned as it is."""
+    if "::" in spec:
+        file_part, layer = spec.rsplit("::", 1)
+        suffix = f"::{layer}"
+    elif _looks_like_file(spec):
+        file_part, suffix = spec, ""
+    else:
+        return spec
+    fp = Path(file_part).expanduser()
+    if fp.is_absolute():
+        return spec
+    found = (manifest.parent / fp).resolve()
+    if not found.exists() and workspace is not None:
+        ws = Path(workspace)
+        beside_ws = ((ws if ws.is_dir() else ws.parent) / fp).resolve()
+        if beside_ws.exists():
+            found = beside_ws
+    return f"{found}{suffix}"
 
 
 # ======================================================================================
@@ -491,6 +633,7 @@ def open_workspace(
             "crs": work_crs.to_string() if work_crs is not None else None,
             "repair_geometry": req.repair_geometry,
             "field_map": json.dumps(mapping_used, sort_keys=True),
+            "value_maps": _value_maps_used(req.fmap, raw),
         }
     )
     unit = work_crs.axis_info[0]
@@ -521,7 +664,7 @@ class _Request:
     dem: str | Path | None
     crs: Any
     repair_geometry: bool
-    settings: dict[str, Any]  # the manifest's path and [settings], for the provenance
+    settings: dict[str, Any]  # the manifest's path, for the provenance
 
 
 def _request(
@@ -553,7 +696,6 @@ def _request(
         if "fields" in man:
             inline = FieldMap.from_dict(man["fields"], origin="manifest [fields]")
             manifest_fields = manifest_fields.merge(inline)
-        settings.update({f"manifest.{k}": v for k, v in man.get("settings", {}).items()})
 
     # the caller's map (the command line's --field-map and --field) wins over the
     # manifest's, entry by entry; neither replaces the other
@@ -615,7 +757,7 @@ def _read_sources(
     inputs: dict[str, str] = {}
     for role, specs in role_specs.items():
         for spec in specs:
-            src = _resolve_source(spec, base)
+            src = _resolve_source(spec, base, role)
             df = read_source(src)
             inputs.setdefault(str(src.path.resolve()), "")
             raw.setdefault(role, []).append((src, df))
@@ -732,6 +874,18 @@ def _attach_dem(
             fix="Pass --dem FILE or put <stem>_dem.tif beside the GeoPackage.",
         )
     return dem_obj
+
+
+def _value_maps_used(fmap: FieldMap, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The field map's value maps of the roles read, ``{role: {column: {code: value}}}``
+    (sorted, so the cache key's text is the same for the same maps): recorded in the
+    settings, so the provenance names them and a changed value map changes
+    :meth:`~ms4map.io.workspace.Workspace.fingerprint`."""
+    out: dict[str, Any] = {}
+    for role, canon in sorted(fmap.values):
+        if role in raw and fmap.values[(role, canon)]:
+            out.setdefault(role, {})[canon] = dict(sorted(fmap.values[(role, canon)].items()))
+    return out
 
 
 def _single_error(code: str, layer: str, message: str, fix: str) -> QAReport:
@@ -2155,8 +2309,11 @@ def check_output_path(
     Raises
     ------
     UsageError
-        The path is an input file, has the wrong suffix, is an existing GeoPackage
-        ms4map did not write, or its folder cannot be made.
+        The path is an input file, has the wrong suffix, or is an existing GeoPackage
+        ms4map did not write (exit 4).
+    OutputError
+        Its folder cannot be created (no permission, a read-only file system, a file
+        in the way): the output cannot be written (exit 3).
     """
     out = Path(path).expanduser().resolve()
     guarded: set[Path] = set()
@@ -2195,8 +2352,10 @@ def check_output_path(
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(
-            f"{option}: cannot create folder '{out.parent}': {exc.strerror}."
+        raise OutputError(
+            f"{option}: cannot create folder '{out.parent}': {exc.strerror or exc}. Fix: "
+            "choose a folder you may write to (not on a read-only disk), or create it and "
+            "check its permissions, then rerun; nothing was written."
         ) from None
     return out
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core.qa import QAReport
 
-__all__ = ["Dem", "Workspace", "file_sha256"]
+__all__ = ["Dem", "SHAPEFILE_SIDECARS", "Workspace", "file_sha256"]
 
 
 @dataclass(repr=False)
@@ -91,7 +91,8 @@ class Workspace:
     field_mapping : dict
         The mapping actually used: ``{role: {source_layer: {canonical: source}}}``.
     inputs : dict
-        ``{path: sha256}`` of every file read, for provenance.
+        ``{path: sha256}`` of every file read (:func:`file_sha256`: a shapefile with its
+        sidecar files), for provenance and :meth:`fingerprint`.
     settings : dict
         The options the workspace was opened with (for provenance and caching).
     """
@@ -169,13 +170,60 @@ def _jsonable(v: Any) -> Any:
     return str(v)
 
 
+#: The files GDAL reads with a shapefile's ``.shp``, hashed with it (:func:`file_sha256`):
+#: index, attributes, CRS, text encoding and spatial index.
+SHAPEFILE_SIDECARS = (".shx", ".dbf", ".prj", ".cpg", ".qix")
+
+
 def file_sha256(path: str | Path, *, chunk: int = 1 << 20) -> str:
-    """SHA-256 of a file (or of every file in a directory, for a File Geodatabase)."""
+    """SHA-256 of an input file: what the provenance records, the cache key holds and a
+    batch rerun compares.
+
+    A file is hashed by its bytes; a directory (a File Geodatabase) by the bytes of every
+    file in it.  A shapefile (``.shp``) is hashed with its sidecar files
+    (:data:`SHAPEFILE_SIDECARS`, those present, matched by stem whatever the case of
+    their suffix), each named in the hash, so an edit of its attributes (``.dbf``), CRS
+    (``.prj``) or encoding (``.cpg``) changes it.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file or folder.
+    chunk : int
+        Bytes read at a time.
+
+    Returns
+    -------
+    str
+        The hexadecimal digest.
+    """
     p = Path(path)
     h = hashlib.sha256()
+    if p.suffix.lower() == ".shp" and p.is_file():
+        for label, f in _shapefile_parts(p):
+            h.update(f"\0{label}\0".encode())
+            _hash_into(h, f, chunk)
+        return h.hexdigest()
     files = sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p]
     for f in files:
-        with open(f, "rb") as fh:
-            while block := fh.read(chunk):
-                h.update(block)
+        _hash_into(h, f, chunk)
     return h.hexdigest()
+
+
+def _shapefile_parts(shp: Path) -> list[tuple[str, Path]]:
+    """``(suffix, file)`` of a shapefile's ``.shp`` and of each sidecar file present."""
+    beside = {}
+    try:
+        for q in sorted(shp.parent.iterdir()):
+            if q.stem == shp.stem and q.suffix.lower() in SHAPEFILE_SIDECARS and q.is_file():
+                beside.setdefault(q.suffix.lower(), q)
+    except OSError:  # a folder that cannot be listed: the .shp alone, as it opened
+        pass
+    return [(".shp", shp)] + [(ext, beside[ext]) for ext in SHAPEFILE_SIDECARS if ext in beside]
+
+
+def _hash_into(h: Any, path: Path, chunk: int) -> None:
+    """Feed the bytes of ``path`` to the hash ``h``, ``chunk`` bytes at a time."""
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)

@@ -683,7 +683,8 @@ def _export_geojson(
     # the sidecar first says the file is being written, and last records it (with its
     # SHA-256): a stop between them never leaves a new file beside the last export's
     # provenance, and the file stays ms4map's own (replaced by the next export)
-    write_text_output(_geojson_provenance(out), json.dumps(WRITING, indent=1), option="--to")
+    if _geojson_provenance(out).exists():
+        write_text_output(_geojson_provenance(out), json.dumps(WRITING, indent=1), option="--to")
     try:
         pyogrio.write_dataframe(frame, tmp, layer=n, driver="GeoJSON", RFC7946="YES")
         replace_durably(tmp, out)
