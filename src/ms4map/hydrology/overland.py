@@ -1119,16 +1119,11 @@ def _spill_into_target(
     reg = reg_of[sel]
     level = filled[r, c] + tol
     spill_cells, spill_reg = [], []
-    for dr in (-1, 0, 1):
-        for dc in (-1, 0, 1):
-            if not (dr or dc):
-                continue
-            rr, cc = r + dr, c + dc
-            ok = (rr >= 0) & (rr < h) & (cc >= 0) & (cc < w)
-            ok[ok] &= regions[rr[ok], cc[ok]] == 0
-            ok[ok] &= filled[rr[ok], cc[ok]] <= level[ok]  # NaN (nodata): False
-            spill_cells.append(rr[ok] * w + cc[ok])
-            spill_reg.append(reg[ok])
+    for _dr, _dc, rr, cc, ok in _neighbours(r, c, h, w):
+        ok[ok] &= regions[rr[ok], cc[ok]] == 0
+        ok[ok] &= filled[rr[ok], cc[ok]] <= level[ok]  # NaN (nodata): False
+        spill_cells.append(rr[ok] * w + cc[ok])
+        spill_reg.append(reg[ok])
     cells = np.concatenate(spill_cells)
     regs = np.concatenate(spill_reg)
     if cells.size:
@@ -1185,16 +1180,21 @@ def _lowest_neighbour(z: np.ndarray, among: np.ndarray, idx: np.ndarray) -> np.n
     h, w = z.shape
     r, c = np.divmod(idx, w)
     out = np.full(idx.size, np.inf)
+    for _dr, _dc, rr, cc, ok in _neighbours(r, c, h, w):
+        rr, cc = rr[ok], cc[ok]
+        val = np.where(among[rr, cc], z[rr, cc], np.inf)
+        out[ok] = np.minimum(out[ok], val)
+    return out
+
+
+def _neighbours(r: np.ndarray, c: np.ndarray, h: int, w: int) -> Any:
+    """For cells ``(r, c)`` of an ``h`` x ``w`` grid, each of their 8 neighbours as
+    ``(dr, dc, rows, cols, inside)``: the step, its cells and whether they are in the grid."""
     for dr in (-1, 0, 1):
         for dc in (-1, 0, 1):
-            if not (dr or dc):
-                continue
-            rr, cc = r + dr, c + dc
-            ok = (rr >= 0) & (rr < h) & (cc >= 0) & (cc < w)
-            rr, cc = rr[ok], cc[ok]
-            val = np.where(among[rr, cc], z[rr, cc], np.inf)
-            out[ok] = np.minimum(out[ok], val)
-    return out
+            if dr or dc:
+                rr, cc = r + dr, c + dc
+                yield dr, dc, rr, cc, (rr >= 0) & (rr < h) & (cc >= 0) & (cc < w)
 
 
 def flow_directions(
@@ -1335,17 +1335,12 @@ def _side_beyond(outside: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.n
     sdr = np.zeros(idx.size, dtype=np.int64)
     sdc = np.zeros(idx.size, dtype=np.int64)
     any_ = np.zeros(idx.size, dtype=bool)
-    for dr in (-1, 0, 1):
-        for dc in (-1, 0, 1):
-            if not (dr or dc):
-                continue
-            rr, cc = r + dr, c + dc
-            ok = (rr >= 0) & (rr < h) & (cc >= 0) & (cc < w)
-            hit = np.zeros(idx.size, dtype=bool)
-            hit[ok] = outside[rr[ok], cc[ok]]
-            any_ |= hit
-            sdr += dr * hit
-            sdc += dc * hit
+    for dr, dc, rr, cc, ok in _neighbours(r, c, h, w):
+        hit = np.zeros(idx.size, dtype=bool)
+        hit[ok] = outside[rr[ok], cc[ok]]
+        any_ |= hit
+        sdr += dr * hit
+        sdc += dc * hit
     nearest = np.argmin(np.stack([r, h - 1 - r, c, w - 1 - c]), axis=0)
     side = np.where(
         (sdr == 0) & (sdc == 0),
