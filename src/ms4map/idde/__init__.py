@@ -1104,7 +1104,8 @@ def notice_of_violation(
     UsageError
         Unknown violation code or malformed date.
     DataError
-        Parcel id not in the parcels layer, or no parcels layer.
+        Parcel id not in the parcels layer, or no parcels layer; a ``deadline`` before
+        ``issued`` (as the records refuse a ``remedy_deadline`` before the notice).
     """
     if violation not in VIOLATIONS:
         raise UsageError(f"Unknown violation {violation!r}: select from {list(VIOLATIONS)}.")
@@ -1214,7 +1215,14 @@ def _remedy_deadline(
     profile's remedy period as written."""
     enf = prof.enforcement
     # else the profile's own period, from service, which the officer dates
-    dl = _as_date(deadline, "deadline") or remedy_deadline(prof, issued)
+    given = _as_date(deadline, "deadline")
+    if given is not None and given < issued:
+        raise DataError(
+            f"deadline = {given.isoformat()} is before the notice's issue date "
+            f"({issued.isoformat()}): the owner could never meet it. Fix: give a deadline on "
+            "or after the issue date (or leave deadline out for the profile's remedy period)."
+        )
+    dl = given or remedy_deadline(prof, issued)
     remedy_period = str(enf.get("remedy_period", ""))
     if dl is None:
         warnings.append(

@@ -28,7 +28,15 @@ if TYPE_CHECKING:
     #: A determination, or its JSON document (``Determination.to_dict()``).
     DeterminationLike = Determination | Mapping[str, Any]
 
-__all__ = ["REPORT_SUFFIXES", "render_html", "site_map_png", "write_pdf", "write_report"]
+__all__ = [
+    "REPORT_SUFFIXES",
+    "render_html",
+    "report_figure",
+    "report_figures",
+    "site_map_png",
+    "write_pdf",
+    "write_report",
+]
 
 #: Report formats, by file suffix.
 REPORT_SUFFIXES = (".html", ".htm", ".pdf")
@@ -242,11 +250,47 @@ def _application_line(d: dict[str, Any]) -> list[tuple[str, str | None]]:
     ]
 
 
+def _screened_on(prov: dict[str, Any]) -> str:
+    """The local date of the screening (``YYYY-MM-DD``), as the notices and records date.
+
+    ``created`` carries the local UTC offset; a document that recorded UTC (``+00:00``,
+    as before) is turned into this machine's local date."""
+    import datetime as dt
+
+    text = str(prov.get("created") or "")
+    try:
+        t = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return text[:10]
+    if t.tzinfo is not None and t.utcoffset() == dt.timedelta(0):
+        t = t.astimezone()
+    return t.date().isoformat()
+
+
+def _impairments_csv_name(prov: dict[str, Any]) -> str | None:
+    """The file name of the 303(d) CSV read instead of the workspace's layer, if any."""
+    csv = prov.get("impairments_csv") or {}
+    return Path(str(csv["path"])).name if csv.get("path") else None
+
+
 def _prepared_line(d: dict[str, Any]) -> str:
     prov = d["provenance"]
+    csv = _impairments_csv_name(prov)
     return (
-        f"Screened on {str(prov['created'])[:10]} from the GIS data in "
-        f"{_workspace_name(d)}, under the {prov['profile']['name']} rules."
+        f"Screened on {_screened_on(prov)} from the GIS data in {_workspace_name(d)}"
+        + (f" and the 303(d) list in {csv}" if csv else "")
+        + f", under the {prov['profile']['name']} rules."
+    )
+
+
+def _sources_text(prov: dict[str, Any]) -> str:
+    """``"; 303(d) list out.csv sha256 0123456789abcdef…"`` for the provenance line."""
+    csv = prov.get("impairments_csv") or {}
+    if not csv.get("path"):
+        return ""
+    digest = csv.get("sha256")
+    return f"; 303(d) list {csv['path']} sha256 " + (
+        f"{digest[:16]}…" if digest else "not recorded (file unreadable)"
     )
 
 
@@ -338,21 +382,127 @@ def _workspace_name(d: dict[str, Any]) -> str:
     return names[0] if names else "not recorded"
 
 
+#: How many of the items that do not count for Condition A the PDF prints (every item
+#: that counts is printed): receiving waters, listings, TMDL watersheds, reasons.
+_PDF_LIMITS = {"waters": 6, "listings": 6, "tmdls": 3, "reasons": 4, "ids": 12}
+
+
+def _more(n: int, what: str = "") -> str:
+    """What the page says where it leaves ``n`` items out."""
+    return f"and {n} more{' ' + what if what else ''} (see the JSON document)"
+
+
+def _a_open(d: dict[str, Any]) -> bool:
+    """Condition A is yes or undetermined: some waters count for it."""
+    return d["conditions"]["A"]["value"] is not False
+
+
+def _counting_ids(d: dict[str, Any]) -> set[str]:
+    """PWL ids of the receiving waters whose own listing, or a listed water within the
+    profile's tributary reach of them, counts for Condition A."""
+    import re
+
+    ids: set[str] = set()
+    for i in d.get("impaired_waters", []):
+        if i.get("counts_for_condition_a"):
+            m = re.search(r" of (\S+) \(profile tributary_reach_km\)$", str(i.get("relation")))
+            ids.add(m.group(1) if m else str(i.get("pwl_id")))
+    return ids
+
+
+def _water_counts(d: dict[str, Any], pwl_id: Any, ids: set[str]) -> bool:
+    """Does the water ``pwl_id`` make Condition A yes or undetermined?  A listed water
+    that counts, a water without a PWL ID, one Condition A's reasons name, or any water
+    while the 303(d) list is missing."""
+    if not _a_open(d):
+        return False
+    if not pwl_id or str(pwl_id) in ids or "impairments" in _missing_layers(d):
+        return True
+    return f"({pwl_id})" in " ".join(d["conditions"]["A"]["reasons"])
+
+
+def _counting_first(items: list[Any], counts: Any) -> tuple[list[Any], list[Any]]:
+    """``items`` split into those that ``counts(item)`` and the rest (order kept)."""
+    yes = [i for i in items if counts(i)]
+    return yes, [i for i in items if not counts(i)]
+
+
+def _shown(items: list[Any], counts: Any, limit: int | None) -> tuple[list[Any], int]:
+    """The items to print, those that count first and never cut, then the others up to
+    ``limit`` items in all (``None``: all); and how many are left out."""
+    yes, no = _counting_first(items, counts)
+    if limit is None:
+        return yes + no, 0
+    rest = no[: max(0, limit - len(yes))]
+    return yes + rest, len(no) - len(rest)
+
+
+def _receiving_waters(d: dict[str, Any], limit: int | None = None) -> tuple[list[dict], int]:
+    """The receiving waters to print (those that count for Condition A first, never
+    left out) and how many others are left out."""
+    ids = _counting_ids(d)
+    return _shown(
+        d["drainage"]["receiving_waters"], lambda w: _water_counts(d, w.get("pwl_id"), ids), limit
+    )
+
+
+def _listings(d: dict[str, Any], limit: int | None = None) -> tuple[list[dict], int]:
+    """The 303(d) listings to print (those that count first, never left out)."""
+    return _shown(d["impaired_waters"], lambda i: bool(i.get("counts_for_condition_a")), limit)
+
+
+def _tmdl_watersheds(d: dict[str, Any], limit: int | None = None) -> tuple[list[dict], int]:
+    """The TMDL watersheds to print (those that count or may count first, never left out)."""
+    return _shown(
+        d["tmdl_watersheds"], lambda t: t.get("counts_for_condition_a") is not False, limit
+    )
+
+
+def _missing_layers(d: dict[str, Any]) -> list[str]:
+    """The legal layers the determination was made without (``provenance.missing_layers``;
+    for an older document, those Condition A's reasons name as missing)."""
+    from ..core.schema import LEGAL_LAYERS
+    from ..rules.waters import missing_layer_reason
+
+    prov = d.get("provenance") or {}
+    if "missing_layers" in prov:
+        return list(prov["missing_layers"] or [])
+    reasons = d["conditions"]["A"]["reasons"]
+    return [m for m in LEGAL_LAYERS if missing_layer_reason(m) in reasons]
+
+
+def _missing_layer_notes(d: dict[str, Any]) -> list[str]:
+    """One sentence per missing 303(d) or TMDL layer: what is therefore not known."""
+    notes = {
+        "impairments": "The 303(d) list (layer `impairments`) is missing, so whether the "
+        "waters reached are impaired is not known (add the `impairments` layer or pass "
+        "--impairments CSV).",
+        "tmdl_watersheds": "The TMDL watersheds (layer `tmdl_watersheds`) are missing, so "
+        "whether the site lies in or drains to a TMDL watershed is not known (add the "
+        "`tmdl_watersheds` layer, an empty one when the town has none).",
+    }
+    return [notes[m] for m in _missing_layers(d) if m in notes]
+
+
 def _id_list(items: list[dict[str, Any]], key: str, limit: int = 12) -> str:
     parts = [f"{i[key]} ({i['fraction'] * 100:.0f}%)" for i in items[:limit]]
     if len(items) > limit:
-        parts.append(f"and {len(items) - limit} more")
+        parts.append(_more(len(items) - limit))
     return ", ".join(parts)
 
 
 def _drainage_lines(d: dict[str, Any]) -> list[str]:
-    """Inlet and outfall ids with the share of the site that reaches each."""
+    """Inlet and outfall ids with the share of the site that reaches each (the outfalls
+    to waters that count for Condition A first, never left out)."""
     dr = d["drainage"]
     out = []
     if dr.get("inlets"):
         out.append("Inlets: " + _id_list(dr["inlets"], "target_id"))
     if dr.get("outfalls"):
-        ofs = dr["outfalls"][:12]
+        ids = _counting_ids(d)
+        ofs, more = _shown(
+            dr["outfalls"], lambda o: _water_counts(d, o.get("pwl_id"), ids), _PDF_LIMITS["ids"]
+        )
         out.append(
             "Outfalls: "
             + ", ".join(
@@ -363,7 +513,7 @@ def _drainage_lines(d: dict[str, Any]) -> list[str]:
                 )
                 for o in ofs
             )
-            + (f", and {len(dr['outfalls']) - 12} more" if len(dr["outfalls"]) > 12 else "")
+            + (", " + _more(more) if more else "")
         )
     return out
 
@@ -374,8 +524,54 @@ def _tmdl_name(t: dict[str, Any]) -> str:
     return tmdl_watershed_label(t.get("name") or t.get("tmdl_id"))
 
 
+def _acres(x: float) -> str:
+    """Acres as the reasons print them (never rounded onto or across a whole acre)."""
+    from ..rules.conditions import acres_text
+
+    return acres_text(x)
+
+
 def _e(x: Any) -> str:
     return html.escape("" if x is None else str(x))
+
+
+def _counts_word(value: bool | None) -> str:
+    """Whether an impairment or TMDL watershed counts for Condition A, in words."""
+    return {True: "counts", False: "does not count", None: "not known whether it counts"}[
+        None if value is None else bool(value)
+    ]
+
+
+def _impaired_html(d: dict[str, Any]) -> str:
+    """The impaired waters and TMDL watersheds reached (those that count first), with a
+    note for each missing 303(d) or TMDL layer: then what is not known, never "none"."""
+    imp = "".join(
+        f"<tr><td>{_e(i['name'])} ({_e(i['pwl_id'])})</td><td>{_e(i['pollutant'])}</td>"
+        f"<td>{_e(i['category'])}</td><td>{_e(i['list_year'])}</td>"
+        f"<td>{_counts_word(i['counts_for_condition_a'])}: {_e(i['why'])}</td></tr>"
+        for i in _listings(d)[0]
+    )
+    imp += "".join(
+        f"<tr><td>{_e(_tmdl_name(t))}</td><td>{_e(t['pollutant'])}</td>"
+        f"<td>TMDL</td><td>{_e(t['approved'])}</td>"
+        f"<td>{_counts_word(t['counts_for_condition_a'])}: {_e(t['why'])}</td></tr>"
+        for t in _tmdl_watersheds(d)[0]
+    )
+    notes = "".join(f"<p><b>Not known:</b> {_e(n)}</p>" for n in _missing_layer_notes(d))
+    if imp:
+        head = "<tr><th>Water</th><th>Pollutant</th><th>Category</th><th>Year</th>"
+        return notes + f"<table>{head}<th>For Condition A</th></tr>{imp}</table>"
+    return notes or "<p>None.</p>"
+
+
+def _running_head(d: dict[str, Any]) -> str:
+    """The line every printed page of the HTML repeats: the site and the answers."""
+    c = d["conditions"]
+    return (
+        f"{d['municipality']} stormwater review determination · Site {d['site']['label']} · "
+        + " · ".join(f"Condition {k}: {_YN[c[k]['value']]}" for k in ("A", "B", "C"))
+        + f" · SWPPP required: {_YN[d['swppp_required']['value']]}"
+    )
 
 
 def render_html(det: DeterminationLike, *, include_map: bool = True) -> str:
@@ -394,23 +590,11 @@ def render_html(det: DeterminationLike, *, include_map: bool = True) -> str:
             f"{w['fraction'] * 100:.0f}% {'through the MS4' if w['via'] == 'ms4' else 'directly'}"
             + (f", outfall(s) {_e(', '.join(w['outfalls']))}" if w.get("outfalls") else "")
             + "</li>"
-            for w in dr["receiving_waters"]
+            for w in _receiving_waters(d)[0]
         )
         or "<li>none reached</li>"
     )
     frac = _fraction_text(dr["fractions"])
-    imp = "".join(
-        f"<tr><td>{_e(i['name'])} ({_e(i['pwl_id'])})</td><td>{_e(i['pollutant'])}</td>"
-        f"<td>{_e(i['category'])}</td><td>{_e(i['list_year'])}</td>"
-        f"<td>{'counts' if i['counts_for_condition_a'] else 'does not count'}: {_e(i['why'])}</td></tr>"
-        for i in d["impaired_waters"]
-    )
-    imp += "".join(
-        f"<tr><td>{_e(_tmdl_name(t))}</td><td>{_e(t['pollutant'])}</td>"
-        f"<td>TMDL</td><td>{_e(t['approved'])}</td>"
-        f"<td>{'counts' if t['counts_for_condition_a'] else 'does not count'}: {_e(t['why'])}</td></tr>"
-        for t in d["tmdl_watersheds"]
-    )
     items = d["swppp_items"]
     basic = "".join(
         f"<li>{_e(i['text'])}" + (f": <b>{_e(i['value'])}</b>" if i.get("value") else "") + "</li>"
@@ -456,14 +640,23 @@ ol, ul {{ margin: 0; padding-left: 14pt; }} .small {{ font-size: 7pt; color: #55
 .sign {{ margin-top: 10pt; page-break-inside: avoid; }}
 .sign td {{ height: 22pt; width: 32%; }} .sign th {{ width: 12%; }}
 .app {{ margin: 2pt 0 4pt 0; width: auto; }} .app td {{ min-width: 0.9in; }}
+table.page, table.page > * > tr > td {{ border: none; padding: 0; }}
+.runhead {{ display: none; }}
+@media print {{
+ .runhead {{ display: table-cell; font-size: 7pt; color: #333; padding-bottom: 3pt !important; }}
+ @page {{ @bottom-right {{ content: "page " counter(page) " of " counter(pages);
+   font-size: 7pt; }} }}
+}}
 </style></head><body>
+<table class="page"><thead><tr><td class="runhead">{_e(_running_head(d))}</td></tr></thead>
+<tbody><tr><td>
 {img}
 <h1>{_e(d["municipality"])}: stormwater review determination</h1>
 <p class="small">{_e(_prepared_line(d))}</p>
 <table class="app"><tr>{app_rows}</tr></table>
 <p><b>Site:</b> {_e(site["label"])}{" (" + _e(site["address"]) + ")" if site.get("address") else ""}
 {f"&middot; {site['area_acres']:.2f} acres" if site.get("area_acres") else ""}<br>
-<b>Disturbance:</b> {inp["disturbed_acres"]:g} acres{f" in a common plan of {inp['common_plan_acres']:g} acres" if inp["common_plan_acres"] is not None else ""}
+<b>Disturbance:</b> {_acres(inp["disturbed_acres"])} acres{f" in a common plan of {_acres(inp['common_plan_acres'])} acres" if inp["common_plan_acres"] is not None else ""}
 &middot; <b>Project type:</b> {_e(d["project_type"]["value"])} ({_e(d["project_type"]["source"])})
 &middot; <b>Exemption:</b> {_e(d["exemption"]["code"] or "none")}<br>
 <b>Land development activity:</b> {_YN[d["land_development_activity"]["value"]]}
@@ -477,7 +670,7 @@ post-construction controls {post_note}.<br>
 <p>{_e(frac)}{"".join("<br>" + _e(x) for x in _drainage_lines(d))}</p>
 <ul>{waters}</ul>
 <h2>Impaired waters and TMDL watersheds reached</h2>
-{("<table><tr><th>Water</th><th>Pollutant</th><th>Category</th><th>Year</th><th>For Condition A</th></tr>" + imp + "</table>") if imp else "<p>None.</p>"}
+{_impaired_html(d)}
 <h2>SWPPP items</h2>
 {('<div class="cols"><ol>' + basic + "</ol></div>") if basic else "<p>No SWPPP required.</p>"}
 {("<p><b>Post-construction (" + post_note + "):</b></p><ol>" + post + "</ol>") if post else ""}
@@ -487,21 +680,26 @@ post-construction controls {post_note}.<br>
 <tr><th>Date</th><td></td><th>Signature</th><td></td></tr></table>
 <p class="small">Prepared for the {_e(d["officer_title"])} by ms4map {_e(prov["version"])}
 (determination schema {_e(d["schema_version"])}), profile {_e(prov["profile"]["name"])},
-{_e(prov["created"])}; inputs sha256 {_e(prov["inputs_sha256"][:16])}&hellip;.
+{_e(prov["created"])}; inputs sha256 {_e(prov["inputs_sha256"][:16])}&hellip;{_e(_sources_text(prov))}.
 A screening aid: confirm on site before relying on it.</p>
+</td></tr></tbody></table>
 </body></html>
 """
 
 
 def _wrap(text: str, width: int) -> list[str]:
-    return textwrap.wrap(text, width=width, break_long_words=False) or [""]
+    # never break an id, a PWL ID or a path at its hyphens
+    return textwrap.wrap(text, width=width, break_long_words=False, break_on_hyphens=False) or [""]
 
 
 def write_pdf(det: DeterminationLike, path: str | Path, *, protected: Any = ()) -> Path:
-    """A one-page letter-size PDF (matplotlib PDF backend); returns the path.
+    """A letter-size PDF (matplotlib PDF backend); returns the path.
 
+    One page when the determination fits (the README example does); else the text
+    continues on further pages, each naming the site and "page k of n", and the
+    signature block ends the last page, so nothing the determination needs is left out.
     The path is checked first (never one of ``protected``; folder created), then the
-    page is written to a temporary file and moved into place.
+    pages are written to a temporary file and moved into place.
     """
     import os
     import tempfile
@@ -512,19 +710,21 @@ def write_pdf(det: DeterminationLike, path: str | Path, *, protected: Any = ()) 
     from ..io import check_output_path
 
     p = check_output_path(path, protected=protected, suffixes=(".pdf",), option="--report")
-    fig = report_figure(det)
+    figs = report_figures(det)
     fd, tmp = tempfile.mkstemp(suffix=".pdf", dir=p.parent, prefix=".ms4map-")
     os.close(fd)
     try:
         with PdfPages(tmp) as pdf:
-            pdf.savefig(fig)
+            for fig in figs:
+                pdf.savefig(fig)
         # mkstemp makes the file 0600: give it the mode every other output has
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, p)
     finally:
-        plt.close(fig)
+        for fig in figs:
+            plt.close(fig)
         if os.path.exists(tmp):
             os.unlink(tmp)
     return p
@@ -616,9 +816,9 @@ def _header_lines(d: dict[str, Any]) -> _Lines:
         + (f", {site['area_acres']:.2f} acres" if site.get("area_acres") else "")
     )
     out.add(
-        f"Disturbance {inp['disturbed_acres']:g} acres"
+        f"Disturbance {_acres(inp['disturbed_acres'])} acres"
         + (
-            f", common plan {inp['common_plan_acres']:g} acres"
+            f", common plan {_acres(inp['common_plan_acres'])} acres"
             if inp["common_plan_acres"] is not None
             else ""
         )
@@ -637,47 +837,66 @@ def _header_lines(d: dict[str, Any]) -> _Lines:
     return out
 
 
+def _more_line(out: _Lines, n: int, what: str) -> None:
+    """``"  and 3 more receiving waters (see the JSON document)"`` when ``n`` > 0."""
+    if n:
+        out.add("  " + _more(n, what), width=_BODY_WIDTH, indent="    ")
+
+
 def _conditions_and_drainage(d: dict[str, Any], out: _Lines) -> None:
-    """Conditions A, B and C with their first reasons; the receiving waters and fractions."""
+    """Conditions A, B and C with their first reasons; the receiving waters (those that
+    count for Condition A first, never left out) and the fractions."""
     for k in ("A", "B", "C"):
         c = d["conditions"][k]
         out.add(f"Condition {k}: {_YN[c['value']]}", size=9, weight="bold", width=120)
-        for r in c["reasons"][:4]:
-            out.add("- " + r, width=125, indent="  ")
+        limit = _PDF_LIMITS["reasons"]
+        for r in c["reasons"][:limit]:
+            out.add("- " + r, width=_BODY_WIDTH, indent="  ")
+        _more_line(out, max(0, len(c["reasons"]) - limit), "reasons")
     out.add("Drainage", size=9, weight="bold", width=120)
-    for w in d["drainage"]["receiving_waters"][:6]:
+    shown, more = _receiving_waters(d, _PDF_LIMITS["waters"])
+    for w in shown:
         out.add(
             f"- {w['name'] or 'unnamed water'} ({w['pwl_id'] or 'no PWL ID'}): "
             f"{w['fraction'] * 100:.0f}% {'through the MS4' if w['via'] == 'ms4' else 'directly'}"
             + (f", outfall(s) {', '.join(w['outfalls'])}" if w.get("outfalls") else ""),
-            width=125,
+            width=_BODY_WIDTH,
             indent="  ",
         )
-    out.add("  " + _fraction_text(d["drainage"]["fractions"]), width=125, indent="    ")
+    _more_line(out, more, "receiving waters")
+    out.add("  " + _fraction_text(d["drainage"]["fractions"]), width=_BODY_WIDTH, indent="    ")
     for ln in _drainage_lines(d):
-        out.add("  " + ln, width=125, indent="    ")
+        out.add("  " + ln, width=_BODY_WIDTH, indent="    ")
 
 
 def _waters_lines(d: dict[str, Any], out: _Lines) -> None:
-    """The impaired waters and TMDL watersheds reached, and whether each counts."""
+    """The impaired waters and TMDL watersheds reached, and whether each counts (those
+    that count first, never left out); a missing 303(d) or TMDL layer is said to leave
+    them unknown, never "none"."""
     out.add("Impaired waters and TMDL watersheds", size=9, weight="bold", width=120)
-    for i in d["impaired_waters"][:6]:
+    for note in _missing_layer_notes(d):
+        out.add("  Not known: " + note, width=_BODY_WIDTH, indent="    ")
+    shown, more = _listings(d, _PDF_LIMITS["listings"])
+    for i in shown:
         out.add(
             f"- {i['name']} ({i['pwl_id']}): {i['pollutant']}, category {i['category']}"
             f"{', ' + str(i['list_year']) if i['list_year'] else ''}: "
-            f"{'counts' if i['counts_for_condition_a'] else 'does not count'} ({i['why']})",
-            width=125,
+            f"{_counts_word(i['counts_for_condition_a'])} ({i['why']})",
+            width=_BODY_WIDTH,
             indent="  ",
         )
-    for t in d["tmdl_watersheds"][:3]:
+    _more_line(out, more, "listings")
+    shown, more = _tmdl_watersheds(d, _PDF_LIMITS["tmdls"])
+    for t in shown:
         out.add(
             f"- {_tmdl_name(t)} ({t['pollutant']}): "
-            f"{'counts' if t['counts_for_condition_a'] else 'does not count'} ({t['why']})",
-            width=125,
+            f"{_counts_word(t['counts_for_condition_a'])} ({t['why']})",
+            width=_BODY_WIDTH,
             indent="  ",
         )
-    if not d["impaired_waters"] and not d["tmdl_watersheds"]:
-        out.add("  none reached", width=125)
+    _more_line(out, more, "TMDL watersheds")
+    if not d["impaired_waters"] and not d["tmdl_watersheds"] and not _missing_layer_notes(d):
+        out.add("  none reached", width=_BODY_WIDTH)
 
 
 def _swppp_lines(d: dict[str, Any], out: _Lines) -> None:
@@ -685,7 +904,7 @@ def _swppp_lines(d: dict[str, Any], out: _Lines) -> None:
     items = d["swppp_items"]
     out.add("SWPPP items", size=9, weight="bold", width=120)
     if not items["basic"]:
-        out.add("  No SWPPP required.", width=125)
+        out.add("  No SWPPP required.", width=_BODY_WIDTH)
         return
     out.add(
         "  17 basic items (background, site map at 1 in = 100 ft or larger, soils, "
@@ -693,7 +912,7 @@ def _swppp_lines(d: dict[str, Any], out: _Lines) -> None:
         "temporary-to-permanent practices, schedules, receiving waters, "
         "responsibilities, flow diversions, existing runoff data, anything requested). "
         "Receiving waters (item 13): " + str(items["basic"][12].get("value")),
-        width=125,
+        width=_BODY_WIDTH,
     )
     if items["post_construction"]:
         note = {True: "required", None: "required if Condition A is confirmed"}[
@@ -702,18 +921,19 @@ def _swppp_lines(d: dict[str, Any], out: _Lines) -> None:
         out.add(
             f"  Post-construction controls ({note}): "
             + "; ".join(i["text"] for i in items["post_construction"]),
-            width=125,
+            width=_BODY_WIDTH,
         )
 
 
 def _citation_lines(d: dict[str, Any], out: _Lines) -> None:
-    """The law's citations (quotes shortened) and the provenance line."""
+    """The law's citations, every one the determination needs (quotes shortened), and
+    the provenance line."""
     prov = d["provenance"]
     out.add("Citations", size=9, weight="bold", width=120)
     note = model_law_note(d)
     if note:
         out.add("  " + note, size=6, width=165, indent="  ")
-    for ci in d["citations"][:9]:
+    for ci in d["citations"]:
         q = _short(ci["quote"], 230)
         out.add(
             f'- {ci["law"]}{", § " + ci["section"] if ci.get("section") else ""}: "{q}"',
@@ -723,60 +943,131 @@ def _citation_lines(d: dict[str, Any], out: _Lines) -> None:
         )
     out.add(
         f"ms4map {prov['version']}, schema {d['schema_version']}, profile "
-        f"{prov['profile']['name']}, {prov['created']}. A screening aid: confirm on site.",
+        f"{prov['profile']['name']}, {prov['created']}; inputs sha256 "
+        f"{str(prov.get('inputs_sha256') or '')[:16]}…{_sources_text(prov)}. "
+        "A screening aid: confirm on site.",
         size=6,
         width=165,
+        indent="  ",
     )
 
 
-def _draw_text(fig: Any, top: _Lines, lines: _Lines) -> None:
-    """Draw the header beside the map, then the body down to the signature block (what
-    does not fit is left to the JSON document, and the page says so)."""
+#: Characters per line of the 7.5 pt body text across the page.
+_BODY_WIDTH = 140
+#: Line height as a multiple of the font size.
+_LEADING = 1.25
+#: Where the text of page 1 starts below the map, and of a continuation page.
+_MAP_BOTTOM, _CONT_TOP = 0.685, 0.945
+#: Lowest text on a page with the signature block, and on one without.
+_SIGN_FLOOR, _PAGE_FLOOR = _SIGN_TOP + 0.012, 0.045
+
+
+def _height(size: float) -> float:
+    """The height of one line of ``size`` points, as a fraction of the letter page."""
+    return size / 72 / 11 * _LEADING
+
+
+def _layout(top: _Lines, lines: _Lines) -> list[list[tuple[float, str, float, str]]]:
+    """Place the lines on pages: ``[[(y, text, size, weight), ...], ...]``.
+
+    Page 1 has the header beside the map and the body below it; further pages start at
+    the top.  A heading is never the last line of a page.  The signature block needs the
+    bottom of the last page: what would run into it moves to a page of its own.
+    """
+    pages: list[list[tuple[float, str, float, str]]] = [[]]
     y = 0.965
     for text, size, weight in top:
-        fig.text(0.05, y, text, fontsize=size, fontweight=weight, va="top")
-        y -= size / 72 / 11 * 1.35
-    y = min(y, 0.685) - 0.005
-    floor = _SIGN_TOP + 0.014
-    for text, size, weight in lines:
-        if y - size / 72 / 11 < floor:
-            fig.text(
-                0.05,
-                _SIGN_TOP + 0.003,
-                "(continued in the JSON document)",
-                fontsize=6,
-                style="italic",
-                va="bottom",
-            )
-            break
-        fig.text(0.05, y, text, fontsize=size, fontweight=weight, va="top")
-        y -= size / 72 / 11 * 1.35
+        pages[0].append((y, text, size, weight))
+        y -= _height(size)
+    y = min(y, _MAP_BOTTOM) - 0.005
+    for n, (text, size, weight) in enumerate(lines):
+        need = _height(size)
+        if size >= 9 and n + 1 < len(lines):  # keep a heading with its first line
+            need += _height(lines[n + 1][1])
+        if y - need < _PAGE_FLOOR:
+            pages.append([])
+            y = _CONT_TOP
+        pages[-1].append((y, text, size, weight))
+        y -= _height(size)
+    last = pages[-1]
+    keep = [ln for ln in last if ln[0] - _height(ln[2]) >= _SIGN_FLOOR]
+    if len(keep) < len(last):
+        moved, y = [], _CONT_TOP
+        for _, text, size, weight in last[len(keep) :]:
+            moved.append((y, text, size, weight))
+            y -= _height(size)
+        pages[-1] = keep
+        pages.append(moved)
+    return pages
 
 
-def report_figure(det: DeterminationLike) -> Any:
-    """The one-page report as a letter-size matplotlib figure (the caller closes it)."""
+def _page_marks(fig: Any, d: dict[str, Any], k: int, n: int) -> None:
+    """The site id and "page k of n" at the top right; on a continuation page the title."""
+    site = d["site"]["label"]
+    fig.text(
+        0.95,
+        0.978,
+        f"Site {_short(str(site), 40)} · page {k} of {n}",
+        fontsize=6.5,
+        ha="right",
+        va="bottom",
+    )
+    if k > 1:
+        fig.text(
+            0.05,
+            0.965,
+            f"{d['municipality']}: stormwater review determination, site "
+            f"{_short(str(site), 60)} (continued)",
+            fontsize=9,
+            fontweight="bold",
+            va="top",
+        )
+
+
+def report_figures(det: DeterminationLike) -> list[Any]:
+    """The report as letter-size matplotlib figures, one per page (the caller closes
+    them): one page when it fits, else as many as nothing left out needs."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
     d = _doc(det)
-    fig = plt.figure(figsize=(8.5, 11))
+    lines = _Lines()
+    _conditions_and_drainage(d, lines)
+    _waters_lines(d, lines)
+    _swppp_lines(d, lines)
+    _citation_lines(d, lines)
+    pages = _layout(_header_lines(d), lines)
+    figs: list[Any] = []
     try:
-        ax_map = fig.add_axes((0.52, 0.685, 0.43, 0.245))
-        _draw_map(ax_map, det)
-        top = _header_lines(d)
-        lines = _Lines()
-        _conditions_and_drainage(d, lines)
-        _waters_lines(d, lines)
-        _swppp_lines(d, lines)
-        _citation_lines(d, lines)
-        _draw_text(fig, top, lines)
-        _signature_block(fig, d["officer_title"])
+        for k, placed in enumerate(pages, start=1):
+            fig = plt.figure(figsize=(8.5, 11))
+            figs.append(fig)
+            if k == 1:
+                ax_map = fig.add_axes((0.52, _MAP_BOTTOM, 0.43, 0.245))
+                _draw_map(ax_map, det)
+            _page_marks(fig, d, k, len(pages))
+            for y, text, size, weight in placed:
+                fig.text(0.05, y, text, fontsize=size, fontweight=weight, va="top")
+            if k == len(pages):
+                _signature_block(fig, d["officer_title"])
     except Exception:
-        plt.close(fig)
+        for fig in figs:
+            plt.close(fig)
         raise
-    return fig
+    return figs
+
+
+def report_figure(det: DeterminationLike) -> Any:
+    """Page 1 of the report as a letter-size matplotlib figure (the caller closes it);
+    the whole report is :func:`report_figures`."""
+    import matplotlib.pyplot as plt
+
+    figs = report_figures(det)
+    for fig in figs[1:]:
+        plt.close(fig)
+    return figs[0]
 
 
 def write_report(det: DeterminationLike, path: str | Path, *, protected: Any = ()) -> Path:

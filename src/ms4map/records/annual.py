@@ -1,4 +1,5 @@
-"""The annual IDDE report: one column per reporting year, as CSV or a one-page PDF."""
+"""The annual IDDE report: one column per reporting year, as CSV or a PDF (tables of at
+most six years, three to a letter page)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,66 @@ def _table(report: pd.DataFrame) -> pd.DataFrame:
     return t
 
 
+#: Reporting years side by side in one table (more would not fit their dates), and
+#: tables on one page.
+YEARS_PER_TABLE = 6
+TABLES_PER_PAGE = 3
+
+
+def _annual_pages(t: pd.DataFrame, title: str) -> list:
+    """The report's pages: the years in tables of at most :data:`YEARS_PER_TABLE`
+    columns, :data:`TABLES_PER_PAGE` tables to a letter page (the caller closes them)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    years = list(t.columns)
+    chunks = [years[i : i + YEARS_PER_TABLE] for i in range(0, len(years), YEARS_PER_TABLE)]
+    chunks = chunks or [[]]
+    per_page = [chunks[i : i + TABLES_PER_PAGE] for i in range(0, len(chunks), TABLES_PER_PAGE)]
+    label_w = 0.42
+    height = 0.25  # of the page, per table (15 rows)
+    pages = []
+    for k, page in enumerate(per_page, start=1):
+        fig = plt.figure(figsize=(8.5, 11))
+        pages.append(fig)
+        fig.text(0.5, 0.95, "Illicit discharge detection and elimination", ha="center", size=14)
+        fig.text(0.5, 0.925, title, ha="center", size=9)
+        if len(per_page) > 1:
+            fig.text(0.95, 0.975, f"page {k} of {len(per_page)}", ha="right", size=7)
+        for j, cols in enumerate(page):
+            top = 0.9 - j * (height + 0.03)
+            ax = fig.add_axes((0.05, top - height, 0.9, height))
+            ax.axis("off")
+            sub = t[cols]
+            cells = [
+                [label, *map(str, row)]
+                for label, row in zip(sub.index, sub.to_numpy(), strict=True)
+            ]
+            ncol = len(cols)
+            tab = ax.table(
+                cellText=cells,
+                colLabels=["", *cols],
+                colWidths=[label_w] + [(1 - label_w) / YEARS_PER_TABLE] * ncol,
+                bbox=(0.0, 0.0, label_w + (1 - label_w) * ncol / YEARS_PER_TABLE, 1.0),
+                cellLoc="center",
+            )
+            for (_r, c), cell in tab.get_celld().items():
+                if c == 0:
+                    cell.set_text_props(ha="left")
+                    cell.PAD = 0.02
+            tab.auto_set_font_size(False)
+            tab.set_fontsize(8)
+        fig.text(
+            0.05,
+            0.05,
+            "Counts are of outfalls or cases, not of records; from the ms4map records file.",
+            size=7,
+        )
+    return pages
+
+
 def write_annual_report(
     report: pd.DataFrame,
     path: str | Path,
@@ -56,6 +117,10 @@ def write_annual_report(
         Heading of the PDF (municipality and law).
     protected : paths
         Input files never to write.
+
+    The PDF prints the years in tables of at most :data:`YEARS_PER_TABLE` columns (one
+    page for up to 18 years; more go on further numbered pages), so every date stays
+    inside its cell.
     """
     from ..io import check_output_path, write_text_output
 
@@ -66,40 +131,23 @@ def write_annual_report(
         return write_text_output(
             out, report.to_csv(index=False), protected=protected, option="--annual-report"
         )
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    t = _table(report)
-    fig = plt.figure(figsize=(8.5, 11))
-    fig.text(0.5, 0.95, "Illicit discharge detection and elimination", ha="center", size=14)
-    fig.text(0.5, 0.925, title, ha="center", size=9)
-    ax = fig.add_axes((0.05, 0.1, 0.9, 0.8))
-    ax.axis("off")
-    ncol = len(t.columns)
-    cells = [[label, *map(str, row)] for label, row in zip(t.index, t.to_numpy(), strict=True)]
-    tab = ax.table(
-        cellText=cells,
-        colLabels=["", *t.columns],
-        colWidths=[0.55] + [0.45 / max(ncol, 1)] * ncol,
-        bbox=(0.0, 0.35, 1.0, 0.6),
-        cellLoc="center",
-    )
-    for (_r, c), cell in tab.get_celld().items():
-        if c == 0:
-            cell.set_text_props(ha="left")
-            cell.PAD = 0.02
-    tab.auto_set_font_size(False)
-    tab.set_fontsize(8)
-    fig.text(
-        0.05,
-        0.05,
-        "Counts are of outfalls or cases, not of records; from the ms4map records file.",
-        size=7,
-    )
+    pages = _annual_pages(_table(report), title)
     tmp = out.with_name(f".{out.name}.tmp")
-    fig.savefig(tmp, format="pdf")
-    plt.close(fig)
-    tmp.replace(out)
+    try:
+        if len(pages) == 1:
+            pages[0].savefig(tmp, format="pdf")
+        else:
+            from matplotlib.backends.backend_pdf import PdfPages
+
+            with PdfPages(tmp) as pdf:
+                for fig in pages:
+                    pdf.savefig(fig)
+        tmp.replace(out)
+    finally:
+        import matplotlib.pyplot as plt
+
+        for fig in pages:
+            plt.close(fig)
+        if tmp.exists():
+            tmp.unlink()
     return out

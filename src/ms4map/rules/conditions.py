@@ -59,6 +59,7 @@ __all__ = [
     "DRAINAGE_COLUMNS",
     "PROJECT_TYPES",
     "SWPPP_BASIC_ITEMS",
+    "acres_text",
     "SWPPP_POST_ITEMS",
     "Determination",
     "SiteInfo",
@@ -1342,9 +1343,10 @@ class Determination:
             return {True: "yes", False: "no", None: "undetermined"}[x]
 
         lines = [
-            f"Site: {doc['site']['label']} ({doc['inputs']['disturbed_acres']:g} acres disturbed"
+            f"Site: {doc['site']['label']} "
+            f"({acres_text(doc['inputs']['disturbed_acres'])} acres disturbed"
             + (
-                f", common plan {doc['inputs']['common_plan_acres']:g} acres"
+                f", common plan {acres_text(doc['inputs']['common_plan_acres'])} acres"
                 if doc["inputs"]["common_plan_acres"] is not None
                 else ""
             )
@@ -1476,7 +1478,7 @@ def determine(
     drainage_doc = summarize_drainage(rows, waters)
     basic, post_items = _swppp_items(swppp, post, drainage_doc, prof)
     citations = _determination_citations(prof, swppp, post, pt, code) + ex_cites
-    prov = _determination_provenance(site, inp, prof, provenance)
+    prov = _determination_provenance(site, inp, prof, provenance, waters)
     doc = {
         "schema": DETERMINATION_SCHEMA,
         "schema_version": DETERMINATION_VERSION,
@@ -1527,25 +1529,37 @@ def decide_project_type(
     return given, "given by the user", "user"
 
 
+def acres_text(acres: float) -> str:
+    """Acres as the reasons print them: ``f"{acres:g}"``, unless that rounding lands on a
+    whole acre or across one (the law's thresholds, 1 and 5 acres, are whole acres):
+    then every digit (``0.99999999``, never ``1`` beside "less than one acre")."""
+    x = float(acres)
+    short = f"{x:g}"
+    r = float(short)
+    if r != x and math.isfinite(x) and (r.is_integer() or math.floor(r) != math.floor(x)):
+        return repr(x)
+    return short
+
+
 def decide_land_development(disturbed: float, plan: float | None) -> tuple[bool, list[str]]:
     """Whether the activity is a land development activity: one acre or more disturbed,
     or less within a common plan of development or sale of one acre or more.
     Returns ``(value, reasons)``."""
     if disturbed >= 1.0:
-        return True, [f"The activity disturbs {disturbed:g} acres (one acre or more)."]
+        return True, [f"The activity disturbs {acres_text(disturbed)} acres (one acre or more)."]
     if plan is not None and plan >= 1.0:
         return True, [
-            f"The activity disturbs {disturbed:g} acres, less than one acre, but is "
-            f"part of a larger common plan of development or sale of {plan:g} "
+            f"The activity disturbs {acres_text(disturbed)} acres, less than one acre, but is "
+            f"part of a larger common plan of development or sale of {acres_text(plan)} "
             "acres (one acre or more)."
         ]
     return False, [
-        f"The activity disturbs {disturbed:g} acres, less than one acre, and is "
+        f"The activity disturbs {acres_text(disturbed)} acres, less than one acre, and is "
         "not part of a common plan of development or sale of one acre or "
         "more."
         if plan is None
-        else f"The activity disturbs {disturbed:g} acres and its common plan "
-        f"{plan:g} acres, both less than one acre."
+        else f"The activity disturbs {acres_text(disturbed)} acres and its common plan "
+        f"{acres_text(plan)} acres, both less than one acre."
     ]
 
 
@@ -1586,7 +1600,7 @@ def decide_exemption(
     elif limit is not None and effective_acres >= float(limit):
         reasons.append(
             f"Exemption '{code}' covers less than {float(limit):g} acres; "
-            f"this activity is {effective_acres:g} acres: not exempt."
+            f"this activity is {acres_text(effective_acres)} acres: not exempt."
         )
     elif farm_building:
         reasons.append(
@@ -1644,10 +1658,11 @@ def _size_words(disturbed: float, plan: float | None, effective: float) -> str:
     disturbance and the common plan)."""
     if plan is not None and plan > disturbed:
         return (
-            f"The site disturbs {disturbed:g} acres within a {plan:g}-acre common plan of "
-            f"development or sale; Conditions B and C look at the larger, {effective:g} acres"
+            f"The site disturbs {acres_text(disturbed)} acres within a {acres_text(plan)}-acre "
+            "common plan of development or sale; Conditions B and C look at the larger, "
+            f"{acres_text(effective)} acres"
         )
-    return f"The activity disturbs {effective:g} acres"
+    return f"The activity disturbs {acres_text(effective)} acres"
 
 
 def decide_condition_b(
@@ -1764,10 +1779,21 @@ def _determination_citations(
 
 
 def _determination_provenance(
-    site: SiteInfo, inp: dict[str, Any], profile: Profile, provenance: dict[str, Any] | None
+    site: SiteInfo,
+    inp: dict[str, Any],
+    profile: Profile,
+    provenance: dict[str, Any] | None,
+    waters: Waters | None = None,
 ) -> dict[str, Any]:
     """The document's provenance: tool, schema, time, profile, the inputs and their hash,
-    the settings, and the workspace's provenance when given."""
+    the settings, the 303(d) CSV read instead of the workspace's layer and the legal
+    layers missing (from ``waters``), and the workspace's provenance when given.
+
+    ``created`` is the local time with its UTC offset (its date is the town's date, as
+    the notices and records use).  The workspace's provenance never replaces the
+    determination's own ``settings``, ``created``, ``version`` or ``tool``: its values of
+    those are kept under ``workspace_provenance``; its inputs are ``workspace_inputs``.
+    """
     inputs = {
         "site": site.label,
         "parcel_ids": list(site.parcel_ids),
@@ -1783,12 +1809,12 @@ def _determination_provenance(
     ).hexdigest()
     from ..core.version import __version__
 
-    prov = {
+    prov: dict[str, Any] = {
         "tool": "ms4map",
         "version": __version__,
         "schema": DETERMINATION_SCHEMA,
         "schema_version": DETERMINATION_VERSION,
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "created": _dt.datetime.now(_dt.UTC).astimezone().isoformat(timespec="seconds"),
         "profile": profile.summary(),
         "inputs": inputs,
         "inputs_sha256": inputs_hash,
@@ -1797,11 +1823,37 @@ def _determination_provenance(
             "pollutant_reading": profile.pollutant_reading,
         },
     }
+    if waters is not None:
+        prov["missing_layers"] = list(getattr(waters, "missing", ()) or ())
+        csv = _impairments_csv(waters)
+        if csv is not None:
+            prov["impairments_csv"] = csv
     if provenance:
-        prov.update({k: v for k, v in provenance.items() if k not in ("inputs",)})
+        own = {k: v for k, v in provenance.items() if k in prov and k != "inputs"}
+        for k, v in provenance.items():
+            if k not in prov and k != "inputs":
+                prov[k] = v
+        if own:
+            prov["workspace_provenance"] = own
         if "inputs" in provenance:
             prov["workspace_inputs"] = provenance["inputs"]
     return prov
+
+
+def _impairments_csv(waters: Waters) -> dict[str, Any] | None:
+    """``{"path", "sha256"}`` of the 303(d) CSV the listings were read from (an importer's
+    ``attrs["source_file"]``: ``--impairments CSV``), else ``None``."""
+    src = getattr(waters.impairments, "attrs", {}).get("source_file")
+    if not src:
+        return None
+    from ..io.workspace import file_sha256
+
+    p = Path(src)
+    try:
+        digest = file_sha256(p)
+    except OSError:
+        digest = None
+    return {"path": str(p.resolve()), "sha256": digest}
 
 
 def _site_doc(site: SiteInfo) -> dict[str, Any]:
