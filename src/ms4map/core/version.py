@@ -1,3 +1,3 @@
 """The version of ms4map (``ms4map.__version__``), importable from every layer."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
