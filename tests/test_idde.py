@@ -473,3 +473,19 @@ def test_investigation_page_drafts_a_notice(tmp_path, monkeypatch, demo_result) 
     assert not at.error, [e.value for e in at.error]
     keys = [b.proto.id for b in at.get("download_button")]
     assert any("inv_nov_download" in k for k in keys)
+
+
+def test_a_notice_citing_another_towns_law_warns_the_officer(demo_result) -> None:
+    """Kingsbury's profile borrows Stillwater's model wording for a failing septic system
+    (its own text is not at hand): its notice cited Stillwater's section 174-6 with no
+    warning; the officer is now told to check the town's own section. Stillwater's own
+    notice has no such warning."""
+    ws, result = demo_result
+    kw = dict(violation="failing_septic", result=result, workspace=ws, issued=dt.date(2025, 6, 2))
+    k = idde.notice_of_violation(FAILED_SEPTIC, profile="kingsbury", deadline="2025-06-30", **kw)
+    assert any(
+        "Town of Stillwater Code" in w and "not Town of Kingsbury's own law" in w
+        for w in k.warnings
+    ), k.warnings
+    s = idde.notice_of_violation(FAILED_SEPTIC, deadline="2025-06-30", **kw)
+    assert not any("own law" in w for w in s.warnings)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -1243,6 +1244,12 @@ def _notice_citations(
             f"The profile '{prof.name}' has no citation for rule(s) {rules}: the notice "
             "cites only the notice-of-violation provision."
         )
+    for law in dict.fromkeys(str(c.law) for c in found if _borrowed(prof, str(c.law))):
+        warnings.append(
+            f"The notice cites {law} for the violation: not {prof.municipality}'s own law. "
+            f"Check {prof.municipality}'s own section (and its profile's citations) before "
+            "serving it."
+        )
     cites: list[dict[str, Any]] = []
     notice_rules = ["notice_of_violation", "remedy_period", "appeal", "penalties"]
     for rule in rules + list(spec["extra_rules"]) + notice_rules:
@@ -1251,6 +1258,13 @@ def _notice_citations(
             d["text"] = c.text()
             cites.append(d)
     return cites
+
+
+def _borrowed(prof: Profile, law: str) -> bool:
+    """Whether a citation's ``law`` is another municipality's (a profile may borrow model
+    wording where the town's own text is not at hand): its name is not in the law's."""
+    name = re.sub(r"^(town|village|city|county) of\s+", "", prof.municipality.strip(), flags=re.I)
+    return bool(name) and name.lower() not in law.lower()
 
 
 def _long_date(d: _dt.date) -> str:
