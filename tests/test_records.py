@@ -206,7 +206,7 @@ def test_inspection_fields_are_stored_and_typed(records) -> None:
         ({"characterization": "bad"}, "'characterization'.*'obvious'"),
         ({"flow_present": "maybe"}, "'flow_present'.*yes or no"),
         ({"ph": 15}, "'ph' = 15 is outside 0 to 14"),
-        ({"detergents": -0.1}, "'detergents' = -0.1 is outside >= 0 \\(mg/L\\)"),
+        ({"detergents": -0.1}, "'detergents' = -0.1 is outside 0 to 1000 \\(mg/L\\)"),
         ({"time": "25:00"}, "'time'.*HH:MM"),
         ({"colour": 1}, "Unknown inspection field\\(s\\) \\['colour'\\].*'color'"),
     ],

@@ -198,3 +198,24 @@ def test_a_records_file_that_cannot_be_created_is_exit_3_with_the_fix(tmp_path, 
         rec.open_records(ws, user="smo")
     args = ["inspect", str(ws), "--outfall", "OF-1", "--date", "2025-06-02", "--by", "smo"]
     assert main([*args, "--flow-present", "no"]) == 3
+
+
+def test_implausible_readings_and_dates_are_refused(tmp_path) -> None:
+    """A field test far beyond raw sewage (ammonia 20 - 60 mg/L) or sea water
+    (conductivity ~50,000 uS/cm) is a typo, and so is an inspection dated 1900 or a
+    remedy deadline in 2099: refused with the field and the fix, nothing written."""
+    r = rec.open_records(make_town(tmp_path), user="smo")
+    r.add_inspection("OF-1", "2025-06-01", flow_present=True, ammonia=45.0, conductivity=900)
+    for kw, match in (
+        (dict(ammonia=4500.0), "'ammonia' = 4500 is outside 0 to 1000 \\(mg/L\\)"),
+        (dict(conductivity=1e308), "'conductivity' = 1e\\+308 is outside 0 to 100000"),
+    ):
+        with pytest.raises(DataError, match=match):
+            r.add_inspection("OF-1", "2025-06-02", flow_present=True, **kw)
+    with pytest.raises(DataError, match="1900-06-01 is before 1972"):
+        r.add_inspection("OF-1", "1900-06-01", flow_present=False)
+    cid = r.open_case("OF-1", "2025-06-01")
+    r.advance_case(cid, "source_found", "2025-06-02", parcel_id="P-1")
+    with pytest.raises(DataError, match="more than ten years ahead"):
+        r.advance_case(cid, "notice_sent", "2025-06-03", deadline="2099-06-30")
+    assert len(r.inspections()) == 1

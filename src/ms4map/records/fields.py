@@ -75,8 +75,8 @@ def _sev(name: str) -> Field:
     return Field(name, "severity", "0-3, 0 = not present")
 
 
-def _conc(name: str) -> Field:
-    return Field(name, "number", "mg/L", lo=0.0)
+def _conc(name: str, hi: float) -> Field:
+    return Field(name, "number", "mg/L", lo=0.0, hi=hi)
 
 
 # The field tests shared by an outfall inspection and a track-down sample.
@@ -88,13 +88,16 @@ _TESTS = (
     _sev("color"),
     _sev("turbidity"),
     _sev("floatables"),
-    _conc("ammonia"),
-    _conc("detergents"),
-    _conc("fluoride"),
-    _conc("potassium"),
+    # upper bounds: far above raw sewage (ammonia 20 - 60, MBAS detergents 5 - 15,
+    # potassium 10 - 40 mg/L) and any tap water (fluoride 0.7 - 4 mg/L): a reading beyond
+    # is a typo (a misplaced decimal point, another unit), not a field test
+    _conc("ammonia", 1000.0),
+    _conc("detergents", 1000.0),
+    _conc("fluoride", 100.0),
+    _conc("potassium", 1000.0),
     Field("ph", "number", "pH units", lo=0.0, hi=14.0),
     Field("temperature_c", "number", "deg C", lo=-10.0, hi=60.0),
-    Field("conductivity", "number", "uS/cm", lo=0.0),
+    Field("conductivity", "number", "uS/cm", lo=0.0, hi=100_000.0),  # sea water ~50,000
 )
 _T = {f.name: f for f in _TESTS}
 
@@ -102,7 +105,7 @@ _T = {f.name: f for f in _TESTS}
 INSPECTION_FIELDS: tuple[Field, ...] = (
     Field("inspector", "text"),
     _T["time"],
-    Field("hours_since_rain", "number", "hours", lo=0.0),
+    Field("hours_since_rain", "number", "hours", lo=0.0, hi=24.0 * 366),
     _T["flow_present"],
     _T["flow_estimate"],
     _T["odor"],
@@ -185,7 +188,21 @@ def as_date(value: Any, name: str, *, allow_future: bool = False) -> dt.date:
             f"{name} = {d.isoformat()} is in the future (today is "
             f"{dt.date.today().isoformat()}). Fix: give the date it happened."
         )
+    if d < EARLIEST_DATE:
+        raise DataError(
+            f"{name} = {d.isoformat()} is before {EARLIEST_DATE.year}: no MS4 record is older "
+            "than the Clean Water Act (1972). Fix: check the year."
+        )
+    latest = dt.date.today() + dt.timedelta(days=366 * 10)
+    if allow_future and d > latest:
+        raise DataError(
+            f"{name} = {d.isoformat()} is more than ten years ahead. Fix: check the year."
+        )
     return d
+
+
+#: No IDDE record is dated before this day (the Clean Water Act, 18 October 1972).
+EARLIEST_DATE = dt.date(1972, 10, 18)
 
 
 def _coerce(f: Field, value: Any, where: str) -> Any:
