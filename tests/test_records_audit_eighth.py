@@ -34,7 +34,7 @@ def _dl(r: rec.Records, cid: int, today: str) -> dict[str, tuple]:
 
 
 def _noticed(r: rec.Records, notice: str, *, deadline: str | None = None) -> int:
-    cid = r.open_case("OF-1", "2025-06-01")
+    cid = r.open_case("OF-1", "2025-06-01", again=True)  # several cases of one store
     r.advance_case(cid, "source_found", "2025-06-01", parcel_id="P-1")
     r.advance_case(cid, "notice_sent", notice, deadline=deadline)
     return cid
@@ -219,3 +219,21 @@ def test_implausible_readings_and_dates_are_refused(tmp_path) -> None:
     with pytest.raises(DataError, match="more than ten years ahead"):
         r.advance_case(cid, "notice_sent", "2025-06-03", deadline="2099-06-30")
     assert len(r.inspections()) == 1
+
+
+def test_a_case_opened_twice_is_one_case(tmp_path) -> None:
+    """`ms4map case open` run twice (the same outfall, day, origin and description)
+    recorded two cases; the second is refused, naming the first, unless --again."""
+    from ms4map.cli import main
+
+    ws = make_town(tmp_path)
+    args = ["case", "open", str(ws), "--outfall", "OF-1", "--date", "2025-06-03", "--by", "smo"]
+    assert main([*args, "--description", "grey water"]) == 0
+    assert main([*args, "--description", "grey water"]) == 2  # refused, nothing written
+    r = rec.open_records(ws, user="smo")
+    assert len(r.cases()) == 1
+    assert main([*args, "--description", "a second source"]) == 0  # another case
+    assert main([*args, "--description", "grey water", "--again"]) == 0
+    with pytest.raises(DataError, match="Case 1 was opened at outfall OF-1 on 2025-06-03"):
+        r.open_case("OF-1", "2025-06-03", description="grey water")
+    assert len(r.cases()) == 3

@@ -17,7 +17,7 @@ def _deadlines(r: rec.Records, cid: int, today: str) -> dict[str, tuple]:
 
 
 def _case(r: rec.Records, *, deadline: str | None = None, appeal: bool = True) -> int:
-    cid = r.open_case("OF-1", "2025-06-02")
+    cid = r.open_case("OF-1", "2025-06-02", again=True)  # several cases of one store
     r.advance_case(cid, "source_found", "2025-06-04", parcel_id="P-1")
     r.advance_case(cid, "notice_sent", "2025-06-06", deadline=deadline)
     return cid

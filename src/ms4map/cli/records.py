@@ -157,6 +157,12 @@ def _case_options(p: argparse.ArgumentParser) -> None:
     a.add_argument("--description", metavar="TEXT")
     a.add_argument("--inspection", type=int, metavar="ID", help="inspection that found it")
     a.add_argument("--photo", action="append", default=[], metavar="FILE")
+    a.add_argument(
+        "--again",
+        action="store_true",
+        help="open a second case although one is open at this outfall from the same day, "
+        "origin and description (refused otherwise: the same case recorded twice)",
+    )
     a = acts.add_parser("advance", help="record the next step of a case")
     _common(a, by_required=True)
     a.add_argument("case_id", type=int, metavar="CASE_ID")
@@ -332,6 +338,7 @@ def run_case(args: argparse.Namespace) -> int:
                 description=args.description,
                 inspection_id=args.inspection,
                 photos=args.photo,
+                again=args.again,
             )
             print(f"Case {cid} opened at outfall {args.outfall} on {args.date} ({rec.path}).")
             return 0

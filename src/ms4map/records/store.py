@@ -704,6 +704,28 @@ def _checked_photos(photos: Any) -> list[Any]:
     return [check_photo(ph) for ph in (photos or ())]
 
 
+def _refuse_repeated_case(con: Any, oid: str, day: str, values: Mapping[str, Any]) -> None:
+    """Refuse a case that repeats one still open: the same outfall, opening day, origin
+    and description (a command run twice records one case, not two)."""
+    rows = con.execute(
+        "SELECT case_id, origin, description, closed_on FROM cases c WHERE outfall_id = ? "
+        "AND opened_on = ? AND version = (SELECT MAX(version) FROM cases d "
+        "WHERE d.case_id = c.case_id)",
+        (oid, day),
+    ).fetchall()
+    for cid, origin, description, closed in rows:
+        same = origin == values.get("origin") and (description or None) == (
+            values.get("description") or None
+        )
+        if same and not closed:
+            raise DataError(
+                f"Case {cid} was opened at outfall {oid} on {day} ({origin}) and is not "
+                "closed: this would be the same case recorded twice. Nothing was written. "
+                f"Fix: advance case {cid} (ms4map case advance WORKSPACE {cid} ...), or open "
+                "a second case with again=True (--again)."
+            )
+
+
 def _kept_in(path: Path) -> dict[str, dict[str, Any]]:
     """The profile copies a records file keeps (none before its first write)."""
     if not path.exists() or not gpkg.has_schema(path):
@@ -889,10 +911,13 @@ class Records(_RecordsReads):
         inspection_id: int | None = None,
         notes: str | None = None,
         photos: Any = (),
+        again: bool = False,
     ) -> int:
         """Open a case at an outfall from a complaint or a finding; returns ``case_id``.
 
-        ``photos`` are attached in the same transaction (all or nothing).
+        ``photos`` are attached in the same transaction (all or nothing).  A case open
+        at the same outfall, opened the same day from the same origin and description,
+        is refused as the same case recorded twice unless ``again`` (a second one).
 
         Raises
         ------
@@ -923,6 +948,8 @@ class Records(_RecordsReads):
                         f"Case field 'inspection_id' = {inspection_id}: no such inspection. "
                         "Fix: give the id add_inspection returned (see records.inspections())."
                     )
+            if not again:
+                _refuse_repeated_case(con, oid, day.isoformat(), values)
             row = self._first_version(
                 con,
                 "cases",
