@@ -237,3 +237,24 @@ def test_a_case_opened_twice_is_one_case(tmp_path) -> None:
     with pytest.raises(DataError, match="Case 1 was opened at outfall OF-1 on 2025-06-03"):
         r.open_case("OF-1", "2025-06-03", description="grey water")
     assert len(r.cases()) == 3
+
+
+def test_a_sample_recorded_twice_is_one_sample(tmp_path) -> None:
+    """`ms4map case sample` run twice (the same structure, day and readings) added two
+    samples, and the bisection plan read both; the second is refused unless --again,
+    and a sample with another reading is a new one."""
+    from ms4map.cli import main
+
+    ws = make_town(tmp_path)
+    r = rec.open_records(ws, user="smo")
+    cid = r.open_case("OF-1", "2025-06-03")
+    args = ["case", "sample", str(ws), str(cid), "--structure", "MH-1", "--date", "2025-06-04"]
+    args += ["--by", "smo", "--result", "flow", "--ammonia", "1.5"]
+    assert main(args) == 0
+    assert main(args) == 2  # the same sample: refused, nothing written
+    assert len(r.samples(cid)) == 1
+    with pytest.raises(DataError, match="Sample 1 of case 1 at MH-1 on 2025-06-04"):
+        r.add_sample(cid, "MH-1", "2025-06-04", result="flow", ammonia=1.5, sampler="smo")
+    r.add_sample(cid, "MH-1", "2025-06-04", result="flow", ammonia=2.0)  # another reading
+    assert main([*args, "--again"]) == 0
+    assert len(r.samples(cid)) == 3

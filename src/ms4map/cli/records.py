@@ -181,6 +181,11 @@ def _case_options(p: argparse.ArgumentParser) -> None:
     a.add_argument("--date", required=True, metavar="YYYY-MM-DD")
     _field_options(a, SAMPLE_FIELDS)
     a.add_argument("--photo", action="append", default=[], metavar="FILE")
+    a.add_argument(
+        "--again",
+        action="store_true",
+        help="record a second sample equal in every reading to one already there",
+    )
     a = acts.add_parser("next-sample", help="the next structure to sample (runs the pipeline)")
     _common(a, by_required=False)
     a.add_argument("case_id", type=int, metavar="CASE_ID")
@@ -361,7 +366,12 @@ def run_case(args: argparse.Namespace) -> int:
             return 0
         if args.action == "sample":
             sid = rec.add_sample(
-                args.case_id, args.structure, args.date, photos=args.photo, **_fields_from(args)
+                args.case_id,
+                args.structure,
+                args.date,
+                photos=args.photo,
+                again=args.again,
+                **_fields_from(args),
             )
             row = rec.samples(args.case_id).set_index("sample_id").loc[sid]
             print(

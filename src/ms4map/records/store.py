@@ -726,6 +726,42 @@ def _refuse_repeated_case(con: Any, oid: str, day: str, values: Mapping[str, Any
             )
 
 
+def _refuse_repeated_sample(
+    con: Any, case_id: int, struct_id: str, day: str, values: Mapping[str, Any]
+) -> None:
+    """Refuse a sample equal in every field to one the case has (a command run twice)."""
+    cur = con.execute(
+        "SELECT * FROM samples s WHERE case_id = ? AND struct_id = ? AND date = ? AND "
+        "version = (SELECT MAX(version) FROM samples t WHERE t.sample_id = s.sample_id)",
+        (case_id, struct_id, day),
+    )
+    names = [d[0] for d in cur.description]
+    for rec in cur.fetchall():
+        old = dict(zip(names, rec, strict=True))
+        if all(_same(old.get(f.name), values.get(f.name)) for f in SAMPLE_FIELDS):
+            raise DataError(
+                f"Sample {old['sample_id']} of case {case_id} at {struct_id} on {day} has the "
+                "same readings: this would be the same sample recorded twice. Nothing was "
+                "written. Fix: correct sample "
+                f"{old['sample_id']} if a reading was wrong, or record a second sample with "
+                "again=True (--again)."
+            )
+
+
+def _same(stored: Any, given: Any) -> bool:
+    """Whether a stored value (sqlite: 0/1 booleans, text) equals a checked one."""
+    if stored is None or given is None:
+        return stored is None and given is None
+    if isinstance(given, bool):
+        return bool(stored) == given
+    if isinstance(given, (int, float)):
+        try:
+            return float(stored) == float(given)
+        except (TypeError, ValueError):
+            return False
+    return str(stored) == str(given)
+
+
 def _kept_in(path: Path) -> dict[str, dict[str, Any]]:
     """The profile copies a records file keeps (none before its first write)."""
     if not path.exists() or not gpkg.has_schema(path):
@@ -1072,9 +1108,18 @@ class Records(_RecordsReads):
         return int(row["version"])
 
     def add_sample(
-        self, case_id: int, struct_id: str, date: dt.date | str, *, photos: Any = (), **fields: Any
+        self,
+        case_id: int,
+        struct_id: str,
+        date: dt.date | str,
+        *,
+        photos: Any = (),
+        again: bool = False,
+        **fields: Any,
     ) -> int:
         """Record a track-down sample at a structure for a case; returns ``sample_id``.
+
+        A repeat of a sample the case has (every field equal) is refused unless ``again``.
 
         ``result`` (``flow`` = the flow or pollutant was found there, ``clean``)
         defaults to ``flow`` when ``flow_present`` is true and ``clean`` when it is
@@ -1120,6 +1165,8 @@ class Records(_RecordsReads):
                     f"Sample field 'date' = {day} is before case {case_id} opened "
                     f"({case['opened_on']}). Fix: check the date."
                 )
+            if not again:
+                _refuse_repeated_sample(con, int(case_id), sid, day.isoformat(), values)
             row = self._first_version(
                 con,
                 "samples",
