@@ -142,7 +142,9 @@ class Town:
         ws = Path(self.workspace)
         if ws.suffix.lower() == ".toml":
             files.append(ws)
-            fm = _manifest_field_map(ws)
+            from .core.manifest import manifest_file
+
+            fm = manifest_file(ws, "field_map")
             if fm is not None and fm.is_file():  # its mapping changes the answers too
                 files.append(fm)
         for p in (self.profile, self.impairments):
@@ -873,20 +875,6 @@ def _refuse_in_worker_start() -> None:
             "run_batch was called while a worker process was starting: it was importing "
             f"the script that started the batch. {_MAIN_GUARD}."
         )
-
-
-def _manifest_field_map(manifest: Path) -> Path | None:
-    """The field-map file a workspace manifest names (``field_map``), else ``None``."""
-    import tomllib
-
-    try:
-        value = tomllib.loads(manifest.read_text(encoding="utf-8")).get("field_map")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    if not isinstance(value, str) or not value:
-        return None
-    p = Path(value).expanduser()
-    return p if p.is_absolute() else manifest.parent / p
 
 
 @dataclass

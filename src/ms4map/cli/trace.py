@@ -183,11 +183,10 @@ def _write_csv(df, path: Path, prov_path: Path, prov: dict, *, option: str, prot
     records the table (with its SHA-256): a run stopped between the two never leaves a
     new table beside the old run's provenance.
     """
-    import hashlib
     import json
 
     from ..io import write_text_output
-    from ..outputs.export import WRITING
+    from ..outputs.export import WRITING, finished_sidecar
 
     text = df.to_csv(index=False)
     if prov_path.exists():  # an earlier run's provenance: marked as not this table's
@@ -199,15 +198,9 @@ def _write_csv(df, path: Path, prov_path: Path, prov: dict, *, option: str, prot
             suffixes=(".json",),
         )
     write_text_output(path, text, protected=prot, option=option, suffixes=(".csv",))
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
     write_text_output(
         prov_path,
-        json.dumps(
-            {**prov, "output": path.name, "output_sha256": digest, "complete": True},
-            indent=1,
-            default=str,
-        )
-        + "\n",
+        finished_sidecar({**prov, "output": path.name}, path),
         protected=prot,
         option=option,
         suffixes=(".json",),

@@ -9,7 +9,26 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-__all__ = ["manifest_files"]
+__all__ = ["manifest_file", "manifest_files", "manifest_table"]
+
+
+def manifest_table(manifest: str | Path) -> dict:
+    """A workspace manifest's TOML, or ``{}`` when it cannot be read (opening the
+    workspace then says what is wrong with it)."""
+    try:
+        return tomllib.loads(Path(manifest).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def manifest_file(manifest: str | Path, key: str) -> Path | None:
+    """The file a manifest's ``key`` (``workspace``, ``dem``, ``field_map``) names,
+    relative to the manifest; ``None`` when it names none."""
+    value = manifest_table(manifest).get(key)
+    if not isinstance(value, str) or not value:
+        return None
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else Path(manifest).parent / p
 
 
 def manifest_files(manifest: str | Path) -> list[str]:
@@ -18,10 +37,7 @@ def manifest_files(manifest: str | Path) -> list[str]:
     never be one of them.  A manifest that cannot be read names none here (opening the
     workspace then says what is wrong with it)."""
     manifest = Path(manifest)
-    try:
-        data = tomllib.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return []
+    data = manifest_table(manifest)
     names = [data.get(k) for k in ("workspace", "dem", "field_map")]
     layers = data.get("layers") if isinstance(data.get("layers"), dict) else {}
     for spec in layers.values():

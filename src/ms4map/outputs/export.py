@@ -25,7 +25,6 @@ suffix not listed is refused before anything is written.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import os
@@ -148,6 +147,15 @@ WRITING = {
     "note": "ms4map was writing this output and did not finish: it is incomplete. Run the "
     "command again.",
 }
+
+
+def finished_sidecar(record: dict[str, Any], out: Path) -> str:
+    """The JSON of an output's provenance sidecar once the output is written: ``record``
+    with the output's SHA-256 and ``"complete": true`` (replacing :data:`WRITING`)."""
+    from ..io.workspace import file_sha256
+
+    done = {**record, "output_sha256": file_sha256(out), "complete": True}
+    return json.dumps(done, indent=1, default=str) + "\n"
 
 
 def _check_ours(out: Path) -> None:
@@ -693,21 +701,9 @@ def _export_geojson(
             tmp.unlink()
     prov = _provenance_frame(src, [n])
     record = json.loads(prov["value"].iloc[0])
-    digest = hashlib.sha256(out.read_bytes()).hexdigest()
+    head = {"layer": n, "created": prov["created"].iloc[0], **coords}
     write_text_output(
-        _geojson_provenance(out),
-        json.dumps(
-            {
-                "layer": n,
-                "created": prov["created"].iloc[0],
-                **coords,
-                **record,
-                "output_sha256": digest,
-                "complete": True,
-            },
-            indent=1,
-        ),
-        option="--to",
+        _geojson_provenance(out), finished_sidecar({**head, **record}, out), option="--to"
     )
     res.layers[n] = len(frame)
     res.notes.append(
