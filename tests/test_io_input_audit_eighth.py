@@ -280,3 +280,32 @@ def test_output_folder_that_cannot_be_created_is_an_output_error(
         io.write_outputs(tmp_path / "new" / "x.gpkg", {}, provenance={})
     assert exc.value.exit_code == 3
     assert not (tmp_path / "new").exists()
+
+
+def test_open_records_refuses_a_folder_with_two_files_of_one_stem(tmp_path: Path) -> None:
+    """``open_records`` reads the outfalls as ``open_workspace`` does: a folder holding
+    ``outfalls.shp`` and ``outfalls.geojson`` is refused naming both (it silently read the
+    GeoJSON, so records could attach to the other file's outfalls)."""
+    from ms4map.records import open_records
+
+    ws_dir = tmp_path / "ws"
+    ws_dir.mkdir()
+    gpkg = _network(tmp_path / "net.gpkg")
+    outfalls = gpd.read_file(gpkg, layer="structures")
+    outfalls = outfalls[outfalls["struct_id"] == "OF1"].rename(columns={"struct_id": "outfall_id"})
+    outfalls.to_file(ws_dir / "outfalls.shp")
+    outfalls.assign(outfall_id="OF-OTHER").to_file(ws_dir / "outfalls.geojson", driver="GeoJSON")
+    with pytest.raises(UsageError) as exc:
+        io.open_workspace(ws_dir, no_dem=True)
+    assert "outfalls.geojson and outfalls.shp" in str(exc.value)
+    with pytest.raises(UsageError) as exc:
+        open_records(ws_dir, user="jsmith", records=tmp_path / "r.records.gpkg")
+    assert "outfalls.geojson and outfalls.shp" in str(exc.value)
+    # the fix the message names works for the records too
+    rec = open_records(
+        ws_dir,
+        user="jsmith",
+        records=tmp_path / "r.records.gpkg",
+        layers={"outfalls": str(ws_dir / "outfalls.shp")},
+    )
+    assert list(rec.outfalls["outfall_id"]) == ["OF1"]

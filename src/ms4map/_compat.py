@@ -1,12 +1,18 @@
-"""The old flat module paths (``ms4map.conditions``, ``ms4map.network_build``, ...).
+"""The old module paths (``ms4map.conditions``, ``ms4map.io.files``, ...), now warning.
 
 Before issue 11 every module sat directly in ``ms4map/``; they now live in subpackages
-along the data flow (``docs/ARCHITECTURE.md``).  :data:`ALIASES` is the one table of
-old path -> new path.  :func:`install` (called by ``ms4map/__init__``) puts a finder on
-``sys.meta_path`` that answers an old name with the new module object itself, so
-``import ms4map.conditions`` and ``from ms4map.conditions import evaluate_site`` work
-and ``ms4map.conditions is ms4map.rules.conditions``.  Nothing is imported until an old
-name is asked for.
+along the data flow, and since issue 26 the large modules are split into modules of one
+job (``docs/ARCHITECTURE.md``).  Two tables hold every old path:
+
+- :data:`ALIASES`: a module moved whole, old path -> new path; the old name answers
+  with the new module object itself (``ms4map.conditions is ms4map.rules.conditions``);
+- :data:`SPLIT`: a module split into several, old path -> the new modules its names
+  now live in; the old name answers with a small module that looks each name up in
+  them, in order (``from ms4map.io.files import open_workspace`` still works).
+
+:func:`install` (called by ``ms4map/__init__``) puts a finder on ``sys.meta_path``
+that answers these names, each with a :class:`DeprecationWarning` naming the new path.
+Nothing is imported until an old name is asked for.  The old paths are removed in 0.3.
 """
 
 from __future__ import annotations
@@ -15,9 +21,14 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import sys
+import warnings
 from types import ModuleType
+from typing import Any
 
-__all__ = ["ALIASES", "install"]
+__all__ = ["ALIASES", "SPLIT", "install"]
+
+#: The release that removes the old paths.
+REMOVED_IN = "0.3"
 
 #: Old module path -> new module path.
 ALIASES: dict[str, str] = {
@@ -43,17 +54,77 @@ ALIASES: dict[str, str] = {
     "ms4map.export": "ms4map.outputs.export",
 }
 
+#: Old module path -> the new modules its names live in, searched in order.
+SPLIT: dict[str, tuple[str, ...]] = {
+    # ---- io ------------------------------------------------------------------------
+
+    # ---- network -------------------------------------------------------------------
+
+    # ---- hydrology -----------------------------------------------------------------
+
+    # ---- drainage, pipeline, analysis ----------------------------------------------
+
+    # ---- rules: conditions ---------------------------------------------------------
+
+    # ---- rules: septic, waters; idde -----------------------------------------------
+
+    # ---- records -------------------------------------------------------------------
+
+    # ---- outputs -------------------------------------------------------------------
+
+    # ---- batch, datasets -----------------------------------------------------------
+
+}
+
+
+def _warn(old: str, new: str) -> None:
+    warnings.warn(
+        f"{old} is deprecated and is removed in ms4map {REMOVED_IN}; use {new}.",
+        DeprecationWarning,
+        stacklevel=4,
+    )
+
+
+class _SplitModule(ModuleType):
+    """An old module path whose names now live in several modules."""
+
+    def __init__(self, name: str, new: tuple[str, ...]) -> None:
+        super().__init__(name, f"Deprecated: split into {', '.join(new)}.")
+        self.__ms4map_split__ = new
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        for mod in self.__ms4map_split__:
+            module = importlib.import_module(mod)
+            if hasattr(module, attr):
+                return getattr(module, attr)
+        raise AttributeError(
+            f"module {self.__name__!r} (split into {', '.join(self.__ms4map_split__)}) "
+            f"has no attribute {attr!r}"
+        )
+
+    def __dir__(self) -> list[str]:
+        names: set[str] = set()
+        for mod in self.__ms4map_split__:
+            names |= set(dir(importlib.import_module(mod)))
+        return sorted(names)
+
 
 class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finder and loader of the old names: the module returned is the new module."""
 
     def find_spec(self, fullname: str, path=None, target=None):  # noqa: ANN001
-        new = ALIASES.get(fullname)
-        if new is None:
+        if fullname not in ALIASES and fullname not in SPLIT:
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=False)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        if spec.name in SPLIT:
+            new = SPLIT[spec.name]
+            _warn(spec.name, " / ".join(new))
+            return _SplitModule(spec.name, new)
+        _warn(spec.name, ALIASES[spec.name])
         module = importlib.import_module(ALIASES[spec.name])
         # the import system sets ``module.__spec__ = spec`` after this returns; keep the
         # real spec so exec_module can put it back
@@ -61,6 +132,8 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return module
 
     def exec_module(self, module: ModuleType) -> None:
+        if isinstance(module, _SplitModule):
+            return
         real = self._real_specs.pop(module.__spec__.name, None)
         if real is not None:
             module.__spec__ = real

@@ -18,13 +18,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("io",),  # user files in, results out: workspace, field maps, validation, styles
     ("network", "hydrology"),  # the storm network; overland flow on the DEM
     ("drainage",),  # parcel -> inlet -> outfall -> receiving water
-    ("pipeline", "analysis"),  # network -> overland -> drainage, cached; paths, outfall areas
+    ("pipeline",),  # network -> overland -> drainage, cached: Result, Settings
+    ("analysis",),  # questions asked of a Result: paths, outfall areas, point queries
     ("rules",),  # waters, profiles, Conditions A/B/C, septic
     ("idde",),  # illicit discharges: candidate sources, sampling plans, notices
     ("records",),  # IDDE records and the app's users
     ("outputs",),  # maps, reports, exports
     ("batch",),  # many towns at once: the chain of each town as one task (Dask)
-    ("demo",),  # the demo town generator
+    ("datasets", "demo"),  # the demo town: committed files and their generator
 )
 
 #: May import anything: the command line, the app, the package root and its helpers.

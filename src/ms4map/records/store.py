@@ -101,7 +101,7 @@ def _users_role(user: str, users_file: str | Path | None) -> str | None:
 # ======================================================================================
 # Reading one role of the workspace (outfalls, structures, parcels) without the pipeline
 # ======================================================================================
-def _source_spec(base: Path, spec: str) -> str:
+def _source_spec(base: Path, spec: str, role: str | None = None) -> str:
     container = base.suffix.lower() in (".gpkg", ".gdb", ".zip")
     if "::" in spec:
         file_part, layer = spec.rsplit("::", 1)
@@ -112,10 +112,11 @@ def _source_spec(base: Path, spec: str) -> str:
         folder = base if base.is_dir() and not container else base.parent
         return str(fp if fp.is_absolute() else folder / fp)
     if base.is_dir() and not container:
-        for f in sorted(base.iterdir()):
-            if f.stem == spec and f.suffix.lower() in _VECTOR:
-                return str(f)
-        raise InputOpenError(f"No layer '{spec}' in folder '{base}'. Fix: check --layer.")
+        # io's own resolver: two files of one stem are refused as open_workspace refuses
+        # them (it read the first by name, the GeoJSON before the shapefile, silently)
+        from ..io.files import _resolve_source
+
+        return str(_resolve_source(spec, base, role).path)
     return f"{base}::{spec}"
 
 
@@ -153,7 +154,7 @@ def _read_role(
         if role not in io.list_source_layers(base):
             return None, inputs
         specs = [role]
-    resolved = [_source_spec(base, s) for s in specs]
+    resolved = [_source_spec(base, s, role) for s in specs]
     ws = io.open_workspace(None, layers={role: resolved}, field_map=field_map, crs=crs, no_dem=True)
     inputs += [Path(p) for p in ws.inputs]
     return ws.layers.get(role), inputs
