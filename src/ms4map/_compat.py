@@ -56,24 +56,24 @@ ALIASES: dict[str, str] = {
 
 #: Old module path -> the new modules its names live in, searched in order.
 SPLIT: dict[str, tuple[str, ...]] = {
-    # ---- io ------------------------------------------------------------------------
-
-    # ---- network -------------------------------------------------------------------
-
-    # ---- hydrology -----------------------------------------------------------------
-
-    # ---- drainage, pipeline, analysis ----------------------------------------------
-
-    # ---- rules: conditions ---------------------------------------------------------
-
-    # ---- rules: septic, waters; idde -----------------------------------------------
-
-    # ---- records -------------------------------------------------------------------
-
-    # ---- outputs -------------------------------------------------------------------
-
-    # ---- batch, datasets -----------------------------------------------------------
-
+    # ---- io (begin)
+    # ---- io (end)
+    # ---- network (begin)
+    # ---- network (end)
+    # ---- hydrology (begin)
+    # ---- hydrology (end)
+    # ---- drainage, pipeline, analysis (begin)
+    # ---- drainage, pipeline, analysis (end)
+    # ---- rules: conditions (begin)
+    # ---- rules: conditions (end)
+    # ---- rules: septic, waters; idde (begin)
+    # ---- rules: septic, waters; idde (end)
+    # ---- records (begin)
+    # ---- records (end)
+    # ---- outputs (begin)
+    # ---- outputs (end)
+    # ---- batch, datasets (begin)
+    # ---- batch, datasets (end)
 }
 
 
