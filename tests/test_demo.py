@@ -16,8 +16,9 @@ import shapely
 from rasterio import features
 from scipy import ndimage
 
-from ms4map import demo
 from ms4map.core.schema import INLET_KINDS, LAYERS
+from ms4map.datasets import alder_falls as demo
+from ms4map.datasets.alder_falls import build as demo_build
 
 REPO_LAYERS = Path(__file__).resolve().parents[1] / "data" / "layers"
 
@@ -323,8 +324,8 @@ def test_constants_name_real_features(built):
         assert hc["parcel_id"] in ids["parcels"]
         assert math.isclose(sum(hc["expected"].values()), 1.0)
     readme = (REPO_LAYERS / "README.md").read_text()
-    for table in demo._readme_tables().values():
-        assert table in readme, "regenerate the README tables with demo._readme_tables()"
+    for table in demo_build._readme_tables().values():
+        assert table in readme, "regenerate the README tables with demo_build._readme_tables()"
     for d in demo.PLANTED_DEFECTS:
         assert f"`{d['id']}`" in readme
     for sc in demo.SCENARIO_PARCELS.values():

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 import ms4map
-from ms4map import demo, network
+from ms4map import network
 from ms4map.cli import main
+from ms4map.datasets import alder_falls as demo
 from ms4map.io.validate import validate
 
 

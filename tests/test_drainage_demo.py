@@ -35,7 +35,7 @@ def test_every_parcel_sums_to_one(res):
 
 @pytest.mark.parametrize("check", ["HC1", "HC2", "HC3"])
 def test_hand_check_parcels(res, check):
-    from ms4map.demo import HAND_CHECKS
+    from ms4map.datasets.alder_falls import HAND_CHECKS
 
     hc = HAND_CHECKS[check]
     got = _fractions(res, hc["parcel_id"])

@@ -20,7 +20,7 @@ from shapely.geometry import LineString, Point, box
 
 from ms4map import idde
 from ms4map.core.errors import DataError, UsageError
-from ms4map.demo import SCENARIO_PARCELS
+from ms4map.datasets.alder_falls import SCENARIO_PARCELS
 from ms4map.io.workspace import Workspace
 from ms4map.network import build_network
 from ms4map.rules.profiles import load_profile

@@ -172,11 +172,11 @@ def test_old_paths_in_a_fresh_interpreter() -> None:
 
 def test_the_root_gives_io_the_demo_builder(monkeypatch, tmp_path) -> None:
     """io does not import the demo generator; it takes the package root's."""
-    import ms4map.demo
+    import ms4map.datasets.alder_falls
     from ms4map.io import files
 
     calls = []
-    monkeypatch.setattr(ms4map.demo, "build_demo", lambda out: calls.append(out))
+    monkeypatch.setattr(ms4map.datasets.alder_falls, "build_demo", lambda out: calls.append(out))
     files._demo_builder()(tmp_path)
     assert calls == [tmp_path]
 

@@ -28,7 +28,7 @@ NARROW = ["silt/sediment", "phosphorus", "nitrogen", "nutrients"]
 def demo():
     from pathlib import Path
 
-    from ms4map import demo as demo_mod
+    from ms4map.datasets import alder_falls as demo_mod
 
     gpkg = Path(
         os.environ.get("MS4MAP_DEMO_GPKG", "")

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def _build_demo(out):  # noqa: ANN001, ANN202
     """The demo generator, for :func:`ms4map.io.files.demo_path` (io sits below demo)."""
-    from .demo import build_demo
+    from .datasets.alder_falls import build_demo
 
     return build_demo(out)
 
@@ -50,6 +50,7 @@ _SUBMODULES = {
     "idde",
     "records",
     "outputs",
+    "datasets",
     "demo",
     # old flat paths, answered by _compat.ALIASES
     "schema",

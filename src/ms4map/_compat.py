@@ -73,6 +73,17 @@ SPLIT: dict[str, tuple[str, ...]] = {
     # ---- outputs (begin)
     # ---- outputs (end)
     # ---- batch, datasets (begin)
+    "ms4map.demo": (
+        "ms4map.datasets.alder_falls",
+        "ms4map.datasets.alder_falls.build",
+        "ms4map.datasets.alder_falls.scenarios",
+        "ms4map.datasets.alder_falls.spec",
+        "ms4map.datasets.alder_falls.storm",
+        "ms4map.datasets.alder_falls.parcels",
+        "ms4map.datasets.alder_falls.roads",
+        "ms4map.datasets.alder_falls.terrain",
+        "ms4map.datasets.alder_falls.grid",
+    ),
     # ---- batch, datasets (end)
 }
 

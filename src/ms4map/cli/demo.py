@@ -25,7 +25,7 @@ checkout the default output is its data/layers folder; elsewhere give --out.
 
 
 def _options(p: argparse.ArgumentParser) -> None:
-    from ..demo import DEFAULT_SEED
+    from ..datasets.alder_falls import DEFAULT_SEED
 
     p.add_argument("--out", metavar="DIR", help="folder to write into (created if missing)")
     p.add_argument(
@@ -39,7 +39,7 @@ def _options(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..core.errors import UsageError
-    from ..demo import build_demo
+    from ..datasets.alder_falls import build_demo
 
     out = Path(args.out) if args.out else _checkout_layers()
     if out is None:
