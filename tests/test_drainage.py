@@ -121,7 +121,7 @@ def test_nodata_under_parcel_is_unknown():
 
 
 def test_no_dem_falls_back_to_nearest_inlet():
-    r = pipeline.run(town_workspace(with_dem=False), fallback_distance_m=30)
+    r = pipeline.run(town_workspace(with_dem=False), settings={"fallback_distance_m": 30})
     d = r.drainage
     assert set(d["method"]) <= {"nearest_inlet", "no_dem"}
     near = d[d["parcel_id"] == "P020_060"].iloc[0]  # holds I1's point
