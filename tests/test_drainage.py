@@ -17,7 +17,10 @@ from test_hydrology_overland_fixtures import (
 )
 
 from ms4map import drainage, pipeline
+from ms4map.analysis import polygon_drainage, what_drains_here, where_does_it_drain
+from ms4map.analysis.queries import DrainagePath
 from ms4map.drainage import COLUMNS, METHODS, TARGET_KINDS
+from ms4map.drainage.parcels import _geojson_pairs, _pair_counts
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +121,7 @@ def test_nodata_under_parcel_is_unknown():
 
 
 def test_no_dem_falls_back_to_nearest_inlet():
-    r = pipeline.run(town_workspace(with_dem=False), fallback_distance_m=30)
+    r = pipeline.run(town_workspace(with_dem=False), settings={"fallback_distance_m": 30})
     d = r.drainage
     assert set(d["method"]) <= {"nearest_inlet", "no_dem"}
     near = d[d["parcel_id"] == "P020_060"].iloc[0]  # holds I1's point
@@ -130,7 +133,7 @@ def test_no_dem_falls_back_to_nearest_inlet():
 
 
 def test_where_does_it_drain_joins_surface_and_pipes(res):
-    out = res.where_does_it_drain(shapely.Point(xy(10, 50)))
+    out = where_does_it_drain(res, shapely.Point(xy(10, 50)))
     assert out["target_kind"] == "inlet" and out["target_id"] == "I1"
     assert out["outfall_ids"][0] == "OF1" and out["receiving_water"] == "Test Creek"
     g = out["geometry"]
@@ -138,23 +141,34 @@ def test_where_does_it_drain_joins_surface_and_pipes(res):
     assert g.distance(shapely.Point(xy(10, 50))) < 1e-6
 
 
+def test_drainage_path_is_the_typed_answer_of_where_does_it_drain(res):
+    for pt in (xy(10, 50), xy(50, 60), (-1e6, -1e6)):
+        out = where_does_it_drain(res, shapely.Point(pt))
+        path = DrainagePath.from_dict(out)
+        assert path.to_dict() == out and list(path.to_dict()) == list(out)
+        assert path.target_kind == out["target_kind"] and path.method == out["method"]
+    no_dem = pipeline.run(town_workspace(with_dem=False))
+    out = where_does_it_drain(no_dem, shapely.Point(xy(10, 50)))
+    assert DrainagePath.from_dict(out).to_dict() == out and out["method"] == "no_dem"
+
+
 def test_what_drains_here_outfall_and_point(res):
-    of = res.what_drains_here(outfall_id="OF1")
+    of = what_drains_here(res, outfall_id="OF1")
     sw = res.sewersheds.set_index("outfall_id").loc["OF1"]
     assert of.geometry.iloc[0].area == pytest.approx(sw.geometry.area)
     # a point on the pipe network (I2): its own surface area plus I1 upstream in the pipes
-    at_i2 = res.what_drains_here(shapely.Point(xy(60, 60)))
+    at_i2 = what_drains_here(res, shapely.Point(xy(60, 60)))
     ic = res.inlet_catchments.set_index("node_id")
     assert at_i2["area_m2"].iloc[0] == pytest.approx(
         ic.loc["I1", "area_m2"] + ic.loc["I2", "area_m2"]
     )
     # a point on open land: its surface catchment only
-    land = res.what_drains_here(shapely.Point(xy(50, 60)))
+    land = what_drains_here(res, shapely.Point(xy(50, 60)))
     assert 0 < land["area_m2"].iloc[0] < ic.loc["I2", "area_m2"]
 
 
 def test_polygon_drainage_of_a_site(res):
-    d = res.polygon_drainage(cell_box(0, 40, 20, 60))
+    d = polygon_drainage(res, cell_box(0, 40, 20, 60))
     assert "parcel_id" not in d.columns
     assert d["fraction"].sum() == pytest.approx(1.0)
     assert d.set_index("target_id")["fraction"]["I1"] == pytest.approx(
@@ -174,9 +188,9 @@ def test_pair_counts_equal_unique_over_every_cell() -> None:
         want_k, want_c = np.unique(
             codes.ravel()[m].astype(np.int64) * nl + labels.ravel()[m], return_counts=True
         )
-        got_k, got_c = drainage._pair_counts(codes.astype(np.int32), labels, nl, block_rows=block)
+        got_k, got_c = _pair_counts(codes.astype(np.int32), labels, nl, block_rows=block)
         assert np.array_equal(got_k, want_k) and np.array_equal(got_c, want_c)
-    k, c = drainage._pair_counts(np.zeros((4, 4), np.int32), np.ones((4, 4), np.int32), 2)
+    k, c = _pair_counts(np.zeros((4, 4), np.int32), np.ones((4, 4), np.int32), 2)
     assert k.size == 0 and c.size == 0
 
 
@@ -200,8 +214,8 @@ def test_geojson_pairs_equal_the_geojson_text_round_trip() -> None:
         dtype=object,
     )
     values = list(range(1, len(geoms) + 1))
-    assert drainage._geojson_pairs(geoms, values) == list(geojson_shapes(geoms, values))
-    assert drainage._geojson_pairs(geoms[:0], []) == []
+    assert _geojson_pairs(geoms, values) == list(geojson_shapes(geoms, values))
+    assert _geojson_pairs(geoms[:0], []) == []
 
 
 def test_partly_unknown_warning_counts_parcels_by_cause(res):

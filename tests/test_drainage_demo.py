@@ -84,8 +84,8 @@ def test_sewersheds_do_not_overlap(res):
 
 
 def test_what_drains_to_an_outfall(res):
+    from ms4map.analysis import what_drains_here
     from ms4map.core.errors import DataError
-    from ms4map.drainage import what_drains_here
 
     shed = what_drains_here(res, outfall_id="OF-009")
     assert shed["inlets"].iloc[0] > 10 and shed["area_m2"].iloc[0] > 100_000

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import fields
+
 import pyogrio
 import pytest
 import rasterio
@@ -10,6 +13,11 @@ from test_hydrology_overland_fixtures import CRS18, TR, town_dem, town_layers, t
 from ms4map import pipeline
 from ms4map.cli import main
 from ms4map.core.errors import UsageError
+from ms4map.drainage import NetworkJoin
+from ms4map.hydrology.overland import DEFAULTS
+from ms4map.pipeline import DEFAULT_SETTINGS, Result, Settings, command_settings
+from ms4map.pipeline.cache import StepCache
+from ms4map.pipeline.settings import DRAINAGE_KEYS, NETWORK_KEYS, OVERLAND_KEYS
 
 
 def test_second_run_is_cached_and_settings_key_the_cache():
@@ -20,7 +28,7 @@ def test_second_run_is_cached_and_settings_key_the_cache():
     b = pipeline.run(ws)
     assert all(b.cached.values())
     assert b.overland is a.overland and b.drainage is a.drainage
-    c = pipeline.run(ws, min_depth_m=5.0)  # overland changes, the network does not
+    c = pipeline.run(ws, settings={"min_depth_m": 5.0})  # overland changes, the network not
     assert c.cached["network"] and not c.cached["overland"]
     assert not (c.overland.targets["target_kind"] == "depression").any()
 
@@ -47,9 +55,79 @@ def test_disk_cache_survives_clearing_memory(tmp_path):
 
 def test_unknown_or_negative_setting_is_a_usage_error():
     with pytest.raises(UsageError, match="Unknown setting"):
-        pipeline.run(town_workspace(), min_dept_m=1)
+        pipeline.run(town_workspace(), settings={"min_dept_m": 1})
     with pytest.raises(UsageError, match="non-negative"):
+        pipeline.run(town_workspace(), settings={"min_area_m2": -5})
+    with pytest.raises(UsageError, match="non-negative"):
+        Settings(min_area_m2=-5)
+    with pytest.raises(UsageError, match="Unknown setting"), pytest.warns(DeprecationWarning):
+        pipeline.run(town_workspace(), min_dept_m=1)
+    with pytest.raises(UsageError, match="non-negative"), pytest.warns(DeprecationWarning):
         pipeline.run(town_workspace(), min_area_m2=-5)
+
+
+def test_settings_are_one_typed_source_of_defaults_units_and_help():
+    assert Settings().as_dict() == DEFAULT_SETTINGS
+    assert list(DEFAULT_SETTINGS) == [
+        "snap_tolerance_m",
+        "water_tolerance_m",
+        "lateral_tolerance_m",
+        *DEFAULTS,
+        "fallback_distance_m",
+    ]
+    assert {k: DEFAULT_SETTINGS[k] for k in DEFAULTS} == DEFAULTS
+    assert command_settings() == {
+        **{k: float(v) for k, v in DEFAULTS.items()},
+        "fallback_distance_m": 100.0,
+    }
+    for f in fields(Settings):
+        assert f.metadata["unit"] in ("m", "m2") and f.metadata["help"]
+    assert Settings.factory(None) == Settings()
+    s = Settings(min_depth_m=0.5)
+    assert Settings.factory(s) is s
+    assert Settings.factory({"min_depth_m": 0.5}) == s
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.min_depth_m = 1.0  # type: ignore[misc]
+    with pytest.raises(UsageError):
+        Settings.factory([0.5])
+
+
+def test_keyword_settings_are_deprecated_but_answered_and_keyed_alike():
+    pipeline.clear_cache()
+    ws = town_workspace()
+    a = pipeline.run(ws, settings=Settings(min_depth_m=5.0))
+    with pytest.warns(DeprecationWarning, match="settings="):
+        b = pipeline.run(ws, min_depth_m=5.0)
+    assert all(b.cached.values()) and b.drainage is a.drainage  # the same cache keys
+    assert a.settings == b.settings == {**DEFAULT_SETTINGS, "min_depth_m": 5.0}
+    c = pipeline.run(ws, settings={"min_depth_m": 5.0})
+    assert all(c.cached.values())
+    with pytest.raises(UsageError, match="not both"), pytest.warns(DeprecationWarning):
+        pipeline.run(ws, settings={"min_depth_m": 5.0}, min_area_m2=1.0)
+
+
+def test_the_step_cache_keys_are_those_of_the_keyword_settings():
+    """The keys are made from the settings' reprs as before: ``5`` and ``5.0`` differ."""
+    opts = Settings(min_depth_m=5).as_dict()
+    key, _ = StepCache("w", opts, True, None).where("overland", OVERLAND_KEYS)
+    assert key[4:] == (
+        "min_depth_m=5",
+        "min_area_m2=500.0",
+        "burn_depth_m=2.0",
+        "inlet_depth_m=1.0",
+    )
+    assert NETWORK_KEYS == ("snap_tolerance_m", "water_tolerance_m", "lateral_tolerance_m")
+    assert OVERLAND_KEYS == tuple(DEFAULTS) and DRAINAGE_KEYS == ("fallback_distance_m",)
+
+
+def test_result_is_typed_with_a_one_line_repr():
+    pipeline.clear_cache()
+    res = pipeline.run(town_workspace())
+    assert isinstance(res, Result) and pipeline.PipelineResult is Result
+    assert isinstance(res.join, NetworkJoin)
+    text = repr(res)
+    assert "\n" not in text and text.startswith("<Result in-memory: ")
+    assert set(res.layers()) == {"parcel_drainage", "inlet_catchments", "sewersheds", "qa"}
 
 
 @pytest.fixture()
@@ -99,3 +177,19 @@ def test_cli_refuses_to_overwrite_an_input(town_files, capsys):
     code = main(["drainage", str(town_files), "--out", str(town_files), "--quiet"])
     assert code == 4
     assert "Refusing" in capsys.readouterr().err
+
+
+def test_cli_options_are_built_from_the_settings(capsys):
+    from ms4map.cli.drainage import OPTION_SETTINGS
+
+    assert main(["drainage", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    by_name = {f.name: f for f in fields(Settings)}
+    defaults = command_settings()
+    for name in OPTION_SETTINGS:
+        f = by_name[name]
+        option = "--" + name.removesuffix("_" + f.metadata["unit"]).replace("_", "-")
+        words = f"{option} {f.metadata['unit'].upper()} {f.metadata['help']}"
+        if name in defaults:
+            words += f" (default {defaults[name]})"
+        assert " ".join(words.split()) in text, name

@@ -1,21 +1,21 @@
-"""Small helpers on layer frames shared by the analysis and the maps.
+"""Small helpers shared by the analysis and the maps: layer frames' ids and columns, a result's workspace.
 
 Metres per CRS unit: :func:`ms4map.core.units.metres_per_unit` (the one units helper).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ..core.errors import UsageError
+
 if TYPE_CHECKING:
-    import geopandas as gpd
+    from ..io.workspace import Workspace
+    from ..pipeline import Result
 
-    from ..hydrology.overland import OverlandResult
-    from ..network.build import StormNetwork
-
-__all__ = ["WGS84", "ResultLike", "column_or_none", "feature_ids"]
+__all__ = ["WGS84", "column_or_none", "feature_ids", "result_workspace"]
 
 WGS84 = "EPSG:4326"
 
@@ -37,15 +37,14 @@ def feature_ids(frame: pd.DataFrame, column: str) -> pd.Series:
     return pd.Series([str(i) for i in range(len(frame))], index=frame.index)
 
 
-class ResultLike(Protocol):
-    """What the analysis reads of a :class:`ms4map.pipeline.PipelineResult`.
-
-    ``pipeline`` is the analysis's sibling layer (``ms4map._layout``), so the analysis
-    names the attributes it reads instead of importing the class.
-    """
-
-    network: StormNetwork | None
-    overland: OverlandResult | None
-    drainage: pd.DataFrame
-    sewersheds: gpd.GeoDataFrame
-    inlets: gpd.GeoDataFrame
+def result_workspace(result: Result | None, verb: str) -> Workspace:
+    """``result.workspace``, the workspace a verb of :mod:`ms4map.analysis` reads; refused
+    (naming ``verb``) when there is none."""
+    ws = getattr(result, "workspace", None)
+    if ws is None:
+        raise UsageError(
+            f"{verb} needs a pipeline Result that carries its workspace "
+            "(ms4map.pipeline.run(ws)); got "
+            f"{'None' if result is None else type(result).__name__} without one."
+        )
+    return ws

@@ -5,6 +5,7 @@ re-exports these names)."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -13,13 +14,14 @@ import numpy as np
 import pandas as pd
 
 from ..core.units import metres_per_unit
-from .frames import WGS84
+from ..io.workspace import Workspace
+from ..network import assign_outfalls, trace_upstream
+from .frames import WGS84, result_workspace
 from .frames import column_or_none as _col
 from .frames import feature_ids as _ids
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
-    from .frames import ResultLike
+    from ..pipeline import Result
 
 __all__ = ["OutfallArea", "inventory_totals", "outfall_area", "outfall_inventory"]
 
@@ -49,13 +51,40 @@ class OutfallArea:
     reason: str = ""
 
 
-def outfall_area(ws: Workspace, result: ResultLike | None, outfall_id: str) -> OutfallArea:
+def outfall_area(result: Result, outfall_id: str, *old: Any) -> OutfallArea:
     """The sewershed, upstream network and contributing parcels of an outfall.
 
     Parcels come from the drainage table (rows whose ``outfall_id`` is this
     outfall, fractions summed per parcel); the network from
-    :func:`ms4map.network.trace_upstream`.
+    :func:`ms4map.network.trace_upstream`.  The workspace is ``result.workspace``.
+
+    Parameters
+    ----------
+    result : Result
+        From :func:`ms4map.pipeline.run`.
+    outfall_id : str
+    *old
+        The deprecated form ``outfall_area(ws, result, outfall_id)`` (recognised by its
+        :class:`~ms4map.io.workspace.Workspace` first; ``result`` may then be ``None``)
+        is answered the same, with a :class:`DeprecationWarning`.
     """
+    if isinstance(result, Workspace):
+        warnings.warn(
+            "outfall_area(ws, result, outfall_id) is deprecated and is removed in ms4map "
+            "0.3; use outfall_area(result, outfall_id) (the workspace is result.workspace).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        if len(old) != 1:
+            raise TypeError("outfall_area(ws, result, outfall_id) takes three arguments.")
+        return _outfall_area(result, outfall_id, old[0])
+    if old:
+        raise TypeError("outfall_area(result, outfall_id) takes two arguments.")
+    return _outfall_area(result_workspace(result, "outfall_area"), result, outfall_id)
+
+
+def _outfall_area(ws: Workspace, result: Result | None, outfall_id: str) -> OutfallArea:
+    """:func:`outfall_area` on the workspace ``ws`` (``result`` ``None``: not run)."""
     oid = str(outfall_id)
     crs = ws.crs
     parcels = ws.layers.get("parcels")
@@ -78,8 +107,6 @@ def outfall_area(ws: Workspace, result: ResultLike | None, outfall_id: str) -> O
     reasons = []
     net = getattr(result, "network", None)
     try:
-        from ..network import trace_upstream
-
         if net is not None:
             up = trace_upstream(net, oid)
             nodes, edges = up.nodes, up.edges
@@ -100,7 +127,7 @@ def outfall_area(ws: Workspace, result: ResultLike | None, outfall_id: str) -> O
 
 
 def outfall_inventory(
-    ws: Workspace, result: ResultLike | None, *, septic: pd.DataFrame | None = None
+    ws: Workspace, result: Result | None, *, septic: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """The outfall inventory the MS4 permit asks for, one row per outfall.
 
@@ -181,8 +208,6 @@ def outfall_inventory(
             acres = inv["outfall_id"].map(per)
         if net is not None:
             try:
-                from ..network import assign_outfalls
-
                 asg = assign_outfalls(net)
                 cnt = asg["outfall_id"].dropna().astype(str).value_counts()
                 n_struct = inv["outfall_id"].map(cnt).fillna(0).astype("Int64")
@@ -220,7 +245,7 @@ def _septic_ids(ws: Workspace, septic: pd.DataFrame | None) -> set[str] | None:
 
 
 def inventory_totals(
-    ws: Workspace, result: ResultLike | None, *, septic: pd.DataFrame | None = None
+    ws: Workspace, result: Result | None, *, septic: pd.DataFrame | None = None
 ) -> dict:
     """The town's totals behind the inventory, each parcel counted once.
 

@@ -5,6 +5,7 @@ receiving water (:func:`feature_path`), the overland step of a parcel
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -13,17 +14,19 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString
 
+from .. import network as _network_package
 from ..core.nulls import is_na
 from ..hydrology.overland import walk_down
+from ..io.workspace import Workspace
 from .frames import column_or_none as _col
 from .frames import feature_ids as _ids
+from .frames import result_workspace
 
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from ..io.workspace import Workspace
     from ..network.build import StormNetwork
-    from .frames import ResultLike
+    from ..pipeline import Result
 
 __all__ = [
     "OVERLAND_METHODS",
@@ -47,7 +50,7 @@ _ID_COLUMNS = {
 }
 
 
-def _feature_rows(ws: Workspace, layer: str, fid: str, result: ResultLike | None) -> Any:
+def _feature_rows(ws: Workspace, layer: str, fid: str, result: Result | None) -> Any:
     """The rows of a map layer whose id is ``fid`` (None when the layer is absent)."""
     if layer == "sewersheds":
         frame = getattr(result, "sewersheds", None)
@@ -59,16 +62,14 @@ def _feature_rows(ws: Workspace, layer: str, fid: str, result: ResultLike | None
     return frame[ids.to_numpy() == str(fid)]
 
 
-def feature_geometry(
-    ws: Workspace, layer: str, fid: str, *, result: ResultLike | None = None
-) -> Any:
+def feature_geometry(ws: Workspace, layer: str, fid: str, *, result: Result | None = None) -> Any:
     """The geometry of one feature (working CRS), or None."""
     rows = _feature_rows(ws, layer, fid, result)
     return rows.geometry.iloc[0] if rows is not None and len(rows) else None
 
 
 def feature_attributes(
-    ws: Workspace, layer: str, fid: str, *, result: ResultLike | None = None
+    ws: Workspace, layer: str, fid: str, *, result: Result | None = None
 ) -> dict[str, Any]:
     """The attributes of one feature, as a plain dict (geometry dropped)."""
     rows = _feature_rows(ws, layer, fid, result)
@@ -136,21 +137,51 @@ class PathResult:
         return shapely.union_all(geoms) if geoms else None
 
 
-def feature_path(ws: Workspace, result: ResultLike | None, layer: str, fid: str) -> PathResult:
+def feature_path(result: Result, layer: str, fid: str, *old: Any) -> PathResult:
     """The downstream path of a parcel, structure, conveyance or outfall.
 
     Parcels follow the drainage table (each target with its fraction); network
     features follow :func:`ms4map.network.trace_downstream`; an outfall is its
     own end.  Without a pipeline result (or the network module) the path is
-    empty and ``reason`` says why.
+    empty and ``reason`` says why.  The workspace is ``result.workspace``.
+
+    Parameters
+    ----------
+    result : Result
+        From :func:`ms4map.pipeline.run`.
+    layer : str
+        ``parcels``, ``structures``, ``conveyances`` or ``outfalls``.
+    fid : str
+        The feature's id.
+    *old
+        The deprecated form ``feature_path(ws, result, layer, fid)`` (recognised by its
+        :class:`~ms4map.io.workspace.Workspace` first; ``result`` may then be ``None``)
+        is answered the same, with a :class:`DeprecationWarning`.
     """
+    if isinstance(result, Workspace):
+        warnings.warn(
+            "feature_path(ws, result, layer, fid) is deprecated and is removed in ms4map "
+            "0.3; use feature_path(result, layer, fid) (the workspace is result.workspace).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        if len(old) != 1:
+            raise TypeError("feature_path(ws, result, layer, fid) takes four arguments.")
+        return _feature_path(result, layer, fid, old[0])
+    if old:
+        raise TypeError("feature_path(result, layer, fid) takes three arguments.")
+    return _feature_path(result_workspace(result, "feature_path"), result, layer, fid)
+
+
+def _feature_path(ws: Workspace, result: Result | None, layer: str, fid: str) -> PathResult:
+    """:func:`feature_path` on the workspace ``ws`` (``result`` ``None``: not run)."""
     empty = gpd.GeoSeries([], crs=ws.crs)
     if result is None:
         return PathResult(
             empty, [], [], [], "The drainage analysis has not been run for this workspace."
         )
     net = getattr(result, "network", None)
-    _network = _network_module()
+    _network = _network_package
     if layer == "outfalls":
         return _outfall_path(ws, fid)
     if layer == "parcels":
@@ -162,7 +193,7 @@ def feature_path(ws: Workspace, result: ResultLike | None, layer: str, fid: str)
         starts, direct = [(str(fid), 1.0, f"from {layer[:-1]} {fid}")], []
     else:
         return PathResult(empty, [], [], [], f"No downstream path for a {layer} feature.")
-    if starts and (net is None or _network is None or not hasattr(_network, "trace_downstream")):
+    if starts and (net is None or not hasattr(_network, "trace_downstream")):
         return PathResult(empty, direct, [], [], "The storm network is not available to trace.")
     geoms, steps, outs_, waters = _trace_starts(_network, net, starts, list(direct))
     overland = overland_steps(ws, result, fid) if layer == "parcels" else None
@@ -176,15 +207,6 @@ def feature_path(ws: Workspace, result: ResultLike | None, layer: str, fid: str)
         overland=overland,
         outfalls=gpd.GeoSeries([g for g in reached if g is not None], crs=ws.crs),
     )
-
-
-def _network_module() -> ModuleType | None:
-    """:mod:`ms4map.network`, or ``None`` when it cannot be imported."""
-    try:
-        from .. import network as _network
-    except ImportError:
-        return None
-    return _network
 
 
 def _outfall_path(ws: Workspace, fid: str) -> PathResult:
@@ -205,7 +227,7 @@ def _outfall_path(ws: Workspace, fid: str) -> PathResult:
 
 
 def _parcel_starts(
-    result: ResultLike, fid: str
+    result: Result, fid: str
 ) -> tuple[list[tuple[str, float, str]], list[str]] | str:
     """Where parcel ``fid`` drains, from the drainage table: the network starts to trace
     ``(start id, fraction, label)`` and the lines of its direct (non-MS4) parts; or the
@@ -241,7 +263,7 @@ def _direct_text(r: dict[str, Any], frac: float, kind: str) -> str:
 
 
 def _trace_starts(
-    _network: ModuleType | None,
+    _network: ModuleType,
     net: StormNetwork | None,
     starts: list[tuple[str, float, str]],
     steps: list[str],
@@ -293,7 +315,7 @@ OVERLAND_METHODS = {
 }
 
 
-def overland_steps(ws: Workspace, result: ResultLike | None, parcel_id: str) -> gpd.GeoDataFrame:
+def overland_steps(ws: Workspace, result: Result | None, parcel_id: str) -> gpd.GeoDataFrame:
     """The overland step of a parcel: a line from the parcel to each target it drains to.
 
     With the DEM routing (``result.overland``), each line follows the steepest-descent
@@ -351,7 +373,7 @@ def overland_steps(ws: Workspace, result: ResultLike | None, parcel_id: str) -> 
     return gpd.GeoDataFrame(recs, geometry="geometry", crs=ws.crs)
 
 
-def _inlet_point(ws: Workspace, result: ResultLike | None, node_id: str) -> Any:
+def _inlet_point(ws: Workspace, result: Result | None, node_id: str) -> Any:
     inlets = getattr(result, "inlets", None)
     if inlets is not None and len(inlets) and "node_id" in inlets.columns:
         hit = inlets[inlets["node_id"].astype(str) == node_id]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,50 +27,59 @@ described in docs/hydrology.md.
 """
 
 
+#: The settings ``ms4map drainage`` has an option for, in the order of its help; each
+#: option's name, metavar, help and default come from the field of
+#: :class:`ms4map.pipeline.Settings` (``min_depth_m`` -> ``--min-depth M``).
+OPTION_SETTINGS = (
+    "min_depth_m",
+    "min_area_m2",
+    "burn_depth_m",
+    "inlet_depth_m",
+    "fallback_distance_m",
+    "snap_tolerance_m",
+)
+
+
+def _option_fields() -> list[tuple[str, str, Any]]:
+    """``(field name, option, field)`` of each setting in :data:`OPTION_SETTINGS`."""
+    from ..pipeline import Settings
+
+    by_name = {f.name: f for f in fields(Settings)}
+    out = []
+    for name in OPTION_SETTINGS:
+        f = by_name[name]
+        option = "--" + name.removesuffix("_" + f.metadata["unit"]).replace("_", "-")
+        out.append((name, option, f))
+    return out
+
+
 def _options(p: argparse.ArgumentParser) -> None:
     from ..pipeline import command_settings
 
     defaults = command_settings()  # also what `ms4map batch` runs each town with
     p.add_argument("--out", metavar="FILE.gpkg", help="output GeoPackage (default: the sidecar)")
     settings = p.add_argument_group("settings (metres)")
-    for option, default, metavar, text in (
-        ("--min-depth", defaults["min_depth_m"], "M",
-         "a closed depression at least this deep is kept"),
-        ("--min-area", defaults["min_area_m2"], "M2", "... and at least this large, in m2"),
-        ("--burn-depth", defaults["burn_depth_m"], "M",
-         "waterbodies and open conveyances are lowered this much"),
-        ("--inlet-depth", defaults["inlet_depth_m"], "M", "inlet cells are lowered this much"),
-        ("--fallback-distance", defaults["fallback_distance_m"], "M",
-         "without a DEM: nearest inlet within this distance"),
-    ):  # fmt: skip
+    for name, option, f in _option_fields():
+        default = defaults.get(name)  # None: the network module's own default
         settings.add_argument(
             option,
             type=float,
             default=default,
-            metavar=metavar,
-            help=text + " (default %(default)s)",
+            metavar=f.metadata["unit"].upper(),
+            help=f.metadata["help"] + ("" if default is None else " (default %(default)s)"),
         )
-    settings.add_argument(
-        "--snap-tolerance",
-        type=float,
-        default=None,
-        metavar="M",
-        help="network snap tolerance (default: the network's)",
-    )
     p.add_argument("--cache-dir", metavar="DIR", help="keep step results here between runs")
     p.add_argument("--quiet", action="store_true", help="no progress messages")
 
 
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "min_depth_m": args.min_depth,
-        "min_area_m2": args.min_area,
-        "burn_depth_m": args.burn_depth,
-        "inlet_depth_m": args.inlet_depth,
-        "fallback_distance_m": args.fallback_distance,
-    }
-    if args.snap_tolerance is not None:
-        out["snap_tolerance_m"] = args.snap_tolerance
+    """The settings the options give (a setting whose default is the network's is left
+    out unless its option is given)."""
+    out: dict[str, Any] = {}
+    for name, option, _f in _option_fields():
+        value = getattr(args, option[2:].replace("-", "_"))
+        if value is not None:
+            out[name] = value
     return out
 
 
@@ -91,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else ws.sidecar_path
     check_output_path(out, protected=[*input_paths(args), *ws.inputs], suffixes=(".gpkg",))
     settings = _settings(args)
-    res = pipeline.run(ws, progress=progress, cache_dir=args.cache_dir, **settings)
+    res = pipeline.run(ws, settings=settings, progress=progress, cache_dir=args.cache_dir)
     progress(f"writing {out}")
     path = write_layers(out, res.layers(), ws=ws, settings=settings)
     d = res.drainage

@@ -1,4 +1,6 @@
-"""Parcel drainage: parcel -> inlet(s) / open conveyance / water / depression -> outfall -> water.
+"""The parcel drainage table: where each parcel drains, with area fractions.
+
+Parcel -> inlet(s) / open conveyance / water / depression -> outfall -> water.
 
 The parcel drainage table (``docs/CONTRACTS.md``) has one row per (parcel, target):
 
@@ -27,56 +29,29 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import geopandas as gpd
 import numpy as np
 import pandas as pd
 import shapely
 
-from .core.errors import DataError, UsageError
-from .core.qa import QAReport
-from .core.schema import PATH_COLUMNS
-from .hydrology.overland import (
-    TARGET_KINDS,
-    OverlandResult,
-    check_layer_crs,
-    polygonize,
-    surface_path,
-    to_colrow,
-    upstream_mask,
-)
-
-if TYPE_CHECKING:
-    from typing import Protocol
-
-    from .network.build import StormNetwork
-
-    class _QueryResult(Protocol):
-        """What the point and polygon queries read of a result: in practice a
-        :class:`ms4map.pipeline.PipelineResult`, which lives in a higher layer than this
-        module (``ms4map._layout``), hence this protocol."""
-
-        overland: OverlandResult | None
-        join: NetworkJoin | None
-        settings: dict[str, Any]
-        sewersheds: gpd.GeoDataFrame
-
+from ..core.errors import DataError
+from ..core.schema import PATH_COLUMNS
+from ..hydrology.overland import OverlandResult, check_layer_crs, to_colrow
+from ..io import metres_to_crs_units
+from .join import NetworkJoin, join_rows, network_join
 
 __all__ = [
     "COLUMNS",
-    "PATH_COLUMNS",
+    "DEFAULT_FALLBACK_M",
     "METHODS",
-    "TARGET_KINDS",
-    "NetworkJoin",
-    "network_join",
+    "ParcelCells",
+    "parcel_cells",
     "parcel_drainage",
-    "polygon_drainage",
-    "sewersheds",
-    "what_drains_here",
-    "where_does_it_drain",
 ]
 
 COLUMNS = ["parcel_id", *PATH_COLUMNS, "method", "reason"]
@@ -95,97 +70,6 @@ DEFAULT_FALLBACK_M = 100.0
 ProgressFn = Callable[[str], None]
 
 
-# ======================================================================================
-# The join with the storm network (the only place that reads ms4map.network results)
-# ======================================================================================
-@dataclass
-class NetworkJoin:
-    """Where inlets and conveyances drain, from the storm network.
-
-    Attributes
-    ----------
-    inlet_outfall : DataFrame
-        Index ``node_id``: ``outfall_id``, ``other_outfalls``.
-    conv_outfall : DataFrame
-        Index ``conv_id``: ``outfall_id``, ``other_outfalls``.
-    outfalls : DataFrame
-        Index ``outfall_id``: ``receiving_water``, ``pwl_id``.
-    net : StormNetwork or None
-    """
-
-    inlet_outfall: pd.DataFrame
-    conv_outfall: pd.DataFrame
-    outfalls: pd.DataFrame
-    net: StormNetwork | None = None
-    qa: QAReport = field(default_factory=QAReport)
-
-
-def network_join(net: StormNetwork | None) -> NetworkJoin:
-    """Build the inlet -> outfall -> receiving water join from a ``StormNetwork``.
-
-    Uses :func:`ms4map.network.assign_outfalls`, :func:`ms4map.network.edge_outfalls`
-    and ``net.outfalls``.  ``None`` gives an empty join (no network).
-    """
-    empty = pd.DataFrame(
-        {"outfall_id": pd.Series([], dtype=object), "other_outfalls": pd.Series([], dtype=object)}
-    )
-    if net is None:
-        outf = pd.DataFrame(
-            {"receiving_water": pd.Series([], dtype=object), "pwl_id": pd.Series([], dtype=object)}
-        )
-        return NetworkJoin(empty.copy(), empty.copy(), outf, None)
-    from .network import assign_outfalls, edge_outfalls
-
-    a = assign_outfalls(net)
-    a = a[a["node_id"].notna()]
-    inl = a.drop_duplicates("node_id").set_index("node_id")[["outfall_id", "other_outfalls"]]
-    e = edge_outfalls(net)
-    conv = (
-        e.drop_duplicates("conv_id").set_index("conv_id")[["outfall_id", "other_outfalls"]]
-        if len(e)
-        else empty.copy()
-    )
-    outf = net.outfalls[["receiving_water", "pwl_id"]].copy()
-    outf.index = outf.index.astype(str)
-    return NetworkJoin(inl, conv, outf, net)
-
-
-def _join_rows(df: pd.DataFrame, join: NetworkJoin) -> pd.DataFrame:
-    """Fill outfall_id, receiving_water, pwl_id (and the reason) from the network join."""
-    out = df.copy()
-    outfall = pd.Series(None, index=out.index, dtype=object)
-    others = pd.Series("", index=out.index, dtype=object)
-    for kind, table in (("inlet", join.inlet_outfall), ("conveyance", join.conv_outfall)):
-        m = out["target_kind"] == kind
-        if m.any() and len(table):
-            j = table.reindex(out.loc[m, "target_id"].astype(str))
-            outfall[m] = j["outfall_id"].to_numpy()
-            others[m] = j["other_outfalls"].fillna("").to_numpy()
-    out["outfall_id"] = outfall
-    rw = join.outfalls.reindex(outfall.fillna("").astype(str))
-    has = outfall.notna().to_numpy()
-    out.loc[has, "receiving_water"] = rw["receiving_water"].to_numpy()[has]
-    out.loc[has, "pwl_id"] = rw["pwl_id"].to_numpy()[has]
-    ms4 = out["target_kind"].isin(["inlet", "conveyance"])
-    no_out = ms4 & outfall.isna()
-    if join.net is None:
-        out.loc[ms4, "reason"] = out.loc[ms4, "reason"] + "; no storm network, outfall unknown"
-    else:
-        out.loc[no_out, "reason"] = out.loc[no_out, "reason"] + "; the network reaches no outfall"
-        tail = ms4 & outfall.notna()
-        out.loc[tail, "reason"] = (
-            out.loc[tail, "reason"] + ", then the pipes to outfall " + outfall[tail].astype(str)
-        )
-        split = tail & (others != "")
-        out.loc[split, "reason"] = (
-            out.loc[split, "reason"] + " (flow splits; also " + others[split] + ")"
-        )
-    return out
-
-
-# ======================================================================================
-# Parcel table
-# ======================================================================================
 def parcel_drainage(
     parcels: gpd.GeoDataFrame,
     overland: OverlandResult | None,
@@ -237,7 +121,7 @@ def parcel_drainage(
         check_layer_crs(parcels, overland.crs, "parcels")
         say("drainage: overlaying parcels on the catchments")
         rows = _overlay(par, overland, cells)
-    rows = _join_rows(rows, join)
+    rows = join_rows(rows, join)
     # exact sums
     tot = rows.groupby("parcel_id", sort=False)["fraction"].transform("sum")
     rows["fraction"] = rows["fraction"] / tot.where(tot > 0, 1.0)
@@ -576,8 +460,6 @@ def _geojson_pairs(geoms: Any, values: Any) -> list[tuple[dict, Any]]:
     set off collections that scan the whole heap again and again (0.45 s instead of
     0.04 s for the ``tolist`` alone on the county benchmark).
     """
-    import json
-
     geoms = np.asarray(geoms, dtype=object)
     values = list(values)
     out: list[Any] = [None] * len(geoms)
@@ -661,8 +543,6 @@ def _grid_bounds(shape: tuple[int, int], t: Any) -> tuple[float, float, float, f
 
 def _fallback(par: gpd.GeoDataFrame, inlets: gpd.GeoDataFrame | None, max_m: float) -> pd.DataFrame:
     """No DEM: the nearest inlet within ``max_m`` takes the whole parcel."""
-    from .io import metres_to_crs_units
-
     n = len(par)
     base = pd.DataFrame(
         {
@@ -698,306 +578,3 @@ def _fallback(par: gpd.GeoDataFrame, inlets: gpd.GeoDataFrame | None, max_m: flo
             for d in j["_d"].to_numpy()
         ]
     return base
-
-
-# ======================================================================================
-# Sewersheds
-# ======================================================================================
-def sewersheds(ov: OverlandResult, join: NetworkJoin) -> gpd.GeoDataFrame:
-    """One polygon per outfall: surface catchments of its inlets and open conveyances.
-
-    Built from the one catchment label raster, so sewersheds never overlap.  An
-    inlet whose flow splits counts for its main outfall only (the ``reason`` says so).
-
-    Returns
-    -------
-    GeoDataFrame
-        ``outfall_id``, ``receiving_water``, ``pwl_id``, ``inlets`` (count),
-        ``area_m2``, ``method``, ``reason``, geometry.
-    """
-    t = ov.targets
-    tab = t[t["target_kind"].isin(["inlet", "conveyance"])].copy()
-    tab["outfall_id"] = None
-    for kind, table in (("inlet", join.inlet_outfall), ("conveyance", join.conv_outfall)):
-        m = tab["target_kind"] == kind
-        if m.any() and len(table):
-            tab.loc[m, "outfall_id"] = table.reindex(tab.loc[m, "target_id"])[
-                "outfall_id"
-            ].to_numpy()
-    tab = tab[tab["outfall_id"].notna() & (tab["cells"] > 0)]
-    cols = [
-        "outfall_id",
-        "receiving_water",
-        "pwl_id",
-        "inlets",
-        "cells",
-        "area_m2",
-        "method",
-        "reason",
-    ]
-    if len(tab) == 0:
-        return gpd.GeoDataFrame(
-            {c: pd.Series([], dtype=object) for c in cols},
-            geometry=gpd.GeoSeries([], crs=ov.crs),
-            crs=ov.crs,
-        )
-    outs = pd.Index(sorted(tab["outfall_id"].astype(str).unique()))
-    oc = outs.get_indexer(tab["outfall_id"].astype(str)) + 1
-    stats = (
-        tab.assign(_oc=oc)
-        .groupby("_oc")
-        .agg(inlets=("target_kind", lambda s: int((s == "inlet").sum())), cells=("cells", "sum"))
-    )
-    table = pd.DataFrame({"outfall_id": outs}, index=pd.RangeIndex(1, len(outs) + 1))
-    table["inlets"] = stats["inlets"].reindex(table.index).fillna(0).astype(int)
-    table["cells"] = stats["cells"].reindex(table.index).fillna(0).astype(int)
-    table["area_m2"] = table["cells"] * ov.cell_area_m2
-    rw = join.outfalls.reindex(outs)
-    table["receiving_water"] = rw["receiving_water"].to_numpy()
-    table["pwl_id"] = rw["pwl_id"].to_numpy()
-    table["method"] = "d8_catchment"
-    table["reason"] = (
-        "surface catchments of the inlets and open conveyances that drain to the outfall"
-    )
-    # the union of the outfall's catchment polygons (one polygonization of the label
-    # raster serves the inlet catchments and the sewersheds): the region of the cells
-    # whose label drains to the outfall, collinear vertices removed, as polygonizing
-    # those cells would give it (the tests check that)
-    polys = ov.catchments(("inlet", "conveyance"))
-    key = pd.MultiIndex.from_frame(polys[["target_kind", "target_id"]].astype(str))
-    code_of = pd.Series(oc, index=pd.MultiIndex.from_frame(tab[["target_kind", "target_id"]]))
-    pcode = code_of.reindex(key).to_numpy()
-    have = ~pd.isna(pcode)
-    geoms = polys.geometry.to_numpy()[have]
-    groups = pd.Series(np.arange(len(geoms))).groupby(pcode[have].astype(int))
-    shapes = {
-        int(k): shapely.simplify(shapely.union_all(geoms[ix.to_numpy()]), 0.0) for k, ix in groups
-    }
-    table = table[table.index.isin(list(shapes))]
-    out = table[cols].reset_index(drop=True)
-    return gpd.GeoDataFrame(out, geometry=[shapes[k] for k in table.index], crs=ov.crs)
-
-
-# ======================================================================================
-# Point and polygon queries
-# ======================================================================================
-def polygon_drainage(result: _QueryResult, polygon: Any) -> pd.DataFrame:
-    """Drainage of an arbitrary site polygon (working CRS): the parcel table's columns
-    without ``parcel_id``.
-
-    ``result`` is a :class:`ms4map.pipeline.PipelineResult` (or anything with
-    ``.overland``, ``.join`` and ``.inlets``).
-    """
-    site = gpd.GeoDataFrame({"parcel_id": ["site"]}, geometry=[polygon], crs=_result_crs(result))
-    df = parcel_drainage(
-        site,
-        result.overland,
-        join=result.join,
-        inlets=getattr(result, "inlets", None),
-        fallback_distance_m=result.settings.get("fallback_distance_m", DEFAULT_FALLBACK_M),
-    )
-    return df.drop(columns=["parcel_id"])
-
-
-def _result_crs(result: _QueryResult) -> Any:
-    if result.overland is not None:
-        return result.overland.crs
-    return getattr(result, "crs", None)
-
-
-def where_does_it_drain(result: _QueryResult, point: Any) -> dict[str, Any]:
-    """Where a point drains: the surface path, then the pipes, to the receiving water.
-
-    Returns
-    -------
-    dict
-        ``geometry`` (LineString/MultiLineString: surface path + pipe trace),
-        ``surface_geometry``, ``pipe_geometry``, ``target_kind``, ``target_id``,
-        ``outfall_ids``, ``receiving_water``, ``pwl_id``, ``method``, ``reason``.
-    """
-    ov = result.overland
-    out: dict[str, Any] = {
-        "geometry": None,
-        "surface_geometry": None,
-        "pipe_geometry": None,
-        "target_kind": "unknown",
-        "target_id": None,
-        "outfall_ids": [],
-        "receiving_water": None,
-        "pwl_id": None,
-    }
-    if ov is None:
-        out.update(method="no_dem", reason="no DEM: the surface path is unknown")
-        return out
-    line, lab = surface_path(ov, point.x, point.y)
-    if line is None:
-        out.update(_no_surface(ov, point))
-        return out
-    row = ov.targets.loc[lab]
-    kind, tid = str(row["target_kind"]), str(row["target_id"])
-    out.update(
-        surface_geometry=line,
-        geometry=line,
-        target_kind=kind,
-        target_id=tid,
-        method="d8_path",
-        reason=str(row["reason"]),
-    )
-    if kind == "water_direct":
-        out.update(receiving_water=row["name"] if isinstance(row["name"], str) else tid, pwl_id=tid)
-    net = result.join.net if result.join is not None else None
-    if kind in ("inlet", "conveyance") and net is not None:
-        from .network import trace_downstream
-
-        try:
-            tr = trace_downstream(net, tid)
-        except Exception as exc:  # noqa: BLE001 - report, don't crash a query
-            out["reason"] += f"; the pipe trace failed: {exc}"
-            return out
-        out["pipe_geometry"] = tr.geometry
-        out["outfall_ids"] = list(tr.outfall_ids)
-        if tr.geometry is not None:
-            out["geometry"] = shapely.line_merge(shapely.union(line, tr.geometry))
-        if tr.outfall_ids:
-            o = result.join.outfalls.reindex([tr.outfall_ids[0]]).iloc[0]
-            out.update(receiving_water=o["receiving_water"], pwl_id=o["pwl_id"])
-            out["reason"] += f", then the pipes to outfall {tr.outfall_ids[0]}"
-    return out
-
-
-def _no_surface(
-    ov: OverlandResult, point: Any, unknown: str = "its surface flow is unknown"
-) -> dict[str, str]:
-    """``target_kind``, ``method`` and ``reason`` of a point query where the DEM says nothing.
-
-    Off the grid: ``off_dem`` (the point lies outside the DEM); on a nodata cell inside
-    it: ``unknown`` / ``dem_nodata``, as the parcel table calls such a part (``unknown``
-    ends that reason: what the query cannot tell).
-    """
-    if ov.cell_index(point.x, point.y) is None:
-        return {
-            "target_kind": "off_dem",
-            "method": "off_dem",
-            "reason": "the point lies outside the DEM",
-        }
-    return {
-        "target_kind": "unknown",
-        "method": "dem_nodata",
-        "reason": f"the DEM has no data at the point (a nodata cell): {unknown}",
-    }
-
-
-def _known_outfalls(result: _QueryResult) -> set[str] | None:
-    net = getattr(result, "network", None)
-    if net is None or getattr(net, "outfalls", None) is None:
-        return None
-    return {str(i) for i in net.outfalls.index}
-
-
-def what_drains_here(
-    result: _QueryResult, point: Any = None, *, outfall_id: str | None = None
-) -> gpd.GeoDataFrame:
-    """Everything that drains to a point or an outfall, surface and pipes, as one polygon.
-
-    For an outfall: its sewershed.  For a point on the storm network (within one DEM
-    cell of a structure): the surface catchments of every inlet and open conveyance
-    upstream of it in the pipes, plus the point's own surface catchment.  For any
-    other point: its surface catchment (cells reaching it before any MS4 target).
-
-    Returns
-    -------
-    GeoDataFrame
-        One row: ``query``, ``area_m2``, ``inlets``, ``method``, ``reason``, geometry.
-    """
-    ov = result.overland
-    crs = _result_crs(result)
-    if ov is None:
-        raise DataError("No DEM in the workspace: surface catchments are unknown. Fix: pass --dem.")
-    if outfall_id is None and isinstance(point, str):
-        outfall_id, point = point, None  # what_drains_here(result, "OF-009")
-    if outfall_id is None and point is None:
-        raise UsageError("what_drains_here needs a point or outfall_id=.")
-    if outfall_id is not None:
-        known = _known_outfalls(result)
-        if known is not None and str(outfall_id) not in known:
-            raise DataError(
-                f"Unknown outfall '{outfall_id}'. Known outfalls: {sorted(known)[:30]}"
-                + (" ..." if len(known) > 30 else "")
-            )
-        sw = result.sewersheds
-        hit = sw[sw["outfall_id"] == str(outfall_id)]
-        if not len(hit):
-            return _one(
-                None,
-                crs,
-                query=f"outfall {outfall_id}",
-                area=0.0,
-                inlets=0,
-                method="sewershed",
-                reason="no inlet with a surface catchment drains to it",
-            )
-        r = hit.iloc[0]
-        return _one(
-            r.geometry,
-            crs,
-            query=f"outfall {outfall_id}",
-            area=float(r["area_m2"]),
-            inlets=int(r["inlets"]),
-            method="sewershed",
-            reason="surface catchments of the inlets and open conveyances upstream",
-        )
-    mask = upstream_mask(ov, point.x, point.y)
-    if mask is None:
-        none = _no_surface(ov, point, "what drains to it is unknown")
-        return _one(
-            None,
-            crs,
-            query=point.wkt,
-            area=0.0,
-            inlets=0,
-            method=none["method"],
-            reason=none["reason"],
-        )
-    labels: list[int] = []
-    n_inlets = 0
-    net = result.join.net if result.join is not None else None
-    method, reason = "d8_upstream", "cells whose surface flow reaches the point first"
-    if net is not None and len(net.nodes):
-        from .network import trace_upstream
-
-        d = net.nodes.distance(point)
-        if d.min() <= ov.transform.a * 1.5:
-            nid = str(d.idxmin())
-            up = trace_upstream(net, nid)
-            for kind, ids in (("inlet", up.nodes.index.astype(str)), ("conveyance", up.conv_ids)):
-                t = ov.targets
-                sel = t[(t["target_kind"] == kind) & t["target_id"].isin(list(ids))]
-                labels += sel.index.tolist()
-                if kind == "inlet":
-                    n_inlets = len(sel)
-            method = "d8_upstream+pipes"
-            reason = (
-                f"surface catchments of {n_inlets} inlet(s) upstream of {nid} in the pipes, "
-                "plus the point's own surface catchment"
-            )
-    if labels:
-        mask = mask | np.isin(ov.labels, labels)
-    lab = np.where(mask, 1, 0).astype(np.int32)
-    table = pd.DataFrame({"query": [point.wkt]}, index=pd.Index([1]))
-    poly = polygonize(lab, table, ov.transform, ov.crs, columns=["query"])
-    geom = poly.geometry.iloc[0] if len(poly) else None
-    return _one(
-        geom,
-        crs,
-        query=point.wkt,
-        area=float(mask.sum() * ov.cell_area_m2),
-        inlets=n_inlets,
-        method=method,
-        reason=reason,
-    )
-
-
-def _one(geom: Any, crs: Any, **cols: Any) -> gpd.GeoDataFrame:
-    return gpd.GeoDataFrame(
-        {k if k != "area" else "area_m2": [v] for k, v in cols.items()}, geometry=[geom], crs=crs
-    )

@@ -1,0 +1,24 @@
+"""One orchestrator for the chain validate -> network -> overland -> drainage, with caching.
+
+:func:`run` (in :mod:`.run`) takes a workspace and its :class:`Settings` (:mod:`.settings`)
+and returns a :class:`Result` (:mod:`.result`); :mod:`.cache` keeps each step's result.
+The questions asked of a result are in :mod:`ms4map.analysis`.
+"""
+
+from .cache import clear_cache, workspace_key
+from .result import PipelineResult, Result, outfall_points
+from .run import drainage_shares, run
+from .settings import DEFAULT_SETTINGS, Settings, command_settings
+
+__all__ = [
+    "DEFAULT_SETTINGS",
+    "PipelineResult",
+    "Result",
+    "Settings",
+    "clear_cache",
+    "command_settings",
+    "drainage_shares",
+    "outfall_points",
+    "run",
+    "workspace_key",
+]

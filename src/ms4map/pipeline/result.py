@@ -1,0 +1,121 @@
+"""The result of the drainage chain for one workspace: :class:`Result` (``PipelineResult``).
+
+Made by :func:`ms4map.pipeline.run`; the questions asked of it (where a point drains,
+what drains to an outfall, a feature's path) are in :mod:`ms4map.analysis`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import geopandas as gpd
+import pandas as pd
+
+from ..core.qa import QAReport
+from ..drainage import NetworkJoin
+
+if TYPE_CHECKING:
+    from ..hydrology.overland import OverlandResult
+    from ..io.workspace import Workspace
+    from ..network.build import StormNetwork
+
+__all__ = ["PipelineResult", "Result", "outfall_points"]
+
+
+@dataclass
+class Result:
+    """Everything the chain produced for one workspace and one set of settings.
+
+    Made by :func:`ms4map.pipeline.run`.  The questions asked of it are functions of
+    :mod:`ms4map.analysis`, a layer above this one: ``where_does_it_drain(result,
+    point)``, ``what_drains_here(result, point)``, ``polygon_drainage(result,
+    polygon)`` (before ms4map 0.2 also methods of this class).
+
+    Attributes
+    ----------
+    network : StormNetwork or None
+        ``None`` when the workspace has no conveyances.
+    overland : OverlandResult or None
+        ``None`` when the workspace has no DEM (the drainage table then uses the
+        documented nearest-inlet fallback).
+    drainage : DataFrame
+        The parcel drainage table (:data:`ms4map.drainage.COLUMNS`).
+    inlet_catchments : GeoDataFrame
+        One polygon per inlet with a surface catchment: ``target_id`` (node id),
+        ``outfall_id``, ``cells``, ``area_m2``.
+    sewersheds : GeoDataFrame
+        One non-overlapping polygon per outfall (:func:`ms4map.drainage.sewersheds`).
+    qa : QAReport
+        Findings of every step (validation warnings included).
+    join : NetworkJoin
+        Inlet/conveyance -> outfall -> receiving water.
+    inlets : GeoDataFrame
+        Inlet points used for routing (``node_id``).
+    settings : dict
+    workspace : Workspace
+        The workspace the result was computed from (parcels, waters, outfalls for the
+        screening steps).
+    timings : dict
+        Seconds per step (0 for a cached step).
+    """
+
+    network: StormNetwork | None
+    overland: OverlandResult | None
+    drainage: pd.DataFrame
+    inlet_catchments: gpd.GeoDataFrame
+    sewersheds: gpd.GeoDataFrame
+    qa: QAReport
+    join: NetworkJoin
+    inlets: gpd.GeoDataFrame
+    crs: Any
+    settings: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    cached: dict[str, bool] = field(default_factory=dict)
+    workspace: Workspace | None = None
+
+    def layers(self) -> dict[str, Any]:
+        """The output layers of ``ms4map drainage``: parcel_drainage, inlet_catchments,
+        sewersheds, qa."""
+        qa_frame = self.qa.to_frame()
+        for c in qa_frame.columns:
+            if qa_frame[c].dtype == object:
+                qa_frame[c] = qa_frame[c].map(lambda v: None if v is None else str(v))
+        return {
+            "parcel_drainage": self.drainage,
+            "inlet_catchments": self.inlet_catchments,
+            "sewersheds": self.sewersheds,
+            "qa": qa_frame,
+        }
+
+    def __repr__(self) -> str:
+        path = getattr(self.workspace, "path", None)
+        name = "in-memory" if path is None else path.name
+        net = "no network" if self.network is None else f"{len(self.network.outfalls)} outfalls"
+        dem = "no DEM" if self.overland is None else f"{len(self.overland.targets)} targets"
+        n = self.drainage["parcel_id"].nunique() if "parcel_id" in self.drainage else 0
+        return (
+            f"<Result {name}: {n} parcels, {len(self.drainage)} drainage rows; {net}; {dem}; "
+            f"{len(self.sewersheds)} sewersheds; {len(self.qa.warnings)} warning(s)>"
+        )
+
+
+#: The name of :class:`Result` before ms4map 0.2 (kept).
+PipelineResult = Result
+
+
+def outfall_points(result: Result, workspace: Workspace | None) -> dict[str, Any]:
+    """Outfall id -> point: the built network's outfalls, else the workspace's
+    ``outfalls`` layer (empty when there is neither)."""
+    net = getattr(result, "network", None)
+    of = getattr(net, "outfalls", None) if net is not None else None
+    pts: dict[str, Any] = {}
+    if of is not None and len(of):
+        ids = of.index if "outfall_id" not in of.columns else of["outfall_id"]
+        for i, g in zip(ids, of.geometry, strict=True):
+            pts[str(i)] = g
+    elif workspace is not None and workspace.layers.get("outfalls") is not None:
+        o = workspace.layers["outfalls"]
+        for i, g in zip(o["outfall_id"], o.geometry, strict=True):
+            pts[str(i)] = g
+    return pts
