@@ -20,7 +20,7 @@ from test_records import jpeg_bytes, make_town
 import ms4map.records as rec
 from ms4map.cli import main
 from ms4map.core.errors import DataError
-from ms4map.records import store
+from ms4map.records import writes
 
 
 def _disk_full(*_a, **_k):
@@ -33,7 +33,7 @@ def test_a_failed_photo_leaves_no_inspection(tmp_path, monkeypatch, capsys):
     r.add_inspection(outfall_id="OF-1", date="2025-06-02")
     photo = tmp_path / "of2.jpg"
     photo.write_bytes(jpeg_bytes())
-    monkeypatch.setattr(store, "_attach_in", _disk_full)
+    monkeypatch.setattr(writes, "_attach_in", _disk_full)
     with pytest.raises(DataError, match="Nothing of this change was written"):
         r.add_inspection(outfall_id="OF-2", date="2025-06-03", photos=[photo])
     code = main(

@@ -69,6 +69,13 @@ SPLIT: dict[str, tuple[str, ...]] = {
     # ---- rules: septic, waters; idde (begin)
     # ---- rules: septic, waters; idde (end)
     # ---- records (begin)
+    "ms4map.records.store": (
+        "ms4map.records.records",
+        "ms4map.records.open",
+        "ms4map.records.reads",
+        "ms4map.records.writes",
+        "ms4map.records.layers",
+    ),
     # ---- records (end)
     # ---- outputs (begin)
     # ---- outputs (end)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..io import check_output_path, write_text_output
+
 __all__ = ["LABELS", "write_annual_report"]
 
 #: Row labels of the report, in order.
@@ -122,8 +124,6 @@ def write_annual_report(
     page for up to 18 years; more go on further numbered pages), so every date stays
     inside its cell.
     """
-    from ..io import check_output_path, write_text_output
-
     out = check_output_path(
         path, protected=protected, suffixes=(".csv", ".pdf"), option="--annual-report"
     )

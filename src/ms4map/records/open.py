@@ -1,0 +1,310 @@
+"""Opening a workspace's records: :func:`open_records`, the user's role, the store's checks.
+
+:func:`open_records` reads the workspace's outfalls (:mod:`~ms4map.records.layers`),
+takes the user's role (``smo`` edits, ``viewer`` reads; the users file may list
+viewers), checks an existing records file (a GeoPackage, an ms4map records file, of
+this workspace), creates it on the SMO's first use, and returns a
+:class:`~ms4map.records.records.Records`.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import sqlite3
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pyproj import CRS
+
+from ..core.errors import DataError, InputOpenError, OutputError, UsageError
+from ..io import check_output_path
+from ..io.styles import write_layer_styles
+from ..rules.profiles import Profile, load_profile
+from . import gpkg
+from .layers import _read_role
+from .records import Records
+from .summary import parse_year_start
+from .users import users_file_path
+
+__all__ = ["ROLES", "USERS_FILE_ENV", "default_user", "open_records", "records_path"]
+
+#: Roles: ``smo`` edits, ``viewer`` only reads.
+ROLES = ("smo", "viewer")
+#: Environment variable naming the users file (TOML) that may list viewers.
+USERS_FILE_ENV = "MS4MAP_USERS_FILE"
+RECORDS_SUFFIX = ".records.gpkg"
+
+
+def default_user() -> str:
+    """The login name of the person running ms4map (for the CLI's ``--by`` default)."""
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name in some containers
+        return "unknown"
+
+
+def records_path(workspace: str | Path) -> Path:
+    """``<stem>.records.gpkg`` beside the workspace (GeoPackage, folder or manifest)."""
+    p = Path(workspace).expanduser()
+    return (
+        p.with_name(p.stem + RECORDS_SUFFIX) if p.suffix else p.parent / (p.name + RECORDS_SUFFIX)
+    )
+
+
+def _users_role(user: str, users_file: str | Path | None) -> str | None:
+    """The role the users file gives ``user``: ``None`` when it does not list the user,
+    ``viewer`` when it lists the user without a role (as the app reads it)."""
+    src = users_file or os.environ.get(USERS_FILE_ENV)
+    if not src:  # the app's users file (ms4map users add), when there is one
+        src = users_file_path()
+        if not src.exists():
+            return None
+    p = Path(src).expanduser()
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputOpenError(
+            f"Users file '{p}' does not exist. Fix: check {USERS_FILE_ENV}."
+        ) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"Users file '{p}' is not valid TOML: {exc}.") from None
+    users = data.get("users") or {}
+    if user not in users:
+        return None
+    entry = users[user]
+    # a listed user without a role is a viewer, as the app reads it (users.load_users)
+    role = entry.get("role", "viewer") if isinstance(entry, dict) else entry
+    if role not in ROLES:
+        raise DataError(
+            f"Users file '{p.name}': users.{user}.role = {role!r}. Fix: select from {list(ROLES)}."
+        )
+    return str(role)
+
+
+def _srs_of(crs: CRS) -> tuple[int, str, str, int, str]:
+    """The ``gpkg_spatial_ref_sys`` row of ``crs`` (its EPSG code, else id 100000)."""
+    epsg = crs.to_epsg()
+    wkt = crs.to_wkt("WKT1_GDAL")
+    if epsg:
+        return (int(epsg), crs.name, "EPSG", int(epsg), wkt)
+    return (100000, crs.name, "NONE", 100000, wkt)
+
+
+def _has_styles(rec: Path) -> bool:
+    """Whether the records file has its QGIS style of the inspections."""
+    try:
+        with gpkg.read_tx(rec) as con:
+            return bool(
+                con.execute(
+                    "SELECT 1 FROM layer_styles WHERE f_table_name = 'inspections' LIMIT 1"
+                ).fetchone()
+            )
+    except sqlite3.Error:  # no layer_styles table yet
+        return False
+
+
+def _check_existing_store(rec: Path, outfalls: Any, ws_path: Path, *, check_workspace: bool) -> Any:
+    """Check an existing records file before use: a GeoPackage, an ms4map records file,
+    of this workspace (``check_workspace``: when it was named with ``--records``);
+    returns the outfalls in its CRS."""
+    try:
+        with gpkg.read_tx(rec) as con:
+            names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            srs = gpkg.file_srs(con) if "gpkg_geometry_columns" in names else None
+    except sqlite3.DatabaseError as exc:
+        raise InputOpenError(
+            f"'{rec}' is not a GeoPackage ({exc}). Fix: give another --records path."
+        ) from None
+    if "records_meta" not in names and names:
+        raise UsageError(
+            f"'{rec.name}' is a GeoPackage but not an ms4map records file. Fix: give "
+            "another --records path."
+        )
+    if "records_meta" in names and check_workspace:
+        _check_same_workspace(rec, _records_meta(rec), ws_path)
+    if srs is not None and outfalls.crs is not None:
+        file_crs = CRS.from_epsg(srs[0]) if srs[0] not in (100000,) else CRS.from_wkt(srs[1])
+        if not file_crs.equals(outfalls.crs):
+            outfalls = outfalls.to_crs(file_crs)
+    return outfalls
+
+
+def _records_meta(rec: Path) -> dict[str, str]:
+    """The ``records_meta`` rows of a records file; a clear error for a file that is not
+    one (not a database, or a GeoPackage without them)."""
+    try:
+        with gpkg.read_tx(rec) as con:
+            return dict(con.execute("SELECT key, value FROM records_meta").fetchall())
+    except sqlite3.DatabaseError as exc:
+        what = (
+            "is a GeoPackage but not an ms4map records file"
+            if "no such table" in str(exc)
+            else f"is not a GeoPackage ({exc})"
+        )
+        raise InputOpenError(
+            f"'{rec}' {what}. Fix: give a records file (<workspace>.records.gpkg) or the "
+            "workspace itself."
+        ) from None
+
+
+def _check_same_workspace(rec: Path, meta: dict[str, str], ws_path: Path) -> None:
+    """Refuse a records file that holds the records of another workspace that still
+    exists (a moved workspace, whose recorded path is gone, is accepted)."""
+    recorded = meta.get("workspace")
+    if not recorded:
+        return
+    other = Path(recorded)
+    if other.exists() and other.resolve() != ws_path.resolve():
+        raise UsageError(
+            f"--records '{rec.name}' holds the records of workspace '{other}', not of "
+            f"'{ws_path}': its inspections and cases are of that town's outfalls. Fix: "
+            "give that workspace with it, or another --records path for this one."
+        )
+
+
+def open_records(
+    path: str | Path,
+    *,
+    user: str,
+    role: str | None = None,
+    records: str | Path | None = None,
+    profile: str | Path | Profile | None = "stillwater",
+    layers: Mapping[str, Any] | None = None,
+    field_map: Any = None,
+    crs: Any = None,
+    users_file: str | Path | None = None,
+    year_start: str | None = None,
+) -> Records:
+    """Open (and for the SMO, create on first use) the records of a workspace.
+
+    Parameters
+    ----------
+    path : str or Path
+        The workspace (GeoPackage, folder, manifest): its records file is
+        ``<stem>.records.gpkg`` beside it; or a records file itself
+        (``*.records.gpkg``), which remembers its workspace.
+    user : str
+        Who acts (written as ``created_by`` and in the audit trail).
+    role : {"smo", "viewer"}, optional
+        Default ``smo``, unless the users file (``users_file`` or the
+        ``MS4MAP_USERS_FILE`` environment variable) lists ``user`` as a viewer.
+    records : path, optional
+        Another records file for this workspace (never one of the input files).
+    profile : str, Path or Profile
+        Municipality profile for deadlines and the reporting year.
+    layers, field_map, crs
+        As for :func:`ms4map.io.open_workspace`; only the outfalls layer is read.
+    users_file : path, optional
+        TOML with ``[users.NAME] role = "viewer"``.
+    year_start : "MM-DD", optional
+        First day of the reporting year (default: the profile's
+        ``[records] reporting_year_start``, else ``"01-01"``).
+
+    Returns
+    -------
+    Records
+
+    Raises
+    ------
+    UsageError
+        Empty user, unknown role, a records path that is an input file.
+    InputOpenError
+        The workspace cannot be read; a viewer asks for a records file that does not
+        exist yet.
+    DataError
+        The workspace has no outfalls layer.
+    """
+    if not isinstance(user, str) or not user.strip():
+        raise UsageError("open_records needs user= (who records the changes), e.g. user='jsmith'.")
+    user = user.strip()
+    if role is not None and role not in ROLES:
+        raise UsageError(f"role = {role!r}: select from {list(ROLES)}.")
+    listed = _users_role(user, users_file)
+    eff_role = "viewer" if "viewer" in (role, listed) else "smo"
+    p = Path(path).expanduser()
+    meta_ws: dict[str, str] = {}
+    if p.name.endswith(RECORDS_SUFFIX) and records is None:
+        rec = p
+        if not rec.exists():
+            raise InputOpenError(
+                f"Records file '{rec}' does not exist. Fix: give the workspace instead; its "
+                "records file is created beside it on first use."
+            )
+        meta_ws = _records_meta(rec)
+        ws_path = Path(meta_ws.get("workspace", ""))
+        if layers is None and meta_ws.get("layers"):
+            layers = json.loads(meta_ws["layers"]) or None
+    else:
+        ws_path = p
+        rec = Path(records).expanduser() if records is not None else records_path(p)
+    if not ws_path.exists():
+        raise InputOpenError(
+            f"Workspace '{ws_path}' does not exist. Fix: check the path"
+            + (" (the records file remembers where its workspace was)." if meta_ws else ".")
+        )
+    ws_path = ws_path.resolve()
+    options = {"layers": layers, "field_map": field_map, "crs": crs}
+    outfalls, inputs = _read_role(ws_path, "outfalls", **options)
+    if outfalls is None or not len(outfalls):
+        raise DataError(
+            f"The workspace '{ws_path.name}' has no outfalls layer (or it is empty): records "
+            "are kept per outfall. Fix: add an 'outfalls' layer or name it with --layer "
+            "outfalls=LAYER."
+        )
+    rec = check_output_path(
+        rec, protected=inputs, suffixes=(".gpkg",), option="--records", ms4map_gpkg=False
+    )
+    prof = load_profile(profile)
+    ys = (
+        year_start
+        if year_start is not None
+        else (prof.raw.get("records") or {}).get("reporting_year_start")
+    )
+    start = parse_year_start(ys)
+    keep = ["outfall_id", *(c for c in ("receiving_water", "status") if c in outfalls), "geometry"]
+    outfalls = outfalls[keep].copy()
+    if eff_role == "viewer" and not rec.exists():
+        raise InputOpenError(
+            f"No records yet for this workspace ('{rec.name}' does not exist); a viewer "
+            "cannot create it. Fix: the SMO creates it with the first record."
+        )
+    if rec.exists() and rec.stat().st_size > 0:
+        outfalls = _check_existing_store(
+            rec, outfalls, ws_path, check_workspace=records is not None and not meta_ws
+        )
+    if eff_role == "smo":
+        b = tuple(float(v) for v in outfalls.total_bounds)
+        meta = {
+            "workspace": str(ws_path),
+            "layers": json.dumps(dict(layers) if layers else {}),
+            "created": gpkg.now_utc(),
+            "created_by": user,
+        }
+        if not gpkg.has_schema(rec):  # first use; two processes racing both end complete
+            try:
+                with gpkg.write_tx(rec) as con:
+                    gpkg.ensure_schema(con, srs=_srs_of(outfalls.crs), bounds=b, meta=meta)
+            except (sqlite3.OperationalError, PermissionError) as exc:
+                raise OutputError(
+                    f"The records file '{rec}' cannot be created ({exc}): its folder is "
+                    "read-only or not yours. Fix: keep the records elsewhere with --records "
+                    "FILE.records.gpkg (records=...), in a folder you can write."
+                ) from None
+        if not _has_styles(rec):  # first use, or a first use cut short before its styles
+            # QGIS draws the inspections, samples and cases styled (docs/exports.md)
+            write_layer_styles(rec, description="ms4map records")
+    return Records(
+        rec,
+        ws_path,
+        user=user,
+        role=eff_role,
+        profile=prof,
+        outfalls=outfalls.reset_index(drop=True),
+        inputs=inputs,
+        options=options,
+        year_start=start,
+    )
