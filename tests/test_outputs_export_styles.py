@@ -21,6 +21,7 @@ from ms4map import io
 from ms4map.cli import main
 from ms4map.io import styles
 from ms4map.outputs import maps
+from ms4map.outputs.maps import layers as map_layers
 
 DEMO = io.demo_path()
 QGIS_COLUMNS = [
@@ -143,11 +144,11 @@ def test_layer_styles_one_default_per_spatial_layer(outputs):
 
 def test_app_reads_its_colours_from_the_styles_module():
     # the very same objects, not copies: one source of truth
-    assert maps.PARCEL_COLOURS is styles.PARCEL_COLOURS
-    assert maps.STRUCTURE_COLOURS is styles.STRUCTURE_COLOURS
-    assert maps.CONVEYANCE_COLOURS is styles.CONVEYANCE_COLOURS
-    assert maps.OUTFALL_COLOURS is styles.OUTFALL_COLOURS
-    assert maps.IMPAIRED_COLOURS is styles.IMPAIRED_COLOURS
+    assert map_layers.PARCEL_COLOURS is styles.PARCEL_COLOURS
+    assert map_layers.STRUCTURE_COLOURS is styles.STRUCTURE_COLOURS
+    assert map_layers.CONVEYANCE_COLOURS is styles.CONVEYANCE_COLOURS
+    assert map_layers.OUTFALL_COLOURS is styles.OUTFALL_COLOURS
+    assert map_layers.IMPAIRED_COLOURS is styles.IMPAIRED_COLOURS
     ws = io.open_workspace(DEMO)
     layers = maps.build_layers(ws)
     checked = 0

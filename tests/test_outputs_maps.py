@@ -17,6 +17,7 @@ from ms4map import idde
 from ms4map.app.static import offline_css, offline_js
 from ms4map.io.workspace import Workspace
 from ms4map.outputs import maps
+from ms4map.outputs.outfall_sheet import outfall_map_pdf
 
 
 @pytest.fixture(scope="module")
@@ -183,6 +184,9 @@ def test_hillshade_is_transparent_on_nodata_and_bounded() -> None:
 
 
 def test_view_roundtrip_from_st_folium() -> None:
+    pytest.importorskip("streamlit")
+    from ms4map.app.mapview import view_from_st_folium
+
     default = maps.MapView(0, 0, 1, 1, 5)
     out = {
         "bounds": {
@@ -191,9 +195,12 @@ def test_view_roundtrip_from_st_folium() -> None:
         },
         "zoom": 15,
     }
-    v = maps.MapView.from_st_folium(out, default)
+    v = view_from_st_folium(out, default)
     assert (v.south, v.east, v.zoom) == (43.0, -73.9, 15)
-    assert maps.MapView.from_st_folium({"bounds": {}}, default) is default
+    assert view_from_st_folium({"bounds": {}}, default) is default
+
+
+def test_metres_per_pixel() -> None:
     assert maps.metres_per_pixel(0, 0) == pytest.approx(156543.03392)
     assert maps.metres_per_pixel(60, 1) == pytest.approx(
         156543.03392 * math.cos(math.radians(60)) / 2
@@ -226,7 +233,7 @@ def test_outfall_inventory_and_candidates(town_result) -> None:
     ]
     assert set(cand["parcel_id"]) == set(septic_or_commercial["parcel_id"])
     assert cand["priority"].is_monotonic_increasing
-    pdf = maps.outfall_map_pdf(wsp, result, inv)
+    pdf = outfall_map_pdf(wsp, result, inv)
     assert pdf[:4] == b"%PDF"
 
 

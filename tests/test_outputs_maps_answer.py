@@ -13,8 +13,10 @@ from shapely.geometry import Point
 from test_app_town import CRS, town_layers
 
 from ms4map import pipeline
+from ms4map.io.styles import IMPAIRED_COLOURS, MS4_AREA_COLOUR
 from ms4map.io.workspace import Workspace
 from ms4map.outputs import maps
+from ms4map.outputs.maps.render import HIGHLIGHT_STYLES, PATH_COLOUR
 
 PLAZA = "107.12-2-11"  # drains 56 % to CB-0503 and 44 % to CB-0504, both to OF-013
 
@@ -131,7 +133,7 @@ def test_town_totals_count_each_parcel_once(demo_result) -> None:
 
 def test_ms4_area_outline_is_not_pink_and_highlights_are_in_the_legend(demo_result) -> None:
     ws, result = demo_result
-    pinks = {maps.IMPAIRED_COLOURS["toxics (PCBs, metals, ...)"], maps.PATH_COLOUR}
+    pinks = {IMPAIRED_COLOURS["toxics (PCBs, metals, ...)"], PATH_COLOUR}
     layers = maps.build_layers(ws, result=result)
     ms4 = layers["ms4_area"]
     assert not {ms4.colour(c) for c in ms4.frame["category"]} & pinks
@@ -142,9 +144,9 @@ def test_ms4_area_outline_is_not_pink_and_highlights_are_in_the_legend(demo_resu
     html = maps.legend_html(layers, visible=["parcels", "ms4_area"], highlights=hl)
     assert "Highlighted" in html
     for label in hl:
-        assert maps.HIGHLIGHT_STYLES[label][2] in html
+        assert HIGHLIGHT_STYLES[label][2] in html
     assert "dashed #ff00ff" in html  # the overland step's swatch is dashed
-    assert f"dashed {maps.MS4_AREA_COLOUR}" in html
+    assert f"dashed {MS4_AREA_COLOUR}" in html
     # the map draws the overland step dashed, in the path's colour
     view = maps.MapView.from_bounds(tuple(p.extent().buffer(60).bounds), ws.crs)
     fg = maps.highlight_group(hl, view=view)
@@ -153,6 +155,6 @@ def test_ms4_area_outline_is_not_pink_and_highlights_are_in_the_legend(demo_resu
         for child in fg._children.values()
         if hasattr(child, "style_function")
     ]
-    assert {"color": maps.PATH_COLOUR, "dashArray": "6 6"}.items() <= next(
+    assert {"color": PATH_COLOUR, "dashArray": "6 6"}.items() <= next(
         s for s in styles if s.get("dashArray") == "6 6"
     ).items()

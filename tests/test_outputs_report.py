@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from shapely.geometry import LineString, Point, box
 from test_rules_conditions_fixtures import CLEAR, MILL, row, town_waters
 
 from ms4map.core.errors import UsageError
-from ms4map.outputs.report import render_html, site_map_png, write_report
+from ms4map.outputs.report import (
+    render_html,
+    report_html,
+    report_pdf,
+    site_map_png,
+    write_report,
+)
 from ms4map.rules.conditions import SiteInfo, determine
 
 
@@ -60,6 +68,22 @@ def test_pdf_one_page(det, tmp_path):
         == 1
         or data.count(b"/Count 1") == 1
     )
+
+
+def test_report_bytes_and_text_without_a_file(det, tmp_path):
+    """report_pdf / report_html return what write_report writes (the PDF's text; the
+    HTML exactly), and write no file."""
+    html = report_html(det)
+    assert html == write_report(det, tmp_path / "s.html").read_text(encoding="utf-8")
+    data = report_pdf(det)
+    assert data.startswith(b"%PDF") and data.rstrip().endswith(b"%%EOF")
+    pypdf = pytest.importorskip("pypdf")
+
+    def text(pdf: bytes) -> list[str]:
+        return [page.extract_text() for page in pypdf.PdfReader(io.BytesIO(pdf)).pages]
+
+    assert text(data) == text(write_report(det, tmp_path / "s.pdf").read_bytes())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.html", "s.pdf"]
 
 
 def test_html_file_and_bad_suffix(det, tmp_path):

@@ -15,7 +15,8 @@ import ms4map
 from ms4map import pipeline
 from ms4map.cli import main
 from ms4map.core.errors import UsageError
-from ms4map.outputs.report import _short, model_law_note, render_html, report_figure, write_report
+from ms4map.outputs.report import model_law_note, render_html, report_figure, write_report
+from ms4map.outputs.report.text import _short
 from ms4map.rules.conditions import application_info, evaluate_site
 
 PLAZA = "107.12-2-11"

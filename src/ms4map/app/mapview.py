@@ -8,6 +8,7 @@ click position, the bounds and the zoom come back (``returned_objects``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,14 @@ from .static import asset_base_url, offline_css, offline_js
 if TYPE_CHECKING:
     from ..io.workspace import Workspace
 
-__all__ = ["MapOutput", "default_view", "map_controls", "pending_click", "show_map"]
+__all__ = [
+    "MapOutput",
+    "default_view",
+    "map_controls",
+    "pending_click",
+    "show_map",
+    "view_from_st_folium",
+]
 
 
 @dataclass
@@ -45,6 +53,23 @@ def default_view(ws: Workspace) -> maps.MapView:
         return maps.MapView(42.5, -74.5, 43.5, -73.5, 9)
     b = np.array([f.total_bounds for f in frames[:1]])
     return maps.MapView.from_bounds(tuple(b[0]), ws.crs)
+
+
+def view_from_st_folium(out: dict | None, default: maps.MapView) -> maps.MapView:
+    """The view reported by ``st_folium`` (``bounds`` and ``zoom``), else ``default``."""
+    if not out:
+        return default
+    b = out.get("bounds") or {}
+    sw, ne = b.get("_southWest") or {}, b.get("_northEast") or {}
+    try:
+        south, west = float(sw["lat"]), float(sw["lng"])
+        north, east = float(ne["lat"]), float(ne["lng"])
+    except (KeyError, TypeError, ValueError):
+        return default
+    if not all(map(math.isfinite, (south, west, north, east))) or north <= south:
+        return default
+    zoom = out.get("zoom")
+    return maps.MapView(south, west, north, east, int(zoom) if zoom is not None else default.zoom)
 
 
 def map_controls(key: str, *, layers: dict[str, Any], default_hidden: tuple[str, ...] = ()) -> dict:
@@ -122,7 +147,7 @@ def show_map(
 
     home = default_view(ws)
     previous = st.session_state.get(key)
-    view = maps.MapView.from_st_folium(previous, home)
+    view = view_from_st_folium(previous, home)
     center = zoom = None
     if focus is not None and not focus.is_empty:
         fview = maps.MapView.from_bounds(tuple(focus.buffer(60).bounds), ws.crs)
@@ -185,7 +210,7 @@ def show_map(
             click = (float(lc["lat"]), float(lc["lng"]))
         except (KeyError, TypeError, ValueError):
             click = None
-    return MapOutput(view=maps.MapView.from_st_folium(out, view), click=click, stats=stats)
+    return MapOutput(view=view_from_st_folium(out, view), click=click, stats=stats)
 
 
 def _records_overlay(ws: Workspace, layers: dict[str, Any], visible: list[str] | None) -> tuple:
