@@ -61,6 +61,15 @@ SPLIT: dict[str, tuple[str, ...]] = {
     # ---- network (begin)
     # ---- network (end)
     # ---- hydrology (begin)
+    "ms4map.hydrology.overland": (
+        "ms4map.hydrology.routing",
+        "ms4map.hydrology.result",
+        "ms4map.hydrology.targets",
+        "ms4map.hydrology.conditioning",
+        "ms4map.hydrology.queries",
+        "ms4map.hydrology.cells",
+        "ms4map.hydrology._whitebox",
+    ),
     # ---- hydrology (end)
     # ---- drainage, pipeline, analysis (begin)
     # ---- drainage, pipeline, analysis (end)
