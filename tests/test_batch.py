@@ -503,7 +503,7 @@ def test_impairments_csv_and_pollutants_as_the_screen_options(tmp_path):
 
 
 def test_a_bug_in_one_town_is_reported_and_the_others_finish(tmp_path, monkeypatch, capsys):
-    import ms4map.batch as batch
+    from ms4map.batch import town as batch
 
     write_tiny_town(tmp_path / "a")
     write_tiny_town(tmp_path / "b")
@@ -531,7 +531,8 @@ def test_a_bug_in_one_town_is_reported_and_the_others_finish(tmp_path, monkeypat
 
 def test_towns_go_to_a_cluster_largest_first(tmp_path):
     """The submission order: bytes of the workspace and its DEM, largest first (stable)."""
-    from ms4map.batch import Town, _input_bytes
+    from ms4map.batch import Town
+    from ms4map.batch.cluster import _input_bytes
 
     for name, size in (("a", 10), ("b", 30), ("c", 10)):
         (tmp_path / name).mkdir()

@@ -22,9 +22,8 @@ import pytest
 import shapely
 from test_hydrology_overland_fixtures import CRS18, cell_box, dem, xy
 
-from ms4map import drainage
+from ms4map import drainage, hydrology
 from ms4map.analysis import what_drains_here, where_does_it_drain
-from ms4map.hydrology import overland
 
 
 def _inlets(**cells: tuple[int, int]) -> gpd.GeoDataFrame:
@@ -35,7 +34,7 @@ def _inlets(**cells: tuple[int, int]) -> gpd.GeoDataFrame:
     )
 
 
-def _names(res: overland.OverlandResult) -> np.ndarray:
+def _names(res: hydrology.OverlandResult) -> np.ndarray:
     """``kind:id`` of the first target of every cell ("" on nodata)."""
     t = res.targets
     name = (t["target_kind"] + ":" + t["target_id"]).reindex(res.labels.ravel())
@@ -65,8 +64,8 @@ def test_flow_leaves_the_dem_where_its_data_ends_against_border_nodata():
     clipped = z.copy()
     clipped[:, 6:] = np.nan
     inlets = _inlets(I=(10, 5))
-    res = overland.route(dem(clipped), inlets=inlets)
-    grid = overland.route(dem(z[:, :6].copy()), inlets=inlets)
+    res = hydrology.route(dem(clipped), inlets=inlets)
+    grid = hydrology.route(dem(z[:, :6].copy()), inlets=inlets)
     names = _names(res)
     assert (names[1:5, 2:6] == "off_dem:dem_edge").all()
     assert (
@@ -102,7 +101,7 @@ def test_flow_reaching_an_interior_nodata_hole_stops_there():
     # runs east along row 3 off the east edge.
     z = _east_plane(12, 14)
     z[4:7, 6:8] = np.nan
-    res = overland.route(dem(z), inlets=_inlets(I=(7, 10)))
+    res = hydrology.route(dem(z), inlets=_inlets(I=(7, 10)))
     names = _names(res)
     assert (names[4:7, 2:6] == "off_dem:dem_nodata").all()
     assert names[3, 8] == "off_dem:dem_edge" and names[3, 6] == "off_dem:dem_nodata"
@@ -134,7 +133,7 @@ def test_pool_below_an_inlet_off_the_low_point_drains_to_the_inlet():
     # to I, so all 145 cells inside the rim do.  Before: the pool was closed
     # depression DEP1 and took 123 of them.
     z, d = _cone()
-    res = overland.route(dem(z), inlets=_inlets(I=(7, 11)), min_area_m2=50.0)
+    res = hydrology.route(dem(z), inlets=_inlets(I=(7, 11)), min_area_m2=50.0)
     assert len(res.depression_table) == 0
     assert "depression" not in set(res.targets["target_kind"])
     assert (res.labels[d < 7.0] == res.label_of("inlet", "I")).all()
@@ -144,7 +143,7 @@ def test_pool_below_an_inlet_off_the_low_point_drains_to_the_inlet():
     assert res.conditioned[7, 7] - z[7, 7] == pytest.approx(6.0 / 7.0, abs=1e-6)
     # without the inlet the same bowl is a true closed depression, as before: filled
     # to its rim (102 m), every cell nearer than 7 cells, 2 m deep
-    alone = overland.route(dem(z), min_area_m2=50.0)
+    alone = hydrology.route(dem(z), min_area_m2=50.0)
     dep = alone.depression_table
     assert len(dep) == 1 and int(dep["cells"].iloc[0]) == int((d < 7.0).sum()) == 145
     assert dep["max_depth_m"].iloc[0] == pytest.approx(2.0, abs=1e-6)
@@ -156,7 +155,7 @@ def test_pool_below_an_inlet_off_the_low_point_drains_to_the_inlet():
 def test_point_queries_on_a_nodata_cell_say_the_dem_has_no_data_there():
     z = _east_plane(12, 14)
     z[4:7, 6:8] = np.nan
-    result = SimpleNamespace(overland=overland.route(dem(z)), join=None, settings={})
+    result = SimpleNamespace(overland=hydrology.route(dem(z)), join=None, settings={})
     on_hole = shapely.Point(xy(5, 6))
     where = where_does_it_drain(result, on_hole)
     assert (where["target_kind"], where["method"]) == ("unknown", "dem_nodata")

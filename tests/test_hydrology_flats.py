@@ -18,8 +18,7 @@ import shapely
 from affine import Affine
 from pyproj import CRS
 
-from ms4map import drainage
-from ms4map.hydrology import overland
+from ms4map import drainage, hydrology
 from ms4map.io.workspace import Dem
 
 CRS18 = CRS.from_epsg(26918)
@@ -36,9 +35,9 @@ def _terrace(base: float) -> tuple[np.ndarray, np.ndarray]:
     return z - kettle, kettle > 0
 
 
-def _route(base: float) -> overland.OverlandResult:
+def _route(base: float) -> hydrology.OverlandResult:
     z, _ = _terrace(base)
-    return overland.route(Dem(array=z, transform=Affine(1, 0, X0, 0, -1, Y0), crs=CRS18))
+    return hydrology.route(Dem(array=z, transform=Affine(1, 0, X0, 0, -1, Y0), crs=CRS18))
 
 
 def _box(r0: int, c0: int, r1: int, c1: int) -> shapely.Polygon:
@@ -46,7 +45,7 @@ def _box(r0: int, c0: int, r1: int, c1: int) -> shapely.Polygon:
 
 
 @pytest.fixture(scope="module")
-def at_100() -> overland.OverlandResult:
+def at_100() -> hydrology.OverlandResult:
     return _route(100.0)
 
 

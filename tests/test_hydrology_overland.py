@@ -8,8 +8,8 @@ import pytest
 import shapely
 from test_hydrology_overland_fixtures import CRS18, TR, dem, plane, town_dem, xy
 
+from ms4map import hydrology
 from ms4map.core.errors import DataError
-from ms4map.hydrology import overland
 from ms4map.io.workspace import Dem
 
 
@@ -22,7 +22,7 @@ def _inlets(**cells: tuple[int, int]) -> gpd.GeoDataFrame:
 
 
 def test_plane_drains_off_the_south_edge():
-    res = overland.route(dem(plane()))
+    res = hydrology.route(dem(plane()))
     t = res.targets
     assert set(t["target_kind"]) == {"off_dem"}
     assert (res.labels > 0).all()
@@ -30,7 +30,7 @@ def test_plane_drains_off_the_south_edge():
 
 
 def test_inlet_on_plane_catches_its_column_upslope():
-    res = overland.route(dem(plane()), inlets=_inlets(I1=(20, 25)))
+    res = hydrology.route(dem(plane()), inlets=_inlets(I1=(20, 25)))
     lab = res.label_of("inlet", "I1")
     catch = res.labels == lab
     # every cell straight upslope (north) of the inlet drains into it
@@ -41,7 +41,7 @@ def test_inlet_on_plane_catches_its_column_upslope():
 
 
 def test_valley_flow_reaches_first_inlet_downstream_only():
-    res = overland.route(dem(town_dem()), inlets=_inlets(I1=(30, 60), I2=(60, 60)))
+    res = hydrology.route(dem(town_dem()), inlets=_inlets(I1=(30, 60), I2=(60, 60)))
     i1, i2 = res.label_of("inlet", "I1"), res.label_of("inlet", "I2")
     # a valley cell above I1 goes to I1 (first target), not to I2 further down
     assert res.labels[10, 60] == i1
@@ -51,7 +51,7 @@ def test_valley_flow_reaches_first_inlet_downstream_only():
 def test_bowl_is_a_real_depression_and_small_pits_are_noise():
     z = town_dem()
     z[70, 20] -= 0.2  # a one-cell pit: noise, filled
-    res = overland.route(dem(z))
+    res = hydrology.route(dem(z))
     deps = res.targets[res.targets["target_kind"] == "depression"]
     assert len(deps) == 1
     lab = deps.index[0]
@@ -63,9 +63,9 @@ def test_bowl_is_a_real_depression_and_small_pits_are_noise():
 
 
 def test_depression_thresholds_are_settings():
-    res = overland.route(dem(town_dem()), min_depth_m=5.0)
+    res = hydrology.route(dem(town_dem()), min_depth_m=5.0)
     assert not (res.targets["target_kind"] == "depression").any()
-    res = overland.route(dem(town_dem()), min_area_m2=1e6)
+    res = hydrology.route(dem(town_dem()), min_area_m2=1e6)
     assert not (res.targets["target_kind"] == "depression").any()
 
 
@@ -75,29 +75,29 @@ def test_waterbody_is_burned_and_takes_direct_runoff():
         geometry=[shapely.LineString([xy(100, 0), xy(100, 119)])],
         crs=CRS18,
     )
-    res = overland.route(dem(town_dem()), waterbodies=wb)
+    res = hydrology.route(dem(town_dem()), waterbodies=wb)
     lab = res.label_of("water_direct", "1302-0001")
     assert res.labels[110, 30] == lab  # south bank drains north into the creek
     assert res.labels[95, 60] == lab
 
 
 def test_surface_path_stops_at_first_target():
-    res = overland.route(dem(town_dem()), inlets=_inlets(I1=(30, 60)))
-    line, lab = overland.surface_path(res, *xy(5, 45))
+    res = hydrology.route(dem(town_dem()), inlets=_inlets(I1=(30, 60)))
+    line, lab = hydrology.surface_path(res, *xy(5, 45))
     assert lab == res.label_of("inlet", "I1")
     end = shapely.Point(line.coords[-1])
     assert end.distance(shapely.Point(xy(30, 60))) < 1e-6
 
 
 def test_upstream_mask_is_stopped_by_inlets():
-    res = overland.route(dem(town_dem()), inlets=_inlets(I1=(30, 60)))
-    m = overland.upstream_mask(res, *xy(50, 60))
+    res = hydrology.route(dem(town_dem()), inlets=_inlets(I1=(30, 60)))
+    m = hydrology.upstream_mask(res, *xy(50, 60))
     assert m[50, 60] and m[40, 60]
     assert not m[10, 60]  # above I1: taken by the inlet first
 
 
 def test_catchment_polygons_match_cell_counts():
-    res = overland.route(dem(town_dem()), inlets=_inlets(I1=(30, 60), I2=(60, 60)))
+    res = hydrology.route(dem(town_dem()), inlets=_inlets(I1=(30, 60), I2=(60, 60)))
     polys = res.catchments()
     assert list(polys["target_id"]) == ["I1", "I2"]
     assert np.allclose(polys.area.to_numpy(), polys["area_m2"].to_numpy())
@@ -108,32 +108,32 @@ def test_catchment_polygons_match_cell_counts():
 def test_geographic_dem_is_refused_with_fix():
     d = Dem(array=plane(), transform=TR, crs="EPSG:4326")
     with pytest.raises(DataError, match="geographic CRS.*Fix"):
-        overland.route(d)
+        hydrology.route(d)
 
 
 def test_nodata_hole_is_reported_as_off_dem_and_unlabelled():
     z = plane()
     z[10:15, 10:15] = np.nan
-    res = overland.route(dem(z))
+    res = hydrology.route(dem(z))
     assert (res.labels[10:15, 10:15] == 0).all()
     hole = res.label_of("off_dem", "dem_nodata")
     assert hole is not None and res.labels[5, 12] == hole
 
 
 def test_flat_dem_routes_and_warns():
-    res = overland.route(dem(np.full((30, 30), 50.0)))
+    res = hydrology.route(dem(np.full((30, 30), 50.0)))
     assert (res.labels > 0).all()
     assert "dem_flat" in res.qa.codes()
 
 
 def test_one_cell_dem_degrades():
-    res = overland.route(dem(np.array([[10.0]])), inlets=_inlets(I1=(0, 0)))
+    res = hydrology.route(dem(np.array([[10.0]])), inlets=_inlets(I1=(0, 0)))
     assert res.labels[0, 0] == res.label_of("inlet", "I1")
     assert "dem_too_small" in res.qa.codes()
 
 
 def test_inlets_outside_dem_are_reported_not_fatal():
-    res = overland.route(dem(plane()), inlets=_inlets(IN=(5, 5), OUT=(500, 500)))
+    res = hydrology.route(dem(plane()), inlets=_inlets(IN=(5, 5), OUT=(500, 500)))
     assert "inlet_off_dem" in res.qa.codes()
     row = res.targets[res.targets["target_id"] == "OUT"].iloc[0]
     assert row["cells"] == 0 and row["method"] == "off_dem"

@@ -1,4 +1,4 @@
-"""The steps of ``overland.route``, one by one, on grids small enough to check by hand."""
+"""The steps of ``hydrology.route``, one by one, on grids small enough to check by hand."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import pytest
 import shapely
 from test_hydrology_overland_fixtures import CRS18, TR, xy
 
-from ms4map.hydrology import overland
+from ms4map import hydrology
+from ms4map.hydrology import conditioning
+from ms4map.io.workspace import Dem
 
 
 def _bowl(n: int = 9, rim: float = 5.0, floor: float = 3.0, pit: float = 1.0) -> np.ndarray:
@@ -20,7 +22,7 @@ def _bowl(n: int = 9, rim: float = 5.0, floor: float = 3.0, pit: float = 1.0) ->
 
 
 def _fill(z, outlets=None):
-    return overland.condition_dem(z, TR, CRS18, outlets=outlets)
+    return hydrology.condition_dem(z, TR, CRS18, outlets=outlets)
 
 
 def test_fill_drains_a_bowl_over_the_dem_edge():
@@ -76,7 +78,7 @@ def test_rasterize_targets_later_kinds_win_and_odd_inlets_are_listed():
         geometry=[shapely.LineString([xy(5, 0), xy(5, 11)])],
         crs=CRS18,
     )
-    grid = overland.rasterize_targets(
+    grid = hydrology.rasterize_targets(
         (10, 12),
         TR,
         valid,
@@ -96,8 +98,10 @@ def test_find_depressions_keeps_deep_large_ones_only():
     z = _bowl(n=21, rim=5.0, floor=4.9, pit=4.0)  # floor 0.1 m below the rim, 1 m pit
     filled = _fill(z)
     for min_depth, min_cells, expected in ((0.3, 100, 1), (1.5, 100, 0), (0.3, 400, 0)):
-        grid = overland.TargetGrid(seed=np.zeros(z.shape, np.int32))
-        table = overland.find_depressions(z, filled, grid, min_depth=min_depth, min_cells=min_cells)
+        grid = hydrology.TargetGrid(seed=np.zeros(z.shape, np.int32))
+        table = conditioning.find_depressions(
+            z, filled, grid, min_depth=min_depth, min_cells=min_cells
+        )
         assert len(table) == expected, (min_depth, min_cells)
         if expected:
             assert table.iloc[0]["cells"] == 19 * 19  # the whole floor, by hand
@@ -108,7 +112,7 @@ def test_find_depressions_keeps_deep_large_ones_only():
 def test_sink_targets_puts_every_target_below_its_lowest_free_neighbour():
     z = np.full((5, 5), 10.0)
     z[2, 3] = 8.0  # a free cell lower than the target next to it, even once burned
-    grid = overland.TargetGrid(
+    grid = hydrology.TargetGrid(
         seed=np.zeros(z.shape, np.int32),
         burn=np.zeros(z.shape, bool),
         sink=np.zeros(z.shape, bool),
@@ -116,7 +120,7 @@ def test_sink_targets_puts_every_target_below_its_lowest_free_neighbour():
     grid.seed[2, 2] = grid.add("inlet", "I")
     grid.sink[2, 2] = True
     cond = z.copy()
-    changed = overland.sink_targets(
+    changed = conditioning.sink_targets(
         z, cond, grid, np.ones(z.shape, bool), burn_depth=2.0, inlet_depth=1.0, step=0.001
     )
     assert changed.tolist() == [2 * 5 + 2]
@@ -124,7 +128,7 @@ def test_sink_targets_puts_every_target_below_its_lowest_free_neighbour():
     grid.seed[2, 3] = grid.add("inlet", "J")  # now that low cell is a target too
     grid.sink[2, 3] = True
     cond = z.copy()
-    overland.sink_targets(
+    conditioning.sink_targets(
         z, cond, grid, np.ones(z.shape, bool), burn_depth=2.0, inlet_depth=1.0, step=0.001
     )
     assert cond[2, 2] == pytest.approx(9.0) and cond[2, 3] == pytest.approx(7.0)  # burned
@@ -141,7 +145,7 @@ def test_first_target_names_edge_hole_and_target_outlets():
     z = np.where(c <= 4, 100.0 + 0.1 * np.hypot(r - 3, c - 3), 100.0 - 0.1 * (c - 6))
     z[:, 5] = 102.0
     z[3, 3] = np.nan
-    res = overland.route(overland.Dem(array=z, transform=TR, crs=CRS18), inlets=_points(I=(1, 9)))
+    res = hydrology.route(Dem(array=z, transform=TR, crs=CRS18), inlets=_points(I=(1, 9)))
     name = res.targets["target_kind"] + ":" + res.targets["target_id"]
     got = name.reindex(res.labels.ravel()).to_numpy().reshape(h, w)
     assert (got[:, :5][np.isfinite(z[:, :5])] == "off_dem:dem_nodata").all()
@@ -156,7 +160,7 @@ def test_edge_outlets_name_the_side_flow_leaves_by():
     h, w = 12, 16
     r, c = np.mgrid[0:h, 0:w].astype(float)
     z = 100.0 - 0.1 * r - 0.05 * c
-    res = overland.route(overland.Dem(array=z, transform=TR, crs=CRS18))
+    res = hydrology.route(Dem(array=z, transform=TR, crs=CRS18))
     t = res.targets
     reason = t["reason"].reindex(res.labels.ravel()).to_numpy().reshape(h, w)
     assert reason[h - 1, 3] == "flows off the south edge of the DEM"

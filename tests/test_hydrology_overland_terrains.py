@@ -16,12 +16,11 @@ import shapely
 import terrains as T
 from test_hydrology_overland_fixtures import CRS18, dem, xy
 
-from ms4map import pipeline
-from ms4map.hydrology import overland
+from ms4map import hydrology, pipeline
 
 
 def _route(t: T.Terrain, **kw):
-    return overland.route(dem(t.z), inlets=t.inlet_gdf(), waterbodies=t.water_gdf(), **kw)
+    return hydrology.route(dem(t.z), inlets=t.inlet_gdf(), waterbodies=t.water_gdf(), **kw)
 
 
 def _shares(res, t: T.Terrain, lot: str) -> dict[str, float]:
@@ -100,7 +99,7 @@ def test_parking_sag_without_inlets_is_a_real_depression():
 
 def test_sag_with_inlet_off_its_low_point_still_drains_to_it():
     t = T.off_low_point_sag()
-    for depth in (0.0, overland.DEFAULTS["inlet_depth_m"]):  # with and without the burn
+    for depth in (0.0, hydrology.DEFAULTS["inlet_depth_m"]):  # with and without the burn
         res = _route(t, inlet_depth_m=depth)
         assert _shares(res, t, "LOT") == {"CB": 1.0}
         assert len(res.depression_table) == 0
@@ -234,7 +233,7 @@ def _random_case(seed: int):
 @pytest.mark.parametrize("seed", range(12))
 def test_labels_equal_a_brute_force_steepest_descent_walk(seed):
     z, inlets, waters = _random_case(seed)
-    res = overland.route(dem(z), inlets=inlets, waterbodies=waters, min_area_m2=40.0)
+    res = hydrology.route(dem(z), inlets=inlets, waterbodies=waters, min_area_m2=40.0)
     cond, valid, stop = res.conditioned, res.valid, res.target_mask
     h, w = z.shape
     ties = 0
@@ -255,7 +254,7 @@ def test_labels_equal_a_brute_force_steepest_descent_walk(seed):
 @pytest.mark.parametrize("seed", range(12))
 def test_no_cell_next_to_a_target_a_hole_or_the_edge_is_raised(seed):
     z, inlets, waters = _random_case(seed)
-    res = overland.route(dem(z), inlets=inlets, waterbodies=waters)
+    res = hydrology.route(dem(z), inlets=inlets, waterbodies=waters)
     valid = res.valid
     raised = valid & ~res.target_mask & (res.conditioned - z > 1e-9)
     outlet = res.target_mask | ~valid

@@ -61,6 +61,15 @@ SPLIT: dict[str, tuple[str, ...]] = {
     # ---- network (begin)
     # ---- network (end)
     # ---- hydrology (begin)
+    "ms4map.hydrology.overland": (
+        "ms4map.hydrology.routing",
+        "ms4map.hydrology.result",
+        "ms4map.hydrology.targets",
+        "ms4map.hydrology.conditioning",
+        "ms4map.hydrology.queries",
+        "ms4map.hydrology.cells",
+        "ms4map.hydrology._whitebox",
+    ),
     # ---- hydrology (end)
     # ---- drainage, pipeline, analysis (begin)
     # ---- drainage, pipeline, analysis (end)
@@ -150,8 +159,6 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return module
 
     def exec_module(self, module: ModuleType) -> None:
-        if isinstance(module, _SplitModule):
-            return
         real = self._real_specs.pop(module.__spec__.name, None)
         if real is not None:
             module.__spec__ = real

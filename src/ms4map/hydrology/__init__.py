@@ -1,6 +1,36 @@
-"""Surface flow on the DEM: :mod:`ms4map.hydrology.overland` routes every cell to its
-first target (inlet, open conveyance or water); details in ``docs/hydrology.md``."""
+"""Surface flow on the DEM: every cell routed to its first MS4 target, water, depression or DEM edge.
 
-from ..core.lazy import lazy_submodules
+:func:`route` is the recipe (:mod:`.routing`); it returns an :class:`OverlandResult`
+(:mod:`.result`, with :func:`catchment_polygons`), which :func:`surface_path` and
+:func:`upstream_mask` query (:mod:`.queries`).  The steps live in :mod:`.targets` (the
+targets on the grid), :mod:`.conditioning` (the fill, closed depressions, targets as
+sinks) and :mod:`.routing` (D8 directions, first target); grid helpers in :mod:`.cells`,
+the whitebox-workflows session in :mod:`._whitebox`.  The storm network itself is
+:mod:`ms4map.network`.  Details in ``docs/hydrology.md``.
+"""
 
-__getattr__ = lazy_submodules(__name__, ("overland",))
+from .cells import polygonize, to_colrow, walk_down
+from .conditioning import condition_dem
+from .queries import surface_path, upstream_mask
+from .result import DEFAULTS, TARGET_KINDS, OverlandResult, catchment_polygons
+from .routing import check_layer_crs, d8_pointer, route
+from .targets import TargetGrid, network_targets, rasterize_targets
+
+__all__ = [
+    "DEFAULTS",
+    "TARGET_KINDS",
+    "OverlandResult",
+    "TargetGrid",
+    "catchment_polygons",
+    "check_layer_crs",
+    "condition_dem",
+    "d8_pointer",
+    "network_targets",
+    "polygonize",
+    "rasterize_targets",
+    "route",
+    "surface_path",
+    "to_colrow",
+    "upstream_mask",
+    "walk_down",
+]
