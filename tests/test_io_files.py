@@ -414,13 +414,13 @@ def test_outputs_written_unjournaled_then_synced_once_before_the_rename(
     io.write_outputs(out, {"a": ws.structures}, provenance=ws.provenance(step="first"))
     events = request.getfixturevalue("sync_events")  # from here on
     seen: dict[str, str | None] = {}
-    real_write = io.files._write_layer
+    real_write = io.write._write_layer
 
     def write(frame, path, name, *, arrow):  # noqa: ANN001, ANN202
-        seen.update({k: pyogrio.get_gdal_config_option(k) for k in io.files._TEMP_SQLITE})
+        seen.update({k: pyogrio.get_gdal_config_option(k) for k in io.write._TEMP_SQLITE})
         return real_write(frame, path, name, arrow=arrow)
 
-    monkeypatch.setattr(io.files, "_write_layer", write)
+    monkeypatch.setattr(io.write, "_write_layer", write)
     io.write_outputs(out, {"b": ws.conveyances}, provenance=ws.provenance(step="second"))
     # pyogrio reads GDAL's "OFF" back as False
     assert seen == {"OGR_SQLITE_SYNCHRONOUS": False, "OGR_SQLITE_JOURNAL": False}
@@ -435,7 +435,7 @@ def test_outputs_written_unjournaled_then_synced_once_before_the_rename(
     def boom(frame, path, name, *, arrow):  # noqa: ANN001, ANN202
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(io.files, "_write_layer", boom)
+    monkeypatch.setattr(io.write, "_write_layer", boom)
     with pytest.raises(RuntimeError, match="disk full"):
         io.write_outputs(out, {"c": ws.structures}, provenance=ws.provenance(step="third"))
     assert set(pyogrio.list_layers(out)[:, 0]) >= {"a", "b"}
@@ -646,9 +646,9 @@ def test_output_layer_with_a_column_arrow_cannot_type_is_still_written(tmp_path:
 
     path = tmp_path / "out.gpkg"
     mixed = pd.DataFrame({"value": [1, "x", None], "n": [1.0, 2.0, 3.0]})
-    from ms4map.io import files
+    from ms4map.io import write
 
-    files._write_layer(mixed, path, "t", arrow=True)  # Arrow refuses int + str: GDAL writes it
+    write._write_layer(mixed, path, "t", arrow=True)  # Arrow refuses int + str: GDAL writes it
     back = pyogrio.read_dataframe(path, layer="t")
     assert back["value"].tolist()[:2] == ["1", "x"] and back["n"].tolist() == [1.0, 2.0, 3.0]
 
