@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import geopandas as gpd
@@ -26,11 +27,17 @@ _GEOM_FAMILY = {
 }
 
 
-def _check_layers(out_layers: dict[str, Any], work_crs: CRS | None, report: QAReport) -> None:
-    """Checks across the canonical layers: ids, required and legal layers, loose ends."""
+def _check_layers(
+    out_layers: dict[str, Any],
+    work_crs: CRS | None,
+    report: QAReport,
+    wanted: Collection[str] | None = None,
+) -> None:
+    """Checks across the canonical layers: ids, required and legal layers, loose ends
+    (``wanted``: the roles asked for; the absence of others is not reported)."""
     _ids(out_layers, report)
-    _check_required_roles(out_layers, report)
-    _check_legal_layers(out_layers, report)
+    _check_required_roles(out_layers, report, wanted)
+    _check_legal_layers(out_layers, report, wanted)
     if work_crs is not None and not report.has_errors:
         _ends_without_structure(out_layers, work_crs, report)
 
@@ -292,10 +299,16 @@ def _ends_without_structure(layers: dict[str, Any], crs: CRS, report: QAReport) 
         )
 
 
-def _check_required_roles(layers: dict[str, Any], report: QAReport) -> None:
+def _check_required_roles(
+    layers: dict[str, Any], report: QAReport, wanted: Collection[str] | None = None
+) -> None:
     # A workspace may hold any subset of layers (an outfall inventory alone is fine); the
     # steps that need a layer say so themselves.  Here we only say what is missing.
-    missing = [r for r in ("parcels", "structures", "conveyances") if r not in layers]
+    missing = [
+        r
+        for r in ("parcels", "structures", "conveyances")
+        if r not in layers and (wanted is None or r in wanted)
+    ]
     if missing and layers:
         report.note(
             "Layers not in this workspace: "
@@ -304,17 +317,19 @@ def _check_required_roles(layers: dict[str, Any], report: QAReport) -> None:
         )
 
 
-def _check_legal_layers(layers: dict[str, Any], report: QAReport) -> None:
+def _check_legal_layers(
+    layers: dict[str, Any], report: QAReport, wanted: Collection[str] | None = None
+) -> None:
     """Warn for each legal layer Condition A depends on that is missing or incomplete.
 
     Without them the screening answers are undetermined, never "no"; the warning names
     what the layer is needed for and the fix.  Only for workspaces with parcels (the
-    ones that screen sites).
+    ones that screen sites); a layer not ``wanted`` (when given) is not missing.
     """
     if "parcels" not in layers:
         return
     for role, (what, needed, fix) in LEGAL_LAYERS.items():
-        if role not in layers:
+        if role not in layers and (wanted is None or role in wanted):
             report.warning(
                 "missing_legal_layer",
                 role,
@@ -345,6 +360,8 @@ def _check_legal_layers(layers: dict[str, Any], report: QAReport) -> None:
             )
     of = layers.get("outfalls")
     if of is None:
+        if wanted is not None and "outfalls" not in wanted:
+            return
         report.warning(
             "missing_legal_layer",
             "outfalls",

@@ -44,6 +44,7 @@ def open_workspace(
     crs: Any = None,
     repair_geometry: bool = False,
     no_dem: bool = False,
+    roles: Iterable[str] | None = None,
 ) -> Workspace:
     """Open layers (and a DEM) as one canonical :class:`~ms4map.io.workspace.Workspace`.
 
@@ -70,6 +71,10 @@ def open_workspace(
         stopping with an error.
     no_dem : bool
         Ignore any DEM.
+    roles : iterable of str, optional
+        Read only these canonical roles (e.g. ``("outfalls",)``): the sources of other
+        roles are not resolved or opened, and their absence is not reported.  ``None``
+        (the default): every role.
 
     Returns
     -------
@@ -86,13 +91,14 @@ def open_workspace(
         path, layers=layers, field_map=field_map, dem=dem, crs=crs, repair_geometry=repair_geometry
     )
     report = QAReport()
-    role_specs = _resolve_roles(req.layers, req.base)
+    wanted = _wanted_roles(roles)
+    role_specs = _resolve_roles(req.layers, req.base, wanted)
     raw, inputs = _read_sources(role_specs, req.base, report)
-    _check_field_map_layers(req.fmap, raw)
+    _check_field_map_layers(req.fmap, raw, wanted)
     dem_path, work_crs = _working_crs(req, raw, report, no_dem=no_dem)
     source_crs = _source_crs(raw)
     out_layers, mapping_used = _canonical_layers(raw, req, work_crs, report)
-    _check_layers(out_layers, work_crs, report)
+    _check_layers(out_layers, work_crs, report, wanted)
     dem_obj = _attach_dem(dem_path, work_crs, out_layers, inputs, report)
     if report.has_errors:
         raise ValidationError(report)
@@ -184,21 +190,38 @@ def _request(
     return _Request(base, layers, fmap, dem, crs, repair_geometry, settings)
 
 
+def _wanted_roles(roles: Iterable[str] | None) -> tuple[str, ...] | None:
+    """The canonical roles ``open_workspace(roles=...)`` asks for, in schema order
+    (``None``: every role); an unknown role is a usage error."""
+    if roles is None:
+        return None
+    asked = {roles} if isinstance(roles, str) else set(roles)
+    unknown = sorted(asked - set(schema.LAYERS))
+    if unknown:
+        raise UsageError(f"Unknown layer role '{unknown[0]}'. Select from {list(schema.LAYERS)}.")
+    return tuple(r for r in schema.LAYERS if r in asked)
+
+
 def _resolve_roles(
-    layers: Mapping[str, str | Iterable[str]] | None, base: Path | None
+    layers: Mapping[str, str | Iterable[str]] | None,
+    base: Path | None,
+    wanted: tuple[str, ...] | None = None,
 ) -> dict[str, list[str]]:
     """Role -> source specs: the roles named in ``layers``, then every role a layer of
-    ``base`` is named exactly like.  Raises when no role is left."""
+    ``base`` is named exactly like; only the ``wanted`` roles when given.  Raises when
+    no role is left."""
     role_specs: dict[str, list[str]] = {}
     for role, spec in (layers or {}).items():
         if role not in schema.LAYERS:
             raise UsageError(f"Unknown layer role '{role}'. Select from {list(schema.LAYERS)}.")
+        if wanted is not None and role not in wanted:
+            continue
         role_specs[role] = [spec] if isinstance(spec, str) else list(spec)
 
     # roles not named explicitly: layers with exactly the canonical name
     if base is not None:
         available = list_source_layers(base)
-        for role in schema.LAYERS:
+        for role in schema.LAYERS if wanted is None else wanted:
             if role not in role_specs and role in available:
                 role_specs[role] = [role]
         if (
@@ -216,7 +239,7 @@ def _resolve_roles(
                 "no_layers",
                 str(base) if base else "workspace",
                 "No canonical layers found (looked for layers named "
-                + ", ".join(schema.LAYERS)
+                + ", ".join(schema.LAYERS if wanted is None else wanted)
                 + ").",
                 "Name them with --layer ROLE=LAYER, e.g. --layer structures=storm_structures.",
             )
@@ -360,10 +383,13 @@ def _single_error(code: str, layer: str, message: str, fix: str) -> QAReport:
     return r
 
 
-def _check_field_map_layers(fmap: FieldMap, raw: dict[str, list]) -> None:
-    """A per-layer field-map table must name a source layer that feeds its role."""
+def _check_field_map_layers(
+    fmap: FieldMap, raw: dict[str, list], wanted: tuple[str, ...] | None = None
+) -> None:
+    """A per-layer field-map table must name a source layer that feeds its role (of the
+    ``wanted`` roles, when given)."""
     for role, layer in fmap.columns:
-        if layer is None:
+        if layer is None or (wanted is not None and role not in wanted):
             continue
         labels = [src.label for src, _df in raw.get(role, [])]
         if layer not in labels:
