@@ -1,4 +1,4 @@
-"""Column mapping, value maps and per-role normalisers: one source layer as its canonical layer."""
+"""Column mapping, value maps and per-role normalisers: a source layer as its canonical layer."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Checks of canonical layers into the QA report: geometries, ids, required and legal layers, loose ends."""
+"""Checks of the canonical layers into QA: geometry, ids, required and legal layers, loose ends."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The working CRS: its choice (``--crs``, the DEM's, the data's, a UTM zone) and distances in its units."""
+"""The working CRS: its choice (``--crs``, the DEM's, the data's, UTM), distances in its units."""
 
 from __future__ import annotations
 

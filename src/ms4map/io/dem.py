@@ -1,4 +1,4 @@
-"""DEMs: :func:`read_dem`, the warp to the working CRS, vertical units, implausible values, coverage."""
+"""DEMs: :func:`read_dem`, the warp to the working CRS, vertical units, bad cells, coverage."""
 
 from __future__ import annotations
 

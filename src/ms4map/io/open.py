@@ -1,4 +1,4 @@
-""":func:`open_workspace`: the roles, their sources read, the working CRS, canonical layers and the DEM.
+""":func:`open_workspace`: roles, sources read, the working CRS, canonical layers and the DEM.
 
 The recipe of opening a workspace; each step is a function of its own module
 (:mod:`~ms4map.io.sources`, :mod:`~ms4map.io.canonical`, :mod:`~ms4map.io.checks`,

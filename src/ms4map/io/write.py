@@ -1,4 +1,4 @@
-"""Writing outputs: :func:`check_output_path`, :func:`write_outputs` with provenance, :func:`replace_durably`.
+"""Writing outputs: :func:`check_output_path`, :func:`write_outputs`, provenance, replace_durably.
 
 ms4map never writes into the user's files: every output path is checked first, written
 to a temporary file and moved into place whole.
