@@ -12,6 +12,7 @@ from shapely.geometry import LineString
 import ms4map
 from ms4map.core import schema
 from ms4map.core.errors import UsageError
+from ms4map.io import aliases
 from ms4map.io.fieldmap import FieldMap, mapping_to_cli, mapping_to_toml, parse_field_option
 
 
@@ -37,7 +38,7 @@ from ms4map.io.fieldmap import FieldMap, mapping_to_cli, mapping_to_toml, parse_
     ],
 )
 def test_structure_kinds(code, kind) -> None:
-    assert schema.normalize_structure_kind(code) == kind
+    assert aliases.normalize_structure_kind(code) == kind
 
 
 @pytest.mark.parametrize(
@@ -56,15 +57,15 @@ def test_structure_kinds(code, kind) -> None:
     ],
 )
 def test_pipe_sizes(text, expected) -> None:
-    assert schema.parse_pipe_size(text) == expected
+    assert aliases.parse_pipe_size(text) == expected
 
 
 def test_elevations_and_flow_dirs() -> None:
-    assert schema.normalize_elevation(0) is None
-    assert schema.normalize_elevation(-9999) is None
-    assert schema.normalize_elevation("12.5") == 12.5
-    assert schema.normalize_elevation(-0.42) == -0.42  # tidal inverts below datum are real
-    assert schema.normalize_flow_dir("UNI") == "uni" and schema.normalize_flow_dir("BI") == "bi"
+    assert aliases.normalize_elevation(0) is None
+    assert aliases.normalize_elevation(-9999) is None
+    assert aliases.normalize_elevation("12.5") == 12.5
+    assert aliases.normalize_elevation(-0.42) == -0.42  # tidal inverts below datum are real
+    assert aliases.normalize_flow_dir("UNI") == "uni" and aliases.normalize_flow_dir("BI") == "bi"
     assert schema.is_pwl_id("1302-0092") and not schema.is_pwl_id("1302-92")
 
 

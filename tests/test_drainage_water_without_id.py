@@ -70,7 +70,7 @@ def test_condition_a_is_undetermined_not_no(case):
 
 def test_validation_warns_about_a_waterbody_without_wb_id(case):
     from ms4map.core.qa import QAReport
-    from ms4map.io.files import _check_legal_layers
+    from ms4map.io.checks import _check_legal_layers
 
     creek, _ = case
     other = gpd.GeoDataFrame(

@@ -414,13 +414,13 @@ def test_outputs_written_unjournaled_then_synced_once_before_the_rename(
     io.write_outputs(out, {"a": ws.structures}, provenance=ws.provenance(step="first"))
     events = request.getfixturevalue("sync_events")  # from here on
     seen: dict[str, str | None] = {}
-    real_write = io.files._write_layer
+    real_write = io.write._write_layer
 
     def write(frame, path, name, *, arrow):  # noqa: ANN001, ANN202
-        seen.update({k: pyogrio.get_gdal_config_option(k) for k in io.files._TEMP_SQLITE})
+        seen.update({k: pyogrio.get_gdal_config_option(k) for k in io.write._TEMP_SQLITE})
         return real_write(frame, path, name, arrow=arrow)
 
-    monkeypatch.setattr(io.files, "_write_layer", write)
+    monkeypatch.setattr(io.write, "_write_layer", write)
     io.write_outputs(out, {"b": ws.conveyances}, provenance=ws.provenance(step="second"))
     # pyogrio reads GDAL's "OFF" back as False
     assert seen == {"OGR_SQLITE_SYNCHRONOUS": False, "OGR_SQLITE_JOURNAL": False}
@@ -435,7 +435,7 @@ def test_outputs_written_unjournaled_then_synced_once_before_the_rename(
     def boom(frame, path, name, *, arrow):  # noqa: ANN001, ANN202
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(io.files, "_write_layer", boom)
+    monkeypatch.setattr(io.write, "_write_layer", boom)
     with pytest.raises(RuntimeError, match="disk full"):
         io.write_outputs(out, {"c": ws.structures}, provenance=ws.provenance(step="third"))
     assert set(pyogrio.list_layers(out)[:, 0]) >= {"a", "b"}
@@ -646,9 +646,9 @@ def test_output_layer_with_a_column_arrow_cannot_type_is_still_written(tmp_path:
 
     path = tmp_path / "out.gpkg"
     mixed = pd.DataFrame({"value": [1, "x", None], "n": [1.0, 2.0, 3.0]})
-    from ms4map.io import files
+    from ms4map.io import write
 
-    files._write_layer(mixed, path, "t", arrow=True)  # Arrow refuses int + str: GDAL writes it
+    write._write_layer(mixed, path, "t", arrow=True)  # Arrow refuses int + str: GDAL writes it
     back = pyogrio.read_dataframe(path, layer="t")
     assert back["value"].tolist()[:2] == ["1", "x"] and back["n"].tolist() == [1.0, 2.0, 3.0]
 
@@ -670,3 +670,77 @@ def test_the_cli_names_the_output_it_cannot_write(tmp_path, monkeypatch, capsys)
     assert f"Cannot write '{out}': No space left on device. Fix:" in err
     assert "internal error" not in err
     assert not out.exists() and not list(tmp_path.glob(".ms4map-*"))
+
+
+# ---- open_workspace(roles=...): only the roles asked for are resolved and read -----------
+def _outfalls_and_a_broken_parcels_layer(tmp_path: Path) -> Path:
+    """A GeoPackage with two outfalls and a ``parcels`` layer GDAL lists but cannot read
+    (its table is a view of a table that is gone)."""
+    import sqlite3
+
+    gpkg = tmp_path / "town.gpkg"
+    gpd.GeoDataFrame(
+        {"outfall_id": ["OF-1", "OF-2"], "receiving_water": ["Mill Creek", "Mill Creek"]},
+        geometry=[Point(X0, Y0), Point(X0 + 100, Y0)],
+        crs=UTM18,
+    ).to_file(gpkg, layer="outfalls")
+    gpd.GeoDataFrame({"SBL": ["1.-1-1"]}, geometry=[_square(X0, Y0 + 50)], crs=UTM18).to_file(
+        gpkg, layer="parcels"
+    )
+    con = sqlite3.connect(gpkg)
+    try:
+        triggers = "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'parcels'"
+        for (name,) in con.execute(triggers).fetchall():
+            con.execute(f'DROP TRIGGER "{name}"')
+        con.execute("DROP TABLE parcels")
+        con.execute("CREATE VIEW parcels AS SELECT fid, geom, SBL FROM gone")
+        con.commit()
+    finally:
+        con.close()
+    return gpkg
+
+
+@pytest.mark.parametrize("parcels", ["unreadable", "absent"])
+def test_roles_open_only_the_roles_asked_for(
+    parcels: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if parcels == "unreadable":
+        gpkg, layers = _outfalls_and_a_broken_parcels_layer(tmp_path), None
+        refused = "Cannot read layer 'parcels'"
+    else:  # named, but no such layer
+        gpkg = tmp_path / "town.gpkg"
+        gpd.GeoDataFrame(
+            {"outfall_id": ["OF-1", "OF-2"]},
+            geometry=[Point(X0, Y0), Point(X0 + 100, Y0)],
+            crs=UTM18,
+        ).to_file(gpkg, layer="outfalls")
+        layers = {"parcels": "tax_parcels"}
+        refused = "Layer 'tax_parcels' does not exist"
+    with pytest.raises(InputOpenError, match=refused):  # every role: parcels too
+        io.open_workspace(gpkg, layers=layers, no_dem=True)
+
+    read: list[str] = []
+    real = io.open.read_source
+
+    def spy(source):  # noqa: ANN001, ANN202
+        read.append(source.label)
+        return real(source)
+
+    monkeypatch.setattr(io.open, "read_source", spy)
+    ws = io.open_workspace(gpkg, layers=layers, no_dem=True, roles=("outfalls",))
+    assert read == ["outfalls"]
+    assert list(ws.layers) == ["outfalls"] and ws.parcels is None
+    assert sorted(ws.outfalls["outfall_id"]) == ["OF-1", "OF-2"]
+    assert ws.crs.to_epsg() == 26918
+    assert not [f for f in ws.qa.findings if "parcels" in f.message or f.layer == "parcels"]
+    assert ws.settings["layers"] == {"outfalls": ["outfalls"]}
+
+
+def test_roles_name_canonical_roles(town: Path) -> None:
+    with pytest.raises(UsageError, match="Unknown layer role 'outfall'"):
+        io.open_workspace(town, roles=("outfall",))
+    ws = io.open_workspace(town, roles="parcels")  # one role as a string
+    assert list(ws.layers) == ["parcels"]
+    with pytest.raises(ValidationError) as exc:  # none of the roles asked for is there
+        io.open_workspace(town, roles=("outfalls",))
+    assert "looked for layers named outfalls)" in str(exc.value.report.errors[0].message)

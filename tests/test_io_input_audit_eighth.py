@@ -268,7 +268,7 @@ def test_output_folder_that_cannot_be_created_is_an_output_error(
     blocker = tmp_path / "afile"
     blocker.write_text("not a folder")
     with pytest.raises(OutputError) as exc:
-        io.files.check_output_path(blocker / "sub" / "x.gpkg")
+        io.write.check_output_path(blocker / "sub" / "x.gpkg")
     assert exc.value.exit_code == 3
     assert f"cannot create folder '{(blocker / 'sub').resolve()}'" in str(exc.value)
 

@@ -109,7 +109,7 @@ def test_records_file_is_beside_the_workspace_and_a_geopackage(town, records) ->
 
 def test_opening_reads_only_the_outfalls_layer(town, monkeypatch) -> None:
     read: list[str] = []
-    real = ms4map.io.files.read_source
+    real = ms4map.io.open.read_source
 
     def spy(source):
         read.append(str(source.layer))
@@ -118,7 +118,7 @@ def test_opening_reads_only_the_outfalls_layer(town, monkeypatch) -> None:
     def no_pipeline(*a, **k):
         raise AssertionError("opening the records must not run the pipeline")
 
-    monkeypatch.setattr(ms4map.io.files, "read_source", spy)
+    monkeypatch.setattr(ms4map.io.open, "read_source", spy)
     monkeypatch.setattr("ms4map.pipeline.run", no_pipeline)
     r = rec.open_records(town, user="jsmith")
     r.add_inspection("OF-1", "2025-06-02")

@@ -23,7 +23,7 @@ from test_rules_conditions_fixtures import CRS, row, town_waters
 
 from ms4map.core.qa import QAReport
 from ms4map.core.schema import id_text, normalize_pwl_id
-from ms4map.io.files import _check_legal_layers
+from ms4map.io.checks import _check_legal_layers
 from ms4map.rules.conditions import determine, screen_condition_a
 from ms4map.rules.waters import Waters
 

@@ -50,7 +50,7 @@ def demo_without(layer: str, folder: Path) -> Path:
         con.commit()
     finally:
         con.close()
-    assert layer not in {name for name, _ in ms4map.io.files.pyogrio.list_layers(dst)}
+    assert layer not in {name for name, _ in ms4map.io.sources.pyogrio.list_layers(dst)}
     return dst
 
 

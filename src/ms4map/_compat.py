@@ -57,6 +57,18 @@ ALIASES: dict[str, str] = {
 #: Old module path -> the new modules its names live in, searched in order.
 SPLIT: dict[str, tuple[str, ...]] = {
     # ---- io (begin)
+    "ms4map.io.files": (
+        "ms4map.io.open",
+        "ms4map.io.sources",
+        "ms4map.io.manifest",
+        "ms4map.io.crs",
+        "ms4map.io.canonical",
+        "ms4map.io.checks",
+        "ms4map.io.dem",
+        "ms4map.io.write",
+        "ms4map.io.data",
+    ),
+    "ms4map.core.manifest": ("ms4map.io.manifest",),
     # ---- io (end)
     # ---- network (begin)
     # ---- network (end)

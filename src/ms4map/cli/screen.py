@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import DataError, InputOpenError, UsageError
+from ..core.errors import UsageError
 from . import Command, add_profile_option, workspace_from_args
 
 if TYPE_CHECKING:
@@ -128,45 +128,6 @@ def _problem_text(finding: Any) -> str:
     return finding.message + (f" Fix: {finding.fix}" if finding.fix else "")
 
 
-def _read_site_file(path: str) -> Any:
-    import geopandas as gpd
-
-    p = Path(path)
-    if not p.exists():
-        raise InputOpenError(f"--site-file {path!r} does not exist.")
-    try:
-        gdf = gpd.read_file(p)
-    except Exception as exc:  # noqa: BLE001 - any reader failure is a cannot-open error
-        raise InputOpenError(f"Cannot read --site-file {path!r}: {exc}") from exc
-    fix = (
-        "Fix: give the site polygon as GeoJSON, GeoPackage or Shapefile (with its .prj), "
-        "or name its parcels with --site ID[,ID...]."
-    )
-    if not isinstance(gdf, gpd.GeoDataFrame) or gdf.geometry.name not in gdf.columns:
-        raise DataError(
-            f"--site-file {path!r} is not a spatial file: it has no geometry (and no CRS). " + fix
-        )
-    if not len(gdf):
-        raise DataError(f"--site-file {path!r} holds no feature.")
-    geoms = gdf.geometry[gdf.geometry.notna() & ~gdf.geometry.is_empty]
-    if not len(geoms):
-        raise DataError(f"--site-file {path!r} has no geometry in any feature. " + fix)
-    kinds = sorted(set(geoms.geom_type) - {"Polygon", "MultiPolygon"})
-    if kinds:
-        raise DataError(
-            f"--site-file {path!r} holds {', '.join(kinds)} geometry; the site must be "
-            "a polygon. Fix: draw the site's outline as a polygon."
-        )
-    if gdf.crs is None:
-        raise DataError(
-            f"--site-file {path!r} is a polygon file without a CRS, so it cannot be placed "
-            "on the town's map. Fix: save it with its CRS (GeoJSON is EPSG:4326 by "
-            "definition; a Shapefile needs its .prj)."
-        )
-    gdf.attrs["source_name"] = p.name
-    return gdf
-
-
 def _protected(args: argparse.Namespace, ws: Workspace) -> list[str]:
     """Files no output may replace: the workspace's inputs and the user's other inputs."""
     paths = [str(p) for p in ws.inputs]
@@ -235,7 +196,9 @@ def run(args: argparse.Namespace) -> int:
         }
     )
     prof = _profile(args)
-    site = _read_site_file(args.site_file) if args.site_file else args.site
+    from ..io import read_site_file
+
+    site = read_site_file(args.site_file) if args.site_file else args.site
     ws = workspace_from_args(args)
     if args.report:  # refuse an input file (and create the folder) before the slow part
         from ..io import check_output_path

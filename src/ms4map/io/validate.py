@@ -13,6 +13,7 @@ from typing import Any
 from ..core.errors import ValidationError
 from ..core.qa import QAReport
 from .fieldmap import mapping_to_toml
+from .open import open_workspace
 from .workspace import Workspace
 
 __all__ = ["validate", "ValidationResult"]
@@ -89,8 +90,6 @@ def validate(path: str | Path | None, **options: Any) -> ValidationResult:
     InputOpenError
         When the input cannot be opened at all (missing file or layer).
     """
-    from . import open_workspace
-
     try:
         ws = open_workspace(path, **options)
     except ValidationError as exc:

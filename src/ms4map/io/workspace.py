@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..core.qa import QAReport
+from ..core.schema import LAYERS
+from ..core.version import __version__
 
 __all__ = ["Dem", "SHAPEFILE_SIDECARS", "Workspace", "file_sha256"]
 
@@ -120,8 +122,6 @@ class Workspace:
 
     def __getattr__(self, name: str) -> Any:
         # parcels, structures, conveyances, ... as attributes (None when absent)
-        from ..core.schema import LAYERS
-
         if name in LAYERS:
             return self.__dict__["layers"].get(name)
         raise AttributeError(name)
@@ -146,8 +146,6 @@ class Workspace:
     def provenance(self, **settings: Any) -> dict[str, Any]:
         """Version, inputs with hashes, settings and time, for any output."""
         import datetime as _dt
-
-        from ..core.version import __version__
 
         return {
             "tool": "ms4map",

@@ -32,7 +32,8 @@ import pandas as pd
 from ..core.errors import DataError
 from ..core.nulls import is_blank
 from ..core.qa import QAReport
-from ..core.schema import PARCEL_INFO_COLUMNS, stormwater_source_value
+from ..core.schema import PARCEL_INFO_COLUMNS
+from ..io.aliases import stormwater_source_value
 from .conditions import (
     _bad_drainage_rows,
     _screening_drainage,
@@ -150,7 +151,7 @@ def parse_failure_codes(value: Any) -> list[str]:
 
 
 def _norm_sewer(v: Any) -> str:
-    from ..core.schema import normalize_sewer
+    from ..io.aliases import normalize_sewer
 
     return normalize_sewer(v)
 

@@ -37,8 +37,8 @@ from ..core.schema import (
     LEGAL_LAYERS,  # re-exported: io reads it too
     id_text,
     normalize_pwl_id,
-    stormwater_source_value,
 )
+from ..io.aliases import stormwater_source_value
 
 if TYPE_CHECKING:
     from ..io.workspace import Workspace

@@ -1,0 +1,277 @@
+"""Source layers: ``LAYER``, ``FILE`` and ``FILE::LAYER`` resolved and read as they are.
+
+The one zip check (:func:`check_zip`) guards every zipped layer and upload; text that is
+not UTF-8 is re-read as Latin-1 (:func:`read_source`).  Nothing here maps or checks
+columns: that is :mod:`ms4map.io.canonical`.
+"""
+
+from __future__ import annotations
+
+import stat
+import warnings
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import geopandas as gpd
+import pandas as pd
+import pyogrio
+
+from ..core import schema
+from ..core.errors import InputOpenError, UsageError
+
+__all__ = [
+    "MAX_ZIP_MEMBERS",
+    "MAX_ZIP_UNPACKED",
+    "TABLE_SUFFIXES",
+    "VECTOR_SUFFIXES",
+    "Source",
+    "check_zip",
+    "list_source_layers",
+    "parse_layer_option",
+    "read_source",
+]
+
+VECTOR_SUFFIXES = (".gpkg", ".shp", ".geojson", ".json", ".zip", ".fgb", ".gml", ".kml", ".gdb")
+
+
+#: Non-spatial tables accepted for table roles (``impairments``).
+TABLE_SUFFIXES = (".csv", ".xlsx", ".dbf")
+
+
+MAX_ZIP_MEMBERS = 10_000
+
+
+MAX_ZIP_UNPACKED = 1 << 30  # 1 GiB
+
+
+@dataclass(frozen=True)
+class Source:
+    """One source layer: a file (or folder) and a layer name inside it (or None)."""
+
+    path: Path
+    layer: str | None
+    label: str  # the name findings and field maps use for this source layer
+
+    def gdal_path(self) -> str:
+        p = str(self.path)
+        if self.path.suffix.lower() == ".zip":
+            return f"/vsizip/{p}"
+        return p
+
+
+def parse_layer_option(text: str) -> tuple[str, str]:
+    """Parse ``ROLE=LAYER`` (the ``--layer`` option)."""
+    if "=" not in text:
+        raise UsageError(
+            f"--layer '{text}' needs the form ROLE=LAYER, e.g. --layer structures=storm_structures. "
+            f"Roles: {list(schema.LAYERS)}."
+        )
+    role, layer = (s.strip() for s in text.split("=", 1))
+    if role not in schema.LAYERS:
+        raise UsageError(f"--layer: unknown role '{role}'. Select from {list(schema.LAYERS)}.")
+    if not layer:
+        raise UsageError(f"--layer {role}=: the layer name is empty.")
+    return role, layer
+
+
+def list_source_layers(path: str | Path) -> list[str]:
+    """Layer names inside a GeoPackage/FileGDB, the files of a folder, or the file's stem."""
+    p = Path(path)
+    if not p.exists():
+        raise InputOpenError(f"'{p}' does not exist. Fix: check the path.")
+    if p.is_dir() and p.suffix.lower() != ".gdb":
+        return sorted(
+            f.stem for f in p.iterdir() if f.suffix.lower() in VECTOR_SUFFIXES and f.is_file()
+        )
+    if p.suffix.lower() == ".zip":
+        _check_zip(p)
+    try:
+        return [str(r[0]) for r in pyogrio.list_layers(_gdal(p))]
+    except Exception as exc:  # GDAL raises several types
+        raise InputOpenError(
+            f"'{p}' cannot be opened as a GIS dataset ({_short(exc)}). "
+            "Fix: give a GeoPackage, Shapefile (or zipped Shapefile), GeoJSON or File Geodatabase."
+        ) from None
+
+
+def _gdal(p: Path) -> str:
+    return f"/vsizip/{p}" if p.suffix.lower() == ".zip" else str(p)
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:200]
+
+
+def check_zip(
+    path: str | Path,
+    *,
+    max_members: int = MAX_ZIP_MEMBERS,
+    max_unpacked: int = MAX_ZIP_UNPACKED,
+) -> list[zipfile.ZipInfo]:
+    """The one safety check of a zip (the CLI's zipped layers and the app's uploads).
+
+    Refuses, with nothing extracted: a broken zip, more than ``max_members`` members,
+    more than ``max_unpacked`` bytes unpacked, a member path that is absolute, climbs
+    out (``..``), names a drive or holds a NUL byte, and a link or special-file member.
+
+    Returns
+    -------
+    list of zipfile.ZipInfo
+        The members, checked.
+    """
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InputOpenError(f"'{path.name}' is not a readable zip file ({exc}).") from None
+    if len(infos) > max_members:
+        raise InputOpenError(
+            f"'{path.name}' has {len(infos):,} members (limit {max_members:,}). "
+            "Fix: zip only the layers you need."
+        )
+    total = 0
+    for info in infos:
+        raw = info.filename
+        name = raw.replace("\\", "/")
+        parts = PurePosixPath(name).parts
+        if name.startswith("/") or ".." in parts or (parts and ":" in parts[0]) or "\x00" in name:
+            raise InputOpenError(
+                f"'{path.name}' is unsafe: member '{raw}' points outside the archive folder. "
+                "Nothing was extracted. Fix: re-create the zip with relative paths."
+            )
+        ftype = stat.S_IFMT((info.external_attr >> 16) & 0xFFFF)  # 0: no Unix file type
+        if ftype and ftype not in (stat.S_IFREG, stat.S_IFDIR):
+            raise InputOpenError(
+                f"'{path.name}' is unsafe: member '{raw}' is a link or special file. "
+                "Nothing was extracted. Fix: zip the files themselves."
+            )
+        total += info.file_size
+        if total > max_unpacked:
+            raise InputOpenError(
+                f"'{path.name}' unpacks to more than {max_unpacked / 2**30:.1f} GiB. "
+                "Fix: zip only the layers you need."
+            )
+    return infos
+
+
+def _check_zip(path: Path) -> None:
+    check_zip(path)
+
+
+def _resolve_source(spec: str, base: Path | None, role: str | None = None) -> Source:
+    """Turn a ``--layer`` value into a :class:`Source` (``role``: the role it feeds, for
+    messages)."""
+    if "::" in spec:
+        file_part, layer = spec.rsplit("::", 1)
+        fp = _resolve_file(file_part, base)
+        return Source(fp, layer, layer)
+    if _looks_like_file(spec):
+        fp = _resolve_file(spec, base)
+        if fp.is_dir() and fp.suffix.lower() != ".gdb":
+            raise InputOpenError(f"'{spec}' is a folder, not a layer. Fix: name a file in it.")
+        return Source(fp, None, fp.stem if fp.suffix.lower() != ".zip" else fp.stem)
+    if base is None:
+        raise UsageError(
+            f"Layer '{spec}' is not a file path and no workspace PATH was given to look it up in."
+        )
+    if base.is_dir() and base.suffix.lower() != ".gdb":
+        matches = [
+            f for f in base.iterdir() if f.stem == spec and f.suffix.lower() in VECTOR_SUFFIXES
+        ]
+        if not matches:
+            raise InputOpenError(
+                f"No layer '{spec}' in folder '{base}'. Available: {list_source_layers(base)}."
+            )
+        if len(matches) > 1:
+            files = sorted(matches)
+            options = " or ".join(f"--layer {role or 'ROLE'}={f}" for f in files)
+            raise UsageError(
+                f"Folder '{base}' holds {' and '.join(f.name for f in files)}: layer "
+                f"'{spec}' could be either file, and ms4map does not pick one. Fix: name "
+                f"the file to read with {options} (or move the other file out of the folder)."
+            )
+        return Source(matches[0], None, spec)
+    if base.suffix.lower() not in (".gpkg", ".gdb", ".zip"):
+        # a single-layer file as PATH: its one layer is named by its stem
+        if spec == base.stem:
+            return Source(base, None, spec)
+    available = list_source_layers(base)
+    if spec not in available:
+        raise InputOpenError(
+            f"Layer '{spec}' does not exist in '{base.name}'. Available layers: {available}. "
+            "Fix: use one of these names in --layer ROLE=LAYER."
+        )
+    return Source(base, spec, spec)
+
+
+def _looks_like_file(spec: str) -> bool:
+    """Whether a source names a file (by its suffix or a ``/``) rather than a layer."""
+    return any(spec.lower().endswith(s) for s in VECTOR_SUFFIXES + TABLE_SUFFIXES) or "/" in spec
+
+
+def _resolve_file(text: str, base: Path | None) -> Path:
+    p = Path(text).expanduser()
+    tries = [p]
+    if not p.is_absolute() and base is not None:
+        tries.append((base if base.is_dir() else base.parent) / p)
+    for t in tries:
+        if t.exists():
+            return t
+    raise InputOpenError(f"File '{text}' does not exist. Fix: check the path.")
+
+
+def read_source(source: Source) -> gpd.GeoDataFrame:
+    """Read one source layer as it is (no mapping); clear errors for unreadable input."""
+    if source.path.suffix.lower() == ".zip":
+        _check_zip(source.path)
+    kwargs: dict[str, Any] = {}
+    if source.layer is not None:
+        kwargs["layer"] = source.layer
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            df = pyogrio.read_dataframe(source.gdal_path(), **kwargs)
+    except UnicodeDecodeError:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            df = pyogrio.read_dataframe(source.gdal_path(), encoding="latin1", **kwargs)
+        df.attrs["ms4map_encoding"] = "latin1"
+    except Exception as exc:
+        msg = _short(exc)
+        if "not recognized" in msg or "not a supported" in msg.lower():
+            raise InputOpenError(
+                f"'{source.path.name}' is not a spatial file GDAL can read ({msg}). "
+                "Fix: give a GeoPackage, Shapefile (zipped or not), GeoJSON or File Geodatabase."
+            ) from None
+        raise InputOpenError(
+            f"Cannot read layer '{source.label}' from '{source.path}': {msg}"
+        ) from None
+    if not isinstance(df, gpd.GeoDataFrame):
+        df = pd.DataFrame(df)
+    # text that decoded with replacement characters -> re-read as latin-1
+    if _has_mojibake(df):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                df2 = pyogrio.read_dataframe(source.gdal_path(), encoding="latin1", **kwargs)
+            df2.attrs["ms4map_encoding"] = "latin1"
+            df = df2
+        except Exception:  # keep what we have
+            df.attrs["ms4map_encoding"] = "replaced"
+    return df
+
+
+def _has_mojibake(df: pd.DataFrame) -> bool:
+    for col in df.columns:
+        if col == "geometry" or not (
+            df[col].dtype == object or pd.api.types.is_string_dtype(df[col])
+        ):
+            continue
+        s = df[col].dropna().astype(str)
+        if len(s) and s.str.contains("\ufffd", regex=False).any():
+            return True
+    return False
