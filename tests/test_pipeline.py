@@ -8,13 +8,13 @@ from dataclasses import fields
 import pyogrio
 import pytest
 import rasterio
+from ms4map.hydrology.overland import DEFAULTS
 from test_hydrology_overland_fixtures import CRS18, TR, town_dem, town_layers, town_workspace
 
 from ms4map import pipeline
 from ms4map.cli import main
 from ms4map.core.errors import UsageError
 from ms4map.drainage import NetworkJoin
-from ms4map.hydrology.overland import DEFAULTS
 from ms4map.pipeline import DEFAULT_SETTINGS, Result, Settings, command_settings
 from ms4map.pipeline.cache import StepCache
 from ms4map.pipeline.settings import DRAINAGE_KEYS, NETWORK_KEYS, OVERLAND_KEYS

@@ -19,8 +19,7 @@ from .core.errors import (  # noqa: E402
 from .core.qa import Finding, QAReport  # noqa: E402
 
 if TYPE_CHECKING:
-    from .io import open_workspace
-    from .io.workspace import Dem, Workspace
+    from .io import Dem, Workspace, open_workspace
 
 
 def _build_demo(out):  # noqa: ANN001, ANN202

@@ -12,7 +12,7 @@ import pandas as pd
 from ..core.errors import UsageError
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
     from ..pipeline import Result
 
 __all__ = ["WGS84", "column_or_none", "feature_ids", "result_workspace"]

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.units import metres_per_unit
-from ..io.workspace import Workspace
+from ..io import Workspace
 from ..network import assign_outfalls, trace_upstream
 from .frames import WGS84, result_workspace
 from .frames import column_or_none as _col

@@ -16,8 +16,8 @@ from shapely.geometry import LineString
 
 from .. import network as _network_package
 from ..core.nulls import is_na
-from ..hydrology.overland import walk_down
-from ..io.workspace import Workspace
+from ..hydrology import walk_down
+from ..io import Workspace
 from .frames import column_or_none as _col
 from .frames import feature_ids as _ids
 from .frames import result_workspace
@@ -25,7 +25,7 @@ from .frames import result_workspace
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from ..network.build import StormNetwork
+    from ..network import StormNetwork
     from ..pipeline import Result
 
 __all__ = [

@@ -19,7 +19,7 @@ import shapely
 
 from ..core.errors import DataError, UsageError
 from ..drainage import DEFAULT_FALLBACK_M, parcel_drainage
-from ..hydrology.overland import OverlandResult, polygonize, surface_path, upstream_mask
+from ..hydrology import OverlandResult, polygonize, surface_path, upstream_mask
 from ..network import trace_downstream, trace_upstream
 
 if TYPE_CHECKING:

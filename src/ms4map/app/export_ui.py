@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
 
 #: Choice shown -> suffix (the same choices as ``ms4map export --to``).
 CHOICES = {

@@ -19,7 +19,7 @@ from . import state
 from .static import asset_base_url, offline_css, offline_js
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
 
 __all__ = [
     "MapOutput",

@@ -28,7 +28,7 @@ from .state import town_profile
 from .upload import app_data_dir
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
 
 __all__ = [
     "CASE_COLOURS",

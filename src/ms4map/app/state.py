@@ -22,7 +22,7 @@ import streamlit as st
 from .upload import app_data_dir
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
     from ..pipeline import PipelineResult
 
 __all__ = [

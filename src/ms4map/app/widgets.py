@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import streamlit as st
 
-from ..analysis.paths import OVERLAND_METHODS, PathResult, feature_attributes, feature_path
+from ..analysis import PathResult, feature_path
+from ..analysis.paths import OVERLAND_METHODS, feature_attributes
 from ..outputs import maps
 
 if TYPE_CHECKING:
-    from ..analysis.outfalls import OutfallArea
-    from ..io.workspace import Workspace
+    from ..analysis import OutfallArea
+    from ..io import Workspace
     from ..pipeline import PipelineResult
 
 __all__ = [

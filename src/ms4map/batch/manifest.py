@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InputOpenError, Ms4mapError, UsageError
-from ..core.manifest import manifest_file
+from ..io.manifest import manifest_file
 
 __all__ = ["Town", "read_manifest"]
 
@@ -105,7 +105,7 @@ class Town:
         the option files (workspace manifest, profile file, impairments CSV).  The data
         files themselves are checked against the provenance's input hashes.
         """
-        from ..io.workspace import file_sha256
+        from ..io import file_sha256
 
         return {
             "name": self.name,

@@ -234,8 +234,8 @@ def previous_summary(town: Town, out: Path) -> dict[str, Any] | None:
     this ms4map version and this town's :meth:`Town.key`, every input file recorded
     there still has its SHA-256, and no DEM appeared beside a workspace that had none.
     """
-    from ..io.files import _provenance_rows
-    from ..io.workspace import file_sha256
+    from ..io import file_sha256
+    from ..io.write import _provenance_rows
 
     if not out.is_file():
         return None
@@ -340,7 +340,7 @@ def _check_town_output(path: Path, protected: list[Any]) -> Path:
     one (not a readable database: a copy cut short, a disk error), which the town's run
     replaces."""
     from ..io import check_output_path
-    from ..io.files import check_ms4map_output
+    from ..io.write import check_ms4map_output
 
     out = check_output_path(path, protected=protected, suffixes=(".gpkg",), ms4map_gpkg=False)
     check_ms4map_output(out, damaged_ok=True)

@@ -28,7 +28,7 @@ from .. import __version__
 from ..core.errors import EXIT_USAGE, Ms4mapError
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
 
 __all__ = [
     "main",
@@ -205,8 +205,8 @@ def add_workspace_options(parser: argparse.ArgumentParser, *, path_required: boo
 
 def workspace_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """Keyword arguments of :func:`ms4map.io.open_workspace` from parsed options."""
-    from ..io import parse_layer_option
-    from ..io.fieldmap import FieldMap, parse_field_option
+    from ..io import FieldMap, parse_layer_option
+    from ..io.fieldmap import parse_field_option
 
     layers: dict[str, list[str]] = {}
     for text in args.layer or []:
@@ -244,7 +244,7 @@ def input_paths(args: argparse.Namespace) -> list[Path]:
     if base is not None:
         cands.append(base.with_name(f"{base.stem}_dem.tif"))
     if base is not None and base.suffix.lower() == ".toml":
-        from ..core.manifest import manifest_files
+        from ..io.manifest import manifest_files
 
         cands += manifest_files(base)
     for c in cands:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from . import Command, input_paths, workspace_from_args
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
 
 __all__ = ["COMMANDS", "run"]
 

@@ -40,7 +40,7 @@ def _options(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..outputs.export import export
+    from ..outputs import export
 
     res = export(args.src, args.to, args.layer or None)
     rows = ", ".join(f"{n} ({k} rows)" for n, k in res.layers.items())

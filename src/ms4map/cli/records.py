@@ -114,7 +114,7 @@ profile), its track-down samples and the next structure to sample.
 
 
 def _inspect_options(p: argparse.ArgumentParser) -> None:
-    from ..records.fields import INSPECTION_FIELDS
+    from ..records import INSPECTION_FIELDS
 
     _records_options(p, by_required=True)
     p.add_argument("--outfall", required=True, metavar="ID", help="outfall id")
@@ -145,8 +145,8 @@ def _records_command_options(p: argparse.ArgumentParser) -> None:
 
 
 def _case_options(p: argparse.ArgumentParser) -> None:
-    from ..records.cases import STEPS
-    from ..records.fields import ORIGINS, SAMPLE_FIELDS
+    from ..records import SAMPLE_FIELDS, STEPS
+    from ..records.fields import ORIGINS
 
     acts = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
     a = acts.add_parser("open", help="open a case at an outfall")
@@ -223,7 +223,7 @@ def _refused(exc: PermissionError) -> int:
 
 def run_inspect(args: argparse.Namespace) -> int:
     """``ms4map inspect``."""
-    from ..records.photos import check_photo
+    from ..records import check_photo
 
     for ph in args.photo:  # check photos before anything is written
         check_photo(ph)
@@ -329,7 +329,7 @@ def run_case(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    from ..records.photos import check_photo
+    from ..records import check_photo
 
     for ph in getattr(args, "photo", []):
         check_photo(ph)

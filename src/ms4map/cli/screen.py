@@ -22,7 +22,7 @@ from ..core.errors import UsageError
 from . import Command, add_profile_option, workspace_from_args
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
 
 __all__ = ["COMMANDS", "run"]
 
@@ -227,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
         application=application,
     )
     if args.report:
-        from ..outputs.report import write_report
+        from ..outputs import write_report
 
         path = write_report(det, args.report, protected=_protected(args, ws))
         if not args.json:

@@ -29,7 +29,7 @@ subtree. Methods are listed in docs/network.md.
 
 
 def _options(p: argparse.ArgumentParser) -> None:
-    from ..network.settings import DEFAULT_LATERAL_M, DEFAULT_SNAP_M
+    from ..network import DEFAULT_LATERAL_M, DEFAULT_SNAP_M
 
     what = p.add_argument_group("what to trace (one or more)")
     what.add_argument("--all", action="store_true", help="outfall of every structure (needs --out)")
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         _write_qa(net, outputs, prov, prot)
     if getattr(args, "field_check", None):
         from ..io import write_outputs
-        from ..network.trace import field_check_points
+        from ..network import field_check_points
 
         pts = field_check_points(net)
         write_outputs(outputs["field_check"], {"field_check": pts}, provenance=prov, inputs=prot)

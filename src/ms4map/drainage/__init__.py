@@ -8,7 +8,7 @@ polygon queries on a pipeline result (``where_does_it_drain``, ``what_drains_her
 """
 
 from ..core.schema import PATH_COLUMNS as PATH_COLUMNS  # transitional: src/ms4map/idde/__init__.py
-from ..hydrology.overland import TARGET_KINDS
+from ..hydrology import TARGET_KINDS
 from .join import NetworkJoin, network_join
 from .parcels import (
     COLUMNS,

@@ -16,7 +16,7 @@ from ..core.qa import QAReport
 from ..network import assign_outfalls, edge_outfalls
 
 if TYPE_CHECKING:
-    from ..network.build import StormNetwork
+    from ..network import StormNetwork
 
 __all__ = ["NetworkJoin", "join_rows", "network_join"]
 

@@ -41,7 +41,7 @@ import shapely
 
 from ..core.errors import DataError
 from ..core.schema import PATH_COLUMNS
-from ..hydrology.overland import OverlandResult, check_layer_crs, to_colrow
+from ..hydrology import OverlandResult, check_layer_crs, to_colrow
 from ..io import metres_to_crs_units
 from .join import NetworkJoin, join_rows, network_join
 

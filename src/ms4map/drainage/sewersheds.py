@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from ..hydrology.overland import OverlandResult
+from ..hydrology import OverlandResult
 from .join import NetworkJoin
 
 __all__ = ["sewersheds"]

@@ -54,7 +54,7 @@ import numpy as np
 from ..core.errors import DataError
 from ..core.qa import QAReport
 from ..core.units import metres_per_unit
-from ..io.workspace import Dem
+from ..io import Dem
 from ._whitebox import _Whitebox
 from .cells import _label_downstream
 from .conditioning import (

@@ -18,7 +18,7 @@ import shapely
 from ..core.nulls import is_blank, none_if_na
 from ..core.qa import QAReport
 from ..core.schema import INLET_KINDS, OPEN_CONVEYANCE_KINDS
-from ..io.workspace import Workspace
+from ..io import Workspace
 from .cells import to_colrow
 
 __all__ = ["TargetGrid", "geojson_shapes", "network_targets", "rasterize_targets"]

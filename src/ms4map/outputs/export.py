@@ -45,7 +45,8 @@ import pandas as pd
 import pyogrio
 
 from ..core.errors import DataError, InputOpenError, UsageError
-from ..io.files import replace_durably, write_text_output, writing
+from ..io import replace_durably, write_text_output
+from ..io.write import writing
 
 __all__ = ["FORMATS", "META_TABLES", "ExportResult", "export", "export_frames", "source_layers"]
 
@@ -152,7 +153,7 @@ WRITING = {
 def finished_sidecar(record: dict[str, Any], out: Path) -> str:
     """The JSON of an output's provenance sidecar once the output is written: ``record``
     with the output's SHA-256 and ``"complete": true`` (replacing :data:`WRITING`)."""
-    from ..io.workspace import file_sha256
+    from ..io import file_sha256
 
     done = {**record, "output_sha256": file_sha256(out), "complete": True}
     return json.dumps(done, indent=1, default=str) + "\n"
@@ -260,7 +261,7 @@ def _table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _provenance(src: Path) -> dict[str, tuple[str, str]]:
-    from ..io.files import _provenance_rows
+    from ..io.write import _provenance_rows
 
     return _provenance_rows(src)
 

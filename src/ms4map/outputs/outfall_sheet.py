@@ -14,7 +14,7 @@ from ..io.styles import OUTFALL_COLOURS
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..io.workspace import Workspace
+    from ..io import Workspace
     from ..pipeline import PipelineResult
 
 __all__ = ["outfall_map_pdf"]

@@ -22,7 +22,7 @@ import pandas as pd
 from ..core.version import __version__
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
 
 __all__ = ["StepCache", "clear_cache", "workspace_key"]
 

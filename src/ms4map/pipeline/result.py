@@ -16,9 +16,9 @@ from ..core.qa import QAReport
 from ..drainage import NetworkJoin
 
 if TYPE_CHECKING:
-    from ..hydrology.overland import OverlandResult
-    from ..io.workspace import Workspace
-    from ..network.build import StormNetwork
+    from ..hydrology import OverlandResult
+    from ..io import Workspace
+    from ..network import StormNetwork
 
 __all__ = ["PipelineResult", "Result", "outfall_points"]
 

@@ -38,9 +38,9 @@ from .settings import OVERLAND_KEYS as _OVERLAND_KEYS
 from .settings import Settings
 
 if TYPE_CHECKING:
-    from ..hydrology.overland import OverlandResult
-    from ..io.workspace import Workspace
-    from ..network.build import StormNetwork
+    from ..hydrology import OverlandResult
+    from ..io import Workspace
+    from ..network import StormNetwork
 
 __all__ = ["drainage_shares", "run"]
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.errors import UsageError
 from ..drainage import DEFAULT_FALLBACK_M
-from ..hydrology.overland import DEFAULTS
+from ..hydrology import DEFAULTS
 
 __all__ = [
     "DEFAULT_SETTINGS",

@@ -16,8 +16,8 @@ import geopandas as gpd
 
 from .. import io
 from ..core.errors import DataError, UsageError
-from ..core.manifest import manifest_files
-from ..io.files import _resolve_source
+from ..io.manifest import manifest_files
+from ..io.open import _resolve_source
 
 __all__ = ["check_parcel", "layer", "layer_to_check", "structure_point"]
 

@@ -93,7 +93,7 @@ def deadline_table(dl: pd.DataFrame) -> None:
 
 def next_steps(case: dict[str, Any]) -> list[str]:
     """The steps a case can take next (not done, their prerequisites done, not closed)."""
-    from ...records.cases import STEPS
+    from ...records import STEPS
 
     if not is_na_or_empty(case.get("closed_on")):
         return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ...analysis.outfalls import outfall_area, outfall_inventory
+from ...analysis import outfall_area, outfall_inventory
 from ...analysis.paths import feature_geometry
 from ...outputs import maps
 from .. import mapview, state, widgets

@@ -66,8 +66,8 @@ def render() -> None:
 
 @st.fragment
 def _map_fragment(ws, result, layers, controls) -> None:
-    from ...analysis.outfalls import outfall_area
-    from ...analysis.paths import feature_geometry, feature_path
+    from ...analysis import feature_path, outfall_area
+    from ...analysis.paths import feature_geometry
     from ...outputs import maps
 
     click = mapview.pending_click("map_main")
@@ -124,7 +124,8 @@ def _search_focus(ws, result, sel, path):
     """Where the map jumps after a search: the feature found and its whole path (overland
     step, pipes, outfall), not the feature alone at street level.  Computed once per
     search, so a later click elsewhere does not move the map."""
-    from ...analysis.paths import feature_geometry, feature_path
+    from ...analysis import feature_path
+    from ...analysis.paths import feature_geometry
 
     searched = st.session_state.get("map_search_last")  # the map jumps to searches only
     if not searched:

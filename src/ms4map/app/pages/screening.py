@@ -13,7 +13,7 @@ from ...outputs import maps
 from .. import mapview, state, widgets
 
 if TYPE_CHECKING:
-    from ...io.workspace import Workspace
+    from ...io import Workspace
 
 GUESS = "(guess from the parcel's property class)"
 NONE = "(none)"

@@ -24,15 +24,15 @@ two names the app still imports from here (``# transitional``).
 
 from __future__ import annotations
 
-from ...analysis.outfalls import OutfallArea as OutfallArea  # kept: old maps.py name
+from ...analysis import OutfallArea as OutfallArea
+from ...analysis import PathResult as PathResult
+from ...analysis import feature_path as feature_path
+from ...analysis import outfall_area as outfall_area
+from ...analysis import outfall_inventory as outfall_inventory
 from ...analysis.outfalls import inventory_totals as inventory_totals  # kept: old maps.py name
-from ...analysis.outfalls import outfall_area as outfall_area  # kept: tests/test_idde.py
-from ...analysis.outfalls import outfall_inventory as outfall_inventory  # kept: tests/test_app_*
 from ...analysis.paths import OVERLAND_METHODS as OVERLAND_METHODS  # kept: old maps.py name
-from ...analysis.paths import PathResult as PathResult  # kept: old maps.py name
 from ...analysis.paths import feature_attributes as feature_attributes  # kept: old maps.py name
 from ...analysis.paths import feature_geometry as feature_geometry  # kept: tests/test_app_*
-from ...analysis.paths import feature_path as feature_path  # kept: old maps.py name
 from ...analysis.paths import overland_steps as overland_steps  # kept: old maps.py name
 from ...io.styles import OUTFALL_COLOURS as OUTFALL_COLOURS  # kept: tests/test_app_*
 from ..outfall_sheet import outfall_map_pdf  # noqa: F401 - transitional: app/pages/inventory.py

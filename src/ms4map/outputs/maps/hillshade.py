@@ -10,7 +10,7 @@ from pyproj import Transformer
 from rasterio.warp import calculate_default_transform
 
 from ...analysis.frames import WGS84
-from ...io.files import warp_bilinear
+from ...io.dem import warp_bilinear
 
 __all__ = ["hillshade", "png_bytes"]
 

@@ -22,7 +22,7 @@ from .layers import OUTFALL_PRIORITY, MapLayer
 from .view import metres_per_pixel
 
 if TYPE_CHECKING:
-    from ...io.workspace import Workspace
+    from ...io import Workspace
 
 __all__ = ["SearchIndex", "build_search_index", "identify", "search_features"]
 

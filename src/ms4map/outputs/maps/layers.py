@@ -35,7 +35,7 @@ from ...io.styles import (
 )
 
 if TYPE_CHECKING:
-    from ...io.workspace import Workspace
+    from ...io import Workspace
     from ...pipeline import PipelineResult
 
 __all__ = [
