@@ -332,9 +332,9 @@ def test_notice_for_the_demo_septic_failure(demo_result) -> None:
     water = d.sort_values("fraction")["receiving_water"].iloc[-1]
     prof = load_profile("stillwater")
     n = idde.notice_of_violation(
+        result,
         FAILED_SEPTIC,
         violation="failing_septic",
-        result=result,
         workspace=ws,
         issued=dt.date(2025, 6, 2),
         deadline="2025-06-30",
@@ -378,9 +378,9 @@ def test_notice_deadline_from_the_kingsbury_remedy_period(demo_result) -> None:
 
     def served(issued: str) -> idde.Notice:
         return idde.notice_of_violation(
+            result,
             FAILED_SEPTIC,
             violation="illicit_discharge",
-            result=result,
             workspace=ws,
             profile="kingsbury",
             issued=issued,
@@ -405,7 +405,7 @@ def test_notice_deadline_from_the_kingsbury_remedy_period(demo_result) -> None:
 def test_notice_without_a_stated_period_leaves_the_deadline_blank(demo_result) -> None:
     ws, result = demo_result
     n = idde.notice_of_violation(
-        FAILED_SEPTIC, violation="failing_septic", workspace=ws, profile="kiryas_joel"
+        None, FAILED_SEPTIC, violation="failing_septic", workspace=ws, profile="kiryas_joel"
     )
     assert n.deadline is None and n.issued == dt.date.today()
     assert n.officer_title == "Stormwater Management Administrator"
@@ -435,7 +435,7 @@ def test_notice_without_a_stated_period_leaves_the_deadline_blank(demo_result) -
 def test_notice_bad_input(demo_result, *, parcel, violation, kwargs, err, match) -> None:
     ws, _ = demo_result
     with pytest.raises(err, match=match):
-        idde.notice_of_violation(parcel, violation=violation, workspace=ws, **kwargs)
+        idde.notice_of_violation(None, parcel, violation=violation, workspace=ws, **kwargs)
 
 
 def test_sampling_plan_on_the_demo_outfall(demo_result) -> None:
@@ -481,11 +481,40 @@ def test_a_notice_citing_another_towns_law_warns_the_officer(demo_result) -> Non
     warning; the officer is now told to check the town's own section. Stillwater's own
     notice has no such warning."""
     ws, result = demo_result
-    kw = dict(violation="failing_septic", result=result, workspace=ws, issued=dt.date(2025, 6, 2))
-    k = idde.notice_of_violation(FAILED_SEPTIC, profile="kingsbury", deadline="2025-06-30", **kw)
+    kw = dict(violation="failing_septic", workspace=ws, issued=dt.date(2025, 6, 2))
+    k = idde.notice_of_violation(
+        result, FAILED_SEPTIC, profile="kingsbury", deadline="2025-06-30", **kw
+    )
     assert any(
         "Town of Stillwater Code" in w and "not Town of Kingsbury's own law" in w
         for w in k.warnings
     ), k.warnings
-    s = idde.notice_of_violation(FAILED_SEPTIC, deadline="2025-06-30", **kw)
+    s = idde.notice_of_violation(result, FAILED_SEPTIC, deadline="2025-06-30", **kw)
     assert not any("own law" in w for w in s.warnings)
+
+
+def test_the_old_form_of_notice_of_violation_still_works_and_warns(demo_result) -> None:
+    """``notice_of_violation(parcel_id, *, result=, workspace=)`` (before issue 26) gives
+    the notice of the new form ``notice_of_violation(result, parcel_id)``, with a
+    DeprecationWarning; the workspace defaults to the result's."""
+    ws, result = demo_result
+    kw = dict(violation="failing_septic", issued=dt.date(2025, 6, 2), deadline="2025-06-30")
+    new = idde.notice_of_violation(result, FAILED_SEPTIC, workspace=ws, **kw)
+    with pytest.warns(DeprecationWarning, match=r"notice_of_violation\(result, parcel_id"):
+        old = idde.notice_of_violation(FAILED_SEPTIC, result=result, workspace=ws, **kw)
+    assert old.to_dict() == new.to_dict()
+    with pytest.warns(DeprecationWarning):
+        no_result = idde.notice_of_violation(FAILED_SEPTIC, workspace=ws, **kw)
+    assert no_result.drainage == [] and "Not determined" in no_result.drainage_text
+    if getattr(result, "workspace", None) is not None:
+        assert idde.notice_of_violation(result, FAILED_SEPTIC, **kw).to_dict() == new.to_dict()
+    by_keyword = idde.notice_of_violation(
+        parcel_id=FAILED_SEPTIC, result=result, workspace=ws, **kw
+    )
+    assert by_keyword.to_dict() == new.to_dict()
+    with pytest.raises(TypeError, match="missing the parcel id"):
+        idde.notice_of_violation(result, workspace=ws, **kw)
+    with pytest.raises(TypeError, match="multiple values"):
+        idde.notice_of_violation(result, FAILED_SEPTIC, result=result, workspace=ws, **kw)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'parcel'"):
+        idde.notice_of_violation(result, FAILED_SEPTIC, parcel="x", workspace=ws, **kw)

@@ -16,9 +16,13 @@ from test_rules_conditions_fixtures import (
 )
 
 from ms4map.rules.septic import (
+    SEPTIC_COLUMNS,
+    SepticFlags,
+    assess_septic,
     flag_septic_table,
     mailing_list,
     parse_failure_codes,
+    undetermined_causes,
     write_mailing_list,
 )
 
@@ -121,3 +125,21 @@ def test_mailing_list(septic, tmp_path):
     path = write_mailing_list(sep, tmp_path / "letters.csv")
     back = pd.read_csv(path)
     assert {"owner", "owner_address", "parcel_id"} <= set(back.columns) and len(back) == 4
+
+
+def test_septic_flags_is_the_frame_typed():
+    """:func:`assess_septic` answers a :class:`SepticFlags` whose table is the frame of
+    :func:`flag_septic_table`, without ``attrs``; the QA and missing layers are fields."""
+    kw = {"waters": town_waters(), "outfall_points": OUTFALL_POINTS}
+    flags = assess_septic(parcels_frame(), parcel_drainage(), **kw)
+    frame = flag_septic_table(parcels_frame(), parcel_drainage(), **kw)
+    assert isinstance(flags, SepticFlags)
+    assert flags.table.attrs == {}
+    assert list(flags.table.columns) == [*SEPTIC_COLUMNS, "geometry"]
+    pd.testing.assert_frame_equal(pd.DataFrame(flags.table), pd.DataFrame(frame))
+    assert [f.code for f in flags.qa.findings] == [f.code for f in frame.attrs["qa"].findings]
+    assert list(flags.missing_layers) == frame.attrs["missing_layers"]
+    assert undetermined_causes(
+        flags.table, missing_layers=flags.missing_layers
+    ) == undetermined_causes(frame)
+    assert repr(flags).startswith("SepticFlags(")

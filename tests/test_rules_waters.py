@@ -8,15 +8,17 @@ import pandas as pd
 import pytest
 
 from ms4map.core.errors import DataError, InputOpenError
-from ms4map.rules.waters import (
-    Waters,
+from ms4map.io.impairments import (
+    ImpairmentsRead,
     normalize_category,
     normalize_pollutant,
-    pollutant_in,
+    read_303d,
     read_303d_csv,
     read_attains_csv,
+    read_impairments,
     validate_impairments,
 )
+from ms4map.rules.waters import Waters, pollutant_in
 
 DATA = Path(__file__).parent / "data"
 
@@ -116,3 +118,39 @@ def test_waters_model_queries():
     assert w.name_of("1302-0001") == "Mill Creek"
     assert len(w.listings("9999-9999")) == 0
     assert w.tmdls_hit([]).empty
+
+
+def test_read_303d_typed_is_the_frame_without_attrs():
+    """:func:`read_303d` answers an :class:`ImpairmentsRead`; the old reader gives the
+    same table with the three ``attrs``."""
+    read = read_303d(DATA / "waters_303d_bad.csv", on_error="skip")
+    frame = read_303d_csv(DATA / "waters_303d_bad.csv", on_error="skip")
+    assert isinstance(read, ImpairmentsRead) and read.table.attrs == {}
+    pd.testing.assert_frame_equal(read.table, frame)
+    assert frame.attrs["source_file"] == read.source_file == str(DATA / "waters_303d_bad.csv")
+    assert frame.attrs["skipped_rows"] == list(read.skipped_rows)
+    assert {x["file"] for x in read.skipped_rows} == {"waters_303d_bad.csv"}
+    assert [f.message for f in read.qa.findings] == [f.message for f in frame.attrs["qa"].findings]
+    assert len(read.qa.by_code("impairment_row_skipped")) == 4
+    assert repr(read).startswith("ImpairmentsRead(2 listings")
+    # the header tells the two formats apart
+    assert read_impairments(DATA / "waters_attains.csv").table["origin"].iloc[0] == "attains_csv"
+
+
+def test_importer_names_stay_importable_from_waters():
+    import ms4map.io.impairments as imp
+    import ms4map.rules.waters as waters
+
+    for name in (
+        "CATEGORIES",
+        "IMPAIRMENT_COLUMNS",
+        "KNOWN_POLLUTANTS",
+        "NY_LIST_PARTS",
+        "normalize_category",
+        "normalize_pollutant",
+        "read_303d_csv",
+        "read_attains_csv",
+        "read_impairments_csv",
+        "validate_impairments",
+    ):
+        assert getattr(waters, name) is getattr(imp, name), name

@@ -1,40 +1,40 @@
-"""Septic systems tributary to the MS4 (docs/rules.md section 4; Stillwater 174-6 and 174-7).
+"""The steps of the septic layer: septic parcels, tributary test, special conditions, setbacks.
 
 Every parcel with an on-site system is listed in the ``septic`` layer: from the
 ``sewer`` attribute, or inferred (an improved parcel, property class not 3xx,
-outside every sewer district) when the attribute is missing.  A septic parcel is
-**flagged** when the drainage table sends some of its runoff into the MS4 (an inlet
-or a conveyance); a septic parcel whose runoff reaches water without entering the
-MS4 is listed but not flagged, and ``reason`` says so.
+outside every sewer district) when the attribute is missing
+(:func:`_septic_parcels`).  A septic parcel is **flagged** when the drainage table
+sends some of its runoff into the MS4 (an inlet or a conveyance,
+:func:`_septic_drainage`); a septic parcel whose runoff reaches water without entering
+the MS4 is listed but not flagged, and ``reason`` says so.
 
 For flagged parcels the layer gives the outfall and receiving water, whether the
 special conditions apply (the MS4 discharges to a 303(d) water or a TMDL watershed
-with stormwater as a source), whether the listed pollutant is one septic systems
-produce (pathogens, phosphorus, nitrogen, nutrients: raised priority), the
-10 NYCRR Appendix 75-A setback check (any part of the parcel within the profile's
-``setback_ft``, 100 ft, of water or an MS4 open conveyance: raised priority), and
-recorded failure conditions (the six of Stillwater 174-6), which make a violation.
+with stormwater as a source, :func:`_special_conditions`), whether the listed
+pollutant is one septic systems produce (pathogens, phosphorus, nitrogen, nutrients:
+raised priority), the 10 NYCRR Appendix 75-A setback check (any part of the parcel
+within the profile's ``setback_ft``, 100 ft, of water or an MS4 open conveyance:
+raised priority, :func:`_setback_features`), and recorded failure conditions (the six
+of Stillwater 174-6, :mod:`.failures`), which make a violation (:func:`_assess_parcel`).
 
 Priority: ``violation`` (5) > ``high`` (3-4) > ``medium`` (2) > ``low`` (1); one point
 for being tributary, one for a special condition, one for a septic pollutant, one
-for the setback.
+for the setback.  :mod:`.flags` runs these steps in order; :mod:`.reasons` writes
+each parcel's reason.
 """
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..core.errors import DataError
-from ..core.nulls import is_blank
-from ..core.qa import QAReport
-from ..core.schema import PARCEL_INFO_COLUMNS
-from ..io.aliases import stormwater_source_value
-from .conditions import (
+from ...core.nulls import is_blank
+from ...core.qa import QAReport
+from ...core.schema import PARCEL_INFO_COLUMNS
+from ...io.aliases import normalize_sewer, stormwater_source_value
+from ..conditions import (
     _bad_drainage_rows,
     _screening_drainage,
     four_a_gaps,
@@ -43,49 +43,18 @@ from .conditions import (
     tmdl_watershed_label,
     water_ids,
 )
-from .profiles import Profile, load_profile
-from .waters import (
-    SKIPPED_ROWS_FIX,
-    Waters,
-    missing_layer_reason,
-    pollutant_in,
-    skipped_rows_text,
+from ..profiles import Profile
+from ..waters import Waters, pollutant_in, skipped_rows_text
+from .failures import FAILURE_CONDITIONS, parse_failure_codes
+from .reasons import (
+    _OPEN_CAUSES,
+    _not_tributary_reason,
+    _open_special_words,
+    _tributary_method,
+    _tributary_reason,
 )
 
-if TYPE_CHECKING:
-    from ..io.workspace import Workspace
-    from ..pipeline import PipelineResult
-
-__all__ = [
-    "FAILURE_CONDITIONS",
-    "SEPTIC_COLUMNS",
-    "flag_septic",
-    "flag_septic_table",
-    "mailing_list",
-    "parse_failure_codes",
-    "undetermined_causes",
-    "write_mailing_list",
-]
-
-#: The six failure conditions of Stillwater 174-6 (letters as printed).
-FAILURE_CONDITIONS: dict[str, str] = {
-    "A": "The backup of sewage into a structure.",
-    "B": "Discharges of treated or untreated sewage onto the ground surface.",
-    "C": "A connection or connections to a separate stormwater sewer system.",
-    "D": "Liquid level in the septic tank above the outlet invert.",
-    "E": "Structural failure of any component of the individual sewage treatment system "
-    "that could lead to any of the other failure conditions as noted in this section.",
-    "F": "Contamination of off-site groundwater.",
-}
-# Words a failure record may use (first match wins; groundwater before "ground surface").
-_FAILURE_WORDS = (
-    ("A", r"backup|back-up|back up"),
-    ("F", r"groundwater|ground water|well|contaminat"),
-    ("B", r"surface|ground|breakout|ponding"),
-    ("C", r"storm|connection|connected"),
-    ("D", r"liquid|level|invert|high"),
-    ("E", r"structur|collapse|crack|broken"),
-)
+__all__ = ["SEPTIC_COLUMNS"]
 
 #: The columns :func:`_assess_parcel` decides for each septic parcel.
 _ASSESSED_COLUMNS = (
@@ -116,154 +85,8 @@ SEPTIC_COLUMNS = (
     *_ASSESSED_COLUMNS,
 )
 _MS4_KINDS = ("inlet", "conveyance")
-_FT = 0.3048
 #: How a TMDL watershed whose ``pollutant`` is blank is named in reasons and letters.
 _NO_POLLUTANT = "pollutant not given"
-
-
-def parse_failure_codes(value: Any) -> list[str]:
-    """Recorded failure condition -> 174-6 letters (``"B; C"``, ``"174-6B"``, ``"surface"``).
-
-    Unrecognised non-blank text returns ``["?"]`` (reported as a recorded failure of
-    unknown kind).
-    """
-    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
-        return []
-    text = str(value).strip()
-    if not text or text.lower() in ("none", "no", "0", "false", "n"):
-        return []
-    codes: list[str] = []
-    for part in re.split(r"[;,/|]+|\s+and\s+", text):
-        piece = part.strip()
-        if not piece:
-            continue
-        match = re.fullmatch(r"(?:§\s*)?(?:174-6\s*)?\(?([A-Fa-f])\)?\.?", piece)
-        if match:
-            codes.append(match.group(1).upper())
-            continue
-        for letter, pat in _FAILURE_WORDS:
-            if re.search(pat, piece, re.IGNORECASE):
-                codes.append(letter)
-                break
-        else:
-            codes.append("?")
-    return list(dict.fromkeys(codes))
-
-
-def _norm_sewer(v: Any) -> str:
-    from ..io.aliases import normalize_sewer
-
-    return normalize_sewer(v)
-
-
-def _crs_unit_m(crs: Any) -> float:
-    from ..core.units import metres_per_unit
-
-    return metres_per_unit(crs, default=1.0)
-
-
-def flag_septic_table(
-    parcels: Any,
-    drainage: pd.DataFrame,
-    *,
-    waters: Waters,
-    profile: str | Profile | None = None,
-    sewer_districts: Any = None,
-    conveyances: Any = None,
-    outfall_points: dict[str, Any] | None = None,
-) -> Any:
-    """The rules of docs/rules.md section 4 over a parcels layer and its drainage table.
-
-    Parameters
-    ----------
-    parcels : GeoDataFrame
-        Canonical parcels (``parcel_id``, ``sewer``, ``prop_class``, ``septic_failure``,
-        owner columns), in a projected CRS.
-    drainage : DataFrame
-        The parcel drainage table.
-    waters : Waters
-        Listings, TMDL watersheds and waterbody geometries (for the setback).
-    profile : str, Path or Profile
-    sewer_districts : GeoDataFrame, optional
-        Public sewer service areas; needed to infer septic where ``sewer`` is unknown.
-    conveyances : GeoDataFrame, optional
-        MS4 conveyances; the open ones (ditch, swale, channel) count for the setback.
-    outfall_points : dict, optional
-        ``outfall_id -> Point`` for "the MS4 discharges into a TMDL watershed".
-
-    Returns
-    -------
-    GeoDataFrame
-        One row per parcel with an on-site system, columns :data:`SEPTIC_COLUMNS` +
-        geometry.  ``frame.attrs["qa"]`` (a :class:`ms4map.qa.QAReport`) holds the findings: a warning
-        ``septic_not_inferred`` when parcels without a sewer attribute cannot be inferred.
-    """
-    import geopandas as gpd
-
-    prof = load_profile(profile)
-    if "parcel_id" not in parcels.columns:
-        raise DataError(
-            "Layer 'parcels' has no parcel_id column. Fix: map the parcel id "
-            "column (--field parcels.parcel_id=SOURCE)."
-        )
-    sep, qa = _septic_parcels(parcels, sewer_districts)
-    flow = _septic_drainage(drainage, sep, waters)
-    special = _special_conditions(flow, sep, waters, outfall_points)
-    dist = prof.setback_ft * _FT / _crs_unit_m(parcels.crs)
-    setback = _setback_features(sep, waters, conveyances, dist)
-    out = _septic_frame(sep, flow)
-    missing = list(getattr(waters, "missing", ()) or ())
-    assessed = [
-        _assess_parcel(
-            rec,
-            pols=special["pols"].get(rec["parcel_id"], []),
-            why=special["why"].get(rec["parcel_id"], []),
-            setback_feature=setback.get(rec["parcel_id"]),
-            direct_name=flow["direct_names"].get(rec["parcel_id"], "water"),
-            profile=prof,
-            open_causes=_open_causes(
-                rec["parcel_id"],
-                missing,
-                special,
-                flow["bad_rows"],
-                unknown_share=float(rec["_unknown_fraction"]),
-            ),
-        )
-        for rec in _records(out, _ASSESS_INPUTS)
-    ]
-    for col in _ASSESSED_COLUMNS:
-        out[col] = [a[col] for a in assessed]
-    # True / False, or missing (<NA>) where a missing legal layer leaves it open
-    out["special_condition"] = pd.array(list(out["special_condition"]), dtype="boolean")
-    out["priority"] = np.asarray(out["priority"], dtype="int64")
-    out = gpd.GeoDataFrame(
-        out[[*SEPTIC_COLUMNS, "geometry"]], geometry="geometry", crs=parcels.crs
-    ).reset_index(drop=True)
-    out.attrs["qa"] = qa
-    out.attrs["missing_layers"] = list(getattr(waters, "missing", ()) or ())
-    return out
-
-
-#: The columns of :func:`_septic_frame` that :func:`_assess_parcel` reads.
-_ASSESS_INPUTS = (
-    "parcel_id",
-    "flagged",
-    "septic_source",
-    "septic_failure",
-    "outfall_id",
-    "ms4_fraction",
-    "direct_fraction",
-    "_internal_fraction",
-    "_unknown_fraction",
-    "_has_rows",
-)
-
-
-def _records(frame: Any, columns: tuple[str, ...]) -> list[dict[str, Any]]:
-    """The rows of ``frame`` as dicts of ``columns`` (through numpy: faster than
-    ``to_dict("records")`` on a county's parcels)."""
-    arrays = [frame[c].to_numpy(dtype=object).tolist() for c in columns]
-    return [dict(zip(columns, values, strict=True)) for values in zip(*arrays, strict=True)]
 
 
 _PRIORITY_LABELS = {0: "none", 1: "low", 2: "medium", 3: "high", 4: "high", 5: "violation"}
@@ -282,7 +105,7 @@ def _septic_parcels(parcels: Any, sewer_districts: Any) -> tuple[Any, QAReport]:
         if c not in table.columns:
             table[c] = None
     sewer_raw = table["sewer"].astype(object)
-    sewer_map = {v: _norm_sewer(v) for v in pd.unique(sewer_raw.dropna())}
+    sewer_map = {v: normalize_sewer(v) for v in pd.unique(sewer_raw.dropna())}
     sewer = sewer_raw.map(sewer_map).fillna("unknown")
     source = np.where(sewer == "septic", "sewer_attribute", None).astype(object)
     unknown = (sewer == "unknown").to_numpy()
@@ -726,140 +549,6 @@ def _assess_parcel(
     }
 
 
-def undetermined_causes(septic: Any) -> list[tuple[int, str]]:
-    """Why the special condition of flagged parcels of a septic layer is not determined:
-    ``(parcels, cause)`` per ``method`` (``missing_layer``, ``unknown_receiving_water``,
-    ``tmdl_unknown``, ``tmdl_missing``, ``bad_drainage_rows``,
-    ``drainage_partly_unknown``, ``listing_skipped``), in that order, for the summaries of ``ms4map screen --all`` and
-    the app's Septic page (each parcel's ``reason`` names its layer, outfalls or TMDL
-    watersheds, and the fix)."""
-    if not len(septic) or "special_condition" not in septic.columns:
-        return []
-    open_ = septic["special_condition"].isna().to_numpy(dtype=bool, copy=True)
-    if "flagged" in septic.columns:
-        open_ &= septic["flagged"].fillna(False).to_numpy(dtype=bool)
-    methods = septic["method"].to_numpy(dtype=object)[open_]
-    missing = list(getattr(septic, "attrs", {}).get("missing_layers", []) or [])
-    causes = {
-        "missing_layer": "the workspace has no "
-        + (" or ".join(f"`{m}`" for m in missing) or "legal")
-        + " layer (303(d) listings or TMDL watersheds)",
-        "unknown_receiving_water": "an outfall they drain through has no PWL ID and no "
-        "`receiving_water` naming one waterbody",
-        "tmdl_unknown": "a TMDL watershed they drain into or lie in does not record "
-        "whether stormwater is a source",
-        "tmdl_missing": "a category 4a water they drain to has no TMDL in the "
-        "`tmdl_watersheds` layer",
-        "bad_drainage_rows": "their drainage rows are incomplete",
-        "drainage_partly_unknown": "part of their runoff drains off the DEM or over DEM nodata",
-        "listing_skipped": "a water they drain to has 303(d) CSV rows that could not be read",
-    }
-    out = []
-    for method, cause in causes.items():
-        n = int((methods == method).sum())
-        if n:
-            out.append((n, cause))
-    return out
-
-
-#: Why a tributary parcel's special condition may be open: each key is the method it
-#: gives, in the order the method names the first (:func:`_tributary_method`).
-_OPEN_CAUSES = (
-    "missing_layer",
-    "bad_drainage_rows",
-    "drainage_partly_unknown",
-    "unknown_receiving_water",
-    "tmdl_unknown",
-    "tmdl_missing",
-    "listing_skipped",
-)
-
-
-def _open_causes(
-    pid: str,
-    missing: list[str],
-    special: dict[str, dict[str, list[str]]],
-    bad_rows: dict[str, str],
-    *,
-    unknown_share: float = 0.0,
-) -> dict[str, list[str]]:
-    """The open causes of parcel ``pid`` (:data:`_OPEN_CAUSES`): the missing legal
-    layers, what is wrong with its drainage rows (``bad_rows``), the share of its runoff
-    whose way is not known (off the DEM, DEM nodata: ``unknown_share``; as for
-    Condition A, that part may reach a listed water), and its unknown outfalls, unknown
-    and missing TMDLs and skipped 303(d) rows (``special``, from
-    :func:`_special_conditions`)."""
-    return {
-        "missing_layer": list(missing),
-        "bad_drainage_rows": [bad_rows[pid]] if pid in bad_rows else [],
-        "drainage_partly_unknown": [f"{unknown_share:.0%}"] if unknown_share > 1e-9 else [],
-        "unknown_receiving_water": list(special["unknown_outfalls"].get(pid, [])),
-        "tmdl_unknown": list(dict.fromkeys(special["unknown_tmdls"].get(pid, []))),
-        "tmdl_missing": list(dict.fromkeys(special["missing_tmdls"].get(pid, []))),
-        "listing_skipped": list(dict.fromkeys(special["skipped_listings"].get(pid, []))),
-    }
-
-
-def _tributary_method(special: bool | None, *, open_causes: dict[str, list[str]]) -> str:
-    """The method of a tributary parcel: ``special_condition``, ``tributary``, or for a
-    special condition not known the first cause of ``open_causes`` that holds
-    (``missing_layer``, ``bad_drainage_rows``, ``drainage_partly_unknown``,
-    ``unknown_receiving_water``,
-    ``tmdl_unknown``, ``tmdl_missing``, ``listing_skipped``: see :func:`_assess_parcel`).
-    """
-    if special is None:
-        # never a confident "no" while a legal layer, the parcel's drainage, a receiving
-        # water, a TMDL's stormwater source or a 303(d) listing is not known
-        return next((m for m, what in open_causes.items() if what), "tmdl_missing")
-    return "special_condition" if special else "tributary"
-
-
-def _open_special_words(open_causes: dict[str, list[str]]) -> list[str]:
-    """The sentences of a special condition not determined: each open cause of
-    :func:`_assess_parcel`, with its fix."""
-    words = ["Special condition not determined:"]
-    words += [missing_layer_reason(layer) for layer in open_causes["missing_layer"]]
-    for what in open_causes["bad_drainage_rows"]:
-        words.append(
-            f"the parcel's drainage rows are incomplete ({what}), so the rest of its runoff "
-            "may reach a listed water (run the drainage step again for it)."
-        )
-    for share in open_causes["drainage_partly_unknown"]:
-        words.append(
-            f"{share} of its runoff drains off the DEM or where the DEM has no data, so it "
-            "may reach a listed water (cut the town's DEM with a wider margin, or fill its "
-            "holes)."
-        )
-    unknown_outfalls = open_causes["unknown_receiving_water"]
-    if unknown_outfalls:
-        named = [o for o in unknown_outfalls if o != "?"]
-        words.append(
-            "the receiving water of "
-            + (f"outfall(s) {', '.join(named)}" if named else "the parcel's outfall")
-            + " has no PWL ID and no `receiving_water` naming exactly one waterbody "
-            "(fill `pwl_id` or `receiving_water` in the `outfalls` layer)."
-        )
-    if open_causes["tmdl_unknown"]:
-        words.append(
-            f"the {' and the '.join(open_causes['tmdl_unknown'])} it drains into or lies in "
-            "does not record whether stormwater is a source (fill "
-            "`stormwater_source` in the `tmdl_watersheds` layer)."
-        )
-    if open_causes["tmdl_missing"]:
-        words.append(
-            f"it drains to {'; '.join(open_causes['tmdl_missing'])}, but the "
-            "`tmdl_watersheds` layer has no TMDL for it (add the TMDL's watershed, with "
-            "`stormwater_source`, to the `tmdl_watersheds` layer; its `tmdl_id` the "
-            "listing's action id)."
-        )
-    if open_causes["listing_skipped"]:
-        words.append(
-            f"{'; '.join(open_causes['listing_skipped'])}, so whether that water is "
-            f"303(d)-listed is not known ({SKIPPED_ROWS_FIX})."
-        )
-    return words
-
-
 def _is_septic_pollutant(pollutant: str, profile: Profile) -> bool:
     """Whether a listed pollutant is one septic systems produce (the profile's
     ``septic_pollutants``)."""
@@ -870,169 +559,3 @@ def _is_septic_pollutant(pollutant: str, profile: Profile) -> bool:
 
 
 _SEPTIC_MEMO: dict[tuple[str, tuple[str, ...]], bool] = {}
-
-
-def _tributary_reason(
-    rec: dict[str, Any],
-    src: str,
-    why: list[str],
-    *,
-    special: bool | None,
-    septic_pol: bool,
-    setback_feature: str | None,
-    codes: list[str],
-    violation: bool,
-    profile: Profile,
-) -> list[str]:
-    """The reason of a parcel whose runoff enters the MS4: the share and outfall, the
-    special condition, what raised its priority, the violation."""
-    of = rec["outfall_id"]
-    words = [
-        f"On-site system ({src}); {rec['ms4_fraction'] * 100:.0f}% of the parcel's runoff "
-        f"enters the MS4" + (f" and leaves through outfall {of}" if not is_blank(of) else "") + "."
-    ]
-    if special:
-        words.append("Special condition: " + "; ".join(dict.fromkeys(why)) + ".")
-    if septic_pol:
-        words.append("Priority raised: the listed pollutant is one septic systems produce.")
-    if setback_feature is not None:
-        words.append(
-            f"Priority raised: within {profile.setback_ft:g} ft of "
-            f"{setback_feature} (10 NYCRR Appendix 75-A separation)."
-        )
-    if violation:
-        words.append(f"Violation: recorded failure condition(s) {', '.join(codes)} of 174-6.")
-    return words
-
-
-def _not_tributary_reason(
-    rec: dict[str, Any], src: str, direct_name: str, codes: list[str], bad_rows: str | None = None
-) -> tuple[str, list[str]]:
-    """``(method, reason words)`` of a parcel none of whose runoff is known to enter the
-    MS4: no drainage rows, rows that do not cover it (``bad_rows``, what is wrong with
-    them) or a share draining somewhere unknown (whether it is tributary is then not
-    known: ``tributary`` <NA>), else direct to water or internally drained (not
-    tributary)."""
-    unknown = rec["_unknown_fraction"]
-    if rec["_has_rows"] and bad_rows:
-        method = "bad_drainage_rows"
-        words = [
-            f"On-site system ({src}), but the parcel's drainage rows are incomplete "
-            f"({bad_rows}) and none of the runoff they give enters the MS4: whether it is "
-            "tributary to the MS4 is not known (run the drainage step again for it); "
-            "not flagged."
-        ]
-    elif not rec["_has_rows"]:
-        method = "no_drainage"
-        words = [
-            f"On-site system ({src}), but the parcel has no rows in the drainage "
-            "table: whether it is tributary to the MS4 is not known; not flagged."
-        ]
-    elif unknown > 1e-9:
-        method = "unknown_drainage"
-        direct = rec["direct_fraction"]
-        words = [
-            f"On-site system ({src}); {unknown * 100:.0f}% of its runoff drains somewhere "
-            "unknown (off the DEM or unmapped)"
-            + (f" and {direct * 100:.0f}% reaches {direct_name} directly" if direct > 1e-9 else "")
-            + ", and none is known to enter the MS4: whether it is tributary to the MS4 "
-            "is not known; not flagged."
-        ]
-    elif rec["direct_fraction"] > 1e-9:
-        method = "direct_to_water"
-        words = [
-            f"On-site system ({src}); its runoff reaches "
-            f"{direct_name} directly without entering the MS4: not "
-            "tributary to the MS4, not flagged."
-        ]
-    else:
-        method = "internally_drained"
-        words = [
-            f"On-site system ({src}); the parcel is internally drained: not "
-            "tributary to the MS4, not flagged."
-        ]
-    if codes:
-        words.append(
-            "A failure condition is recorded, but 174-6 covers areas tributary "
-            "to the MS4 only: refer it to the county health department."
-        )
-    return method, words
-
-
-def flag_septic(
-    result: PipelineResult,
-    *,
-    profile: str | Profile | None = "stillwater",
-    workspace: Workspace | None = None,
-    waters: Waters | None = None,
-) -> Any:
-    """The ``septic`` layer for a pipeline result (see :func:`flag_septic_table`)."""
-    from ..pipeline import outfall_points
-
-    ws = workspace if workspace is not None else getattr(result, "workspace", None)
-    if ws is None:
-        raise DataError("flag_septic needs the workspace: pass workspace=.")
-    waters = waters or Waters.from_workspace(ws)
-    return flag_septic_table(
-        ws.layers["parcels"],
-        result.drainage,
-        waters=waters,
-        profile=profile,
-        sewer_districts=ws.layers.get("sewer_districts"),
-        conveyances=ws.layers.get("conveyances"),
-        outfall_points=outfall_points(result, ws),
-    )
-
-
-def mailing_list(
-    septic: pd.DataFrame, *, only_flagged: bool = True, profile: str | Profile | None = None
-) -> pd.DataFrame:
-    """Owner and mailing-address list for letters, highest priority first.
-
-    Columns: ``owner, owner_address, parcel_id, address, priority_label, special_condition,
-    violation, outfall_id, receiving_water, reason`` (+ ``officer_title`` when a profile is
-    given).  Parcels without an owner address are kept (so nobody is silently dropped) and
-    sorted last.
-    """
-    df = septic[septic["flagged"]] if only_flagged else septic
-    cols = [
-        "owner",
-        "owner_address",
-        "parcel_id",
-        "address",
-        "priority",
-        "priority_label",
-        "special_condition",
-        "violation",
-        "outfall_id",
-        "receiving_water",
-        "reason",
-    ]
-    out = pd.DataFrame(df[cols]).copy()
-    out["_noaddr"] = out["owner_address"].map(is_blank)
-    out = out.sort_values(["_noaddr", "priority", "owner"], ascending=[True, False, True])
-    out = out.drop(columns=["_noaddr", "priority"]).reset_index(drop=True)
-    if profile is not None:
-        out["officer_title"] = load_profile(profile).officer_title
-    return out
-
-
-def write_mailing_list(
-    septic: pd.DataFrame,
-    path: str | Path,
-    *,
-    only_flagged: bool = True,
-    profile: str | Profile | None = None,
-    protected: Any = (),
-) -> Path:
-    """Write :func:`mailing_list` as CSV (UTF-8); returns the path.
-
-    ``protected`` (input files, e.g. a workspace's ``inputs``) are never written over:
-    such a path raises :class:`~ms4map.errors.UsageError`; a missing folder is created.
-    """
-    from ..io import write_text_output
-
-    text = mailing_list(septic, only_flagged=only_flagged, profile=profile).to_csv(index=False)
-    return write_text_output(
-        path, text, protected=protected, option="--letters", suffixes=(".csv",)
-    )
