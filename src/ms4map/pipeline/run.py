@@ -28,7 +28,7 @@ from .. import drainage as _drainage
 from ..core.errors import UsageError, ValidationError
 from ..core.qa import QAReport
 from ..drainage import NetworkJoin
-from ..hydrology import overland as _overland
+from ..hydrology import network_targets, route
 from ..network import build_network
 from .cache import StepCache, workspace_key
 from .result import Result
@@ -196,7 +196,7 @@ def _join_and_overland(
                 ws.dem.array.shape,
                 ws.dem.transform,
             )
-        inlets, open_conv = _overland.network_targets(ws, net)
+        inlets, open_conv = network_targets(ws, net)
         ov = _overland_step(ws, steps, inlets, open_conv, opts=opts, say=say)
         join = join_f.result()
         cells = cells_f.result() if cells_f is not None else None
@@ -297,7 +297,7 @@ def _overland_step(
     def _ov() -> OverlandResult | None:
         if ws.dem is None:
             return None
-        return _overland.route(
+        return route(
             ws.dem,
             inlets=inlets,
             conveyances=open_conv,

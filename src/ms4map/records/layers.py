@@ -17,28 +17,8 @@ import geopandas as gpd
 from .. import io
 from ..core.errors import DataError, UsageError
 from ..io.manifest import manifest_files
-from ..io.open import _resolve_source
 
 __all__ = ["check_parcel", "layer", "layer_to_check", "structure_point"]
-
-_VECTOR = (".gpkg", ".shp", ".geojson", ".json", ".zip", ".fgb", ".gml", ".kml", ".gdb")
-
-
-def _source_spec(base: Path, spec: str, role: str | None = None) -> str:
-    container = base.suffix.lower() in (".gpkg", ".gdb", ".zip")
-    if "::" in spec:
-        file_part, layer = spec.rsplit("::", 1)
-        fp = Path(file_part).expanduser()
-        return f"{fp if fp.is_absolute() else base.parent / fp}::{layer}"
-    if "/" in spec or spec.lower().endswith(_VECTOR):
-        fp = Path(spec).expanduser()
-        folder = base if base.is_dir() and not container else base.parent
-        return str(fp if fp.is_absolute() else folder / fp)
-    if base.is_dir() and not container:
-        # io's own resolver: two files of one stem are refused as open_workspace refuses
-        # them (it read the first by name, the GeoJSON before the shapefile, silently)
-        return str(_resolve_source(spec, base, role).path)
-    return f"{base}::{spec}"
 
 
 def _read_role(
@@ -49,32 +29,38 @@ def _read_role(
     field_map: Any,
     crs: Any,
 ) -> tuple[gpd.GeoDataFrame | None, list[Path]]:
-    """One canonical layer of the workspace (mapped, ids checked) and the files read."""
-    base = workspace
+    """One canonical layer of the workspace (mapped, ids checked) and the files read.
+
+    The layer is read by :func:`ms4map.io.open_workspace` with ``roles=(role,)``: the
+    same resolution as every command (a folder holding two files of one stem is refused
+    naming both), none of the other layers opened.  ``None`` when the workspace has no
+    layer of that name and none is named for it.
+    """
     specs = None if not layers else layers.get(role)
     inputs = [workspace]
-    if base.suffix.lower() == ".toml":
-        man = io.load_manifest(base)
+    named = specs
+    base = workspace
+    if workspace.suffix.lower() == ".toml":
+        man = io.load_manifest(workspace)
         if "workspace" not in man:
-            raise UsageError(f"Manifest '{base.name}' names no workspace. Fix: add workspace = ...")
+            raise UsageError(
+                f"Manifest '{workspace.name}' names no workspace. Fix: add workspace = ..."
+            )
         base = Path(man["workspace"])
         inputs.append(base)
         # every file the manifest names is the user's: never an output (export, report)
         inputs += [Path(f).resolve() for f in manifest_files(workspace) if Path(f).exists()]
-        specs = specs or man.get("layers", {}).get(role)
-        crs = crs or man.get("crs")
-        if field_map is None and "fields" in man:
-            field_map = man["fields"]
-        elif field_map is None and "field_map" in man:
-            field_map = man["field_map"]
-    if isinstance(specs, str):
-        specs = [specs]
-    if not specs:
-        if role not in io.list_source_layers(base):
-            return None, inputs
-        specs = [role]
-    resolved = [_source_spec(base, s, role) for s in specs]
-    ws = io.open_workspace(None, layers={role: resolved}, field_map=field_map, crs=crs, no_dem=True)
+        named = specs or man.get("layers", {}).get(role)
+    if not named and role not in io.list_source_layers(base):
+        return None, inputs
+    ws = io.open_workspace(
+        workspace,
+        roles=(role,),
+        layers={role: specs} if specs else None,
+        field_map=field_map,
+        crs=crs,
+        no_dem=True,
+    )
     inputs += [Path(p) for p in ws.inputs]
     return ws.layers.get(role), inputs
 
