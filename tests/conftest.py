@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 import ms4map
-from ms4map import io, pipeline
+from ms4map import pipeline
 
 
 def _demo_path() -> Path:
-    path = io.demo_path()
+    path = ms4map.datasets.get_path("alder_falls")
     if not path.exists():
         pytest.skip("the demo town is not built")
     return path

@@ -121,11 +121,13 @@ def test_smo_records_an_inspection_and_the_outfall_changes_colour(app_with_users
         page.screenshot(path=str(ARTIFACTS / "browser_outfall_colour.png"), full_page=True)
         assert after == before + 1, (before, after)
     assert not [u for u in off if "tile" not in u], off
-    from ms4map import io as msio
     from ms4map.records import open_records
 
     rec = open_records(
-        msio.demo_path(), user="t", role="viewer", records=data / "records" / "demo.records.gpkg"
+        ms4map.datasets.get_path("alder_falls"),
+        user="t",
+        role="viewer",
+        records=data / "records" / "demo.records.gpkg",
     )
     assert list(rec.inspections()["created_by"]) == [SMO]
     assert len(rec.attachments()) == 1

@@ -67,11 +67,10 @@ def _login(at: AppTest, name: str, password: str) -> AppTest:
 
 
 def _records(data: Path, user: str = "reader", role: str = "viewer"):
-    from ms4map import io as msio
     from ms4map.records import open_records
 
     return open_records(
-        msio.demo_path(),
+        ms4map.datasets.get_path("alder_falls"),
         user=user,
         role=role,
         records=data / "records" / "demo.records.gpkg",
@@ -309,12 +308,11 @@ def test_inventory_shows_last_inspection_and_screening_coverage(with_users: Path
 def test_map_colours_outfalls_by_derived_status_and_rings_open_cases(
     with_users: Path,
 ) -> None:
-    from ms4map import io as msio
     from ms4map import open_workspace
     from ms4map.app import records_ui
     from ms4map.outputs import maps
 
-    ws = open_workspace(msio.demo_path(), no_dem=True)
+    ws = open_workspace(ms4map.datasets.get_path("alder_falls"), no_dem=True)
     layers = maps.build_layers(ws)
     base = layers["outfalls"].frame.set_index("fid")["category"]
     same, groups, legend = records_ui.map_overlay(ws, layers)

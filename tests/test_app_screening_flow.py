@@ -83,7 +83,7 @@ def test_acreage_message_uses_the_form_words(app_env) -> None:
 def test_polygon_typed_as_lon_lat_gets_a_hint(app_env) -> None:
     import ms4map
 
-    ws = ms4map.open_workspace(ms4map.io.demo_path())
+    ws = ms4map.open_workspace(ms4map.datasets.get_path("alder_falls"))
     p = ws.parcels[ws.parcels["parcel_id"] == PLAZA].to_crs(4326).geometry.iloc[0]
     c = p.representative_point()
     d = 0.0002

@@ -24,7 +24,7 @@ from test_hydrology_overland_fixtures import CRS18, TR, town_dem, town_layers
 from ms4map import __version__, pipeline
 from ms4map.batch import LAYERS, SUMMARY_COLUMNS, read_manifest
 from ms4map.cli import main
-from ms4map.io import demo_path, open_workspace, read_provenance
+from ms4map.io import open_workspace, read_provenance
 
 
 # ---------------------------------------------------------------------------------------
@@ -85,8 +85,10 @@ def towns(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("towns")
     demo = root / "demo"
     demo.mkdir()
-    shutil.copyfile(demo_path(), demo / "demo.gpkg")
-    shutil.copyfile(demo_path().with_name("demo_dem.tif"), demo / "demo_dem.tif")
+    shutil.copyfile(ms4map.datasets.get_path("alder_falls"), demo / "demo.gpkg")
+    shutil.copyfile(
+        ms4map.datasets.get_path("alder_falls").with_name("demo_dem.tif"), demo / "demo_dem.tif"
+    )
     write_tiny_town(root / "valley")
     write_tiny_town(root / "broken")
     (root / "broken" / "town_dem.tif").write_bytes(b"II*\x00 this is not a GeoTIFF" * 10)

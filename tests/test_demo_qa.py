@@ -17,11 +17,11 @@ def _ids(finding) -> list[str]:
 
 @pytest.fixture(scope="module")
 def demo_ws():
-    return ms4map.open_workspace(ms4map.io.demo_path())
+    return ms4map.open_workspace(ms4map.datasets.get_path("alder_falls"))
 
 
 def test_validate_reports_exactly_the_planted_data_defects(capsys) -> None:
-    path = ms4map.io.demo_path()
+    path = ms4map.datasets.get_path("alder_falls")
     assert main(["validate", str(path)]) == 1  # warnings only
     capsys.readouterr()
     report = validate(path).report

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import ms4map
-from ms4map.io import demo_path
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +28,9 @@ def test_every_parcel_sums_to_one(res):
     sums = res.drainage.groupby("parcel_id")["fraction"].sum()
     assert len(sums) == len(res.drainage["parcel_id"].unique())
     assert np.abs(sums.to_numpy() - 1).max() < 1e-6
-    ws_parcels = set(ms4map.open_workspace(demo_path()).parcels["parcel_id"])
+    ws_parcels = set(
+        ms4map.open_workspace(ms4map.datasets.get_path("alder_falls")).parcels["parcel_id"]
+    )
     assert set(sums.index) == ws_parcels
 
 

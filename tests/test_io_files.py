@@ -664,7 +664,7 @@ def test_the_cli_names_the_output_it_cannot_write(tmp_path, monkeypatch, capsys)
 
     monkeypatch.setattr(os, "replace", eio)
     out = tmp_path / "outfalls.csv"
-    code = main(["trace", str(io.demo_path()), "--all", "--out", str(out)])
+    code = main(["trace", str(ms4map.datasets.get_path("alder_falls")), "--all", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 3, err
     assert f"Cannot write '{out}': No space left on device. Fix:" in err

@@ -21,7 +21,7 @@ from ms4map.cli import main
 from ms4map.io import styles
 from ms4map.outputs.export import export, source_layers
 
-DEMO = io.demo_path()
+DEMO = ms4map.datasets.get_path("alder_falls")
 CRS = "EPSG:26918"
 
 

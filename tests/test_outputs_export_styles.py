@@ -23,7 +23,7 @@ from ms4map.io import styles
 from ms4map.outputs import maps
 from ms4map.outputs.maps import layers as map_layers
 
-DEMO = io.demo_path()
+DEMO = ms4map.datasets.get_path("alder_falls")
 QGIS_COLUMNS = [
     "f_table_catalog",
     "f_table_schema",

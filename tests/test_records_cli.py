@@ -9,7 +9,7 @@ from pathlib import Path
 from test_records import jpeg_bytes, make_town
 
 import ms4map.records as rec
-from ms4map import idde, io
+from ms4map import idde
 from ms4map.cli import main
 
 
@@ -91,7 +91,11 @@ def test_case_commands(tmp_path, capsys) -> None:
 
 def test_next_sample_follows_the_plan(demo_result, tmp_path) -> None:
     ws, result = demo_result
-    r = rec.open_records(io.demo_path(), user="jsmith", records=tmp_path / "demo.records.gpkg")
+    r = rec.open_records(
+        ms4map.datasets.get_path("alder_falls"),
+        user="jsmith",
+        records=tmp_path / "demo.records.gpkg",
+    )
     cid = r.open_case("OF-009", "2025-06-02", origin="finding")
     plan = idde.sampling_plan(result, "OF-009", max_samples=3, weight="structures")
     first = plan.iloc[0]
@@ -107,6 +111,6 @@ def test_next_sample_follows_the_plan(demo_result, tmp_path) -> None:
 
 def test_records_beside_a_copy_of_the_demo(tmp_path) -> None:
     ws = tmp_path / "demo.gpkg"
-    shutil.copyfile(io.demo_path(), ws)
+    shutil.copyfile(ms4map.datasets.get_path("alder_falls"), ws)
     r = rec.open_records(ws, user="jsmith")
     assert r.path == Path(tmp_path / "demo.records.gpkg") and len(r.outfalls) == 24

@@ -112,11 +112,10 @@ def test_the_records_store_reads_roles_from_the_app_users_file(
     """The users file of the app is the one the records store reads roles from."""
     import shutil
 
-    from ms4map import io as msio
     from ms4map.records import open_records
 
     ws = tmp_path / "town.gpkg"
-    shutil.copy(msio.demo_path(), ws)
+    shutil.copy(ms4map.datasets.get_path("alder_falls"), ws)
     users.add_user("jsmith", "smo", "smo password")
     users.add_user("guest", "viewer", "viewer password")
     r = open_records(ws, user="jsmith")

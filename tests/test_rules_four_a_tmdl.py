@@ -194,10 +194,9 @@ def test_validate_warns_about_a_4a_listing_without_its_tmdl(tmp_path, capsys):
 
     import pyogrio
 
-    from ms4map import io
     from ms4map.cli import main
 
-    src = io.demo_path()
+    src = ms4map.datasets.get_path("alder_falls")
     if not src.exists():
         pytest.skip("the demo town is not built")
     ws_path = tmp_path / "demo.gpkg"

@@ -29,7 +29,7 @@ LEGAL = ("impairments", "tmdl_watersheds", "waterbodies")
 
 
 def _demo() -> Path:
-    path = ms4map.io.demo_path()
+    path = ms4map.datasets.get_path("alder_falls")
     if not path.exists():
         pytest.skip("the demo town (data/layers/demo.gpkg) is not built")
     return path

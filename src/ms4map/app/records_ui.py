@@ -55,13 +55,13 @@ _UNSET = "—"
 # -- where and who -----------------------------------------------------------------------
 def records_location() -> dict[str, Any] | None:
     """The workspace path and records file of the app's workspace (None: not supported)."""
-    from ..io import demo_path
+    from ..datasets import get_path
 
     src = state.workspace_source()
     path = src.get("path")
     if path is None and not src.get("layers"):
         rec = app_data_dir() / "records" / "demo.records.gpkg"
-        return {"workspace": str(demo_path()), "records": str(rec), "layers": None}
+        return {"workspace": str(get_path("alder_falls")), "records": str(rec), "layers": None}
     if path is None:
         return None  # uploaded layers only: no workspace file to keep records with
     env = os.environ.get("MS4MAP_RECORDS")

@@ -156,12 +156,13 @@ def _key(src: dict[str, Any]) -> str:
 def _open_workspace(key: str) -> Workspace:
     import json
 
-    from ..io import demo_path, open_workspace
+    from ..datasets import get_path
+    from ..io import open_workspace
 
     src = json.loads(key)
     path = src.get("path")
     if path is None and not src.get("layers"):
-        path = str(demo_path())
+        path = str(get_path("alder_falls"))
     kwargs: dict[str, Any] = {}
     if src.get("layers"):
         kwargs["layers"] = src["layers"]

@@ -11,9 +11,9 @@ ms4map's data folder.  Nothing below this package imports it: the library's own 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from ..io import data_dir
 from . import alder_falls
 
 __all__ = ["alder_falls", "available", "data_dir", "get_path"]
@@ -23,14 +23,6 @@ available: list[str] = ["alder_falls"]
 
 #: kind -> file name of the demo town's files.
 _FILES = {"gpkg": "demo.gpkg", "dem": "demo_dem.tif"}
-
-
-def data_dir() -> Path:
-    """The folder ms4map may write to (``MS4MAP_DATA_DIR``, else ``~/.local/share/ms4map``)."""
-    base = os.environ.get("MS4MAP_DATA_DIR")
-    p = Path(base) if base else Path.home() / ".local" / "share" / "ms4map"
-    p.mkdir(parents=True, exist_ok=True)
-    return p
 
 
 def _committed(name: str) -> Path | None:

@@ -7,7 +7,7 @@ Example
 -------
 >>> import ms4map
 >>> from ms4map import pipeline
->>> ws = ms4map.open_workspace(ms4map.io.demo_path())          # doctest: +SKIP
+>>> ws = ms4map.open_workspace(ms4map.datasets.get_path("alder_falls"))          # doctest: +SKIP
 >>> res = pipeline.run(ws)                                     # doctest: +SKIP
 >>> res.drainage.head()                                        # doctest: +SKIP
 """
