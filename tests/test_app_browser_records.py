@@ -14,6 +14,8 @@ import sys
 
 import pytest
 
+import ms4map
+
 pytestmark = pytest.mark.browser
 
 from test_app_browser import (  # noqa: E402

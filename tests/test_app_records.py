@@ -15,6 +15,7 @@ pytest.importorskip("streamlit")
 pytest.importorskip("argon2")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+import ms4map
 from ms4map.records import users  # noqa: E402
 
 TIMEOUT = 180

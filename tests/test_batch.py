@@ -21,6 +21,7 @@ import rasterio
 from geopandas.testing import assert_geodataframe_equal
 from test_hydrology_overland_fixtures import CRS18, TR, town_dem, town_layers
 
+import ms4map
 from ms4map import __version__, pipeline
 from ms4map.batch import LAYERS, SUMMARY_COLUMNS, read_manifest
 from ms4map.cli import main

@@ -16,6 +16,7 @@ import pytest
 import shapely
 from shapely.geometry import Point, Polygon
 
+import ms4map
 from ms4map import io
 from ms4map.cli import main
 from ms4map.io import styles

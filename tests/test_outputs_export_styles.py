@@ -17,6 +17,7 @@ import pyogrio
 import pytest
 from shapely.geometry import Point
 
+import ms4map
 from ms4map import io
 from ms4map.cli import main
 from ms4map.io import styles

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from test_records import jpeg_bytes, make_town
 
+import ms4map
 import ms4map.records as rec
 from ms4map import idde
 from ms4map.cli import main

@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("argon2")
 
+import ms4map
 from ms4map.cli import main  # noqa: E402
 from ms4map.core.errors import EXIT_USAGE, UsageError  # noqa: E402
 from ms4map.records import users  # noqa: E402

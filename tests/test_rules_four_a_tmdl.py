@@ -43,6 +43,7 @@ from test_rules_conditions_fixtures import (
     town_waters,
 )
 
+import ms4map
 from ms4map.rules.profiles import load_profile
 from ms4map.rules.waters import Waters
 
