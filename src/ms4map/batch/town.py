@@ -235,7 +235,7 @@ def previous_summary(town: Town, out: Path) -> dict[str, Any] | None:
     there still has its SHA-256, and no DEM appeared beside a workspace that had none.
     """
     from ..io import file_sha256
-    from ..io.write import _provenance_rows
+    from ..io.write import provenance_rows
 
     if not out.is_file():
         return None
@@ -243,7 +243,7 @@ def previous_summary(town: Town, out: Path) -> dict[str, Any] | None:
 
     import pyogrio
 
-    rows = _provenance_rows(out)
+    rows = provenance_rows(out)
     try:
         present = {str(r[0]) for r in pyogrio.list_layers(out)}
     except Exception:  # noqa: BLE001 - an unreadable file is simply not reusable

@@ -29,6 +29,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 __all__ = [
+    "ensure_styles_table",
     "CONVEYANCE_COLOURS",
     "IMPAIRED_COLOURS",
     "LAYER_STYLES",
@@ -779,7 +780,7 @@ def write_layer_styles(
             styled.append(name)
         if not rows:
             return styled
-        _ensure_table(con)
+        ensure_styles_table(con)
         for r in rows:
             con.execute(
                 'DELETE FROM "layer_styles" WHERE f_table_name = ? AND f_geometry_column = ?',
@@ -794,7 +795,7 @@ def write_layer_styles(
     return styled
 
 
-def _ensure_table(con: sqlite3.Connection) -> None:
+def ensure_styles_table(con: sqlite3.Connection) -> None:
     exists = con.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'layer_styles'"
     ).fetchone()

@@ -26,6 +26,7 @@ from ..core.errors import DataError, Ms4mapError, OutputError, UsageError
 from .styles import write_layer_styles
 
 __all__ = [
+    "provenance_rows",
     "check_ms4map_output",
     "check_output_path",
     "read_provenance",
@@ -211,7 +212,7 @@ def check_ms4map_output(
     else:
         if "records_meta" in tables:
             what = "is an IDDE records store"
-        elif "provenance" not in tables or not _provenance_rows(path):
+        elif "provenance" not in tables or not provenance_rows(path):
             what = "was not written by ms4map (it has no provenance table)"
     if what:
         raise UsageError(
@@ -234,7 +235,7 @@ def _write_outputs(
         rows: dict[str, tuple[str, str]] = {}
         if out.exists():  # keep layers (and their provenance) that this run does not replace
             shutil.copyfile(out, tmp)
-            rows = {k: v for k, v in _provenance_rows(out).items() if k not in layers}
+            rows = {k: v for k, v in provenance_rows(out).items() if k not in layers}
         arrow = _have_pyarrow()  # the same layers, written faster through Arrow
         with _unjournaled_sqlite():
             for name, df in layers.items():
@@ -331,7 +332,7 @@ def _have_pyarrow() -> bool:
     return importlib.util.find_spec("pyarrow") is not None
 
 
-def _provenance_rows(path: Path) -> dict[str, tuple[str, str]]:
+def provenance_rows(path: Path) -> dict[str, tuple[str, str]]:
     try:
         with sqlite3.connect(path) as con:
             cols = [r[1] for r in con.execute("PRAGMA table_info(provenance)")]
@@ -366,7 +367,7 @@ def _gpkg_safe(df: pd.DataFrame) -> pd.DataFrame:
 
 def read_provenance(path: str | Path, layer: str | None = None) -> dict[str, Any]:
     """The provenance record of one output layer (default: the most recently written)."""
-    rows = _provenance_rows(Path(path))
+    rows = provenance_rows(Path(path))
     if not rows:
         return {}
     if layer is None:

@@ -45,8 +45,18 @@ import pandas as pd
 import pyogrio
 
 from ..core.errors import DataError, InputOpenError, UsageError
-from ..io import replace_durably, write_text_output
-from ..io.write import writing
+from ..core.version import __version__
+from ..io import check_output_path, file_sha256, replace_durably, write_outputs, write_text_output
+from ..io.styles import (
+    LAYER_STYLES,
+    LAYER_STYLES_COLUMNS,
+    ensure_styles_table,
+    qml,
+    read_layer_styles,
+    sld,
+    style_for,
+)
+from ..io.write import provenance_rows, writing
 
 __all__ = ["FORMATS", "META_TABLES", "ExportResult", "export", "export_frames", "source_layers"]
 
@@ -107,7 +117,6 @@ def _choose(available: dict[str, str | None], layers: Sequence[str] | None, src:
 
 
 def _check_dest(dest: str | Path, protected: list[Path]) -> Path:
-    from ..io import check_output_path
 
     out = Path(dest).expanduser()
     suffix = out.suffix.lower()
@@ -153,7 +162,6 @@ WRITING = {
 def finished_sidecar(record: dict[str, Any], out: Path) -> str:
     """The JSON of an output's provenance sidecar once the output is written: ``record``
     with the output's SHA-256 and ``"complete": true`` (replacing :data:`WRITING`)."""
-    from ..io import file_sha256
 
     done = {**record, "output_sha256": file_sha256(out), "complete": True}
     return json.dumps(done, indent=1, default=str) + "\n"
@@ -226,8 +234,6 @@ def _parts(
     types = frame.geometry.geom_type
     kinds = set(types.dropna().unique())
     if not kinds:
-        from ..io.styles import LAYER_STYLES
-
         st = LAYER_STYLES.get(name)
         if st is None:  # an empty layer that records no geometry type: keep it spatial
             notes.append(
@@ -261,13 +267,11 @@ def _table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _provenance(src: Path) -> dict[str, tuple[str, str]]:
-    from ..io.write import _provenance_rows
 
-    return _provenance_rows(src)
+    return provenance_rows(src)
 
 
 def _style_rows(src: Path, names: Iterable[str]) -> list[dict[str, Any]]:
-    from ..io.styles import read_layer_styles
 
     wanted = set(names)
     return [r for r in read_layer_styles(src) if r.get("f_table_name") in wanted]
@@ -279,8 +283,6 @@ def _default_style(
     """(QML, SLD) of a layer: the source's default style, else ms4map's (for one part
     of a split layer, ms4map's classes drawn for that part's geometry)."""
     import dataclasses
-
-    from ..io.styles import qml, sld, style_for
 
     rows = [] if split else [r for r in _style_rows(src, [name]) if r.get("styleQML")]
     rows.sort(key=lambda r: (not r.get("useAsDefault"), -(r.get("id") or 0)))
@@ -295,7 +297,6 @@ def _default_style(
 
 # -- formats -----------------------------------------------------------------------------
 def _export_gpkg(src: Path, out: Path, names: list[str], protected: list[Path]) -> ExportResult:
-    from ..io import write_outputs
 
     res = ExportResult(out, FORMATS[".gpkg"])
     prov = _provenance(src)
@@ -333,16 +334,14 @@ def _export_gpkg(src: Path, out: Path, names: list[str], protected: list[Path]) 
 
 
 def _copy_styles(gpkg: Path, rows: list[dict[str, Any]]) -> None:
-    from ..io.styles import LAYER_STYLES_COLUMNS as cols
-    from ..io.styles import _ensure_table
 
     with sqlite3.connect(gpkg) as con:
-        _ensure_table(con)
+        ensure_styles_table(con)
         for t in {r["f_table_name"] for r in rows}:
             con.execute('DELETE FROM "layer_styles" WHERE f_table_name = ?', (t,))
         con.executemany(
-            f'INSERT INTO "layer_styles" ({", ".join(cols)}) VALUES ({", ".join("?" * len(cols))})',
-            [tuple(r.get(c) for c in cols) for r in rows],
+            f'INSERT INTO "layer_styles" ({", ".join(LAYER_STYLES_COLUMNS)}) VALUES ({", ".join("?" * len(LAYER_STYLES_COLUMNS))})',
+            [tuple(r.get(c) for c in LAYER_STYLES_COLUMNS) for r in rows],
         )
 
 
@@ -465,7 +464,6 @@ def _provenance_frame(src: Path, names: list[str]) -> pd.DataFrame:
     """One row per exported layer: the source's record of how it was made (when it
     has one), with where and when it was exported from; the export's own record for a
     layer without one (a GeoPackage ms4map did not write)."""
-    from ..core.version import __version__
 
     rows = _provenance(src)
     now = pd.Timestamp.now(tz="UTC").strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
@@ -793,7 +791,6 @@ def export_frames(
     -------
     (file name, bytes, notes)
     """
-    from ..io import write_outputs
 
     suffix = suffix.lower()
     if suffix not in FORMATS:
