@@ -137,62 +137,246 @@ def test_old_module_path_is_the_new_module(old: str, new: str) -> None:
 
 
 def test_old_public_names_work() -> None:
-    import ms4map.network_build
-    from ms4map.conditions import evaluate_site
-    from ms4map.maps import identify, render_layers
-    from ms4map.septic import flag_septic, mailing_list
-
+    """The old paths answer with the new objects, each import with a DeprecationWarning."""
     import ms4map
     from ms4map.rules import conditions, septic
 
+    with pytest.warns(DeprecationWarning, match="removed in ms4map 0.3"):
+        from ms4map.conditions import evaluate_site
+    with pytest.warns(DeprecationWarning):
+        from ms4map.septic import flag_septic, mailing_list
+    with pytest.warns(DeprecationWarning, match="ms4map.io.open"):
+        from ms4map.io.files import open_workspace
+
     assert evaluate_site is conditions.evaluate_site
     assert (flag_septic, mailing_list) == (septic.flag_septic, septic.mailing_list)
+    assert open_workspace is ms4map.io.open_workspace is ms4map.open_workspace
     assert ms4map.conditions.evaluate_site is evaluate_site
-    assert ms4map.maps.render_layers is render_layers and ms4map.maps.identify is identify
-    assert ms4map.network_build is ms4map.network.build
-    for name in ("write_outputs", "metres_to_crs_units", "demo_path", "open_workspace"):
-        assert callable(getattr(ms4map.io, name))
-    assert ms4map.open_workspace is ms4map.io.files.open_workspace
-    assert ms4map.network.trace_upstream is ms4map.network.trace.trace_upstream
-    assert ms4map.network.assign_outfalls is ms4map.network.trace.assign_outfalls
+
+
+@pytest.mark.parametrize("old", sorted(_compat.SPLIT))
+def test_split_module_answers_every_name_from_its_new_modules(old: str) -> None:
+    """A split module's old path finds each name in the new modules, in table order."""
+    with pytest.warns(DeprecationWarning, match=old.replace(".", r"\.")):
+        module = importlib.import_module(old)
+    names = [n for n in dir(module) if not n.startswith("__")]
+    assert names, old
+    for name in names[:50]:
+        value = getattr(module, name)
+        owner = next(
+            importlib.import_module(m)
+            for m in _compat.SPLIT[old]
+            if hasattr(importlib.import_module(m), name)
+        )
+        assert value is getattr(owner, name)
+    with pytest.raises(AttributeError, match="split into"):
+        module.no_such_name  # noqa: B018
 
 
 def test_old_paths_in_a_fresh_interpreter() -> None:
     code = (
-        "import ms4map.conditions as c, ms4map.rules.conditions as r, sys\n"
-        "from ms4map.profiles import load_profile\n"
+        "import warnings; warnings.simplefilter('error', DeprecationWarning)\n"
+        "import sys, ms4map, ms4map.rules.conditions as r\n"
+        "assert 'ms4map.outputs.maps' not in sys.modules  # nothing loads before it is asked for\n"
+        "try:\n"
+        "    import ms4map.conditions\n"
+        "except DeprecationWarning as w:\n"
+        "    assert 'ms4map.rules.conditions' in str(w)\n"
+        "else:\n"
+        "    raise AssertionError('no warning')\n"
+        "warnings.simplefilter('ignore', DeprecationWarning)\n"
+        "import ms4map.conditions as c\n"
         "from ms4map.overland import route\n"
-        "import ms4map.hydrology.overland as o\n"
-        "assert c is r and route is o.route and c.__spec__.name == 'ms4map.rules.conditions'\n"
-        "assert 'ms4map.maps' not in sys.modules  # nothing loads before it is asked for\n"
+        "import ms4map.hydrology as h\n"
+        "assert c is r and route is h.route and c.__spec__.name == 'ms4map.rules.conditions'\n"
         "import importlib; importlib.reload(c)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_the_root_gives_io_the_demo_builder(monkeypatch, tmp_path) -> None:
-    """io does not import the demo generator; it takes the package root's."""
-    import ms4map.datasets.alder_falls
-    from ms4map.io import files
+def test_io_does_not_reach_up_to_the_demo_generator(monkeypatch, tmp_path) -> None:
+    """The demo town comes from ``datasets``: the committed files, or a rebuild by the
+    generator into the data folder when an install carries none; io only finds the
+    committed file (deprecated) and never builds it."""
+    import ms4map
+    import ms4map.datasets as datasets
+    from ms4map.datasets import alder_falls
+
+    committed = datasets.get_path("alder_falls")
+    assert committed.name == "demo.gpkg" and committed.exists()
+    assert datasets.get_path("alder_falls", "dem").name == "demo_dem.tif"
+    with pytest.warns(DeprecationWarning, match="get_path"):
+        assert ms4map.io.demo_path() == committed
+    with pytest.raises(ValueError, match="Available datasets are alder_falls"):
+        datasets.get_path("springfield")
 
     calls = []
-    monkeypatch.setattr(ms4map.datasets.alder_falls, "build_demo", lambda out: calls.append(out))
-    files._demo_builder()(tmp_path)
-    assert calls == [tmp_path]
+    monkeypatch.setenv("MS4MAP_DATA_DIR", str(tmp_path))
+    monkeypatch.setattr(datasets, "_committed", lambda name: None)
+    monkeypatch.setattr(alder_falls, "build_demo", lambda out: calls.append(out))
+    assert datasets.get_path("alder_falls") == tmp_path / "demo" / "demo.gpkg"
+    assert calls == [tmp_path / "demo"]
 
 
 def test_importing_the_package_loads_no_gis_library() -> None:
-    """``import ms4map`` (and the CLI module) stays light; the workspace API loads on
-    first use and is the io module's."""
+    """``import ms4map`` (and the CLI module, and batch's scheduler side) stays light;
+    the front door's names load on first use and are their package doors' objects."""
     code = (
         "import sys\n"
         "import ms4map, ms4map.cli, ms4map.batch\n"
         "heavy = {'geopandas', 'pandas', 'rasterio', 'pyogrio', 'shapely'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
         "from ms4map import open_workspace\n"
-        "import ms4map.io, ms4map.io.workspace\n"
+        "import ms4map.io\n"
         "assert open_workspace is ms4map.io.open_workspace\n"
-        "assert ms4map.Workspace is ms4map.io.workspace.Workspace\n"
+        "assert ms4map.Workspace is ms4map.io.Workspace\n"
         "assert 'geopandas' in sys.modules and 'Dem' in dir(ms4map)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_front_door() -> None:
+    """``dir(ms4map)`` is the front door: its names and nothing private, each one the
+    object of the package door it names."""
+    import ms4map
+
+    names = dir(ms4map)
+    assert names == sorted(ms4map.__all__)
+    assert not [n for n in names if n.startswith("_") and n != "__version__"]
+    assert len(names) <= 45
+    for verb in ("open_workspace", "run", "Settings", "where_does_it_drain", "outfall_area"):
+        assert verb in names
+    for name, door in ms4map._FRONT_DOOR.items():
+        value = getattr(ms4map, name)
+        if door is None:
+            assert value is importlib.import_module(f"ms4map.{name}")
+        else:
+            assert value is getattr(importlib.import_module(door), name), name
+    assert set(ms4map.__all__) - set(ms4map._FRONT_DOOR) == {
+        "DataError",
+        "Finding",
+        "InputOpenError",
+        "Ms4mapError",
+        "OutputError",
+        "QAReport",
+        "UsageError",
+        "ValidationError",
+        "__version__",
+    }
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        ms4map.nothing_here  # noqa: B018
+
+
+# ---- doors (issue 26) -------------------------------------------------------------------
+#: The largest door a subpackage may have (the package root, the front door, is larger).
+MAX_DOOR_NAMES = 20
+#: Modules that may import other modules of ms4map inside functions, with the reason.
+#: Everywhere else an import of ms4map inside a function is a hidden dependency (an import
+#: cycle worked around, or a layer broken): the library imports at module level.
+LAZY_IMPORTERS: dict[str, str] = {
+    "ms4map": "the front door loads each name on first use, so `import ms4map` stays light",
+    "ms4map._compat": "the old module paths load their new module when asked for",
+    "ms4map.cli": "front end: `ms4map --help` and `ms4map batch` must not load the GIS "
+    "libraries, so each command imports its library in its run()",
+    "ms4map.app": "front end: Streamlit pages import what they show when shown",
+}
+
+
+def _doors() -> dict[str, Path]:
+    """Every subpackage's ``__init__.py`` (the root excluded)."""
+    return {
+        name: path
+        for name, path in MODULES.items()
+        if path.name == "__init__.py" and name != "ms4map"
+    }
+
+
+def _all_of(path: Path) -> list[str] | None:
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return list(ast.literal_eval(node.value))
+    return None
+
+
+def _door_names(package: str) -> set[str]:
+    names = _all_of(MODULES[package])
+    return set(names or ())
+
+
+@pytest.mark.parametrize("package", sorted(_doors()))
+def test_every_package_has_an_explicit_door(package: str) -> None:
+    """A door: an ``__all__`` of at most 20 names, each bound by an import or a definition
+    in the ``__init__`` itself, and no lazy ``__getattr__``."""
+    path = MODULES[package]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = _all_of(path)
+    assert names is not None, f"{path.relative_to(SRC.parent)} has no __all__"
+    assert len(names) <= MAX_DOOR_NAMES, (package, len(names))
+    bound: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound |= {t.id for t in targets if isinstance(t, ast.Name)}
+    assert "__getattr__" not in bound, f"{package} has a lazy __getattr__"
+    assert not set(names) - bound, (package, sorted(set(names) - bound))
+
+
+def _top(module: str) -> str:
+    return module.split(".")[1] if module.count(".") else ""
+
+
+def test_other_packages_import_only_door_names() -> None:
+    """Code of one package reaches another only through its door: a name of the door's
+    ``__all__``, or a public module the door lists (``from ms4map.io import styles``,
+    ``from ms4map.core.errors import DataError``).  Tests may import step modules."""
+    bad = []
+    for name, path in MODULES.items():
+        own = _top(name)
+        for line, mod, text in _imports(path):
+            target = _top(mod)
+            if target in ("", own) or mod == "ms4map" or _is_own_submodule(name, mod, path):
+                continue
+            door = f"ms4map.{target}"
+            if door not in MODULES:
+                continue  # a plain module of the root (_compat, _layout)
+            names = _door_names(door)
+            imported = text.rsplit(" ", 1)[-1]
+            if mod == door:
+                ok = imported in names
+            else:
+                first = mod.split(".")[2]
+                ok = first in names and not any(p.startswith("_") for p in mod.split(".")[2:])
+            if not ok:
+                bad.append(f"{path.relative_to(SRC.parent)}:{line}: `{text}`")
+    assert not bad, "imports past another package's door:\n" + "\n".join(bad)
+
+
+def test_no_ms4map_import_inside_a_function() -> None:
+    """The library imports its own modules at module level (:data:`LAZY_IMPORTERS` are
+    the reasoned exceptions); imports of optional extras may stay in functions."""
+    bad = []
+    for name, path in MODULES.items():
+        if name in LAZY_IMPORTERS or any(
+            name.startswith(p + ".") for p in LAZY_IMPORTERS if p != "ms4map"
+        ):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for func in ast.walk(tree):
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(func):
+                if isinstance(node, ast.ImportFrom) and (
+                    node.level or (node.module or "").startswith("ms4map")
+                ):
+                    bad.append(f"{path.relative_to(SRC.parent)}:{node.lineno}")
+                elif isinstance(node, ast.Import) and any(
+                    a.name.startswith("ms4map") for a in node.names
+                ):
+                    bad.append(f"{path.relative_to(SRC.parent)}:{node.lineno}")
+    assert not bad, "ms4map imports inside functions:\n" + "\n".join(sorted(set(bad)))

@@ -68,7 +68,6 @@ SPLIT: dict[str, tuple[str, ...]] = {
         "ms4map.io.write",
         "ms4map.io.data",
     ),
-    "ms4map.core.manifest": ("ms4map.io.manifest",),
     # ---- io (end)
     # ---- network (begin)
     # ---- network (end)

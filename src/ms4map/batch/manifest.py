@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InputOpenError, Ms4mapError, UsageError
-from ..io.manifest import manifest_file
+from ..core.manifest import manifest_file
 
 __all__ = ["Town", "read_manifest"]
 

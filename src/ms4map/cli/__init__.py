@@ -244,7 +244,7 @@ def input_paths(args: argparse.Namespace) -> list[Path]:
     if base is not None:
         cands.append(base.with_name(f"{base.stem}_dem.tif"))
     if base is not None and base.suffix.lower() == ".toml":
-        from ..io.manifest import manifest_files
+        from ..core.manifest import manifest_files
 
         cands += manifest_files(base)
     for c in cands:

@@ -16,7 +16,7 @@ import geopandas as gpd
 
 from .. import io
 from ..core.errors import DataError, UsageError
-from ..io.manifest import manifest_files
+from ..core.manifest import manifest_files
 
 __all__ = ["check_parcel", "layer", "layer_to_check", "structure_point"]
 
