@@ -1,7 +1,13 @@
-"""The foundation every step shares: errors and exit codes (:mod:`.errors`), QA findings
-(:mod:`.qa`), the canonical schema and value normalisers (:mod:`.schema`) and the one
-units helper (:mod:`.units`).  Imports nothing else of ms4map."""
+"""The foundation every step shares; imports nothing else of ms4map.
 
-from .lazy import lazy_submodules
+Its modules are its door (each one topic, all light): errors and exit codes
+(:mod:`.errors`), QA findings (:mod:`.qa`), the canonical schema (:mod:`.schema`), null
+and truth values (:mod:`.nulls`), units (:mod:`.units`), business days and holidays
+(:mod:`.calendar`), the manifest's file list read without GIS libraries
+(:mod:`.manifest`) and the version (:mod:`.version`).  Other packages import from them
+by name: ``from ms4map.core.errors import DataError``.
+"""
 
-__getattr__ = lazy_submodules(__name__, ("errors", "lazy", "qa", "schema", "units", "version"))
+from . import calendar, errors, manifest, nulls, qa, schema, units, version
+
+__all__ = ["calendar", "errors", "manifest", "nulls", "qa", "schema", "units", "version"]

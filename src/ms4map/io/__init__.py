@@ -18,47 +18,60 @@ The door of :mod:`ms4map.io`; its modules each do one job:
 
 from __future__ import annotations
 
-from .crs import crs_units_to_metres, metres_to_crs_units
-from .data import data_dir, demo_path
+from . import (
+    aliases,
+    crs,
+    data,
+    dem,
+    fieldmap,
+    impairments,
+    manifest,
+    site_file,
+    sources,
+    styles,
+    validate,
+    write,
+)
+from .crs import metres_to_crs_units
 from .dem import read_dem
 from .fieldmap import FieldMap
+from .impairments import ImpairmentsRead
 from .manifest import load_manifest
 from .open import open_workspace
-from .site_file import read_site_file
-from .sources import MAX_ZIP_MEMBERS as MAX_ZIP_MEMBERS  # transitional: app/upload.py
-from .sources import MAX_ZIP_UNPACKED as MAX_ZIP_UNPACKED  # transitional: app/upload.py
-from .sources import TABLE_SUFFIXES as TABLE_SUFFIXES  # transitional: io.__all__ before #26
-from .sources import VECTOR_SUFFIXES as VECTOR_SUFFIXES  # transitional: io.__all__ before #26
-from .sources import check_zip, list_source_layers, parse_layer_option
-from .sources import read_source as read_source  # transitional: io.__all__ before #26
+from .sources import list_source_layers
 from .workspace import Dem, Workspace, file_sha256
-from .write import (
-    check_output_path,
-    read_provenance,
-    replace_durably,
-    write_outputs,
-    write_text_output,
-)
+from .write import check_output_path, read_provenance, write_outputs, write_text_output
+
+#: Deprecated, not in the door: ``ms4map.datasets.get_path("alder_falls")``.
+demo_path = data.demo_path
 
 __all__ = [
+    # the names
     "Dem",
     "FieldMap",
+    "ImpairmentsRead",
     "Workspace",
     "check_output_path",
-    "check_zip",
-    "crs_units_to_metres",
-    "data_dir",
-    "demo_path",
     "file_sha256",
     "list_source_layers",
     "load_manifest",
     "metres_to_crs_units",
     "open_workspace",
-    "parse_layer_option",
     "read_dem",
     "read_provenance",
-    "read_site_file",
-    "replace_durably",
     "write_outputs",
     "write_text_output",
+    # the public modules, one topic each
+    "aliases",
+    "crs",
+    "data",
+    "dem",
+    "fieldmap",
+    "impairments",
+    "manifest",
+    "site_file",
+    "sources",
+    "styles",
+    "validate",
+    "write",
 ]
