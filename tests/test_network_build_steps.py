@@ -1,4 +1,4 @@
-"""Each build step of ms4map.network_build on its own, on tiny designed inputs.
+"""Each build step of ms4map.network (run_build) on its own, on tiny designed inputs.
 
 The steps are plain functions over plain tables (docs/network.md, "Building the
 graph"); every test feeds one step the tables of the steps before it and checks
@@ -13,23 +13,14 @@ from network_builders import UTM, network_workspace
 from shapely.geometry import LineString, MultiLineString, Point
 
 from ms4map.core.qa import QAReport
-from ms4map.network.build import (
-    BuildConfig,
-    assemble_edges,
-    assumed_laterals,
-    find_outfalls,
-    graph_qa,
-    network_frames,
-    orient_lines,
-    rank_terminals,
-    read_conveyances,
-    read_structures,
-    run_build,
-    sink_pools_and_graph_qa,
-    snap_ends,
-    split_lines,
-    water_tree,
-)
+from ms4map.network.build import network_frames, run_build
+from ms4map.network.edges import assemble_edges
+from ms4map.network.orient import orient_lines
+from ms4map.network.qa import graph_qa, sink_pools_and_graph_qa
+from ms4map.network.read import read_conveyances, read_structures, water_tree
+from ms4map.network.snap import assumed_laterals, snap_ends, split_lines
+from ms4map.network.tables import BuildConfig
+from ms4map.network.termini import find_outfalls, rank_terminals
 
 CFG = BuildConfig.of(UTM, 1.524, 10.0, 15.0, 15.0)
 
