@@ -101,7 +101,7 @@ def run_build(ws: Workspace, cfg: BuildConfig) -> StormNetwork:
     net.settings["uni_disagrees_outlet_path"] = ori.uni_disagrees
     net.qa.note(
         f"Snap tolerance {cfg.settings['snap_tolerance_m']} m "
-        f"({cfg.tol:.3f} CRS units); {len(sp.splits)} conveyance(s) split."
+        f"({cfg.snap_tol:.3f} CRS units); {len(sp.splits)} conveyance(s) split."
     )
     return net
 
@@ -198,12 +198,12 @@ def network_frames(
 ) -> StormNetwork:
     """The StormNetwork frames (nodes, edges, outfalls) from the tables."""
     used = np.where(ed.nodes_used)[0]
-    n_st = ends.n_st
-    kinds = np.r_[st.kind, np.full(len(sp.jxy), "junction", dtype=object)]
-    struct_id = np.r_[st.ids, np.full(len(sp.jxy), None, dtype=object)]
-    inv = np.r_[st.inv, np.full(len(sp.jxy), np.nan)]
-    rim = np.r_[st.rim, np.full(len(sp.jxy), np.nan)]
-    xy = node_xy(st.xy, sp.jxy, used)
+    n_st = ends.n_structures
+    kinds = np.r_[st.kind, np.full(len(sp.junction_xy), "junction", dtype=object)]
+    struct_id = np.r_[st.ids, np.full(len(sp.junction_xy), None, dtype=object)]
+    inv = np.r_[st.invert_elev, np.full(len(sp.junction_xy), np.nan)]
+    rim = np.r_[st.rim_elev, np.full(len(sp.junction_xy), np.nan)]
+    xy = node_xy(st.xy, sp.junction_xy, used)
     nodes = gpd.GeoDataFrame(
         {
             "struct_id": pd.array(struct_id[used], dtype="str"),
@@ -227,7 +227,7 @@ def network_frames(
             "to_node": pd.array(ed.node_ids[ed.to_node].astype(str), dtype="str"),
             "kind": pd.array(kinds_e, dtype="str"),
             "is_open": np.array([k in OPEN_CONVEYANCE_KINDS for k in kinds_e], dtype=bool),
-            "bidirectional": ed.bi,
+            "bidirectional": ed.bidirectional,
             "orient_method": pd.array(r["orient_method"], dtype="str"),
             "length_m": shapely.length(geoms) * cfg.m_per_unit if len(geoms) else np.zeros(0),
             "diameter_in": np.array(r["diameter_in"], dtype=float),
@@ -238,21 +238,21 @@ def network_frames(
         crs=cfg.crs,
     )
     # the outfall table, built column by column (no per-outfall Python rows)
-    out_nodes = np.where(of.out_id != None)[0]  # noqa: E711
+    out_nodes = np.where(of.outfall_id != None)[0]  # noqa: E711
     jnames = junction_outfall_ids(
-        [int(nd) for nd in out_nodes[out_nodes >= n_st] if of.out_id[nd] == ed.node_ids[nd]],
+        [int(nd) for nd in out_nodes[out_nodes >= n_st] if of.outfall_id[nd] == ed.node_ids[nd]],
         ed.from_node,
         ed.to_node,
         np.asarray(r["conv_id"], dtype=object),
-        taken=set(of.out_id[out_nodes].astype(str).tolist()),
+        taken=set(of.outfall_id[out_nodes].astype(str).tolist()),
     )
     k = len(out_nodes)
-    oid = of.out_id[out_nodes].astype(str).astype(object)
+    oid = of.outfall_id[out_nodes].astype(str).astype(object)
     for nd, name in jnames.items():
         oid[np.searchsorted(out_nodes, nd)] = name
     attr_cols = {c: np.full(k, None, dtype=object) for c in _OUTFALL_ATTRS}
     attr_cols["status"][:] = "unknown"
-    for nd, a in of.attrs.items():
+    for nd, a in of.layer_attributes.items():
         pos = int(np.searchsorted(out_nodes, nd))
         if pos < k and out_nodes[pos] == nd:
             for c in _OUTFALL_ATTRS:
@@ -275,7 +275,7 @@ def network_frames(
         ],
     }
     xy = np.vstack(
-        [node_xy(st.xy, sp.jxy, out_nodes), np.array([x["xy"] for x in un]).reshape(-1, 2)]
+        [node_xy(st.xy, sp.junction_xy, out_nodes), np.array([x["xy"] for x in un]).reshape(-1, 2)]
     )
     odf = pd.DataFrame({c: data[c] for c in cols})
     for c in cols:
@@ -284,9 +284,9 @@ def network_frames(
     outfalls = gpd.GeoDataFrame(odf, geometry="geometry", crs=cfg.crs).set_index("outfall_id")
     sn = pd.DataFrame(
         {
-            "struct_id": pd.array(st.ids_in.astype(str), dtype="str"),
+            "struct_id": pd.array(st.input_ids.astype(str), dtype="str"),
             "node_id": pd.array(
-                np.where(st.ok, ed.node_ids[st.primary].astype(str), None).astype(object),
+                np.where(st.has_point, ed.node_ids[st.primary].astype(str), None).astype(object),
                 dtype="str",
             ),
         }
@@ -298,7 +298,7 @@ def network_frames(
         "v": remap[ed.to_node],
         "n_nodes": len(used),
         "n_edges": len(ed.from_node),
-        "src": ed.src,
+        "src": ed.source_line,
     }
     net = StormNetwork(
         nodes=nodes,

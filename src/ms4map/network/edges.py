@@ -47,8 +47,8 @@ def assemble_edges(
         rows=rows,
         from_node=np.array(rows["u"], dtype=int),
         to_node=np.array(rows["v"], dtype=int),
-        bi=np.array(rows["bi"], dtype=bool),
-        src=np.array(rows["src"], dtype=int),
+        bidirectional=np.array(rows["bi"], dtype=bool),
+        source_line=np.array(rows["src"], dtype=int),
         node_ids=node_ids,
         nodes_used=nodes_used,
     )
@@ -77,13 +77,13 @@ def _node_table(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Which nodes the network uses (ends, primary structures, split points) and the node
     ids (structure ids, then ``J1``, ``J2``, ... for the junctions of the splits)."""
-    nodes_used = np.zeros(ends.n_st + len(sp.jxy), dtype=bool)
+    nodes_used = np.zeros(ends.n_structures + len(sp.junction_xy), dtype=bool)
     nodes_used[ends.node] = True
-    nodes_used[: ends.n_st] |= st.is_primary
+    nodes_used[: ends.n_structures] |= st.is_primary
     for parts in sp.splits.values():
         for _, nd in parts:
             nodes_used[nd] = True
-    j_ids = np.array([f"J{i + 1}" for i in range(len(sp.jxy))], dtype=object)
+    j_ids = np.array([f"J{i + 1}" for i in range(len(sp.junction_xy))], dtype=object)
     return nodes_used, np.r_[st.ids, j_ids]
 
 
@@ -99,9 +99,9 @@ def _straight_edges(
     fast = ~has_split & (na_all != nb_all)
     fj = np.where(fast)[0]
     rev = ori.direction[fj] == -1
-    ui0 = np.where(ends.ids_rev[fj], cv.ds_invert[fj], cv.us_invert[fj])
-    di0 = np.where(ends.ids_rev[fj], cv.us_invert[fj], cv.ds_invert[fj])
-    fgeom = cv.geom[fj].copy()
+    ui0 = np.where(ends.ids_reversed[fj], cv.ds_invert[fj], cv.us_invert[fj])
+    di0 = np.where(ends.ids_reversed[fj], cv.us_invert[fj], cv.ds_invert[fj])
+    fgeom = cv.geometry[fj].copy()
     fgeom[rev] = shapely.reverse(fgeom[rev])
     return fast, {
         "conv_id": cv.ids[fj],
@@ -110,7 +110,7 @@ def _straight_edges(
         "v": np.where(rev, na_all[fj], nb_all[fj]),
         "kind": cv.kind[fj],
         "orient_method": ori.method[fj],
-        "bi": ori.bi[fj],
+        "bi": ori.bidirectional[fj],
         "geometry": fgeom,
         "diameter_in": cv.diameter_in[fj],
         "us_invert": np.where(rev, di0, ui0),
@@ -132,13 +132,13 @@ def _split_line_edges(
 ) -> None:
     """Append the edges of conveyance ``j`` (split at its cuts, or a self loop left out)."""
     n_lines = cv.count
-    g = cv.geom[j]
+    g = cv.geometry[j]
     na, nb = int(ends.node[j]), int(ends.node[j + n_lines])
     cuts = sorted(sp.splits.get(j, []))
     seq_nodes = [na] + [nd for _, nd in cuts] + [nb]
     seq_t = [0.0] + [t for t, _ in cuts] + [float(cv.length[j])]
     ui, di = cv.us_invert[j], cv.ds_invert[j]
-    if ends.ids_rev[j]:
+    if ends.ids_reversed[j]:
         ui, di = di, ui  # invert at first vertex, at last vertex
     k = 0
     for p in range(len(seq_nodes) - 1):
@@ -174,14 +174,14 @@ def _split_line_edges(
         flip = ori.direction[j] == -1
         if ori.method[j] == "outlet_path" and len(seq_nodes) > 2:
             # each part of a split line runs towards its own nearer end
-            du, dv = ori.node_dist[u], ori.node_dist[v]
+            du, dv = ori.outlet_distance[u], ori.outlet_distance[v]
             if np.isfinite(du) and np.isfinite(dv) and du != dv:
                 flip = dv > du
         if flip:
             u, v = v, u
             part = part.reverse()
             ia, ib = ib, ia
-        values = (cv.ids[j], k, u, v, cv.kind[j], ori.method[j], bool(ori.bi[j]), part)
+        values = (cv.ids[j], k, u, v, cv.kind[j], ori.method[j], bool(ori.bidirectional[j]), part)
         values += (cv.diameter_in[j], ia, ib, j)
         for col, value in zip(_EDGE_COLUMNS, values, strict=True):
             rows[col].append(value)
@@ -200,7 +200,7 @@ def _lateral_edges(
     """Append an edge for each assumed lateral (structure -> the conveyance's node), with
     an info finding."""
     for node, target, d, line in sp.lateral_edges:
-        geom = shapely.LineString(node_xy(st.xy, sp.jxy, np.array([node, target])))
+        geom = shapely.LineString(node_xy(st.xy, sp.junction_xy, np.array([node, target])))
         values = (f"lateral:{st.ids[node]}", 0, node, target, "connector", "assumed_lateral")
         values += (False, geom, np.nan, np.nan, np.nan, -1)
         for col, value in zip(_EDGE_COLUMNS, values, strict=True):

@@ -174,8 +174,8 @@ def real_outlet_nodes(
     """Nodes that are real outlets before orientation: outfall structures, points of the
     outfalls layer (nearest node within the snap tolerance), headwalls at an open end,
     and open ends within the water tolerance of a waterbody."""
-    n_st = ends.n_st
-    n_nodes = n_st + len(sp.jxy)
+    n_st = ends.n_structures
+    n_nodes = n_st + len(sp.junction_xy)
     deg = np.bincount(ends.node, minlength=n_nodes)
     for parts in sp.splits.values():
         for _, nd in parts:
@@ -187,13 +187,15 @@ def real_outlet_nodes(
         g = of.geometry.values
         ok = (shapely.get_type_id(g) == 0) & ~shapely.is_empty(g)
         if ok.any():
-            idx = np.r_[np.where(st.is_primary)[0], n_st + np.arange(len(sp.jxy))]
-            tree = cKDTree(node_xy(st.xy, sp.jxy, idx))
-            d, k = tree.query(shapely.get_coordinates(g[ok])[:, :2], distance_upper_bound=cfg.tol)
+            idx = np.r_[np.where(st.is_primary)[0], n_st + np.arange(len(sp.junction_xy))]
+            tree = cKDTree(node_xy(st.xy, sp.junction_xy, idx))
+            d, k = tree.query(
+                shapely.get_coordinates(g[ok])[:, :2], distance_upper_bound=cfg.snap_tol
+            )
             out.append(idx[k[np.isfinite(d)]])
     open_ends = np.where(deg == 1)[0]
     if wtree is not None and len(open_ends):
-        pts = shapely.points(node_xy(st.xy, sp.jxy, open_ends))
+        pts = shapely.points(node_xy(st.xy, sp.junction_xy, open_ends))
         pi, _ = wtree.query(pts, predicate="dwithin", distance=cfg.water_tol)
         out.append(open_ends[np.unique(pi)])
     return np.unique(np.concatenate(out).astype(int))
@@ -211,17 +213,17 @@ def orient_lines(
     wtree: Any = None,
 ) -> Orientation:
     """Orient every line by the rule chain of docs/network.md (first rule that applies); QA on conflicts."""
-    L, thr = cv.count, cfg.elev_thr
+    L, thr = cv.count, cfg.elev_threshold
     na, nb = ends.node[:L], ends.node[L:]
     # inverts belong to the ends the ids name, else us at the first vertex
     ui, di = cv.us_invert, cv.ds_invert
-    inv_a = np.where(ends.ids_rev, di, ui)
-    inv_b = np.where(ends.ids_rev, ui, di)
+    inv_a = np.where(ends.ids_reversed, di, ui)
+    inv_b = np.where(ends.ids_reversed, ui, di)
     both = np.isfinite(inv_a) & np.isfinite(inv_b)
     ev_inv = np.where(
         both & (inv_a > inv_b + thr), 1, np.where(both & (inv_b > inv_a + thr), -1, 0)
     )
-    ev_ids = np.where(ends.ids_known, np.where(ends.ids_rev, -1, 1), 0)
+    ev_ids = np.where(ends.ids_known, np.where(ends.ids_reversed, -1, 1), 0)
     fd = np.asarray(cv.flow_dir, dtype=object)
     ev_fd = np.where(fd == "reverse", -1, 0)
     ev_uni = np.where(fd == "uni", 1, 0)
@@ -229,14 +231,14 @@ def orient_lines(
 
     def node_val(arr: np.ndarray, nodes: np.ndarray) -> np.ndarray:
         out = np.full(len(nodes), np.nan)
-        m = nodes < ends.n_st
+        m = nodes < ends.n_structures
         out[m] = arr[nodes[m]]
         return out
 
-    sia, sib = node_val(st.inv, na), node_val(st.inv, nb)
+    sia, sib = node_val(st.invert_elev, na), node_val(st.invert_elev, nb)
     sb = np.isfinite(sia) & np.isfinite(sib)
     ev_sinv = np.where(sb & (sia > sib + thr), 1, np.where(sb & (sib > sia + thr), -1, 0))
-    sra, srb = node_val(st.rim, na), node_val(st.rim, nb)
+    sra, srb = node_val(st.rim_elev, na), node_val(st.rim_elev, nb)
     rb = np.isfinite(sra) & np.isfinite(srb)
     ev_srim = np.where(rb & (sra > srb + thr), 1, np.where(rb & (srb > sra + thr), -1, 0))
     direction = np.ones(L, dtype=int)
@@ -256,8 +258,8 @@ def orient_lines(
     ev_dem = np.zeros(L, dtype=int)
     dem = getattr(ws, "dem", None)
     if dem is not None and not decided.all():
-        za = dem_ground_at(dem, node_xy(st.xy, sp.jxy, na))
-        zb = dem_ground_at(dem, node_xy(st.xy, sp.jxy, nb))
+        za = dem_ground_at(dem, node_xy(st.xy, sp.junction_xy, na))
+        zb = dem_ground_at(dem, node_xy(st.xy, sp.junction_xy, nb))
         ev_dem = downhill_evidence(za, zb, thr)
     for ev, name in (
         (ev_sinv, "structure_inverts"),
@@ -274,7 +276,7 @@ def orient_lines(
     ev_out = np.zeros(L, dtype=int)
     if not decided.all():
         seg = segment_table(ends.node, cv.length, sp.splits, sp.lateral_edges)
-        n_nodes = ends.n_st + len(sp.jxy)
+        n_nodes = ends.n_structures + len(sp.junction_xy)
         outlets = real_outlet_nodes(ws, st, ends, sp, cfg=cfg, wtree=wtree)
         node_dist = outlet_distances(seg[0], seg[1], seg[2], n_nodes, outlets)
         ev_out = orient_by_outlet_path(node_dist[na], node_dist[nb])
@@ -302,9 +304,9 @@ def orient_lines(
     )
     return Orientation(
         direction=direction,
-        bi=bi,
+        bidirectional=bi,
         method=method,
-        node_dist=node_dist,
+        outlet_distance=node_dist,
         conflicts=conflicts,
         uni_disagrees=uni_disagrees,
     )

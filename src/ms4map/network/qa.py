@@ -48,7 +48,7 @@ def graph_qa(
 ) -> None:
     """QA on the assembled graph: unsnapped and dangling ends, orphans, lines on structures, duplicates."""
     n_nodes = len(ed.node_ids)
-    n_st = ends.n_st
+    n_st = ends.n_structures
     L = cv.count
     # unsnapped ends / dangling conveyances
     split_nodes = set(sp.split_kind)
@@ -71,7 +71,7 @@ def graph_qa(
         if la[j] and lb[j]:
             continue
         node = ends.node[e]
-        is_out = of.out_id[node] is not None
+        is_out = of.outfall_id[node] is not None
         upstream_end = (e < L) == (ori.direction[j] != -1)
         if upstream_end and cv.kind[j] in OPEN_CONVEYANCE_KINDS and not is_out:
             # a ditch or swale naturally begins where surface runoff gathers
@@ -95,7 +95,7 @@ def graph_qa(
             "within the snap tolerance"
             + (
                 (
-                    f"; it is treated as outfall '{of.out_id[node]}'."
+                    f"; it is treated as outfall '{of.outfall_id[node]}'."
                     if node < n_st
                     else "; the end itself is treated as an outfall (a terminal)."
                 )
@@ -108,10 +108,10 @@ def graph_qa(
         )
     # orphan structures
     touched = np.zeros(n_nodes, dtype=bool)
-    real = ed.src >= 0  # assumed laterals do not count as a connection
+    real = ed.source_line >= 0  # assumed laterals do not count as a connection
     touched[ed.from_node[real]] = True
     touched[ed.to_node[real]] = True
-    for i in np.where(st.ok)[0]:
+    for i in np.where(st.has_point)[0]:
         p = st.primary[i]
         if not touched[p]:
             add_finding(
@@ -140,7 +140,9 @@ def graph_qa(
         {
             "a": np.minimum(ed.from_node, ed.to_node),
             "b": np.maximum(ed.from_node, ed.to_node),
-            "len": np.round(shapely.length(np.array(ed.rows["geometry"])) / max(cfg.tol, 1e-9)),
+            "len": np.round(
+                shapely.length(np.array(ed.rows["geometry"])) / max(cfg.snap_tol, 1e-9)
+            ),
             "cid": ed.rows["conv_id"],
         }
     )

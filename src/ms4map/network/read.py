@@ -114,16 +114,16 @@ def read_structures(ws: Workspace, cfg: BuildConfig, qa: QAReport) -> StructureT
     for i in np.where(ok)[0][::-1]:
         id_index[ids[i]] = int(primary[i])
     return StructureTable(
-        ids_in=ids,
+        input_ids=ids,
         ids=uniq,
         kind=kinds,
-        inv=column_values(df, "invert_elev", kind="float"),
-        rim=column_values(df, "rim_elev", kind="float"),
-        ok=ok,
+        invert_elev=column_values(df, "invert_elev", kind="float"),
+        rim_elev=column_values(df, "rim_elev", kind="float"),
+        has_point=ok,
         xy=xy,
         primary=primary,
         is_primary=is_primary,
-        tree_idx=tree_idx,
+        tree_rows=tree_idx,
         tree=cKDTree(xy[tree_idx]) if len(tree_idx) else None,
         id_index=id_index,
     )
@@ -233,9 +233,9 @@ def read_conveyances(ws: Workspace, cfg: BuildConfig, qa: QAReport) -> Conveyanc
     r = np.array(rows)
     geom = np.array(geoms, dtype=object)
     return ConveyanceTable(
-        row=r,
+        source_row=r,
         ids=np.array(cids, dtype=object),
-        geom=geom,
+        geometry=geom,
         kind=cols["kind"][r],
         from_id=cols["from_id"][r],
         to_id=cols["to_id"][r],

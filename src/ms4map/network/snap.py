@@ -98,7 +98,7 @@ def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAR
         good = (idx >= 0) & (d <= cfg.id_tol)
         end_struct[end[good]] = idx[good]
         how[end[good]] = "id"
-        far = np.where((idx >= 0) & (d > cfg.tol))[0]
+        far = np.where((idx >= 0) & (d > cfg.snap_tol))[0]
         for j in far:
             trusted = d[j] <= cfg.id_tol
             add_finding(
@@ -118,9 +118,9 @@ def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAR
     # 2. ends to structures within tolerance (nearest)
     free = np.where(end_struct < 0)[0]
     if len(free) and st.tree is not None:
-        d, k = st.tree.query(ends[free], distance_upper_bound=cfg.tol)
+        d, k = st.tree.query(ends[free], distance_upper_bound=cfg.snap_tol)
         m = np.isfinite(d)
-        end_struct[free[m]] = st.tree_idx[k[m]]
+        end_struct[free[m]] = st.tree_rows[k[m]]
         how[free[m]] = "structure"
     # node numbering: structures (primary) first, junctions after
     n_st = st.count
@@ -130,7 +130,7 @@ def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAR
     att = np.where(end_node >= 0)[0]
     if len(free) and len(att):
         t = cKDTree(ends[att])
-        d, k = t.query(ends[free], distance_upper_bound=cfg.tol)
+        d, k = t.query(ends[free], distance_upper_bound=cfg.snap_tol)
         m = np.isfinite(d)
         end_node[free[m]] = end_node[att[k[m]]]
         how[free[m]] = "end"
@@ -139,7 +139,7 @@ def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAR
     jxy = np.zeros((0, 2))
     if len(free):
         t = cKDTree(ends[free])
-        pairs = t.query_pairs(cfg.tol, output_type="ndarray")
+        pairs = t.query_pairs(cfg.snap_tol, output_type="ndarray")
         m = coo_matrix(
             (
                 np.ones(len(pairs)),
@@ -156,13 +156,13 @@ def snap_ends(st: StructureTable, cv: ConveyanceTable, cfg: BuildConfig, qa: QAR
         how[free] = np.where(cnt[lab] > 1, "junction", "none")
     return EndTable(
         xy=ends,
-        struct=end_struct,
+        structure=end_struct,
         node=end_node,
-        how=how,
-        ids_rev=ids_rev,
+        snapped_by=how,
+        ids_reversed=ids_rev,
         ids_known=ids_known,
-        n_st=n_st,
-        jxy=jxy,
+        n_structures=n_st,
+        junction_xy=jxy,
     )
 
 
@@ -180,8 +180,8 @@ def split_lines(
     too is most often the same pipe drawn twice, measured on Norfolk).
     """
     L = cv.count
-    n_st = ends.n_st
-    n_nodes = n_st + len(ends.jxy)
+    n_st = ends.n_structures
+    n_nodes = n_st + len(ends.junction_xy)
     deg = np.bincount(ends.node, minlength=n_nodes)
     cand_nodes: list[int] = []
     # dangling ends: junctions with a single end
@@ -192,14 +192,14 @@ def split_lines(
     cand_nodes.extend(on_line.tolist())
     splits: dict[int, list[tuple[float, int]]] = {}
     split_kind: dict[int, str] = {}
-    none = SplitTable(splits, split_kind, [], ends.jxy)
+    none = SplitTable(splits, split_kind, [], ends.junction_xy)
     if not cand_nodes:
         return none
     cand = np.array(cand_nodes)
-    xy = node_xy(st.xy, ends.jxy, cand)
-    tree = shapely.STRtree(cv.geom)
+    xy = node_xy(st.xy, ends.junction_xy, cand)
+    tree = shapely.STRtree(cv.geometry)
     pts = shapely.points(xy)
-    pi, li = tree.query(pts, predicate="dwithin", distance=cfg.tol)
+    pi, li = tree.query(pts, predicate="dwithin", distance=cfg.snap_tol)
     if len(pi) == 0:
         return none
     # incident conveyances of each candidate node (exclude them)
@@ -209,8 +209,8 @@ def split_lines(
     for e in np.where(np.isin(ends.node, cand))[0]:
         inc.setdefault(int(ends.node[e]), set()).add(int(end_conv[e]))
     del node_ends
-    d = shapely.distance(pts[pi], cv.geom[li])
-    t = shapely.line_locate_point(cv.geom[li], pts[pi])
+    d = shapely.distance(pts[pi], cv.geometry[li])
+    t = shapely.line_locate_point(cv.geometry[li], pts[pi])
     order = np.lexsort((d, pi))
     done: set[int] = set()
     for k in order:
@@ -224,19 +224,19 @@ def split_lines(
             # a structure a pipe ends at joins a line it lies on exactly (as digitised
             # with snapping), unless that pipe lies along the line (one pipe drawn twice)
             if float(d[k]) > cfg.coincident_tol or _lies_along(
-                cv.geom[line], [cv.geom[c] for c in inc[node]], cfg.tol
+                cv.geometry[line], [cv.geometry[c] for c in inc[node]], cfg.snap_tol
             ):
                 continue
         tt = float(t[k])
         # within the tolerance of that line's own end point: the end snapping step has
         # handled it (a point beside the line near its end, but farther than that from
         # the end point, splits it: its projection is then well inside the line)
-        g = cv.geom[line]
+        g = cv.geometry[line]
         near_end = min(
             float(np.hypot(*(xy[p] - shapely.get_coordinates(g)[0]))),
             float(np.hypot(*(xy[p] - shapely.get_coordinates(g)[-1]))),
         )
-        if near_end <= cfg.tol or tt <= 1e-6 or tt >= cv.length[line] - 1e-6:
+        if near_end <= cfg.snap_tol or tt <= 1e-6 or tt >= cv.length[line] - 1e-6:
             continue
         done.add(p)
         splits.setdefault(line, []).append((tt, node))
@@ -262,9 +262,9 @@ def assumed_laterals(
     splits = {k: list(v) for k, v in sp.splits.items()}
     split_kind = dict(sp.split_kind)
     if cfg.lateral_tol <= 0:
-        return SplitTable(splits, split_kind, lateral_edges, sp.jxy)
-    L, n_st = cv.count, ends.n_st
-    deg = np.bincount(ends.node, minlength=n_st + len(sp.jxy))[:n_st]
+        return SplitTable(splits, split_kind, lateral_edges, sp.junction_xy)
+    L, n_st = cv.count, ends.n_structures
+    deg = np.bincount(ends.node, minlength=n_st + len(sp.junction_xy))[:n_st]
     on_line = {nd for nd, k in split_kind.items() if k == "structure"}
     orphan = np.array(
         [
@@ -275,25 +275,25 @@ def assumed_laterals(
         dtype=int,
     )
     if len(orphan) == 0:
-        return SplitTable(splits, split_kind, lateral_edges, sp.jxy)
-    tree = shapely.STRtree(cv.geom)
+        return SplitTable(splits, split_kind, lateral_edges, sp.junction_xy)
+    tree = shapely.STRtree(cv.geometry)
     pts = shapely.points(st.xy[orphan])
     pi, li = tree.query_nearest(pts, max_distance=cfg.lateral_tol, all_matches=False)
     new_j: list[np.ndarray] = []
     for p, line in zip(pi, li, strict=True):
         node = int(orphan[p])
-        g = cv.geom[line]
+        g = cv.geometry[line]
         t = float(g.project(pts[p]))
         d = float(g.distance(pts[p]))
-        if t <= cfg.tol:
+        if t <= cfg.snap_tol:
             target = int(ends.node[line])
-        elif t >= cv.length[line] - cfg.tol:
+        elif t >= cv.length[line] - cfg.snap_tol:
             target = int(ends.node[line + L])
         else:
-            target = n_st + len(sp.jxy) + len(new_j)
+            target = n_st + len(sp.junction_xy) + len(new_j)
             new_j.append(shapely.get_coordinates(g.interpolate(t))[0, :2])
             splits.setdefault(int(line), []).append((t, target))
             split_kind[target] = "lateral"
         lateral_edges.append((node, target, d, int(line)))
-    jxy = np.vstack([sp.jxy, np.array(new_j)]) if new_j else sp.jxy
+    jxy = np.vstack([sp.junction_xy, np.array(new_j)]) if new_j else sp.junction_xy
     return SplitTable(splits, split_kind, lateral_edges, jxy)

@@ -92,12 +92,12 @@ class BuildConfig:
 
     crs: Any
     m_per_unit: float  # metres per CRS unit
-    tol: float
+    snap_tol: float
     water_tol: float
     id_tol: float
     lateral_tol: float
     coincident_tol: float
-    elev_thr: float
+    elev_threshold: float
     settings: dict[str, Any]
 
     @classmethod
@@ -111,12 +111,12 @@ class BuildConfig:
         return cls(
             crs=crs,
             m_per_unit=f,
-            tol=snap_m / f,
+            snap_tol=snap_m / f,
             water_tol=water_m / f,
             id_tol=max(id_m, snap_m) / f,
             lateral_tol=lateral_m / f,
             coincident_tol=0.01 / f,  # 1 cm: "identical coordinates"
-            elev_thr=elev_thr,
+            elev_threshold=elev_thr,
             settings={
                 "snap_tolerance_m": snap_m,
                 "water_tolerance_m": water_m,
@@ -134,16 +134,16 @@ class StructureTable:
     """Structures in input order: ids (unique), kind, elevations, points; coincident
     structures share the node of the first (``primary``)."""
 
-    ids_in: np.ndarray
+    input_ids: np.ndarray
     ids: np.ndarray
     kind: np.ndarray
-    inv: np.ndarray
-    rim: np.ndarray
-    ok: np.ndarray
+    invert_elev: np.ndarray
+    rim_elev: np.ndarray
+    has_point: np.ndarray  # the structure has a usable point (a network node)
     xy: np.ndarray
     primary: np.ndarray
     is_primary: np.ndarray
-    tree_idx: np.ndarray
+    tree_rows: np.ndarray
     tree: Any
     id_index: dict[str, int]
 
@@ -156,9 +156,9 @@ class StructureTable:
 class ConveyanceTable:
     """Usable line parts (one row per part), with their attributes and end points."""
 
-    row: np.ndarray
+    source_row: np.ndarray
     ids: np.ndarray
-    geom: np.ndarray
+    geometry: np.ndarray
     kind: np.ndarray
     from_id: np.ndarray
     to_id: np.ndarray
@@ -179,7 +179,7 @@ class ConveyanceTable:
         """Midpoint of line ``j`` (where QA findings about it are placed)."""
         if self._mids is None:
             self._mids = shapely.get_coordinates(
-                shapely.line_interpolate_point(self.geom, 0.5, normalized=True)
+                shapely.line_interpolate_point(self.geometry, 0.5, normalized=True)
             )[:, :2]
         return self._mids[j]
 
@@ -187,17 +187,17 @@ class ConveyanceTable:
 @dataclass
 class EndTable:
     """Line ends ``e`` (``e < L``: first vertex of line ``e``; else last vertex of
-    ``e - L``) and the node each attaches to: structures ``0..n_st-1``, junctions
-    after (``jxy``)."""
+    ``e - L``) and the node each attaches to: structures ``0..n_structures-1``, junctions
+    after (``junction_xy``)."""
 
     xy: np.ndarray
-    struct: np.ndarray
+    structure: np.ndarray
     node: np.ndarray
-    how: np.ndarray
-    ids_rev: np.ndarray
+    snapped_by: np.ndarray
+    ids_reversed: np.ndarray
     ids_known: np.ndarray
-    n_st: int
-    jxy: np.ndarray
+    n_structures: int
+    junction_xy: np.ndarray
 
 
 @dataclass
@@ -209,7 +209,7 @@ class SplitTable:
     splits: dict[int, list[tuple[float, int]]]
     split_kind: dict[int, str]
     lateral_edges: list[tuple[int, int, float, int]]
-    jxy: np.ndarray
+    junction_xy: np.ndarray
 
 
 @dataclass
@@ -217,9 +217,9 @@ class Orientation:
     """Per line: direction (+1 as drawn, -1 reversed), two-way, the rule that decided."""
 
     direction: np.ndarray
-    bi: np.ndarray
+    bidirectional: np.ndarray
     method: np.ndarray
-    node_dist: np.ndarray | None
+    outlet_distance: np.ndarray | None  # per node, along the network to a real outlet
     conflicts: dict[str, str]
     uni_disagrees: int
 
@@ -231,8 +231,8 @@ class EdgeTable:
     rows: dict[str, np.ndarray]
     from_node: np.ndarray
     to_node: np.ndarray
-    bi: np.ndarray
-    src: np.ndarray
+    bidirectional: np.ndarray
+    source_line: np.ndarray  # conveyance row of each edge, -1 for an assumed lateral
     node_ids: np.ndarray
     nodes_used: np.ndarray
 
@@ -242,9 +242,9 @@ class OutfallTable:
     """Outfall id and method per node (None where none), outfalls-layer attributes,
     unsnapped outfalls, terminals that are not outfalls, and the water checks."""
 
-    out_id: np.ndarray
+    outfall_id: np.ndarray
     method: np.ndarray
-    attrs: dict[int, dict[str, Any]]
+    layer_attributes: dict[int, dict[str, Any]]
     unsnapped: list[dict[str, Any]]
     not_at_water: list[int]
     has_water: bool

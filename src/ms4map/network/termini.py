@@ -88,7 +88,7 @@ def find_outfalls(
     # 1. outfalls layer
     layer = ws.layers.get("outfalls")
     node_idx = np.where(used)[0]
-    nxy = node_xy(st.xy, sp.jxy, node_idx)
+    nxy = node_xy(st.xy, sp.junction_xy, node_idx)
     ntree = cKDTree(nxy) if len(node_idx) else None
     unsnapped: list[dict[str, Any]] = []
     if layer is not None and len(layer) and ntree is not None:
@@ -108,7 +108,7 @@ def find_outfalls(
                 )
                 continue
             xy = shapely.get_coordinates(g)[0, :2]
-            d, k = ntree.query(xy, distance_upper_bound=cfg.tol)
+            d, k = ntree.query(xy, distance_upper_bound=cfg.snap_tol)
             rec = {
                 "outfall_id": oids[i],
                 "receiving_water": rw[i],
@@ -152,7 +152,7 @@ def find_outfalls(
             out_method[i] = "outfall_structure"
     # 3. terminals
     outdeg = np.bincount(ed.from_node, minlength=n_nodes) + np.bincount(
-        ed.to_node[ed.bi], minlength=n_nodes
+        ed.to_node[ed.bidirectional], minlength=n_nodes
     )
     indeg = np.bincount(ed.to_node, minlength=n_nodes)
     terminal = (outdeg == 0) & (indeg > 0) & (out_id == None)  # noqa: E711
@@ -170,22 +170,22 @@ def find_outfalls(
     # leave the rest of the network without an answer.
     terminals_are_outfalls = not has_water and not bool(np.any(out_method == "outfalls_layer"))
     term = np.where(terminal)[0]
-    kinds = np.r_[st.kind, np.full(len(sp.jxy), "junction", dtype=object)]
+    kinds = np.r_[st.kind, np.full(len(sp.junction_xy), "junction", dtype=object)]
     at = np.zeros(len(term), dtype=bool)
     if wtree is not None and len(term):
-        pts = shapely.points(node_xy(st.xy, sp.jxy, term))
+        pts = shapely.points(node_xy(st.xy, sp.junction_xy, term))
         pi, _ = wtree.query(pts, predicate="dwithin", distance=cfg.water_tol)
         at[np.unique(pi)] = True
     meth = rank_terminals(
-        kinds[term], term < ends.n_st, at, terminals_are_outfalls=terminals_are_outfalls
+        kinds[term], term < ends.n_structures, at, terminals_are_outfalls=terminals_are_outfalls
     )
     is_out = meth != None  # noqa: E711
     out_id[term[is_out]] = ed.node_ids[term[is_out]]
     out_method[term[is_out]] = meth[is_out]
     return OutfallTable(
-        out_id=out_id,
+        outfall_id=out_id,
         method=out_method,
-        attrs=attrs,
+        layer_attributes=attrs,
         unsnapped=unsnapped,
         not_at_water=term[~is_out].tolist(),
         has_water=has_water,
