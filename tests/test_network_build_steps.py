@@ -1,4 +1,4 @@
-"""Each build step of ms4map.network_build on its own, on tiny designed inputs.
+"""Each build step of ms4map.network (run_build) on its own, on tiny designed inputs.
 
 The steps are plain functions over plain tables (docs/network.md, "Building the
 graph"); every test feeds one step the tables of the steps before it and checks
@@ -13,23 +13,14 @@ from network_builders import UTM, network_workspace
 from shapely.geometry import LineString, MultiLineString, Point
 
 from ms4map.core.qa import QAReport
-from ms4map.network.build import (
-    BuildConfig,
-    assemble_edges,
-    assumed_laterals,
-    find_outfalls,
-    graph_qa,
-    network_frames,
-    orient_lines,
-    rank_terminals,
-    read_conveyances,
-    read_structures,
-    run_build,
-    sink_pools_and_graph_qa,
-    snap_ends,
-    split_lines,
-    water_tree,
-)
+from ms4map.network.build import network_frames, run_build
+from ms4map.network.edges import assemble_edges
+from ms4map.network.orient import orient_lines
+from ms4map.network.qa import graph_qa, sink_pools_and_graph_qa
+from ms4map.network.read import read_conveyances, read_structures, water_tree
+from ms4map.network.snap import assumed_laterals, snap_ends, split_lines
+from ms4map.network.tables import BuildConfig
+from ms4map.network.termini import find_outfalls, rank_terminals
 
 CFG = BuildConfig.of(UTM, 1.524, 10.0, 15.0, 15.0)
 
@@ -50,8 +41,8 @@ def _steps(ws, upto: str):
 
 def test_config_in_crs_units():
     feet = BuildConfig.of("EPSG:2284", 1.524, 10.0, 15.0, 15.0)
-    assert abs(feet.tol - 5.0) < 1e-3 and feet.elev_thr == 0.01
-    assert CFG.tol == 1.524 and CFG.elev_thr == 0.003 and CFG.id_tol == 15.0
+    assert abs(feet.snap_tol - 5.0) < 1e-3 and feet.elev_threshold == 0.01
+    assert CFG.snap_tol == 1.524 and CFG.elev_threshold == 0.003 and CFG.id_tol == 15.0
 
 
 def test_read_structures_duplicate_ids_and_coincident_points():
@@ -87,7 +78,7 @@ def test_read_conveyances_parts_and_bad_lines():
     qa = QAReport()
     t = read_conveyances(ws, CFG, qa)
     assert t.ids.tolist() == ["OK", "M.1", "M.2"]
-    assert t.row.tolist() == [0, 1, 1]
+    assert t.source_row.tolist() == [0, 1, 1]
     assert np.allclose(t.length, [9, 5, 10])
     assert np.allclose(t.start_xy[2], [20, 0]) and np.allclose(t.end_xy[2], [30, 0])
     assert qa.codes() == {"multipart_line": 1, "zero_length_conveyance": 1}
@@ -110,12 +101,12 @@ def test_snap_ends_ids_structures_and_junctions():
     cv = read_conveyances(ws, CFG, qa)
     ends = snap_ends(st, cv, CFG, qa)
     L = cv.count
-    assert ends.ids_known[0] and ends.ids_rev[0]
-    assert ends.how[0] == "id" and ends.how[L] == "id"
-    assert ends.node[1] == 1 and ends.how[1] == "structure"  # P2 start -> B
-    assert ends.node[L + 2] == ends.node[3] >= ends.n_st  # P3 end = P4 start: junction
-    assert ends.how[3] == "junction"
-    assert len(ends.jxy) == 4  # P2 end, P3 start, the P3/P4 junction, P4 end
+    assert ends.ids_known[0] and ends.ids_reversed[0]
+    assert ends.snapped_by[0] == "id" and ends.snapped_by[L] == "id"
+    assert ends.node[1] == 1 and ends.snapped_by[1] == "structure"  # P2 start -> B
+    assert ends.node[L + 2] == ends.node[3] >= ends.n_structures  # P3 end = P4 start: junction
+    assert ends.snapped_by[3] == "junction"
+    assert len(ends.junction_xy) == 4  # P2 end, P3 start, the P3/P4 junction, P4 end
 
 
 def test_split_lines_where_a_dangling_end_lies_on_a_middle():
@@ -145,7 +136,7 @@ def test_assumed_laterals_to_the_nearest_line():
     ((node, target, d, line),) = sp2.lateral_edges
     assert (node, line, round(d, 6)) == (2, 0, 10.0)
     assert sp2.split_kind[target] == "lateral"
-    assert np.allclose(sp2.jxy[target - ends.n_st], [30, 0])
+    assert np.allclose(sp2.junction_xy[target - ends.n_structures], [30, 0])
 
 
 def test_orient_lines_rule_chain_and_conflict():
@@ -169,7 +160,7 @@ def test_orient_lines_rule_chain_and_conflict():
     assert ori.method.tolist() == ["inverts", "outlet_path"]
     assert ori.direction.tolist() == [-1, -1]
     assert ori.conflicts == {"P1": "ids"}
-    assert np.allclose(ori.node_dist[:3], [200, 100, 0])  # B-O 100 m; A reaches O via B
+    assert np.allclose(ori.outlet_distance[:3], [200, 100, 0])  # B-O 100 m; A reaches O via B
     assert qa.codes()["orientation_conflict"] == 1
 
 
@@ -231,9 +222,10 @@ def test_find_outfalls_layer_structure_and_terminals():
     )
     qa, st, cv, ends, sp, ori, ed = _steps(ws, "all")
     of = find_outfalls(ws, st, ends, sp, ed, cfg=CFG, qa=qa)
-    named = {ed.node_ids[i]: (of.out_id[i], of.method[i]) for i in np.where(of.out_id != None)[0]}  # noqa: E711
+    found = np.where(of.outfall_id != None)[0]  # noqa: E711
+    named = {ed.node_ids[i]: (of.outfall_id[i], of.method[i]) for i in found}
     assert named == {"B": ("OF-1", "outfalls_layer")}
-    assert of.attrs[1]["receiving_water"] == "Mill Creek"
+    assert of.layer_attributes[1]["receiving_water"] == "Mill Creek"
     # the outfalls layer is an inventory: P2's loose end is no outfall
     assert not of.terminals_are_outfalls
     assert [ed.node_ids[i] for i in of.not_at_water] == [ed.node_ids[ends.node[cv.count + 1]]]

@@ -13,7 +13,7 @@ from network_builders import UTM, far_water, network_workspace
 
 from ms4map.io.workspace import Dem, Workspace
 from ms4map.network import assign_outfalls, build_network
-from ms4map.network.build import (
+from ms4map.network.orient import (
     dem_ground_at,
     downhill_evidence,
     open_end_headwalls,

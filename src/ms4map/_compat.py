@@ -70,6 +70,28 @@ SPLIT: dict[str, tuple[str, ...]] = {
     ),
     # ---- io (end)
     # ---- network (begin)
+    # ms4map.network.build and .trace are modules again (the recipe; the traces), so the
+    # names that moved out of them are found through their old flat paths (these two
+    # entries take precedence over ALIASES)
+    "ms4map.network_build": (
+        "ms4map.network.build",
+        "ms4map.network.model",
+        "ms4map.network.tables",
+        "ms4map.network.read",
+        "ms4map.network.snap",
+        "ms4map.network.orient",
+        "ms4map.network.edges",
+        "ms4map.network.termini",
+        "ms4map.network.qa",
+        "ms4map.network.settings",
+    ),
+    "ms4map.network_trace": (
+        "ms4map.network.trace",
+        "ms4map.network.assign",
+        "ms4map.network.solve",
+        "ms4map.network.model",
+        "ms4map.network.settings",
+    ),
     # ---- network (end)
     # ---- hydrology (begin)
     "ms4map.hydrology.overland": (

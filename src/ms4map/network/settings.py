@@ -1,8 +1,8 @@
-"""Default tolerances of the storm network (metres) and the rank of its terminals, importable
-without the network code (the build ranks terminals, the trace prefers the best one).
+"""The storm network's defaults and closed lists: tolerances in metres, outfall methods, the rank of terminals.
 
-The command-line parser reads them to show defaults; importing :mod:`ms4map.network`
-there would load scipy and geopandas before any command runs.
+A module without imports: the build ranks terminals, the trace prefers the best one,
+and the command-line parser of ``ms4map trace`` shows the defaults.  Importing it runs
+the :mod:`ms4map.network` door first, which loads scipy and geopandas.
 """
 
 from __future__ import annotations
