@@ -40,8 +40,6 @@ ALIASES: dict[str, str] = {
     "ms4map.fieldmap": "ms4map.io.fieldmap",
     "ms4map.validate": "ms4map.io.validate",
     "ms4map.styles": "ms4map.io.styles",
-    "ms4map.network_build": "ms4map.network.build",
-    "ms4map.network_trace": "ms4map.network.trace",
     "ms4map.network_settings": "ms4map.network.settings",
     "ms4map.overland": "ms4map.hydrology.overland",
     "ms4map.waters": "ms4map.rules.waters",
