@@ -30,7 +30,7 @@ from pyproj import CRS
 
 from ms4map.io.workspace import Workspace
 from ms4map.network import assign_outfalls, build_network
-from ms4map.network.trace import _solve
+from ms4map.network.solve import solve_network as _solve
 
 
 def _tree_template(n_nodes: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

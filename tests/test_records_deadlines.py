@@ -8,6 +8,7 @@ import pytest
 from test_records import make_town
 
 import ms4map.records as rec
+from ms4map.core import calendar
 from ms4map.core.errors import DataError
 
 
@@ -107,7 +108,7 @@ def test_kiryas_joel_states_no_periods(tmp_path) -> None:
 
 
 def test_business_days_and_bad_steps(tmp_path) -> None:
-    assert rec.add_business_days(dt.date(2025, 7, 11), 1) == dt.date(2025, 7, 14)  # Fri -> Mon
+    assert calendar.add_business_days(dt.date(2025, 7, 11), 1) == dt.date(2025, 7, 14)  # Fri -> Mon
     r = rec.open_records(make_town(tmp_path), user="smo")
     cid = r.open_case("OF-1", "2025-06-02")
     with pytest.raises(DataError, match="Unknown case step 'fixed'"):
@@ -121,7 +122,7 @@ def test_business_days_and_bad_steps(tmp_path) -> None:
 
 def test_new_york_public_holidays_by_the_statute() -> None:
     """General Construction Law section 24, worked out for 2025 by hand from a calendar."""
-    assert sorted(rec.ny_public_holidays(2025)) == [
+    assert sorted(calendar.ny_public_holidays(2025)) == [
         dt.date(2025, 1, 1),  # Wed, New Year's day
         dt.date(2025, 1, 20),  # third Monday of January
         dt.date(2025, 2, 12),  # Wed, Lincoln's birthday
@@ -137,22 +138,22 @@ def test_new_york_public_holidays_by_the_statute() -> None:
         dt.date(2025, 12, 25),  # Thu
     ]
     # on a Sunday: the Monday after; on a Saturday: not moved (the statute moves only Sundays)
-    assert dt.date(2022, 12, 26) in rec.ny_public_holidays(2022)  # Christmas 2022 was a Sunday
-    assert dt.date(2022, 12, 25) not in rec.ny_public_holidays(2022)
-    assert dt.date(2027, 7, 5) in rec.ny_public_holidays(2027)  # July 4, 2027 is a Sunday
-    assert rec.is_business_day(dt.date(2026, 7, 3))  # Fri before Saturday July 4, 2026
-    assert not rec.is_business_day(dt.date(2026, 7, 4))
-    assert dt.date(2019, 6, 19) not in rec.ny_public_holidays(2019)  # Juneteenth from 2020
+    assert dt.date(2022, 12, 26) in calendar.ny_public_holidays(2022)  # Christmas 2022 was a Sunday
+    assert dt.date(2022, 12, 25) not in calendar.ny_public_holidays(2022)
+    assert dt.date(2027, 7, 5) in calendar.ny_public_holidays(2027)  # July 4, 2027 is a Sunday
+    assert calendar.is_business_day(dt.date(2026, 7, 3))  # Fri before Saturday July 4, 2026
+    assert not calendar.is_business_day(dt.date(2026, 7, 4))
+    assert dt.date(2019, 6, 19) not in calendar.ny_public_holidays(2019)  # Juneteenth from 2020
 
 
 def test_business_days_skip_public_holidays() -> None:
     # 5 business days after Fri 2025-11-21: Mon 24, Tue 25, Wed 26, (Thu 27 Thanksgiving),
     # Fri 28, Mon Dec 1
-    assert rec.add_business_days(dt.date(2025, 11, 21), 5) == dt.date(2025, 12, 1)
+    assert calendar.add_business_days(dt.date(2025, 11, 21), 5) == dt.date(2025, 12, 1)
     # after Fri 2025-06-27: Mon 30, Tue Jul 1, Wed 2, Thu 3, (Fri 4), Mon 7
-    assert rec.add_business_days(dt.date(2025, 6, 27), 5) == dt.date(2025, 7, 7)
+    assert calendar.add_business_days(dt.date(2025, 6, 27), 5) == dt.date(2025, 7, 7)
     # Christmas 2022 on a Sunday: Monday the 26th is the holiday
-    assert rec.add_business_days(dt.date(2022, 12, 23), 1) == dt.date(2022, 12, 27)
+    assert calendar.add_business_days(dt.date(2022, 12, 23), 1) == dt.date(2022, 12, 27)
 
 
 def test_corrective_action_deadline_skips_thanksgiving(tmp_path) -> None:
@@ -176,10 +177,10 @@ def test_a_period_ending_on_a_holiday_runs_to_the_next_business_day(tmp_path) ->
     2026-09-05 has 48 hours to Mon 2026-09-07, Labor day, so Tue 09-08; its 15 days of
     appeal end on Sun 09-20, so Mon 09-21.  The municipality's own deadlines keep the
     plain count: the hearing 30 days after an appeal filed Mon 09-21 is Wed 10-21."""
-    assert rec.last_day(dt.date(2026, 9, 7)) == dt.date(2026, 9, 8)
-    assert rec.last_day(dt.date(2026, 9, 9)) == dt.date(2026, 9, 9)  # a Wednesday
+    assert calendar.last_day(dt.date(2026, 9, 7)) == dt.date(2026, 9, 8)
+    assert calendar.last_day(dt.date(2026, 9, 9)) == dt.date(2026, 9, 9)  # a Wednesday
     # Christmas on a Friday, then the weekend: Mon 2026-12-28
-    assert rec.last_day(dt.date(2026, 12, 25)) == dt.date(2026, 12, 28)
+    assert calendar.last_day(dt.date(2026, 12, 25)) == dt.date(2026, 12, 28)
     r = rec.open_records(make_town(tmp_path), user="smo", profile="kingsbury")
     cid = r.open_case("OF-1", "2026-09-01")
     r.advance_case(cid, "source_found", "2026-09-02", parcel_id="P-1")

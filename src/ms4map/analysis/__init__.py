@@ -7,6 +7,7 @@ receiving water (:class:`PathResult`); :mod:`.outfalls`: what drains to an outfa
 small helpers.  The parcel drainage table itself is made in :mod:`ms4map.drainage`.
 """
 
+from . import frames, outfalls, paths, queries
 from .outfalls import OutfallArea, outfall_area, outfall_inventory
 from .paths import PathResult, feature_path
 from .queries import DrainagePath, polygon_drainage, what_drains_here, where_does_it_drain
@@ -21,4 +22,9 @@ __all__ = [
     "polygon_drainage",
     "what_drains_here",
     "where_does_it_drain",
+    # the public modules
+    "frames",
+    "outfalls",
+    "paths",
+    "queries",
 ]

@@ -439,6 +439,7 @@ def map_overlay(ws: Workspace, layers: dict[str, Any]) -> tuple[dict[str, Any], 
     import numpy as np
 
     from ..outputs import maps
+    from ..outputs.maps.layers import OUTFALL_PRIORITY
 
     got = derived_status()
     if got is None or "outfalls" not in layers:
@@ -451,7 +452,7 @@ def map_overlay(ws: Workspace, layers: dict[str, Any]) -> tuple[dict[str, Any], 
     frame["category"] = [
         derived.get(str(f), c) for f, c in zip(frame["fid"], frame["category"], strict=True)
     ]
-    rank = frame["category"].map(maps.OUTFALL_PRIORITY).fillna(0).to_numpy()
+    rank = frame["category"].map(OUTFALL_PRIORITY).fillna(0).to_numpy()
     frame = frame.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)
     out = dict(layers)
     out["outfalls"] = dataclasses.replace(lay, frame=frame)

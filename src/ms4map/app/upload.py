@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..core.errors import InputOpenError
-from ..io import MAX_ZIP_MEMBERS, MAX_ZIP_UNPACKED  # one set of zip limits (io.check_zip)
+from ..io.sources import MAX_ZIP_MEMBERS, MAX_ZIP_UNPACKED
 
 __all__ = [
     "MAX_UPLOAD_BYTES",
@@ -406,7 +406,7 @@ def safe_extract_zip(
         On a broken zip, too many members, too many bytes, a member path that is
         absolute or climbs out (``..``), or a symlink / device member.
     """
-    from ..io import check_zip
+    from ..io.sources import check_zip
 
     archive, dest = Path(archive), Path(dest)
     # the library's one zip check (members, size, paths, links), then the extraction plan

@@ -205,8 +205,9 @@ def add_workspace_options(parser: argparse.ArgumentParser, *, path_required: boo
 
 def workspace_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """Keyword arguments of :func:`ms4map.io.open_workspace` from parsed options."""
-    from ..io import FieldMap, parse_layer_option
+    from ..io import FieldMap
     from ..io.fieldmap import parse_field_option
+    from ..io.sources import parse_layer_option
 
     layers: dict[str, list[str]] = {}
     for text in args.layer or []:

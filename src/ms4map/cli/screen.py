@@ -196,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
         }
     )
     prof = _profile(args)
-    from ..io import read_site_file
+    from ..io.site_file import read_site_file
 
     site = read_site_file(args.site_file) if args.site_file else args.site
     ws = workspace_from_args(args)

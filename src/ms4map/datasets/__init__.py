@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..io import data_dir
+from ..io.data import data_dir
 from . import alder_falls
 
 __all__ = ["alder_falls", "available", "data_dir", "get_path"]

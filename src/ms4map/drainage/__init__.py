@@ -7,7 +7,6 @@ polygon queries on a pipeline result (``where_does_it_drain``, ``what_drains_her
 ``polygon_drainage``) live in :mod:`ms4map.analysis`.
 """
 
-from ..core.schema import PATH_COLUMNS as PATH_COLUMNS  # transitional: src/ms4map/idde/__init__.py
 from ..hydrology import TARGET_KINDS
 from .join import NetworkJoin, network_join
 from .parcels import (

@@ -10,7 +10,7 @@ from ..core.qa import shown_ids
 from ..rules.septic import FAILURE_CONDITIONS, parse_failure_codes
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
     from ..pipeline import PipelineResult
 
 

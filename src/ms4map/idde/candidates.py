@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..analysis.outfalls import outfall_area
+from ..analysis import outfall_area
 from ..core.errors import DataError
 from ..core.nulls import is_truthy
 from ..core.schema import PARCEL_INFO_COLUMNS
@@ -22,7 +22,7 @@ from ..rules.septic import flag_septic
 from ._shared import _check_outfall, _failure_text, _text, _workspace
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
     from ..pipeline import PipelineResult
 
 __all__ = [

@@ -19,12 +19,12 @@ import pandas as pd
 from ..core.calendar import last_day
 from ..core.errors import DataError, UsageError
 from ..core.nulls import is_na
-from ..drainage import PATH_COLUMNS
+from ..core.schema import PATH_COLUMNS
 from ..rules.profiles import Profile, load_profile, remedy_deadline
 from ._shared import _failure_text, _text
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
     from ..pipeline import PipelineResult
 
 __all__ = ["VIOLATIONS", "Notice", "notice_of_violation"]

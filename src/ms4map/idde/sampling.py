@@ -21,8 +21,8 @@ from ._shared import _check_outfall, _workspace
 from .candidates import candidate_sources
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
-    from ..network.build import StormNetwork
+    from ..io import Workspace
+    from ..network import StormNetwork
     from ..pipeline import PipelineResult
 
 __all__ = ["PLAN_COLUMNS", "PLAN_WEIGHTS", "sampling_plan"]

@@ -53,7 +53,7 @@ from .tables import (
 from .termini import find_outfalls, junction_outfall_ids
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
 
 __all__ = ["build_network", "network_frames", "run_build"]
 

@@ -37,7 +37,7 @@ from .tables import (
 )
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
 
 __all__ = [
     "dem_ground_at",

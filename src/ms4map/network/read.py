@@ -28,7 +28,7 @@ from .tables import (
 )
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
 
 __all__ = ["read_conveyances", "read_structures", "water_tree"]
 

@@ -35,7 +35,7 @@ from .tables import (
 )
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
 
 __all__ = ["find_outfalls", "junction_outfall_ids", "rank_terminals", "sink_pool_outfalls"]
 

@@ -32,10 +32,6 @@ __all__ = [
     "unassigned_cause",
 ]
 
-#: The solver under its name before issue 26 (transitional: benchmarks/network_speed.py
-#: imports it from here); use :func:`ms4map.network.solve.solve_network`.
-_solve = solve_network
-
 
 def _resolve_start(net: StormNetwork, start: Any, by: str) -> tuple[int, list[int], str]:
     """-> (start node index, extra edge rows to include, label)."""

@@ -13,6 +13,7 @@ folium and matplotlib are imported only inside the functions that draw.
 
 from __future__ import annotations
 
+from . import maps, outfall_sheet, report
 from .export import export
 from .maps import build_layers, render_layers, static_map
 from .outfall_sheet import outfall_map_pdf
@@ -28,4 +29,8 @@ __all__ = [
     "report_pdf",
     "static_map",
     "write_report",
+    # the public modules
+    "maps",
+    "outfall_sheet",
+    "report",
 ]

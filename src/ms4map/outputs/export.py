@@ -46,7 +46,7 @@ import pyogrio
 
 from ..core.errors import DataError, InputOpenError, UsageError
 from ..core.version import __version__
-from ..io import check_output_path, file_sha256, replace_durably, write_outputs, write_text_output
+from ..io import check_output_path, file_sha256, write_outputs, write_text_output
 from ..io.styles import (
     LAYER_STYLES,
     LAYER_STYLES_COLUMNS,
@@ -56,7 +56,7 @@ from ..io.styles import (
     sld,
     style_for,
 )
-from ..io.write import provenance_rows, writing
+from ..io.write import provenance_rows, replace_durably, writing
 
 __all__ = ["FORMATS", "META_TABLES", "ExportResult", "export", "export_frames", "source_layers"]
 

@@ -41,12 +41,6 @@ Examples
 from __future__ import annotations
 
 from .cases import DEADLINE_STATUSES, STEPS, case_deadlines
-
-# transitional: tests/test_records_deadlines.py (core.calendar's; docs/records.md names one)
-from .cases import add_business_days as add_business_days
-from .cases import is_business_day as is_business_day
-from .cases import last_day as last_day
-from .cases import ny_public_holidays as ny_public_holidays
 from .fields import (
     CASE_FIELDS,
     CHARACTERIZATIONS,
@@ -54,11 +48,6 @@ from .fields import (
     INSPECTION_FIELDS,
     SAMPLE_FIELDS,
 )
-
-# transitional: no importer found (the file's constants; ms4map.records.gpkg has them)
-from .gpkg import BUSY_TIMEOUT_S as BUSY_TIMEOUT_S
-from .gpkg import JOURNAL_MODE as JOURNAL_MODE
-from .gpkg import TABLES as TABLES
 from .open import ROLES, USERS_FILE_ENV, default_user, open_records, records_path
 from .photos import MAX_PHOTO_BYTES, check_photo
 from .records import Records

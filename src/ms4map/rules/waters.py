@@ -51,7 +51,7 @@ from ..io.impairments import (  # re-exported: they were defined here before iss
 )
 
 if TYPE_CHECKING:
-    from ..io.workspace import Workspace
+    from ..io import Workspace
 
 __all__ = [
     "CATEGORIES",

@@ -5,13 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from ...analysis.outfalls import inventory_totals
-from ...outputs import maps
+from ...outputs.outfall_sheet import outfall_map_pdf
 from .. import state, widgets
 
 
 @st.cache_data(show_spinner="Drawing the outfall map ...", max_entries=4)
 def _pdf(_ws, _result, fingerprint: str, _inv) -> bytes:
-    return maps.outfall_map_pdf(_ws, _result, _inv)
+    return outfall_map_pdf(_ws, _result, _inv)
 
 
 def render() -> None:

@@ -18,8 +18,7 @@ an outfall's area are :mod:`ms4map.analysis`'s.  folium is imported inside the
 functions that draw.
 
 Besides :data:`__all__`, the door keeps importable every other public name the old
-``maps.py`` had (``# kept``: its re-exports of :mod:`ms4map.analysis` among them) and
-two names the app still imports from here (``# transitional``).
+``maps.py`` had (``# kept``: its re-exports of :mod:`ms4map.analysis` among them).
 """
 
 from __future__ import annotations
@@ -35,11 +34,9 @@ from ...analysis.paths import feature_attributes as feature_attributes  # kept: 
 from ...analysis.paths import feature_geometry as feature_geometry  # kept: tests/test_app_*
 from ...analysis.paths import overland_steps as overland_steps  # kept: old maps.py name
 from ...io.styles import OUTFALL_COLOURS as OUTFALL_COLOURS  # kept: tests/test_app_*
-from ..outfall_sheet import outfall_map_pdf  # noqa: F401 - transitional: app/pages/inventory.py
 from .hillshade import hillshade, png_bytes
 from .identify import build_search_index, identify, search_features
 from .layers import BASE_LAYERS, LAYER_LABELS, LAYER_ORDER, MapLayer, build_layers
-from .layers import OUTFALL_PRIORITY as OUTFALL_PRIORITY  # transitional: app/records_ui.py
 from .layers import parcel_categories as parcel_categories  # kept: old maps.py name
 from .render import (
     BASEMAPS,

@@ -33,7 +33,7 @@ from .assess import (
 from .reasons import _open_causes
 
 if TYPE_CHECKING:
-    from ...io.workspace import Workspace
+    from ...io import Workspace
     from ...pipeline import PipelineResult
 
 __all__ = ["SepticFlags", "assess_septic", "flag_septic", "flag_septic_table", "septic_flags"]
