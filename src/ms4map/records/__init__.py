@@ -40,6 +40,7 @@ Examples
 
 from __future__ import annotations
 
+from . import annual, case_profile, cases, fields, gpkg, photos, users
 from .cases import DEADLINE_STATUSES, STEPS, case_deadlines
 from .fields import (
     CASE_FIELDS,
@@ -74,4 +75,12 @@ __all__ = [
     "outfall_status",
     "records_path",
     "summary",
+    # the public modules
+    "annual",
+    "case_profile",
+    "cases",
+    "fields",
+    "gpkg",
+    "photos",
+    "users",
 ]

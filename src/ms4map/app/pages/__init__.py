@@ -1,1 +1,3 @@
-"""The app's pages: one module each, with a ``render()`` function."""
+"""The app's pages, one module each (``ms4map.app`` lists them)."""
+
+__all__: list[str] = []
