@@ -6,7 +6,7 @@ the job (``docs/ARCHITECTURE.md``)::
     import ms4map
     ws = ms4map.open_workspace(ms4map.datasets.get_path("alder_falls"))
     res = ms4map.run(ws)                                  # network -> overland -> drainage
-    path = ms4map.where_does_it_drain(res, (x, y))        # parcel -> inlet -> outfall -> water
+    path = ms4map.where_does_it_drain(res, point)         # parcel -> inlet -> outfall -> water
     area = ms4map.outfall_area(res, "OF-009")             # what drains to an outfall
     det = ms4map.evaluate_site(res, "107.12-2-11", disturbed_acres=2, project_type="commercial")
     ms4map.write_report(det, "site.pdf")                  # the printable determination

@@ -25,11 +25,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("records",),  # IDDE records and the app's users
     ("outputs",),  # maps, reports, exports
     ("batch",),  # many towns at once: the chain of each town as one task (Dask)
-    ("datasets", "demo"),  # the demo town: committed files and their generator
+    ("datasets",),  # the demo town: committed files and their generator
 )
 
 #: May import anything: the command line, the app, the package root and its helpers.
-TOP: tuple[str, ...] = ("cli", "app", "", "__main__", "_compat", "_layout", "_worker_server")
+TOP: tuple[str, ...] = ("cli", "app", "", "__main__", "_compat", "_layout")
 
 
 def layer_of(module: str) -> int | None:

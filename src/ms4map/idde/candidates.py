@@ -9,6 +9,7 @@ notice to a candidate most likely needs (:mod:`.notice`).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -178,7 +179,9 @@ def candidate_sources(
             septic = flag_septic(result, profile=profile, workspace=ws)
         except DataError:
             septic = None  # a workspace without the layers septic flagging needs
-    return candidates_for_area(outfall_area(ws, result, oid), septic=septic)
+    if getattr(result, "workspace", None) is not ws:  # the workspace given is the one read
+        result = dataclasses.replace(result, workspace=ws)
+    return candidates_for_area(outfall_area(result, oid), septic=septic)
 
 
 def suggest_violation(candidate: dict[str, Any] | pd.Series) -> str:

@@ -1,7 +1,7 @@
 """The settings of the drainage chain: one typed field per setting, with its unit, help and default.
 
 :class:`Settings` is the one source of the defaults (the overland ones come from
-:data:`ms4map.hydrology.overland.DEFAULTS`, the network ones are ``None``: the network
+:data:`ms4map.hydrology.DEFAULTS`, the network ones are ``None``: the network
 module's own defaults, :mod:`ms4map.network.settings`), of the units and help texts the
 ``ms4map drainage`` command shows (``cli/drainage.py`` builds its options from the fields)
 and of the settings in the step cache's keys.  :data:`DEFAULT_SETTINGS` and
