@@ -288,7 +288,7 @@ def test_a_long_determination_continues_on_numbered_pages_with_the_site_id(tmp_p
 
 # 6 -------------------------------------------------------------------------------------
 def test_screened_on_is_the_local_date(monkeypatch):
-    import ms4map.rules.conditions as C
+    import ms4map.rules.conditions.determination as C
 
     instant = real_dt.datetime(2025, 6, 3, 2, 30, tzinfo=real_dt.UTC)  # 22:30 EDT, 2 June
 

@@ -44,13 +44,8 @@ from test_rules_conditions_fixtures import (
     town_waters,
 )
 
-from ms4map.rules.conditions import (
-    _reach_hits,
-    _resolve_site,
-    determine,
-    screen_condition_a,
-    tmdl_hits_for,
-)
+from ms4map.rules.conditions import determine, screen_condition_a
+from ms4map.rules.conditions.site import _reach_hits, _resolve_site, tmdl_hits_for
 from ms4map.rules.profiles import load_profile, profile_with
 from ms4map.rules.septic import flag_septic_table, mailing_list
 from ms4map.rules.waters import Waters, read_303d_csv
@@ -282,7 +277,7 @@ def test_farming_on_a_farm_parcel_is_exempt_with_the_barn_note():
 def _grid_site(monkeypatch, polygon):
     """Resolve ``polygon`` over a 3 x 3 grid of 100 m parcels (``C`` in the middle) and a
     1 km square farm ``FARM`` east of it; the drainage of a polygon is stubbed."""
-    import ms4map.drainage
+    import ms4map.rules.conditions.site
 
     ids, geoms = [], []
     for i in range(3):
@@ -297,7 +292,7 @@ def _grid_site(monkeypatch, polygon):
     ws = SimpleNamespace(layers={"parcels": parcels}, crs=pyproj.CRS(CRS))
     result = SimpleNamespace(drainage=pd.DataFrame())
     monkeypatch.setattr(
-        ms4map.drainage,
+        ms4map.rules.conditions.site,
         "polygon_drainage",
         lambda _result, _geom: pd.DataFrame([row("inlet", "CB1", 1.0, "OF-M", **MILL)]),
     )

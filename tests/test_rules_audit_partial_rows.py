@@ -19,7 +19,9 @@ import pandas as pd
 from shapely.geometry import box
 from test_rules_conditions_fixtures import CLEAR, CRS, MILL, row, town_waters
 
-from ms4map.rules.conditions import combine_parcel_rows, condition_a_physics, determine
+from ms4map.rules.conditions import determine
+from ms4map.rules.conditions.reasons import condition_a_physics
+from ms4map.rules.conditions.summary import combine_parcel_rows
 from ms4map.rules.profiles import load_profile
 
 

@@ -25,13 +25,13 @@ from ms4map.rules.conditions import (
     DETERMINATION_VERSION,
     PROJECT_TYPES,
     SiteInfo,
-    combine_parcel_rows,
     determine,
-    guess_project_type,
     screen_condition_a,
-    tmdl_hits_for,
     validate_inputs,
 )
+from ms4map.rules.conditions.inputs import guess_project_type
+from ms4map.rules.conditions.site import tmdl_hits_for
+from ms4map.rules.conditions.summary import combine_parcel_rows
 from ms4map.rules.profiles import load_profile
 
 
@@ -524,7 +524,7 @@ def test_narrowed_list_still_counts_sediment():
 def test_tmdl_name_with_tmdl_is_not_doubled():
     import geopandas as gpd
 
-    from ms4map.rules.conditions import tmdl_watershed_label
+    from ms4map.rules.conditions.reasons import tmdl_watershed_label
     from ms4map.rules.waters import Waters
 
     assert tmdl_watershed_label("Tamarack Lake Phosphorus TMDL") == (

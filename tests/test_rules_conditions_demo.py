@@ -67,7 +67,7 @@ def ev(demo, key, **kw):
     if site is None:
         site = demo["ids"][key]
     kw.setdefault("profile", "stillwater")
-    return evaluate_site(site, workspace=demo["ws"], result=demo["res"], **kw).to_dict()
+    return evaluate_site(demo["res"], site, **kw).to_dict()
 
 
 def vals(d):

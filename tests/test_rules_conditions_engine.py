@@ -1,8 +1,9 @@
 """One Condition A engine: the single site and the batch decide with the same rule.
 
 ``decide_condition_a`` turns a site's facts into the value and method for both paths
-(:func:`ms4map.conditions.condition_a_physics` for one site, vectorised
-:func:`ms4map.conditions.screen_condition_a` for every parcel).  The demo test runs both
+(:func:`ms4map.rules.conditions.condition_a.site_condition_a` for one site, with its
+reasons from :func:`ms4map.rules.conditions.reasons.condition_a_physics`, vectorised
+:func:`ms4map.rules.conditions.screening.screen_condition_a` for every parcel).  The demo test runs both
 paths on every parcel of the demo town and asserts the same answer, method, receiving
 waters and listed waters.
 """
@@ -16,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from ms4map.conditions import decide_condition_a
+
+from ms4map.rules.conditions.condition_a import decide_condition_a
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -67,10 +69,9 @@ def town():
     )
     if not gpkg.exists():
         pytest.skip("the demo town (data/layers/demo.gpkg) is not built")
-    from ms4map.waters import Waters
-
     import ms4map
     from ms4map import pipeline
+    from ms4map.rules.waters import Waters
 
     ws = ms4map.open_workspace(gpkg)
     return ws, pipeline.run(ws), Waters.from_workspace(ws)
@@ -81,20 +82,22 @@ def _single_site(ws, res, waters, profile, *, pid, rows_of, outfall_points):
     (``combine_parcel_rows``, ``tmdl_hits_for``, ``_reach_hits``, ``condition_a_physics``,
     ``summarize_drainage``), without the rest of the document and the report's map.
     ``rows_of`` holds each parcel's drainage rows, split once for speed."""
-    from ms4map import conditions as c
+    from ms4map.rules.conditions import reasons, site, summary
 
     parcels = ws.parcels
     geom = parcels.geometry[parcels["parcel_id"].astype(str) == pid].union_all()
-    rows = c._as_rows(c.combine_parcel_rows(rows_of.get(pid, res.drainage.iloc[0:0]), [pid]))
-    hits = c.tmdl_hits_for(waters, site_geom=geom, rows=rows, outfall_points=outfall_points)
-    phys = c.condition_a_physics(
+    rows = summary._as_rows(
+        summary.combine_parcel_rows(rows_of.get(pid, res.drainage.iloc[0:0]), [pid])
+    )
+    hits = site.tmdl_hits_for(waters, site_geom=geom, rows=rows, outfall_points=outfall_points)
+    phys = reasons.condition_a_physics(
         rows,
         waters=waters,
         profile=profile,
         tmdl_hits=hits,
-        reach_hits=c._reach_hits(rows, waters, profile, ws.crs),
+        reach_hits=site._reach_hits(rows, waters, profile, ws.crs),
     )
-    return phys, c.summarize_drainage(rows, waters)
+    return phys, summary.summarize_drainage(rows, waters)
 
 
 def _ids(text):
@@ -102,7 +105,7 @@ def _ids(text):
 
 
 def _profiles():
-    from ms4map.profiles import load_profile
+    from ms4map.rules.profiles import load_profile
 
     base = load_profile("stillwater")
     return {
@@ -117,12 +120,12 @@ def test_single_site_and_batch_agree_on_every_demo_parcel(town, name, step):
     """Every parcel with the town's profile (law reading); every 5th parcel with a
     narrowed list and with ``tributary_reach_km`` (where the batch used to ignore the
     reach: parcel 103.15-4-5 was "no" in the batch and "yes" for the single site)."""
-    from ms4map.conditions import screen_all
+    from ms4map.rules.conditions import screen_all
 
     ws, res, waters = town
     profile = _profiles()[name]
     batch = screen_all(res, workspace=ws, profile=profile, waters=waters).set_index("parcel_id")
-    from ms4map.conditions import _outfall_points
+    from ms4map.rules.conditions.site import _outfall_points
 
     rows_of = {str(k): g for k, g in res.drainage.groupby(res.drainage["parcel_id"].astype(str))}
     points = _outfall_points(res, ws)

@@ -134,7 +134,8 @@ def sewer_districts() -> gpd.GeoDataFrame:
 
 def condition_a_single(waters, drainage_row, *, site, outfall_points, profile=None) -> dict:
     """Condition A of one site (``site`` polygon, one drainage row) by ``determine``."""
-    from ms4map.rules.conditions import determine, tmdl_hits_for
+    from ms4map.rules.conditions import determine
+    from ms4map.rules.conditions.site import tmdl_hits_for
 
     rows = pd.DataFrame([drainage_row])
     hits = tmdl_hits_for(waters, site_geom=site, rows=rows, outfall_points=outfall_points)
