@@ -305,6 +305,8 @@ def _all_of(path: Path) -> list[str] | None:
             isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
         ):
             return list(ast.literal_eval(node.value))
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "__all__":
+            return list(ast.literal_eval(node.value))
     return None
 
 

@@ -6,6 +6,7 @@ determinations and the batch screening (:mod:`.conditions`) and septic flags
 (:mod:`.septic`).
 """
 
+from . import conditions, profiles, septic, waters
 from .conditions import (
     Determination,
     Screening,
@@ -30,4 +31,9 @@ __all__ = [
     "mailing_list",
     "screen_all",
     "screen_parcels",
+    # the public modules
+    "conditions",
+    "profiles",
+    "septic",
+    "waters",
 ]

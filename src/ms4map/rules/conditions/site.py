@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 
 from ... import pipeline
+from ...analysis import polygon_drainage, where_does_it_drain
 from ...core.errors import DataError, UsageError
 from ...core.nulls import is_blank
 from ...core.units import metres_per_unit
-from ...drainage import polygon_drainage
 from ...network import trace_downstream
 from ..profiles import Profile, load_profile
 from ..waters import Waters
@@ -351,10 +351,10 @@ def _map_layers(
 ) -> dict[str, Any]:
     """Geometries for the static map: site, inlets, traced paths, outfalls, waters."""
     layers: dict[str, Any] = {"site": info.geometry, "crs": workspace.crs}
-    wdd = getattr(result, "where_does_it_drain", None)
-    if wdd is not None and info.geometry is not None:
+    if info.geometry is not None:
         try:
-            layers["surface_path"] = wdd(info.geometry.representative_point()).get("geometry")
+            point = info.geometry.representative_point()
+            layers["surface_path"] = where_does_it_drain(result, point).get("geometry")
         except Exception:  # noqa: BLE001 - the map is a courtesy; a failed path is omitted
             layers["surface_path"] = None
     net = getattr(result, "network", None)
