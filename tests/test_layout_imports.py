@@ -141,6 +141,8 @@ def test_old_public_names_work() -> None:
     import ms4map
     from ms4map.rules import conditions, septic
 
+    for old in ("ms4map.conditions", "ms4map.septic", "ms4map.io.files"):
+        sys.modules.pop(old, None)  # a first import warns; an earlier test may have made it
     with pytest.warns(DeprecationWarning, match="removed in ms4map 0.3"):
         from ms4map.conditions import evaluate_site
     with pytest.warns(DeprecationWarning):
@@ -157,6 +159,7 @@ def test_old_public_names_work() -> None:
 @pytest.mark.parametrize("old", sorted(_compat.SPLIT))
 def test_split_module_answers_every_name_from_its_new_modules(old: str) -> None:
     """A split module's old path finds each name in the new modules, in table order."""
+    sys.modules.pop(old, None)  # a first import warns; an earlier test may have made it
     with pytest.warns(DeprecationWarning, match=old.replace(".", r"\.")):
         module = importlib.import_module(old)
     names = [n for n in dir(module) if not n.startswith("__")]
@@ -337,7 +340,7 @@ def test_every_package_has_an_explicit_door(package: str) -> None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             bound |= {t.id for t in targets if isinstance(t, ast.Name)}
     assert "__getattr__" not in bound, f"{package} has a lazy __getattr__"
-    assert not set(names) - bound, (package, sorted(set(names) - bound))
+    assert not set(names) - bound - set(modules), (package, sorted(set(names) - bound))
 
 
 def _top(module: str) -> str:

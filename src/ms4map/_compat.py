@@ -49,7 +49,6 @@ ALIASES: dict[str, str] = {
     "ms4map.users": "ms4map.records.users",
     "ms4map.maps": "ms4map.outputs.maps",
     "ms4map.report": "ms4map.outputs.report",
-    "ms4map.export": "ms4map.outputs.export",
 }
 
 #: Old module path -> the new modules its names live in, searched in order.

@@ -5,9 +5,8 @@ Its modules are its door (each one topic, all light): errors and exit codes
 and truth values (:mod:`.nulls`), units (:mod:`.units`), business days and holidays
 (:mod:`.calendar`), the manifest's file list read without GIS libraries
 (:mod:`.manifest`) and the version (:mod:`.version`).  Other packages import from them
-by name: ``from ms4map.core.errors import DataError``.
+by name: ``from ms4map.core.errors import DataError``.  The door imports none of them,
+so ``import ms4map.core.errors`` loads no pandas.
 """
 
-from . import calendar, errors, manifest, nulls, qa, schema, units, version
-
-__all__ = ["calendar", "errors", "manifest", "nulls", "qa", "schema", "units", "version"]
+__all__ = ["calendar", "errors", "manifest", "nulls", "qa", "schema", "units", "version"]  # noqa: F822

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from ...core.version import __version__
-from ...io.workspace import file_sha256
+from ...io import file_sha256
 from ..profiles import Profile, load_profile
 from ..waters import Waters
 from .document import DETERMINATION_SCHEMA, DETERMINATION_VERSION, Determination

@@ -33,7 +33,7 @@ from .summary import _EPS, _bad_drainage_rows, _screening_drainage, water_ids
 if TYPE_CHECKING:
     import geopandas as gpd
 
-    from ...io.workspace import Workspace
+    from ...io import Workspace
     from ...pipeline import PipelineResult
 
 

@@ -29,7 +29,7 @@ from .inputs import SiteInfo, application_info, validate_inputs
 from .summary import _MS4_KINDS, _REACH_KINDS, _as_rows, _resolve_wb, combine_parcel_rows, water_ids
 
 if TYPE_CHECKING:
-    from ...io.workspace import Workspace
+    from ...io import Workspace
     from ...pipeline import PipelineResult
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from ...core.calendar import last_day
 from ...core.errors import DataError, InputOpenError, UsageError
+from ..waters import canonical_pollutants
 
 __all__ = [
     "BUILTIN_PROFILES",
@@ -215,8 +216,6 @@ class Profile:
         UsageError
             An empty list or an unknown pollutant name (the message lists the known ones).
         """
-        from ..waters import canonical_pollutants
-
         if not pollutants:
             raise UsageError(
                 "with_pollutants() needs at least one pollutant; "
@@ -480,8 +479,6 @@ def _read_pollutants(scr: dict[str, Any], problems: list[str]) -> tuple[str, lis
         problems.append("screening.pollutants_of_concern must be a list of pollutant names")
         pocs = []
     else:
-        from ..waters import canonical_pollutants
-
         try:
             pocs = list(canonical_pollutants(pocs, where="screening.pollutants_of_concern"))
         except UsageError as exc:
