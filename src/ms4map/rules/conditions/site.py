@@ -393,7 +393,15 @@ def _map_layers(
 
 
 #: An argument not given (``evaluate_site``'s positional ones).
-_NOT_GIVEN: Any = object()
+class _NotGiven:
+    """The default of ``evaluate_site``'s positional arguments: the old keyword form
+    gives them by name (a fixed repr, so the printed signature is the same every run)."""
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+_NOT_GIVEN: Any = _NotGiven()
 
 
 def evaluate_site(  # noqa: PLR0913 - a public entry point's inputs
