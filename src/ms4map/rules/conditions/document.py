@@ -107,7 +107,10 @@ def _frozen(value: Any) -> Any:
 class Determination:
     """A Condition A/B/C determination; :meth:`to_dict` is the versioned JSON document.
 
-    ``map_layers`` holds geometries for the report's static map (not in the JSON).
+    ``map_layers`` holds geometries for the report's static map (not in the JSON).  The
+    properties read the document as typed, read-only objects (``det.condition_a.value``,
+    ``det.inputs.effective_acres``, ``det.swppp.required``, ...); ``doc``, ``det["key"]``
+    and :meth:`to_dict` stay the document itself.
     """
 
     doc: dict[str, Any]

@@ -73,10 +73,11 @@ def condition_a_physics(
     """Whether runoff from the site discharges a pollutant of concern to a 303(d) water or a
     TMDL watershed with stormwater identified as a source.
 
-    The same engine as the batch (:func:`screen_condition_a`): the drainage rows become
-    facts (:func:`condition_a_row_facts`, :func:`condition_a_site_facts`) and
-    :func:`decide_condition_a` turns the facts into the value and method; this function
-    adds the reasons an officer can put in a letter.
+    The same engine as the batch (:func:`ms4map.rules.conditions.screening.screen_condition_a`):
+    :func:`ms4map.rules.conditions.condition_a.site_condition_a` turns the drainage rows
+    into facts and decides the value and method (``ConditionAFacts``); this function
+    adds the waters' listings, the TMDL watersheds and the reasons an officer can put in a
+    letter.
 
     Parameters
     ----------
