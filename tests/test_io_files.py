@@ -591,7 +591,7 @@ def test_truncated_or_corrupt_dem_is_an_input_error_naming_the_file(
 def test_one_zip_check_refuses_links_and_climbing_paths_for_the_cli_too(tmp_path):
     import stat
 
-    from ms4map.io import check_zip
+    from ms4map.io.sources import check_zip
 
     link = tmp_path / "link.zip"
     with zipfile.ZipFile(link, "w") as zf:

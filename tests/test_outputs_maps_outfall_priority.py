@@ -7,6 +7,7 @@ import pytest
 from pyproj import Transformer
 
 from ms4map.outputs import maps
+from ms4map.outputs.maps.layers import OUTFALL_PRIORITY
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def _drawn_order(demo, zoom: int) -> list[str]:
 def test_suspect_and_flowing_outfalls_are_drawn_over_unknown_ones(demo) -> None:
     cats = _drawn_order(demo, 14)
     assert {"suspect", "flowing", "unknown"} <= set(cats)
-    rank = [maps.OUTFALL_PRIORITY[c] for c in cats]
+    rank = [OUTFALL_PRIORITY[c] for c in cats]
     assert rank == sorted(rank)  # unknown first, suspect last (on top)
 
 
