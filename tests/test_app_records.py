@@ -18,6 +18,8 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 import ms4map
 from ms4map.records import users  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the quick lane (-m "not slow and not browser") skips it
+
 TIMEOUT = 180
 OUTFALL = "OF-009"
 SMO, SMO_PW = "jsmith", "smo password 1"

@@ -24,6 +24,8 @@ from test_batch import (
 from ms4map.batch import read_manifest, run_batch, run_town
 from ms4map.cli import main
 
+pytestmark = pytest.mark.slow  # the quick lane (-m "not slow and not browser") skips it
+
 pytest.importorskip("distributed")
 cloudpickle = pytest.importorskip("cloudpickle")
 # the crashing task below is defined here: send it to the workers by value
@@ -229,6 +231,7 @@ def test_two_local_clusters_in_one_fresh_process(towns, tmp_path):
 _UNGUARDED = """
 import sys
 from ms4map.batch import read_manifest, run_batch
+
 
 towns = read_manifest(sys.argv[1])
 res = run_batch(towns, sys.argv[2], scheduler="local:1")

@@ -20,6 +20,8 @@ from ms4map.core.schema import INLET_KINDS, LAYERS
 from ms4map.datasets import alder_falls as demo
 from ms4map.datasets.alder_falls import build as demo_build
 
+pytestmark = pytest.mark.slow  # the quick lane (-m "not slow and not browser") skips it
+
 REPO_LAYERS = Path(__file__).resolve().parents[1] / "data" / "layers"
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # the quick lane (-m "not slow and not browser") skips it
+
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "02_many_towns.ipynb"
 DEMO = Path(__file__).resolve().parents[1] / "data" / "layers" / "demo.gpkg"
 

@@ -115,6 +115,7 @@ def _profiles():
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "step"), [("law", 1), ("narrowed", 5), ("reach_2km", 5)])
 def test_single_site_and_batch_agree_on_every_demo_parcel(town, name, step):
     """Every parcel with the town's profile (law reading); every 5th parcel with a
