@@ -11,7 +11,7 @@ from):
     git worktree add /tmp/base 038e72c
     PYTHONPATH=/tmp/base/src python benchmarks/scenario_determinations.py --repo /tmp/base
 
-``tests/test_scenario_determinations.py`` then checks today's code gives the same bytes.
+``tests/datasets/test_scenario_determinations.py`` then checks today's code gives the same bytes.
 """
 
 from __future__ import annotations

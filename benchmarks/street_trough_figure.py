@@ -2,7 +2,7 @@
 
 Usage: ``python benchmarks/street_trough_figure.py [--out docs/img/street_trough.png]``
 
-The terrain is ``tests/terrains.py::curbed_street`` (a closed street trough, 4 inlets,
+The terrain is ``tests/hydrology/terrains.py::curbed_street`` (a closed street trough, 4 inlets,
 lots both sides, a creek beyond the east intersection).  "Before" re-creates the
 previous conditioning with the same library calls: the burned DEM filled as a whole by
 whitebox-workflows (the inlets filled with the trough, no outlet but a lower cell), the

@@ -8,12 +8,22 @@ cheap and built per module or per test.
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 import ms4map
 from ms4map import pipeline
+
+# The test folders mirror src/ms4map (tests/io, tests/network, ...); their shared
+# builders (network_builders, terrains, test_hydrology_overland_fixtures, make_town of
+# test_records, ...) import each other by module name from any folder.
+sys.path[:0] = [
+    str(d)
+    for d in sorted(Path(__file__).resolve().parent.iterdir())
+    if d.is_dir() and d.name not in ("data", "artifacts", "__pycache__") and str(d) not in sys.path
+]
 
 
 def _demo_path() -> Path:

@@ -27,7 +27,7 @@ LAKE = ("1101-0099", "Tamarack Lake", "lake")
 BROOK = ("1101-0101", "Tamarack Brook", "stream")
 
 # Planted defects, scenario parcels and hand checks, with the ids a build with
-# DEFAULT_SEED gives (tests/test_demo.py checks them against a fresh build; after a
+# DEFAULT_SEED gives (tests/datasets/test_demo.py checks them against a fresh build; after a
 # change to the generator, regenerate this block with ``_describe(build_layers())``).
 # <constants>
 PLANTED_DEFECTS: list[dict[str, str]] = [

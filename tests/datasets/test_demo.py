@@ -22,7 +22,7 @@ from ms4map.datasets.alder_falls import build as demo_build
 
 pytestmark = pytest.mark.slow  # the quick lane (-m "not slow and not browser") skips it
 
-REPO_LAYERS = Path(__file__).resolve().parents[1] / "data" / "layers"
+REPO_LAYERS = Path(__file__).resolve().parents[2] / "data" / "layers"
 
 
 def _read_all(gpkg: Path) -> dict[str, pd.DataFrame]:

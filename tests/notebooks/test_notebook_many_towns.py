@@ -10,8 +10,8 @@ import pytest
 
 pytestmark = pytest.mark.slow  # the quick lane (-m "not slow and not browser") skips it
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "02_many_towns.ipynb"
-DEMO = Path(__file__).resolve().parents[1] / "data" / "layers" / "demo.gpkg"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "02_many_towns.ipynb"
+DEMO = Path(__file__).resolve().parents[2] / "data" / "layers" / "demo.gpkg"
 
 
 def test_notebook_runs_the_towns_and_the_rerun_skips(tmp_path, monkeypatch):

@@ -16,7 +16,7 @@ import pytest
 
 import ms4map
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from scenario_determinations import ACRE_M2, PROJECTS, normalise  # noqa: E402
 

@@ -32,7 +32,7 @@ def demo():
 
     gpkg = Path(
         os.environ.get("MS4MAP_DEMO_GPKG", "")
-        or Path(__file__).resolve().parents[1] / "data" / "layers" / "demo.gpkg"
+        or Path(__file__).resolve().parents[2] / "data" / "layers" / "demo.gpkg"
     )
     if not gpkg.exists():
         pytest.skip("the demo town (data/layers/demo.gpkg) is not built")

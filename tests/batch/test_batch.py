@@ -476,7 +476,7 @@ def test_output_over_an_input_is_refused(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------
 def test_impairments_csv_and_pollutants_as_the_screen_options(tmp_path):
     ws = write_tiny_town(tmp_path / "v")
-    csv = Path(__file__).parent / "data" / "waters_303d_good.csv"
+    csv = Path(__file__).resolve().parents[1] / "data" / "waters_303d_good.csv"
     shutil.copyfile(csv, tmp_path / "v" / "303d.csv")
     man = tmp_path / "m.toml"
     man.write_text(

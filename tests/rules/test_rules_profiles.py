@@ -19,7 +19,7 @@ from ms4map.rules.profiles import (
 )
 
 LAWS = Path(
-    os.environ.get("MS4MAP_LAWS_DIR", Path(__file__).resolve().parents[2] / "shared" / "laws")
+    os.environ.get("MS4MAP_LAWS_DIR", Path(__file__).resolve().parents[3] / "shared" / "laws")
 )
 
 

@@ -10,7 +10,7 @@ import pytest
 
 pytestmark = pytest.mark.slow  # the quick lane (-m "not slow and not browser") skips it
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "01_batch_screening.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "01_batch_screening.ipynb"
 
 
 def test_notebook_runs(tmp_path, monkeypatch):
@@ -18,7 +18,7 @@ def test_notebook_runs(tmp_path, monkeypatch):
     nbclient = pytest.importorskip("nbclient")
     demo = Path(
         os.environ.get("MS4MAP_DEMO_GPKG", "")
-        or Path(__file__).resolve().parents[1] / "data" / "layers" / "demo.gpkg"
+        or Path(__file__).resolve().parents[2] / "data" / "layers" / "demo.gpkg"
     )
     if not demo.exists():
         pytest.skip("the demo town (data/layers/demo.gpkg) is not built")

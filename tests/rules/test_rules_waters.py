@@ -20,7 +20,7 @@ from ms4map.io.impairments import (
 )
 from ms4map.rules.waters import Waters, pollutant_in
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def test_read_303d_good():
