@@ -29,7 +29,8 @@ def res():
 
 
 def test_the_door_lists_the_verbs_and_their_answers() -> None:
-    assert set(analysis.__all__) == {
+    modules = {"frames", "outfalls", "paths", "queries"}  # the public modules, one topic each
+    assert set(analysis.__all__) - modules == {
         "where_does_it_drain",
         "what_drains_here",
         "polygon_drainage",

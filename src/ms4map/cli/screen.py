@@ -214,6 +214,7 @@ def run(args: argparse.Namespace) -> int:
 
     res = pipeline.run(ws)
     det = evaluate_site(
+        res,
         site,
         disturbed_acres=args.acres,
         project_type=args.project_type,
@@ -221,7 +222,6 @@ def run(args: argparse.Namespace) -> int:
         exemption=args.exemption,
         workspace=ws,
         profile=prof,
-        result=res,
         waters=_waters(args, ws),
         labels=CLI_LABELS,
         application=application,

@@ -66,7 +66,7 @@ def render() -> None:
 
 @st.fragment
 def _map_fragment(ws, result, layers, controls) -> None:
-    from ...analysis import feature_path, outfall_area
+    from ...analysis import outfall_area
     from ...analysis.paths import feature_geometry
     from ...outputs import maps
 
@@ -80,10 +80,10 @@ def _map_fragment(ws, result, layers, controls) -> None:
     sel = st.session_state.get("map_selected")
     geom = feature_geometry(ws, *sel, result=result) if sel else None
     highlights = {}
-    path = feature_path(ws, result, *sel) if sel else None
+    path = widgets.downstream_path(ws, result, *sel) if sel else None
     area = None
     if sel and sel[0] == "outfalls" and result is not None:
-        area = outfall_area(ws, result, sel[1])  # what drains there, on the map too
+        area = outfall_area(result, sel[1])  # what drains there, on the map too
         if len(area.sewershed):
             highlights["sewershed"] = area.sewershed
         if area.edges is not None and len(area.edges):
@@ -124,7 +124,6 @@ def _search_focus(ws, result, sel, path):
     """Where the map jumps after a search: the feature found and its whole path (overland
     step, pipes, outfall), not the feature alone at street level.  Computed once per
     search, so a later click elsewhere does not move the map."""
-    from ...analysis import feature_path
     from ...analysis.paths import feature_geometry
 
     searched = st.session_state.get("map_search_last")  # the map jumps to searches only
@@ -134,7 +133,7 @@ def _search_focus(ws, result, sel, path):
     if cached is not None and cached[0] == searched:
         return cached[1]
     if sel != searched or path is None:
-        path = feature_path(ws, result, *searched)
+        path = widgets.downstream_path(ws, result, *searched)
     geoms = [feature_geometry(ws, *searched, result=result), path.extent()]
     geoms = [g for g in geoms if g is not None and not g.is_empty]
     import shapely

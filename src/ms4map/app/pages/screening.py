@@ -297,6 +297,7 @@ def _screen(
         site_arg = poly
     try:
         det = conditions.evaluate_site(
+            result,  # None (the analysis failed): evaluate_site runs it on the workspace
             site_arg,
             disturbed_acres=float(disturbed),
             project_type=None if ptype == GUESS else ptype,
@@ -304,7 +305,6 @@ def _screen(
             exemption=None if exemption == NONE else exemption,
             workspace=ws,
             profile=profile,
-            result=result,
             labels=APP_LABELS,
         )
     except Exception as exc:  # noqa: BLE001 - shown to the user
