@@ -28,14 +28,6 @@ def render() -> None:
     screening = state.screening_layer(ws, result) if colour == "condition_a" else None
     if colour in ("septic", "condition_a") and result is None:
         st.sidebar.caption("Parcel colours need the drainage result (see the message above).")
-    elif colour == "septic" and septic is None and state.library("rules.septic") is None:
-        st.sidebar.caption("Septic flags need the septic module (ms4map.rules.septic).")
-    elif (
-        colour == "condition_a" and screening is None and state.library("rules.conditions") is None
-    ):
-        st.sidebar.caption(
-            "Condition A colours need the conditions module (ms4map.rules.conditions)."
-        )
     shown = screening if colour == "condition_a" else septic if colour == "septic" else None
     missing = list(getattr(shown, "attrs", {}).get("missing_layers", []) or [])
     if colour == "septic":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ...rules.septic import undetermined_causes
+from ...rules.septic import mailing_list, undetermined_causes
 from .. import mapview, state, widgets
 
 LETTER_COLUMNS = ("parcel_id", "owner", "owner_address", "address")
@@ -16,9 +16,6 @@ def render() -> None:
     if ctx is None:
         return
     ws, result = ctx.ws, ctx.result
-    if state.library("rules.septic") is None:
-        state.not_available("Septic flagging", "septic")
-        return
     if result is None:
         st.info("Septic flags need the drainage analysis, which is not available.")
         return
@@ -117,9 +114,7 @@ def render() -> None:
     )
     st.dataframe(table, hide_index=True, width="stretch")
     try:
-        letters = state.library("rules.septic").mailing_list(
-            flagged[keep.to_numpy()], only_flagged=False
-        )
+        letters = mailing_list(flagged[keep.to_numpy()], only_flagged=False)
     except Exception:  # noqa: BLE001 - fall back to the plain columns
         letters = table[[c for c in LETTER_COLUMNS if c in table.columns]]
     c1, c2 = st.columns(2)
