@@ -23,6 +23,8 @@ from .upload import app_data_dir
 if TYPE_CHECKING:
     from ..io import Workspace
     from ..pipeline import PipelineResult
+    from ..rules.conditions import Screening
+    from ..rules.septic import SepticFlags
 
 __all__ = [
     "AppContext",
@@ -32,11 +34,13 @@ __all__ = [
     "map_layers",
     "outfall_inventory",
     "page",
+    "parcel_screening",
     "pipeline_result",
     "plain",
     "profile_choices",
     "set_app_dir",
     "set_cli_profile",
+    "septic_flags",
     "town_profile",
     "workspace",
     "workspace_source",
@@ -281,22 +285,44 @@ def pipeline_result(ws: Workspace, *, show_error: bool = True) -> PipelineResult
 
 
 @st.cache_resource(show_spinner="Flagging septic parcels ...", max_entries=4)
-def _septic(_ws: Workspace, _result: PipelineResult, fingerprint: str, profile: str) -> Any:
-    return septic.flag_septic(_result, profile=profile, workspace=_ws)
+def _septic(_ws: Workspace, _result: PipelineResult, fingerprint: str, profile: str) -> SepticFlags:
+    return septic.septic_flags(_result, profile=profile, workspace=_ws)
+
+
+def septic_flags(
+    ws: Workspace, result: PipelineResult | None, *, profile: str | None = None
+) -> SepticFlags | None:
+    """The cached :func:`ms4map.rules.septic.septic_flags` (default: under
+    :func:`town_profile`): the ``septic`` layer, its findings and the missing legal
+    layers; ``None`` without a result or when it fails (said on the page)."""
+    return _parcel_layer(
+        _septic, "Septic flagging failed", ws, result, profile=profile or town_profile()
+    )
 
 
 def septic_layer(
     ws: Workspace, result: PipelineResult | None, *, profile: str | None = None
 ) -> Any | None:
     """The cached ``septic`` layer (default: under :func:`town_profile`), or ``None``."""
-    return _parcel_layer(
-        _septic, "Septic flagging failed", ws, result, profile=profile or town_profile()
-    )
+    flags = septic_flags(ws, result, profile=profile)
+    return None if flags is None else flags.table
 
 
 @st.cache_resource(show_spinner="Screening every parcel for Condition A ...", max_entries=4)
-def _screening(_ws: Workspace, _result: PipelineResult, fingerprint: str, profile: str) -> Any:
-    return conditions.screen_all(_result, profile=profile, workspace=_ws)
+def _screening(
+    _ws: Workspace, _result: PipelineResult, fingerprint: str, profile: str
+) -> Screening:
+    return conditions.screen_parcels(_result, profile=profile, workspace=_ws)
+
+
+def parcel_screening(
+    ws: Workspace, result: PipelineResult | None, *, profile: str | None = None
+) -> Screening | None:
+    """The cached :func:`ms4map.rules.conditions.screen_parcels` of every parcel (default:
+    under :func:`town_profile`), or ``None`` without a result or when it fails."""
+    return _parcel_layer(
+        _screening, "Parcel screening failed", ws, result, profile=profile or town_profile()
+    )
 
 
 def screening_layer(
@@ -304,9 +330,8 @@ def screening_layer(
 ) -> Any | None:
     """The cached ``screening`` layer of every parcel (default: under
     :func:`town_profile`), or ``None`` when unavailable."""
-    return _parcel_layer(
-        _screening, "Parcel screening failed", ws, result, profile=profile or town_profile()
-    )
+    scr = parcel_screening(ws, result, profile=profile)
+    return None if scr is None else scr.table
 
 
 def _parcel_layer(

@@ -24,12 +24,14 @@ def render() -> None:
         format_func=PARCEL_COLOURINGS.get,
         key="map_parcel_colour",
     )
-    septic = state.septic_layer(ws, result) if colour == "septic" else None
-    screening = state.screening_layer(ws, result) if colour == "condition_a" else None
+    flags = state.septic_flags(ws, result) if colour == "septic" else None
+    screened = state.parcel_screening(ws, result) if colour == "condition_a" else None
+    septic = None if flags is None else flags.table
+    screening = None if screened is None else screened.table
     if colour in ("septic", "condition_a") and result is None:
         st.sidebar.caption("Parcel colours need the drainage result (see the message above).")
-    shown = screening if colour == "condition_a" else septic if colour == "septic" else None
-    missing = list(getattr(shown, "attrs", {}).get("missing_layers", []) or [])
+    shown = screened if colour == "condition_a" else flags if colour == "septic" else None
+    missing = list(shown.missing_layers) if shown is not None else []
     if colour == "septic":
         missing = [m for m in missing if m in ("impairments", "tmdl_watersheds")]
     if missing:

@@ -19,9 +19,10 @@ def render() -> None:
     if result is None:
         st.info("Septic flags need the drainage analysis, which is not available.")
         return
-    flagged = state.septic_layer(ws, result)
-    if flagged is None:
+    flags = state.septic_flags(ws, result)
+    if flags is None:
         return
+    flagged = flags.table
     df = pd.DataFrame(flagged.drop(columns=[flagged.geometry.name], errors="ignore"))
     order = _priority_order(df)
     df, flagged = df.iloc[order], flagged.iloc[order]
@@ -34,7 +35,7 @@ def render() -> None:
     if "special_condition" in df.columns:
         open_ = df["special_condition"].isna() & _is_true(df, "flagged")
     if open_.any():
-        causes = undetermined_causes(flagged)
+        causes = undetermined_causes(flagged, missing_layers=flags.missing_layers)
         st.warning(
             f"Special condition not determined for {int(open_.sum())} flagged parcel(s): "
             + "; ".join(f"{n}: {cause}" for n, cause in causes)
