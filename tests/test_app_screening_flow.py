@@ -110,3 +110,31 @@ def test_search_on_the_screening_page_says_what_a_structure_id_is(app_env) -> No
     text = " ".join(c.value for c in at.caption)
     assert "CB-0170" in text and "not a parcel" in text
     assert "Nothing matches" not in text
+
+
+def test_the_report_is_made_once_per_determination(app_env, monkeypatch) -> None:
+    """The report bytes come from ``outputs.report_html`` / ``report_pdf`` (no file), made
+    once for a determination, not again on each rerun; new application fields make a new
+    determination, hence a new report."""
+    from ms4map.app.pages import screening
+
+    made: list[str] = []
+    for kind in ("html", "pdf"):
+        real = getattr(screening, f"report_{kind}")
+
+        def counted(det, _real=real, _kind=kind):
+            made.append(_kind)
+            return _real(det)
+
+        monkeypatch.setattr(screening, f"report_{kind}", counted)
+    at = page()
+    at.text_input(key="screen_parcel_ids").set_value(PLAZA).run()
+    _screen(at)
+    assert {"Download report (HTML)", "Download report (PDF)"} <= _downloads(at)
+    assert sorted(made) == ["html", "pdf"]
+    at.run()
+    at.radio(key="screen_mode").set_value("parcels").run()
+    assert sorted(made) == ["html", "pdf"]  # reruns reuse the report
+    at.text_input(key="screen_applicant").set_value("Jane Roe").run()
+    assert sorted(made) == ["html", "html", "pdf", "pdf"]
+    assert at.session_state["screen_det"].doc["application"]["applicant"] == "Jane Roe"

@@ -134,22 +134,25 @@ def test_no_dem_falls_back_to_nearest_inlet():
 
 def test_where_does_it_drain_joins_surface_and_pipes(res):
     out = where_does_it_drain(res, shapely.Point(xy(10, 50)))
-    assert out["target_kind"] == "inlet" and out["target_id"] == "I1"
-    assert out["outfall_ids"][0] == "OF1" and out["receiving_water"] == "Test Creek"
-    g = out["geometry"]
+    assert out.target_kind == "inlet" and out.target_id == "I1"
+    assert out.outfall_ids[0] == "OF1" and out.receiving_water == "Test Creek"
+    g = out.geometry
     assert g.distance(shapely.Point(xy(99, 60))) < 1.0  # reaches the outfall
     assert g.distance(shapely.Point(xy(10, 50))) < 1e-6
 
 
 def test_drainage_path_is_the_typed_answer_of_where_does_it_drain(res):
     for pt in (xy(10, 50), xy(50, 60), (-1e6, -1e6)):
-        out = where_does_it_drain(res, shapely.Point(pt))
-        path = DrainagePath.from_dict(out)
-        assert path.to_dict() == out and list(path.to_dict()) == list(out)
+        path = where_does_it_drain(res, shapely.Point(pt))
+        assert isinstance(path, DrainagePath)
+        out = path.to_dict()
+        assert DrainagePath.from_dict(out) == path and list(out) == list(
+            DrainagePath.from_dict(out).to_dict()
+        )
         assert path.target_kind == out["target_kind"] and path.method == out["method"]
     no_dem = pipeline.run(town_workspace(with_dem=False))
-    out = where_does_it_drain(no_dem, shapely.Point(xy(10, 50)))
-    assert DrainagePath.from_dict(out).to_dict() == out and out["method"] == "no_dem"
+    path = where_does_it_drain(no_dem, shapely.Point(xy(10, 50)))
+    assert DrainagePath.from_dict(path.to_dict()) == path and path.method == "no_dem"
 
 
 def test_what_drains_here_outfall_and_point(res):

@@ -158,13 +158,13 @@ def test_point_queries_on_a_nodata_cell_say_the_dem_has_no_data_there():
     result = SimpleNamespace(overland=hydrology.route(dem(z)), join=None, settings={})
     on_hole = shapely.Point(xy(5, 6))
     where = where_does_it_drain(result, on_hole)
-    assert (where["target_kind"], where["method"]) == ("unknown", "dem_nodata")
-    assert where["reason"].startswith("the DEM has no data at the point")
-    assert where["geometry"] is None
+    assert (where.target_kind, where.method) == ("unknown", "dem_nodata")
+    assert where.reason.startswith("the DEM has no data at the point")
+    assert where.geometry is None
     here = what_drains_here(result, on_hole)
     assert (here["method"].iloc[0], float(here["area_m2"].iloc[0])) == ("dem_nodata", 0.0)
     assert here["reason"].iloc[0].startswith("the DEM has no data at the point")
     # a point beyond the grid is still outside the DEM
     beyond = shapely.Point(xy(5, 20))
-    assert where_does_it_drain(result, beyond)["target_kind"] == "off_dem"
+    assert where_does_it_drain(result, beyond).target_kind == "off_dem"
     assert what_drains_here(result, beyond)["method"].iloc[0] == "off_dem"

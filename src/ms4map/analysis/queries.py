@@ -1,14 +1,16 @@
 """The point and polygon queries on a pipeline result: where a point drains, what drains here.
 
 :func:`where_does_it_drain` follows a point's surface path and then the pipes to the
-receiving water (its answer as a typed :class:`DrainagePath`:
-``DrainagePath.from_dict``); :func:`what_drains_here` gives the area that drains to a
+receiving water (its answer a typed :class:`DrainagePath`; ``to_dict()`` gives the dict
+it returned before); :func:`what_drains_here` gives the area that drains to a
 point or an outfall; :func:`polygon_drainage` the drainage table of any site polygon.
 They read a :class:`ms4map.pipeline.Result` (moved here from ``ms4map.drainage``).
 """
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +51,13 @@ class DrainagePath:
         ``d8_path``, ``no_dem``, ``off_dem`` or ``dem_nodata``.
     reason : str
         How the path was found, or why it is unknown.
+
+    Notes
+    -----
+    :func:`where_does_it_drain` returned a dict before; ``path["reason"]``,
+    ``path.get("reason")``, ``path.keys()``, ``"reason" in path`` and iterating still
+    answer as that dict did, each with a :class:`DeprecationWarning` naming the
+    attribute to use (removed in ms4map 0.3).
     """
 
     geometry: Any = None
@@ -68,8 +77,46 @@ class DrainagePath:
         return cls(**{f.name: d[f.name] for f in fields(cls)})
 
     def to_dict(self) -> dict[str, Any]:
-        """The dict :func:`where_does_it_drain` returns: the same keys, order and values."""
+        """The dict :func:`where_does_it_drain` returned: the same keys, order and values."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    # -- the dict it was: deprecated, removed in 0.3 -------------------------------------
+    def __getitem__(self, key: str) -> Any:
+        _dict_use(f"path[{key!r}]", f"path.{key}" if key in _FIELD_NAMES else "path.to_dict()")
+        return self.to_dict()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Deprecated: the attribute (``path.geometry``), as ``dict.get`` answered."""
+        _dict_use(f"path.get({key!r})", f"path.{key}" if key in _FIELD_NAMES else "path.to_dict()")
+        return self.to_dict().get(key, default)
+
+    def keys(self) -> Any:
+        """Deprecated: the field names, as the dict's ``keys()`` answered."""
+        _dict_use("path.keys()", "dataclasses.fields(path) or path.to_dict().keys()")
+        return self.to_dict().keys()
+
+    def __contains__(self, key: object) -> bool:
+        _dict_use(f"{key!r} in path", "the attributes or path.to_dict()")
+        return key in self.to_dict()
+
+    def __iter__(self) -> Iterator[str]:
+        _dict_use("iterating over path", "dataclasses.fields(path) or path.to_dict()")
+        return iter(self.to_dict())
+
+
+#: The fields of :class:`DrainagePath`, the keys of the dict it was.
+_FIELD_NAMES = frozenset(f.name for f in fields(DrainagePath))
+
+
+def _dict_use(old: str, new: str) -> None:
+    """The :class:`DeprecationWarning` of a :class:`DrainagePath` used as the dict
+    :func:`where_does_it_drain` returned before."""
+    warnings.warn(
+        f"where_does_it_drain() returns a DrainagePath, no longer a dict: {old} is "
+        f"deprecated and is removed in ms4map 0.3; use {new}.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 def polygon_drainage(result: Result, polygon: Any) -> pd.DataFrame:
@@ -96,17 +143,22 @@ def _result_crs(result: Result) -> Any:
     return getattr(result, "crs", None)
 
 
-def where_does_it_drain(result: Result, point: Any) -> dict[str, Any]:
+def where_does_it_drain(result: Result, point: Any) -> DrainagePath:
     """Where a point drains: the surface path, then the pipes, to the receiving water.
 
     Returns
     -------
-    dict
+    DrainagePath
         ``geometry`` (LineString/MultiLineString: surface path + pipe trace),
         ``surface_geometry``, ``pipe_geometry``, ``target_kind``, ``target_id``,
         ``outfall_ids``, ``receiving_water``, ``pwl_id``, ``method``, ``reason``
-        (:meth:`DrainagePath.from_dict` makes the typed answer of it).
+        (``to_dict()`` is the dict this function returned before).
     """
+    return DrainagePath.from_dict(_drainage_path(result, point))
+
+
+def _drainage_path(result: Result, point: Any) -> dict[str, Any]:
+    """:func:`where_does_it_drain` as the dict of :meth:`DrainagePath.to_dict`."""
     ov = result.overland
     out: dict[str, Any] = {
         "geometry": None,

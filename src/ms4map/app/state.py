@@ -2,14 +2,11 @@
 
 Pages never open files or run analyses themselves: they ask this module, which
 caches every expensive object with ``st.cache_resource`` (one copy per process,
-shared by every session) keyed by the workspace fingerprint.  Optional library
-parts that are not installed yet (a module missing from this build) make the
-page say "not available" instead of failing: see :func:`library`.
+shared by every session) keyed by the workspace fingerprint.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import traceback
 from collections.abc import Callable
@@ -19,27 +16,31 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from .. import pipeline
+from ..rules import conditions, septic
 from .upload import app_data_dir
 
 if TYPE_CHECKING:
     from ..io import Workspace
     from ..pipeline import PipelineResult
+    from ..rules.conditions import Screening
+    from ..rules.septic import SepticFlags
 
 __all__ = [
     "AppContext",
     "app_dir",
     "app_fixes",
     "context",
-    "library",
     "map_layers",
-    "not_available",
     "outfall_inventory",
     "page",
+    "parcel_screening",
     "pipeline_result",
     "plain",
     "profile_choices",
     "set_app_dir",
     "set_cli_profile",
+    "septic_flags",
     "town_profile",
     "workspace",
     "workspace_source",
@@ -98,24 +99,6 @@ def app_dir() -> Path:
     p = app_data_dir() / "app"
     p.mkdir(parents=True, exist_ok=True)
     return p
-
-
-def library(name: str) -> Any | None:
-    """Import ``ms4map.<name>``; ``None`` when this build does not have it yet."""
-    try:
-        return importlib.import_module(f"ms4map.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith(f"ms4map.{name}"):
-            return None
-        raise
-
-
-def not_available(what: str, module: str) -> None:
-    """Say plainly that a part of the library is missing from this build."""
-    st.info(
-        f"{what} is not available yet in this build of ms4map (the `ms4map.{module}` "
-        "module is missing). The other pages work."
-    )
 
 
 # -- which workspace -------------------------------------------------------------------
@@ -265,7 +248,6 @@ def _run_pipeline(ws: Workspace, fingerprint: str) -> PipelineResult:
 
     if fingerprint in _RESULTS:
         return _RESULTS[fingerprint]
-    pipeline = library("pipeline")
     lock = _RESULT_LOCKS.setdefault(fingerprint, threading.Lock())
     with lock:  # two sessions opening the same town compute it once
         if fingerprint in _RESULTS:
@@ -294,10 +276,6 @@ def _run_pipeline(ws: Workspace, fingerprint: str) -> PipelineResult:
 
 def pipeline_result(ws: Workspace, *, show_error: bool = True) -> PipelineResult | None:
     """The cached :func:`ms4map.pipeline.run` result, or ``None`` (with a message)."""
-    if library("pipeline") is None:
-        if show_error:
-            not_available("The drainage analysis", "pipeline")
-        return None
     try:
         return _run_pipeline(ws, ws.fingerprint())
     except Exception as exc:  # noqa: BLE001
@@ -307,27 +285,44 @@ def pipeline_result(ws: Workspace, *, show_error: bool = True) -> PipelineResult
 
 
 @st.cache_resource(show_spinner="Flagging septic parcels ...", max_entries=4)
-def _septic(_ws: Workspace, _result: PipelineResult, fingerprint: str, profile: str) -> Any:
-    return library("rules.septic").flag_septic(_result, profile=profile, workspace=_ws)
+def _septic(_ws: Workspace, _result: PipelineResult, fingerprint: str, profile: str) -> SepticFlags:
+    return septic.septic_flags(_result, profile=profile, workspace=_ws)
+
+
+def septic_flags(
+    ws: Workspace, result: PipelineResult | None, *, profile: str | None = None
+) -> SepticFlags | None:
+    """The cached :func:`ms4map.rules.septic.septic_flags` (default: under
+    :func:`town_profile`): the ``septic`` layer, its findings and the missing legal
+    layers; ``None`` without a result or when it fails (said on the page)."""
+    return _parcel_layer(
+        _septic, "Septic flagging failed", ws, result, profile=profile or town_profile()
+    )
 
 
 def septic_layer(
     ws: Workspace, result: PipelineResult | None, *, profile: str | None = None
 ) -> Any | None:
     """The cached ``septic`` layer (default: under :func:`town_profile`), or ``None``."""
-    return _parcel_layer(
-        _septic,
-        "rules.septic",
-        "Septic flagging failed",
-        ws,
-        result,
-        profile=profile or town_profile(),
-    )
+    flags = septic_flags(ws, result, profile=profile)
+    return None if flags is None else flags.table
 
 
 @st.cache_resource(show_spinner="Screening every parcel for Condition A ...", max_entries=4)
-def _screening(_ws: Workspace, _result: PipelineResult, fingerprint: str, profile: str) -> Any:
-    return library("rules.conditions").screen_all(_result, profile=profile, workspace=_ws)
+def _screening(
+    _ws: Workspace, _result: PipelineResult, fingerprint: str, profile: str
+) -> Screening:
+    return conditions.screen_parcels(_result, profile=profile, workspace=_ws)
+
+
+def parcel_screening(
+    ws: Workspace, result: PipelineResult | None, *, profile: str | None = None
+) -> Screening | None:
+    """The cached :func:`ms4map.rules.conditions.screen_parcels` of every parcel (default:
+    under :func:`town_profile`), or ``None`` without a result or when it fails."""
+    return _parcel_layer(
+        _screening, "Parcel screening failed", ws, result, profile=profile or town_profile()
+    )
 
 
 def screening_layer(
@@ -335,29 +330,21 @@ def screening_layer(
 ) -> Any | None:
     """The cached ``screening`` layer of every parcel (default: under
     :func:`town_profile`), or ``None`` when unavailable."""
-    return _parcel_layer(
-        _screening,
-        "rules.conditions",
-        "Parcel screening failed",
-        ws,
-        result,
-        profile=profile or town_profile(),
-    )
+    scr = parcel_screening(ws, result, profile=profile)
+    return None if scr is None else scr.table
 
 
 def _parcel_layer(
     cached: Callable[..., Any],
-    module: str,
     failure: str,
     ws: Workspace,
     result: PipelineResult | None,
     *,
     profile: str,
 ) -> Any | None:
-    """``cached(ws, result, fingerprint, profile)``: a per-parcel layer of ``ms4map.<module>``
-    under ``profile``; ``None`` without a result or the module, or when it fails (said as
-    ``failure`` on the page)."""
-    if result is None or library(module) is None:
+    """``cached(ws, result, fingerprint, profile)``: a per-parcel answer under ``profile``;
+    ``None`` without a result, or when it fails (said as ``failure`` on the page)."""
+    if result is None:
         return None
     try:
         return cached(ws, result, ws.fingerprint(), profile)

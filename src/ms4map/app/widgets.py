@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "csv_download",
+    "downstream_path",
     "feature_details",
     "has_outfalls",
     "notice_download",
@@ -168,10 +169,29 @@ def feature_details(
         )
     if layer in ("parcels", "structures", "conveyances", "outfalls"):
         if path is None:
-            path = feature_path(ws, result, layer, fid)
+            path = downstream_path(ws, result, layer, fid)
         show_path(path)
         return path
     return None
+
+
+def downstream_path(
+    ws: Workspace, result: PipelineResult | None, layer: str, fid: str
+) -> PathResult:
+    """:func:`ms4map.analysis.feature_path` of a feature (``feature_path(result, layer,
+    fid)``); without a pipeline result (the drainage analysis failed or has not run) an
+    empty path whose reason says so, as the library answered ``result=None``."""
+    if result is None:
+        import geopandas as gpd
+
+        return PathResult(
+            gpd.GeoSeries([], crs=ws.crs),
+            [],
+            [],
+            [],
+            "The drainage analysis has not been run for this workspace.",
+        )
+    return feature_path(result, layer, fid)
 
 
 def show_path(path: PathResult) -> None:

@@ -117,12 +117,6 @@ def _waters(args: argparse.Namespace, ws: Workspace) -> Any:
     return waters_for(ws, args.impairments, warn=lambda line: print(line, file=sys.stderr))
 
 
-def _findings(frame: Any) -> list[Any]:
-    """The QA findings a table carries (``frame.attrs["qa"]``, a ``QAReport``)."""
-    qa = getattr(frame, "attrs", {}).get("qa")
-    return list(qa.findings) if qa is not None else []
-
-
 def _problem_text(finding: Any) -> str:
     """A finding as the command prints it: the message, then the fix."""
     return finding.message + (f" Fix: {finding.fix}" if finding.fix else "")
@@ -214,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
 
     res = pipeline.run(ws)
     det = evaluate_site(
+        res,
         site,
         disturbed_acres=args.acres,
         project_type=args.project_type,
@@ -221,7 +216,6 @@ def run(args: argparse.Namespace) -> int:
         exemption=args.exemption,
         workspace=ws,
         profile=prof,
-        result=res,
         waters=_waters(args, ws),
         labels=CLI_LABELS,
         application=application,
@@ -242,8 +236,8 @@ def run(args: argparse.Namespace) -> int:
 def _run_batch(args: argparse.Namespace) -> int:
     from .. import pipeline
     from ..io import write_outputs, write_text_output
-    from ..rules.conditions import screen_all
-    from ..rules.septic import flag_septic, undetermined_causes, write_mailing_list
+    from ..rules.conditions import screen_parcels
+    from ..rules.septic import septic_flags, undetermined_causes, write_mailing_list
 
     prof = _profile(args)
     ws = workspace_from_args(args)
@@ -251,10 +245,11 @@ def _run_batch(args: argparse.Namespace) -> int:
     _check_batch_outputs(args, ws, out)  # every output, before anything is written
     res = pipeline.run(ws)
     waters = _waters(args, ws)
-    scr = screen_all(res, profile=prof, workspace=ws, waters=waters)
-    sep = flag_septic(res, profile=prof, workspace=ws, waters=waters)
+    screening = screen_parcels(res, profile=prof, workspace=ws, waters=waters)
+    flags = septic_flags(res, profile=prof, workspace=ws, waters=waters)
+    scr, sep = screening.table, flags.table
     prov = ws.provenance(**prof.screening_settings(), impairments=args.impairments)
-    problems = [_problem_text(f) for f in [*_findings(scr), *_findings(sep)]]
+    problems = [_problem_text(f) for f in [*screening.qa.findings, *flags.qa.findings]]
     from ..rules.waters import missing_layer_reason
 
     missing = [missing_layer_reason(m) for m in waters.missing]
@@ -274,7 +269,7 @@ def _run_batch(args: argparse.Namespace) -> int:
     counts = scr["condition_a_text"].value_counts()
     print(f"{len(scr)} parcels screened -> {path} (layers screening, septic)")
     print("  would be Condition A: " + ", ".join(f"{k} {int(v)}" for k, v in counts.items()))
-    causes = undetermined_causes(sep)
+    causes = undetermined_causes(sep, missing_layers=flags.missing_layers)
     open_ = sum(n for n, _ in causes)
     print(
         f"  septic parcels: {len(sep)}, flagged {int(sep['flagged'].sum())}, special "

@@ -175,9 +175,9 @@ def notice_download(ctx: Any, case: dict[str, Any], profile: Any) -> None:
         finding += f" {case['description']}"
     try:
         notice = idde.notice_of_violation(
+            ctx.result,
             str(pid),
             violation=violation,
-            result=ctx.result,
             workspace=ctx.ws,
             profile=profile,
             issued=None if is_na_or_empty(case.get("notice_on")) else case["notice_on"],

@@ -44,7 +44,7 @@ def render() -> None:
     if result is None:
         st.info("Upstream areas need the drainage analysis, which is not available.")
         return
-    area = outfall_area(ws, result, oid)
+    area = outfall_area(result, oid)
     st.caption(area.reason)
     layers = state.map_layers(ws, result)
     highlights = {}
@@ -117,9 +117,9 @@ def _notice_drafter(ws, result, cand) -> None:
         )
         try:
             notice = idde.notice_of_violation(
+                result,
                 pid,
                 violation=violation,
-                result=result,
                 workspace=ws,
                 profile=profile,
                 deadline=deadline,

@@ -24,20 +24,14 @@ def render() -> None:
         format_func=PARCEL_COLOURINGS.get,
         key="map_parcel_colour",
     )
-    septic = state.septic_layer(ws, result) if colour == "septic" else None
-    screening = state.screening_layer(ws, result) if colour == "condition_a" else None
+    flags = state.septic_flags(ws, result) if colour == "septic" else None
+    screened = state.parcel_screening(ws, result) if colour == "condition_a" else None
+    septic = None if flags is None else flags.table
+    screening = None if screened is None else screened.table
     if colour in ("septic", "condition_a") and result is None:
         st.sidebar.caption("Parcel colours need the drainage result (see the message above).")
-    elif colour == "septic" and septic is None and state.library("rules.septic") is None:
-        st.sidebar.caption("Septic flags need the septic module (ms4map.rules.septic).")
-    elif (
-        colour == "condition_a" and screening is None and state.library("rules.conditions") is None
-    ):
-        st.sidebar.caption(
-            "Condition A colours need the conditions module (ms4map.rules.conditions)."
-        )
-    shown = screening if colour == "condition_a" else septic if colour == "septic" else None
-    missing = list(getattr(shown, "attrs", {}).get("missing_layers", []) or [])
+    shown = screened if colour == "condition_a" else flags if colour == "septic" else None
+    missing = list(shown.missing_layers) if shown is not None else []
     if colour == "septic":
         missing = [m for m in missing if m in ("impairments", "tmdl_watersheds")]
     if missing:
@@ -66,7 +60,7 @@ def render() -> None:
 
 @st.fragment
 def _map_fragment(ws, result, layers, controls) -> None:
-    from ...analysis import feature_path, outfall_area
+    from ...analysis import outfall_area
     from ...analysis.paths import feature_geometry
     from ...outputs import maps
 
@@ -80,10 +74,10 @@ def _map_fragment(ws, result, layers, controls) -> None:
     sel = st.session_state.get("map_selected")
     geom = feature_geometry(ws, *sel, result=result) if sel else None
     highlights = {}
-    path = feature_path(ws, result, *sel) if sel else None
+    path = widgets.downstream_path(ws, result, *sel) if sel else None
     area = None
     if sel and sel[0] == "outfalls" and result is not None:
-        area = outfall_area(ws, result, sel[1])  # what drains there, on the map too
+        area = outfall_area(result, sel[1])  # what drains there, on the map too
         if len(area.sewershed):
             highlights["sewershed"] = area.sewershed
         if area.edges is not None and len(area.edges):
@@ -124,7 +118,6 @@ def _search_focus(ws, result, sel, path):
     """Where the map jumps after a search: the feature found and its whole path (overland
     step, pipes, outfall), not the feature alone at street level.  Computed once per
     search, so a later click elsewhere does not move the map."""
-    from ...analysis import feature_path
     from ...analysis.paths import feature_geometry
 
     searched = st.session_state.get("map_search_last")  # the map jumps to searches only
@@ -134,7 +127,7 @@ def _search_focus(ws, result, sel, path):
     if cached is not None and cached[0] == searched:
         return cached[1]
     if sel != searched or path is None:
-        path = feature_path(ws, result, *searched)
+        path = widgets.downstream_path(ws, result, *searched)
     geoms = [feature_geometry(ws, *searched, result=result), path.extent()]
     geoms = [g for g in geoms if g is not None and not g.is_empty]
     import shapely

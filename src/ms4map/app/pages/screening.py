@@ -9,7 +9,9 @@ import streamlit as st
 from shapely.geometry import LineString, Point, Polygon
 
 from ...analysis.paths import overland_steps
-from ...outputs import maps
+from ...outputs import maps, report_html, report_pdf
+from ...rules import conditions
+from ...rules.profiles import EXEMPTION_CODES
 from .. import mapview, state, widgets
 
 if TYPE_CHECKING:
@@ -40,10 +42,6 @@ def render() -> None:
     if ctx is None:
         return
     ws, result = ctx.ws, ctx.result
-    conditions = state.library("rules.conditions")
-    if conditions is None:
-        state.not_available("Site screening", "conditions")
-        return
 
     mode = st.radio(
         "Site",
@@ -101,9 +99,11 @@ def render() -> None:
         c3, c4, c5 = st.columns(3)
         types = [GUESS, *conditions.PROJECT_TYPES]
         ptype = c3.selectbox("Project type", types, key="screen_type", format_func=_spaced)
-        codes = getattr(state.library("rules.profiles"), "EXEMPTION_CODES", ())
         exemption = c4.selectbox(
-            "Exemption claimed", [NONE, *codes], key="screen_exemption", format_func=_spaced
+            "Exemption claimed",
+            [NONE, *EXEMPTION_CODES],
+            key="screen_exemption",
+            format_func=_spaced,
         )
         options, town = state.profile_choices()
         profile = c5.selectbox(
@@ -123,7 +123,6 @@ def render() -> None:
         submitted = st.button("Screen the site", type="primary", key="screen_submit")
     if submitted:
         _screen(
-            conditions,
             ws,
             result,
             site,
@@ -281,9 +280,7 @@ def _det_layers(det: Any) -> dict[str, Any]:
     return out
 
 
-def _screen(
-    conditions, ws, result, site, *, mode, disturbed, plan, ptype, exemption, profile
-) -> None:
+def _screen(ws, result, site, *, mode, disturbed, plan, ptype, exemption, profile) -> None:
     if mode == "parcels":
         if not site:
             st.warning("Choose at least one parcel (search, type its id, or click it on the map).")
@@ -297,6 +294,7 @@ def _screen(
         site_arg = poly
     try:
         det = conditions.evaluate_site(
+            result,  # None (the analysis failed): evaluate_site runs it on the workspace
             site_arg,
             disturbed_acres=float(disturbed),
             project_type=None if ptype == GUESS else ptype,
@@ -304,7 +302,6 @@ def _screen(
             exemption=None if exemption == NONE else exemption,
             workspace=ws,
             profile=profile,
-            result=result,
             labels=APP_LABELS,
         )
     except Exception as exc:  # noqa: BLE001 - shown to the user
@@ -327,11 +324,11 @@ def _yes(v: Any) -> str:
     return {True: "YES", False: "no", None: "undetermined"}.get(v, str(v))
 
 
-def _application(det: Any) -> None:
-    """Put the application fields on screen into the determination (they change what is
-    printed, not the answer, so they apply without screening again)."""
+def _application(det: Any) -> Any:
+    """The determination with the application fields on screen (they change what is
+    printed, not the answer, so they apply without screening again): a copy
+    (:meth:`~ms4map.rules.conditions.Determination.with_application`); ``det`` is unchanged."""
     from ...core.errors import UsageError
-    from ...rules.conditions import application_info
 
     fields = {
         "applicant": st.session_state.get("screen_applicant"),
@@ -340,14 +337,15 @@ def _application(det: Any) -> None:
         "date": st.session_state.get("screen_application_date"),
     }
     try:
-        det.doc["application"] = application_info(fields)
+        return det.with_application(fields)
     except UsageError as exc:
-        det.doc["application"] = application_info({**fields, "date": None})
         st.warning(f"{exc} The report leaves the date blank.")
+        return det.with_application({**fields, "date": None})
 
 
 def _show_determination(ws: Workspace, det: Any) -> None:
-    _application(det)
+    det = _application(det)
+    st.session_state["screen_det"] = det  # the determination shown is the one filed
     d = det.to_dict()
     st.header("Determination")
     area = d["site"].get("area_acres")
@@ -387,15 +385,9 @@ def _downloads(ws: Workspace, det: Any) -> None:
         mime="application/json",
         key="screen_dl_json",
     )
-    report = state.library("outputs.report")
-    if report is None:
-        c2.caption(
-            "HTML/PDF reports: the `ms4map.outputs.report` module is not available yet in this build."
-        )
-        return
     try:
         for kind, col, mime in (("html", c2, "text/html"), ("pdf", c3, "application/pdf")):
-            data = _call_report(report, kind, det, ws)
+            data = _report(det, _report_key(det), kind)
             if data is not None:
                 col.download_button(
                     f"Download report ({kind.upper()})",
@@ -408,17 +400,20 @@ def _downloads(ws: Workspace, det: Any) -> None:
         c2.warning(f"The report could not be made: {exc}")
 
 
-def _call_report(report: Any, kind: str, det: Any, ws: Workspace) -> Any:
-    """The report as HTML text or PDF bytes (``ms4map.outputs.report``)."""
-    if kind == "html":
-        return report.render_html(det)
-    import tempfile
+def _report_key(det: Any) -> str:
+    """What a determination's report is cached by: its JSON document (the site, the
+    answers, the application fields, the time it was made), hashed."""
+    import hashlib
 
-    from ..upload import app_data_dir
+    return hashlib.sha256(det.to_json().encode("utf-8")).hexdigest()
 
-    with tempfile.TemporaryDirectory(dir=app_data_dir()) as tmp:
-        path = report.write_pdf(det, f"{tmp}/report.pdf")
-        return open(path, "rb").read()
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _report(_det: Any, key: str, kind: str) -> str | bytes:
+    """The report of the determination ``key`` as HTML text or PDF bytes, made once
+    (:func:`ms4map.outputs.report_html` / :func:`~ms4map.outputs.report_pdf`, no file)
+    and not again on each rerun of the page."""
+    return report_html(_det) if kind == "html" else report_pdf(_det)
 
 
 def _acres_input(col: Any, label: str, value: float, key: str) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ...rules.septic import undetermined_causes
+from ...rules.septic import mailing_list, undetermined_causes
 from .. import mapview, state, widgets
 
 LETTER_COLUMNS = ("parcel_id", "owner", "owner_address", "address")
@@ -16,15 +16,13 @@ def render() -> None:
     if ctx is None:
         return
     ws, result = ctx.ws, ctx.result
-    if state.library("rules.septic") is None:
-        state.not_available("Septic flagging", "septic")
-        return
     if result is None:
         st.info("Septic flags need the drainage analysis, which is not available.")
         return
-    flagged = state.septic_layer(ws, result)
-    if flagged is None:
+    flags = state.septic_flags(ws, result)
+    if flags is None:
         return
+    flagged = flags.table
     df = pd.DataFrame(flagged.drop(columns=[flagged.geometry.name], errors="ignore"))
     order = _priority_order(df)
     df, flagged = df.iloc[order], flagged.iloc[order]
@@ -37,7 +35,7 @@ def render() -> None:
     if "special_condition" in df.columns:
         open_ = df["special_condition"].isna() & _is_true(df, "flagged")
     if open_.any():
-        causes = undetermined_causes(flagged)
+        causes = undetermined_causes(flagged, missing_layers=flags.missing_layers)
         st.warning(
             f"Special condition not determined for {int(open_.sum())} flagged parcel(s): "
             + "; ".join(f"{n}: {cause}" for n, cause in causes)
@@ -117,9 +115,7 @@ def render() -> None:
     )
     st.dataframe(table, hide_index=True, width="stretch")
     try:
-        letters = state.library("rules.septic").mailing_list(
-            flagged[keep.to_numpy()], only_flagged=False
-        )
+        letters = mailing_list(flagged[keep.to_numpy()], only_flagged=False)
     except Exception:  # noqa: BLE001 - fall back to the plain columns
         letters = table[[c for c in LETTER_COLUMNS if c in table.columns]]
     c1, c2 = st.columns(2)

@@ -354,7 +354,7 @@ def _map_layers(
     if info.geometry is not None:
         try:
             point = info.geometry.representative_point()
-            layers["surface_path"] = where_does_it_drain(result, point).get("geometry")
+            layers["surface_path"] = where_does_it_drain(result, point).geometry
         except Exception:  # noqa: BLE001 - the map is a courtesy; a failed path is omitted
             layers["surface_path"] = None
     net = getattr(result, "network", None)
