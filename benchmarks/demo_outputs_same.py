@@ -15,6 +15,7 @@ Prints one line per output and exits 1 when any differs.
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import re
@@ -128,7 +129,11 @@ def compare_file(a: Path, b: Path) -> list[str]:
         same = pd.read_csv(a).equals(pd.read_csv(b))
         return [] if same else [f"{a.name}: rows differ"]
     if a.suffix == ".txt":
-        return [] if _text_lines(a) == _text_lines(b) else [f"{a.name}: messages differ"]
+        was, now = _text_lines(a), _text_lines(b)
+        if was == now:
+            return []
+        lines = difflib.unified_diff(list(was), list(now), "base", "here", lineterm="", n=0)
+        return [f"{a.name}: messages differ", *(f"    {d}" for d in list(lines)[2:12])]
     return []
 
 
