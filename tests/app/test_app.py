@@ -80,7 +80,7 @@ def _has_widget(at: AppTest, key: str) -> bool:
 
 
 def test_whole_app_opens_on_the_map_page(app_env: Path) -> None:
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     at = AppTest.from_file(str(repo / "app.py"), default_timeout=TIMEOUT).run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(t.value == "Map" for t in at.title)

@@ -32,7 +32,7 @@ import pytest
 pytestmark = pytest.mark.browser
 
 CHROMIUM = "/usr/bin/chromium"
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PLAZA = "107.12-2-11"  # demo scenario (b): 2-acre commercial plaza, Kenyon River outfalls
 ARTIFACTS = REPO / "tests" / "artifacts"
 

@@ -1,7 +1,7 @@
 """The Map page in chromium at 1440 x 1000 (issue 10, part 3): the map takes the page's
 width, and a search shows the structure's whole path with its outfall on screen.
 
-Same harness as ``tests/test_app_browser.py`` (no internet, waits on what the page shows).
+Same harness as ``tests/app/test_app_browser.py`` (no internet, waits on what the page shows).
 """
 
 from __future__ import annotations

@@ -201,7 +201,7 @@ def test_screen_all(town_gpkg, tmp_path, capsys):
 def test_screen_with_impairments_csv_skips_bad_rows(town_gpkg, capsys):
     from pathlib import Path
 
-    bad = Path(__file__).parent / "data" / "waters_303d_bad.csv"
+    bad = Path(__file__).resolve().parents[1] / "data" / "waters_303d_bad.csv"
     code = main(
         [
             "screen",
@@ -258,7 +258,9 @@ def test_screen_all_refuses_input_csv_and_same_outputs(town_gpkg, tmp_path, caps
     from pathlib import Path
 
     imp = tmp_path / "list.csv"
-    imp.write_bytes((Path(__file__).parent / "data" / "waters_303d_bad.csv").read_bytes())
+    imp.write_bytes(
+        (Path(__file__).resolve().parents[1] / "data" / "waters_303d_bad.csv").read_bytes()
+    )
     assert (
         main(
             [

@@ -1,6 +1,6 @@
 """The screening page shows only the answer for the inputs on screen (issue 10, part 2).
 
-AppTest on the bundled demo town, as ``tests/test_app.py``: a determination is cleared
+AppTest on the bundled demo town, as ``tests/app/test_app.py``: a determination is cleared
 with its downloads as soon as the site or the project changes; messages use the form's
 words; a polygon typed as longitude, latitude gets a hint; the search says when a query
 matches something that is not a parcel.

@@ -1,7 +1,7 @@
 """In chromium, no internet: the SMO logs in, records an inspection with a photo on the
 demo, and the outfall's colour on the map changes to its derived status.
 
-Same set-up as ``tests/test_app_browser.py`` (Debian's chromium through Playwright; every
+Same set-up as ``tests/app/test_app_browser.py`` (Debian's chromium through Playwright; every
 request off localhost fails the test; waits on what the page shows), with a users file
 made by ``ms4map users add`` in the app's data folder before the server starts.
 """
