@@ -76,3 +76,19 @@ def test_contract_signatures_are_the_code() -> None:
         if real != args:
             wrong.append(f"{dotted}{args}\n   code: {dotted}{real}")
     assert not wrong, "CONTRACTS.md signatures differ from the code:\n" + "\n".join(wrong)
+
+
+def test_readme_python_example_runs_through_the_front_door(capsys) -> None:
+    """The README's Python example runs as printed, on the demo town, and uses no old
+    path (no DeprecationWarning of ms4map's)."""
+    import warnings
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "ms4map.open_workspace(" in block and "ms4map.run(" in block
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", category=DeprecationWarning, module=r"ms4map\.")
+        warnings.filterwarnings("error", message=".*removed in ms4map 0.3.*")
+        exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own example
+    out = capsys.readouterr().out
+    assert "Condition A: yes" in out  # the plaza drains to the PCB-listed Kenyon River
