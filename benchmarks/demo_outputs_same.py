@@ -69,8 +69,24 @@ def run_all(src: Path, out: Path) -> None:
         (out / name).write_text(text.replace(str(out), "OUT"), encoding="utf-8")
 
 
+#: A third-party library's warning (and its source line, next): rasterio's
+#: NotGeoreferencedWarning comes on the first run of a fresh checkout only (numba's cache
+#: is cold), and the base always runs in a fresh worktree.  Not ms4map's messages.
+_LIBRARY_WARNING = re.compile(r"^\S*site-packages/\S+:\d+: \w+Warning: ")
+
+
 def _text_lines(path: Path) -> list[str]:
-    return [_ELAPSED.sub("", line) for line in path.read_text(encoding="utf-8").splitlines()]
+    out, skip = [], False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if _LIBRARY_WARNING.match(line):
+            skip = True  # its source line follows, indented
+            continue
+        if skip and line.startswith("  "):
+            skip = False
+            continue
+        skip = False
+        out.append(_ELAPSED.sub("", line))
+    return out
 
 
 def _json(path: Path) -> object:
