@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core.schema import LEGAL_LAYERS
-from ...rules.conditions import acres_text, tmdl_watershed_label
+from ...rules.conditions import acres_text
+from ...rules.conditions.reasons import tmdl_watershed_label
 from ...rules.waters import missing_layer_reason
 
 if TYPE_CHECKING:

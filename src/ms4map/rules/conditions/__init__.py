@@ -23,14 +23,11 @@ letter, and the citations of the profile.
 """
 
 # The door's names are those of __all__.  Also importable here, not in __all__:
-# "transitional", names that code in another package of src imports from this path (the
-# coordinator moves those importers after the merge); "kept", names imported from this
+# "kept", public names imported from this
 # path before the split (the former __all__, tests, benchmarks), which new code imports
 # from their step modules.
 from .condition_a import ConditionAFacts
 from .condition_a import decide_condition_a as decide_condition_a  # kept: tests
-from .condition_a import four_a_gaps as four_a_gaps  # transitional: rules/septic.py
-from .condition_a import four_a_links as four_a_links  # transitional: rules/septic.py
 from .determination import determine
 from .document import DETERMINATION_SCHEMA, DETERMINATION_VERSION, Condition, Determination
 from .inputs import (
@@ -49,22 +46,13 @@ from .inputs import SWPPP_POST_ITEMS as SWPPP_POST_ITEMS  # kept: the former __a
 from .inputs import guess_project_type as guess_project_type  # kept: the former __all__, tests
 from .inputs import guess_site_project_type as guess_site_project_type  # kept: the former __all__
 from .reasons import condition_a_physics as condition_a_physics  # kept: tests
-from .reasons import tmdl_watershed_label as tmdl_watershed_label  # transitional: septic, report
 from .screening import SCREENING_COLUMNS as SCREENING_COLUMNS  # kept: the table's columns
 from .screening import Screening, screen_all, screen_condition_a, screen_parcels
-from .screening import join_unique as join_unique  # transitional: rules/septic.py
-from .site import _outfall_points as _outfall_points  # kept: tests
-from .site import _reach_hits as _reach_hits  # kept: tests
-from .site import _resolve_site as _resolve_site  # kept: tests
 from .site import evaluate_site
 from .site import tmdl_hits_for as tmdl_hits_for  # kept: tests
 from .summary import DRAINAGE_COLUMNS as DRAINAGE_COLUMNS  # kept: the former __all__
-from .summary import _as_rows as _as_rows  # kept: tests
-from .summary import _bad_drainage_rows as _bad_drainage_rows  # transitional: rules/septic.py
-from .summary import _screening_drainage as _screening_drainage  # transitional: rules/septic.py
 from .summary import combine_parcel_rows as combine_parcel_rows  # kept: the former __all__, tests
 from .summary import summarize_drainage as summarize_drainage  # kept: tests
-from .summary import water_ids as water_ids  # transitional: rules/septic.py
 
 __all__ = [
     "APPLICATION_FIELDS",

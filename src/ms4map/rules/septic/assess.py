@@ -34,15 +34,10 @@ from ...core.nulls import is_blank
 from ...core.qa import QAReport
 from ...core.schema import PARCEL_INFO_COLUMNS
 from ...io.aliases import normalize_sewer, stormwater_source_value
-from ..conditions import (
-    _bad_drainage_rows,
-    _screening_drainage,
-    four_a_gaps,
-    four_a_links,
-    join_unique,
-    tmdl_watershed_label,
-    water_ids,
-)
+from ..conditions.condition_a import four_a_gaps, four_a_links
+from ..conditions.reasons import tmdl_watershed_label
+from ..conditions.screening import join_unique
+from ..conditions.summary import _bad_drainage_rows, _screening_drainage, water_ids
 from ..profiles import Profile
 from ..waters import Waters, pollutant_in, skipped_rows_text
 from .failures import FAILURE_CONDITIONS, parse_failure_codes
