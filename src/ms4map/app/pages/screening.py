@@ -10,6 +10,7 @@ from shapely.geometry import LineString, Point, Polygon
 
 from ...analysis.paths import overland_steps
 from ...outputs import maps, report_html, report_pdf
+from ...outputs.report import site_map_layers
 from ...rules import conditions
 from ...rules.profiles import EXEMPTION_CODES
 from .. import mapview, state, widgets
@@ -67,7 +68,7 @@ def render() -> None:
         det = None
     stale = det is None and bool(st.session_state.get("screen_stale"))
     highlights = _highlights(ws, mode, site)
-    if det is not None and getattr(det, "map_layers", None):
+    if det is not None and site_map_layers(det):
         highlights.update(_det_layers(det))
         if mode == "parcels":  # the overland step from each parcel to its inlet(s)
             steps = [overland_steps(ws, result, pid) for pid in site]
@@ -268,7 +269,7 @@ def _highlights(ws: Workspace, mode: str, site: Any) -> dict[str, Any]:
 
 
 def _det_layers(det: Any) -> dict[str, Any]:
-    ml = det.map_layers
+    ml = site_map_layers(det)
     crs = ml.get("crs")
     out: dict[str, Any] = {}
     paths = [g for g in ml.get("paths", []) if g is not None and not g.is_empty]

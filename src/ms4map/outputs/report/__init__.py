@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from .html import render_html, report_html
 from .pdf import report_figure, report_figures, report_pdf, write_pdf
-from .site_map import site_map_png
+from .site_map import site_map_layers, site_map_png
 from .text import model_law_note
 from .write import REPORT_SUFFIXES, write_report
 
@@ -32,6 +32,7 @@ __all__ = [
     "report_figures",
     "report_html",
     "report_pdf",
+    "site_map_layers",
     "site_map_png",
     "write_pdf",
     "write_report",

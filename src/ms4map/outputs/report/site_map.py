@@ -1,8 +1,12 @@
-"""The report's site map: the site, its drainage path, inlets, outfalls and receiving waters drawn from the determination's map layers.
+"""The report's site map: the site, its drainage path, inlets, outfalls and receiving waters, drawn from what the determination was made from.
 
-A small static map (matplotlib, no tiles, nothing fetched) with a scale bar and a north
-arrow; the HTML report inlines it as PNG (:func:`site_map_png`), the PDF draws it on
-page 1 (:func:`_draw_map`).  matplotlib is imported inside the functions.
+:func:`site_map_layers` gathers the geometries from the determination's evidence (the
+site, its drainage rows, the pipeline result: :class:`ms4map.rules.conditions.SiteEvidence`):
+the surface path from the site, the traced pipes from each inlet, the outfalls and the
+receiving waters.  The rules decide; this module draws.  A small static map
+(matplotlib, no tiles, nothing fetched) with a scale bar and a north arrow; the HTML
+report inlines it as PNG (:func:`site_map_png`), the PDF draws it on page 1
+(:func:`_draw_map`).  matplotlib is imported inside the functions.
 """
 
 from __future__ import annotations
@@ -14,18 +18,89 @@ from typing import TYPE_CHECKING, Any
 import geopandas as gpd
 import shapely
 
+from ...analysis import where_does_it_drain
+from ...core.nulls import is_blank
 from ...core.units import metres_per_unit
+from ...network import trace_downstream
+from ...rules.conditions.document import SiteEvidence
+from ...rules.conditions.summary import MS4_KINDS, REACH_KINDS, resolve_waterbody
 from .text import _short
 
 if TYPE_CHECKING:
     from .text import DeterminationLike
 
-__all__ = ["site_map_png"]
+__all__ = ["site_map_layers", "site_map_png"]
+
+
+def site_map_layers(det: DeterminationLike) -> dict[str, Any]:
+    """The geometries of a determination's site map (``crs``, ``site``, ``surface_path``,
+    ``paths``, ``inlets``/``inlet_ids``, ``outfalls``/``outfall_ids``, ``waters``,
+    ``site_label``).
+
+    Drawn once from the determination's evidence and kept in ``det.map_layers``; a
+    determination made on rows alone (no evidence) has the layers given to it, or none.
+    """
+    layers = getattr(det, "map_layers", None)
+    if layers:
+        return layers
+    evidence = getattr(det, "evidence", None)
+    if evidence is None:
+        return {}
+    layers = _layers_from(evidence)
+    det.map_layers = layers  # drawn once per determination
+    return layers
+
+
+def _layers_from(evidence: SiteEvidence) -> dict[str, Any]:
+    """Geometries for the static map: site, inlets, traced paths, outfalls, waters."""
+    info, rows, result = evidence.site, evidence.rows, evidence.result
+    workspace, waters = evidence.workspace, evidence.waters
+    outfall_points = evidence.outfall_points
+    layers: dict[str, Any] = {"site": info.geometry, "crs": workspace.crs}
+    if info.geometry is not None:
+        try:
+            point = info.geometry.representative_point()
+            layers["surface_path"] = where_does_it_drain(result, point).geometry
+        except Exception:  # noqa: BLE001 - the map is a courtesy; a failed path is omitted
+            layers["surface_path"] = None
+    net = getattr(result, "network", None)
+    inlet_pts, paths, inlet_ids = [], [], []
+    ms4 = rows[rows["target_kind"].isin(MS4_KINDS)]
+    for tid in dict.fromkeys(str(t) for t in ms4["target_id"] if not is_blank(t)):
+        if net is not None:
+            try:
+                tr = trace_downstream(net, tid)
+                if tr.geometry is not None and not tr.geometry.is_empty:
+                    paths.append(tr.geometry)
+            except Exception:  # noqa: BLE001 - the map is a courtesy; a failed trace is omitted
+                pass
+            nodes = getattr(net, "nodes", None)
+            if nodes is not None and tid in nodes.index:
+                inlet_pts.append(nodes.loc[tid].geometry)
+                inlet_ids.append(tid)
+    layers["inlets"] = inlet_pts
+    layers["inlet_ids"] = inlet_ids
+    layers["paths"] = paths
+    of_ids = [
+        o
+        for o in dict.fromkeys(str(x) for x in ms4["outfall_id"] if not is_blank(x))
+        if o in outfall_points
+    ]
+    layers["outfalls"] = [outfall_points[o] for o in of_ids]
+    layers["outfall_ids"] = of_ids
+    layers["site_label"] = info.label
+    wbs = []
+    for r in rows[rows["target_kind"].isin(REACH_KINDS)].to_dict("records"):
+        g = waters.waterbody_geometry(resolve_waterbody(r, waters))
+        if g is not None:
+            wbs.append(g)
+    layers["waters"] = wbs
+    return layers
 
 
 def _draw_map(ax: Any, det: DeterminationLike) -> None:
     """Site (orange), drainage path (blue), inlets, outfalls (red), receiving waters."""
-    layers = getattr(det, "map_layers", {}) or {}
+    layers = site_map_layers(det)
     crs = layers.get("crs")
     drawn = False
 

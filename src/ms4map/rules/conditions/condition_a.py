@@ -25,9 +25,9 @@ from ..waters import (
 )
 from .summary import (
     _EPS,
-    _MS4_KINDS,
-    _REACH_KINDS,
     _UNKNOWN_KINDS,
+    MS4_KINDS,
+    REACH_KINDS,
     _bad_drainage_rows,
     _screening_drainage,
     water_id_problems,
@@ -107,8 +107,8 @@ def condition_a_row_facts(
     kind = out["target_kind"]
     if "wb" not in out.columns:
         out["wb"] = water_ids(out, waters)
-    out["reach"] = kind.isin(_REACH_KINDS)
-    out["ms4"] = kind.isin(_MS4_KINDS)
+    out["reach"] = kind.isin(REACH_KINDS)
+    out["ms4"] = kind.isin(MS4_KINDS)
     counting = set(_counting_listings(waters, profile)["wb_id"].astype(str))
     targets: dict[str, str] = {}
     for wb in dict.fromkeys(out.loc[out["reach"], "wb"].dropna().tolist()):

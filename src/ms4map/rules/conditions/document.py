@@ -103,18 +103,38 @@ def _frozen(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class SiteEvidence:
+    """What a site's determination was made from (not in the JSON document).
+
+    The site, its drainage rows (which path), and the pipeline result, workspace, waters
+    and outfall points they come from (which data).  The rules record it; the report
+    draws its map from it (:func:`ms4map.outputs.report.site_map_layers`).
+    """
+
+    site: SiteInfo
+    rows: pd.DataFrame
+    result: Any
+    workspace: Any
+    waters: Any
+    outfall_points: dict[str, Any]
+
+
 @dataclass
 class Determination:
     """A Condition A/B/C determination; :meth:`to_dict` is the versioned JSON document.
 
-    ``map_layers`` holds geometries for the report's static map (not in the JSON).  The
-    properties read the document as typed, read-only objects (``det.condition_a.value``,
-    ``det.inputs.effective_acres``, ``det.swppp.required``, ...); ``doc``, ``det["key"]``
-    and :meth:`to_dict` stay the document itself.
+    ``evidence`` is what a site's determination was made from (:class:`SiteEvidence`,
+    not in the JSON); ``map_layers`` the geometries of the report's static map, drawn by
+    :func:`ms4map.outputs.report.site_map_layers` from the evidence (or given by hand).
+    The properties read the document as typed, read-only objects
+    (``det.condition_a.value``, ``det.inputs.effective_acres``, ``det.swppp.required``,
+    ...); ``doc``, ``det["key"]`` and :meth:`to_dict` stay the document itself.
     """
 
     doc: dict[str, Any]
     map_layers: dict[str, Any] = field(default_factory=dict, repr=False)
+    evidence: SiteEvidence | None = field(default=None, repr=False, compare=False)
 
     def __getitem__(self, key: str) -> Any:
         return self.doc[key]
@@ -249,8 +269,8 @@ class Determination:
 
     @property
     def site(self) -> SiteInfo:
-        """The site as the document records it (its geometry from the map layers, when
-        the determination was made on a workspace)."""
+        """The site as the document records it (its geometry from the evidence, when the
+        determination was made on a workspace)."""
         s = self.doc["site"]
         return SiteInfo(
             label=s["label"],
@@ -258,7 +278,11 @@ class Determination:
             parcel_ids=list(s["parcel_ids"]),
             area_acres=s["area_acres"],
             prop_class=s["prop_class"],
-            geometry=self.map_layers.get("site"),
+            geometry=(
+                self.evidence.site.geometry
+                if self.evidence is not None
+                else self.map_layers.get("site")
+            ),
             crs=s["crs"],
             address=s["address"],
         )

@@ -3,7 +3,8 @@
 A site is parcel id(s) or a polygon with its CRS (:func:`_resolve_site`); its TMDL
 watersheds (:func:`tmdl_hits_for`) and listed waters within ``tributary_reach_km``
 (:func:`_reach_hits`) feed :func:`ms4map.rules.conditions.determination.determine`;
-:func:`_map_layers` gathers the geometries of the report's static map.
+:class:`SiteEvidence` records what the determination was made from (the report draws its
+map from it, :mod:`ms4map.outputs.report.site_map`).
 """
 
 from __future__ import annotations
@@ -16,17 +17,24 @@ import numpy as np
 import pandas as pd
 
 from ... import pipeline
-from ...analysis import polygon_drainage, where_does_it_drain
+from ...analysis import polygon_drainage
 from ...core.errors import DataError, UsageError
 from ...core.nulls import is_blank
 from ...core.units import metres_per_unit
-from ...network import trace_downstream
 from ..profiles import Profile, load_profile
 from ..waters import Waters
 from .condition_a import four_a_links
 from .determination import Determination, determine
+from .document import SiteEvidence
 from .inputs import SiteInfo, application_info, validate_inputs
-from .summary import _MS4_KINDS, _REACH_KINDS, _as_rows, _resolve_wb, combine_parcel_rows, water_ids
+from .summary import (
+    MS4_KINDS,
+    REACH_KINDS,
+    _as_rows,
+    combine_parcel_rows,
+    resolve_waterbody,
+    water_ids,
+)
 
 if TYPE_CHECKING:
     from ...io import Workspace
@@ -64,7 +72,7 @@ def tmdl_hits_for(
     for of in sorted(
         {
             str(o)
-            for o in rows.loc[rows["target_kind"].isin(_MS4_KINDS), "outfall_id"]
+            for o in rows.loc[rows["target_kind"].isin(MS4_KINDS), "outfall_id"]
             if not is_blank(o)
         }
     ):
@@ -72,7 +80,7 @@ def tmdl_hits_for(
             geoms.append(outfall_points[of])
             hows.append(f"drains through outfall {of} into")
     for r in rows[rows["target_kind"] == "water_direct"].to_dict("records"):
-        wb = _resolve_wb(r, waters)
+        wb = resolve_waterbody(r, waters)
         g = waters.waterbody_geometry(wb)
         if g is not None:
             geoms.append(g)
@@ -81,7 +89,7 @@ def tmdl_hits_for(
     hits = pd.DataFrame(hits.drop(columns="geometry", errors="ignore"))
     hits["how"] = [hows[int(i)] for i in hits["hit"]] if len(hits) else []
     links = four_a_links(waters)
-    reached = rows[rows["target_kind"].isin(_REACH_KINDS)]
+    reached = rows[rows["target_kind"].isin(REACH_KINDS)]
     extra = []
     for wb in dict.fromkeys(w for w in water_ids(reached, waters) if w is not None):
         for label in links.get(wb, []):
@@ -328,7 +336,7 @@ def _reach_hits(
     if profile.tributary_reach_km <= 0:
         return {}
     dist = profile.tributary_reach_km * 1000.0 / _crs_unit_m(crs)
-    reach = rows["target_kind"].isin(_REACH_KINDS)
+    reach = rows["target_kind"].isin(REACH_KINDS)
     wbs = rows["wb"] if "wb" in rows.columns else water_ids(rows, waters)
     out: dict[str, set[str]] = {}
     for wb in dict.fromkeys(wbs[reach].dropna().tolist()):
@@ -338,58 +346,6 @@ def _reach_hits(
             near_skipped = waters.waters_within(g, dist, set(waters.skipped) - {""})
             out[wb] = waters.listed_within(g, dist) | near_skipped
     return out
-
-
-def _map_layers(
-    info: SiteInfo,
-    rows: pd.DataFrame,
-    result: PipelineResult,
-    workspace: Workspace,
-    *,
-    waters: Waters,
-    outfall_points: dict[str, Any],
-) -> dict[str, Any]:
-    """Geometries for the static map: site, inlets, traced paths, outfalls, waters."""
-    layers: dict[str, Any] = {"site": info.geometry, "crs": workspace.crs}
-    if info.geometry is not None:
-        try:
-            point = info.geometry.representative_point()
-            layers["surface_path"] = where_does_it_drain(result, point).geometry
-        except Exception:  # noqa: BLE001 - the map is a courtesy; a failed path is omitted
-            layers["surface_path"] = None
-    net = getattr(result, "network", None)
-    inlet_pts, paths, inlet_ids = [], [], []
-    ms4 = rows[rows["target_kind"].isin(_MS4_KINDS)]
-    for tid in dict.fromkeys(str(t) for t in ms4["target_id"] if not is_blank(t)):
-        if net is not None:
-            try:
-                tr = trace_downstream(net, tid)
-                if tr.geometry is not None and not tr.geometry.is_empty:
-                    paths.append(tr.geometry)
-            except Exception:  # noqa: BLE001 - the map is a courtesy; a failed trace is omitted
-                pass
-            nodes = getattr(net, "nodes", None)
-            if nodes is not None and tid in nodes.index:
-                inlet_pts.append(nodes.loc[tid].geometry)
-                inlet_ids.append(tid)
-    layers["inlets"] = inlet_pts
-    layers["inlet_ids"] = inlet_ids
-    layers["paths"] = paths
-    of_ids = [
-        o
-        for o in dict.fromkeys(str(x) for x in ms4["outfall_id"] if not is_blank(x))
-        if o in outfall_points
-    ]
-    layers["outfalls"] = [outfall_points[o] for o in of_ids]
-    layers["outfall_ids"] = of_ids
-    layers["site_label"] = info.label
-    wbs = []
-    for r in rows[rows["target_kind"].isin(_REACH_KINDS)].to_dict("records"):
-        g = waters.waterbody_geometry(_resolve_wb(r, waters))
-        if g is not None:
-            wbs.append(g)
-    layers["waters"] = wbs
-    return layers
 
 
 #: An argument not given (``evaluate_site``'s positional ones).
@@ -558,8 +514,13 @@ def _evaluate(  # noqa: PLR0913 - evaluate_site's inputs
         provenance=workspace.provenance(profile=prof.name),
         labels=labels,
     )
-    det.map_layers = _map_layers(
-        info, rows, result, workspace, waters=waters, outfall_points=of_pts
+    det.evidence = SiteEvidence(
+        site=info,
+        rows=rows,
+        result=result,
+        workspace=workspace,
+        waters=waters,
+        outfall_points=of_pts,
     )
     wpath = getattr(workspace, "path", None)
     det.doc["workspace"] = {

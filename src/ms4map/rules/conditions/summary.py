@@ -26,10 +26,10 @@ DRAINAGE_COLUMNS = (*PATH_COLUMNS, "method", "reason")
 TARGET_KINDS = ("inlet", "conveyance", "water_direct", "depression", "off_dem", "unknown")
 
 
-_MS4_KINDS = ("inlet", "conveyance")
+MS4_KINDS = ("inlet", "conveyance")
 
 
-_REACH_KINDS = ("inlet", "conveyance", "water_direct")
+REACH_KINDS = ("inlet", "conveyance", "water_direct")
 
 
 _UNKNOWN_KINDS = ("off_dem", "unknown")
@@ -99,7 +99,7 @@ def combine_parcel_rows(
     return out
 
 
-def _resolve_wb(row: Any, waters: Waters) -> str | None:
+def resolve_waterbody(row: Any, waters: Waters) -> str | None:
     """The receiving water of one drainage row (a dict or Series): :func:`_water_id`."""
     return _water_id(
         row.get("pwl_id"),
@@ -128,17 +128,17 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
             }
         )
     inlets = (
-        rows[rows["target_kind"].isin(_MS4_KINDS)]
+        rows[rows["target_kind"].isin(MS4_KINDS)]
         .groupby("target_id", dropna=False)["fraction"]
         .sum()
     )
     outfalls = []
-    ms4 = rows[rows["target_kind"].isin(_MS4_KINDS)].copy()
+    ms4 = rows[rows["target_kind"].isin(MS4_KINDS)].copy()
     if len(ms4):
         ms4["outfall_id"] = ms4["outfall_id"].astype(object).where(ms4["outfall_id"].notna(), None)
         for outfall, group in ms4.groupby("outfall_id", dropna=False, sort=False):
             first = group.iloc[0]
-            wb = _resolve_wb(first, waters)
+            wb = resolve_waterbody(first, waters)
             outfalls.append(
                 {
                     "outfall_id": None if is_blank(outfall) else str(outfall),
@@ -150,9 +150,9 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
                 }
             )
     recv: dict[tuple[str | None, str], dict[str, Any]] = {}
-    for row in rows[rows["target_kind"].isin(_REACH_KINDS)].to_dict("records"):
-        wb = _resolve_wb(row, waters)
-        via = "ms4" if row["target_kind"] in _MS4_KINDS else "direct"
+    for row in rows[rows["target_kind"].isin(REACH_KINDS)].to_dict("records"):
+        wb = resolve_waterbody(row, waters)
+        via = "ms4" if row["target_kind"] in MS4_KINDS else "direct"
         name = None if is_blank(row.get("receiving_water")) else str(row["receiving_water"])
         if name is None and wb:
             name = waters.name_of(wb)

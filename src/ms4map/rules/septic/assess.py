@@ -79,7 +79,7 @@ SEPTIC_COLUMNS = (
     "pwl_id",
     *_ASSESSED_COLUMNS,
 )
-_MS4_KINDS = ("inlet", "conveyance")
+MS4_KINDS = ("inlet", "conveyance")
 #: How a TMDL watershed whose ``pollutant`` is blank is named in reasons and letters.
 _NO_POLLUTANT = "pollutant not given"
 
@@ -151,7 +151,7 @@ def _septic_drainage(drainage: pd.DataFrame, sep: Any, waters: Waters) -> dict[s
     }
     bad_rows.update({pid: "bad drainage rows" for pid in _bad if pid not in bad_rows})
     rows["fraction"] = pd.to_numeric(rows["fraction"], errors="coerce").fillna(0.0)
-    ms4 = rows["target_kind"].isin(_MS4_KINDS)
+    ms4 = rows["target_kind"].isin(MS4_KINDS)
     rows["_ms4"] = ms4 * rows["fraction"]
     rows["_dir"] = (rows["target_kind"] == "water_direct") * rows["fraction"]
     rows["_int"] = (rows["target_kind"] == "depression") * rows["fraction"]
