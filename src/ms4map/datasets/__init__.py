@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..io.data import data_dir
+from ..io.data import bundled_file, data_dir
 from . import alder_falls
 
 __all__ = ["alder_falls", "available", "data_dir", "get_path"]
@@ -27,14 +27,7 @@ _FILES = {"gpkg": "demo.gpkg", "dem": "demo_dem.tif"}
 
 def _committed(name: str) -> Path | None:
     """The committed (or installed) copy of demo file ``name``, if there is one."""
-    here = Path(__file__).resolve()
-    for folder in (
-        here.parents[3] / "data" / "layers",  # source checkout (src layout)
-        here.parents[1] / "demo_data",  # installed package data
-    ):
-        if (folder / name).exists():
-            return folder / name
-    return None
+    return bundled_file(name)
 
 
 def get_path(dataset: str = "alder_falls", kind: str = "gpkg") -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..core.errors import InputOpenError
 
-__all__ = ["data_dir", "demo_path"]
+__all__ = ["bundled_file", "data_dir", "demo_path"]
 
 
 def demo_path() -> Path:
@@ -28,17 +28,29 @@ def demo_path() -> Path:
         DeprecationWarning,
         stacklevel=2,
     )
-    here = Path(__file__).resolve()
-    for c in (
-        here.parents[3] / "data" / "layers" / "demo.gpkg",  # source checkout (src layout)
-        here.parents[1] / "demo_data" / "demo.gpkg",  # installed package data
-    ):
-        if c.exists():
-            return c
+    found = bundled_file("demo.gpkg")
+    if found is not None:
+        return found
     raise InputOpenError(
         "The demo town is not installed here. Fix: use "
         'ms4map.datasets.get_path("alder_falls"), which rebuilds it.'
     )
+
+
+def bundled_file(name: str) -> Path | None:
+    """A file of the bundled demo town, ``None`` when this install carries none.
+
+    The repository's ``data/layers`` in a source checkout; the package data
+    ``ms4map/demo_data`` after a regular install.
+    """
+    here = Path(__file__).resolve()
+    for folder in (
+        here.parents[3] / "data" / "layers",  # source checkout (src layout)
+        here.parents[1] / "demo_data",  # installed package data
+    ):
+        if (folder / name).exists():
+            return folder / name
+    return None
 
 
 def data_dir() -> Path:
