@@ -111,6 +111,28 @@ def score(truth: pd.DataFrame, label_of_fid: dict, *, title: str) -> dict:
     return pct
 
 
+def label_structures(ws, net, table: pd.DataFrame, ends, lab, *, tol: float = LABEL_FT) -> dict:
+    """src_fid -> city label | "UNLABELLED" | ("UNASSIGNED", cause) for every structure.
+
+    ``table`` is :func:`assign_outfalls` of ``net``: one row per structure of ``ws`` in
+    input order, so rows are matched by position (ids may be blank or generated).  Each
+    outfall is labelled with the city OUTFALL of the conveyance ends within ``tol``.
+    """
+    of = net.outfalls[net.outfalls["node_id"].notna()]
+    of_xy = shapely.get_coordinates(of.geometry.values)
+    of_lab = dict(zip(of.index.astype(str), label_points(of_xy, ends, lab, tol), strict=True))
+    fids = ws.layers["structures"]["src_fid"].astype(int).to_numpy()
+    label_of_fid: dict = {}
+    for fid, oid, meth, why in zip(
+        fids, table["outfall_id"], table["method"], table["reason"], strict=True
+    ):
+        if isinstance(oid, str):
+            label_of_fid[int(fid)] = of_lab.get(oid) or "UNLABELLED"
+        else:
+            label_of_fid[int(fid)] = ("UNASSIGNED", cause_of(meth, why))
+    return label_of_fid
+
+
 def naive(ws, ends, lab, tol_ft: float = 5.0) -> dict:
     """The issue's naive tracer: snap at 5 ft, inverts else digitised, first sink reached."""
     st = ws.layers["structures"]
@@ -219,20 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     truth = city_truth(args.gpkg)
     ends, lab = end_labels(ws.layers["conveyances"])
     tol_units = LABEL_FT  # EPSG:2284 is in US survey feet
-    of = net.outfalls[net.outfalls["node_id"].notna()]
-    of_xy = shapely.get_coordinates(of.geometry.values)
-    of_lab = dict(zip(of.index.astype(str), label_points(of_xy, ends, lab, tol_units), strict=True))
+    label_of_fid = label_structures(ws, net, table, ends, lab, tol=tol_units)
     st = ws.layers["structures"]
     fid_of = dict(zip(st["struct_id"].astype(str), st["src_fid"].astype(int), strict=True))
-    label_of_fid: dict = {}
-    for sid, oid, meth, why in zip(
-        table["struct_id"], table["outfall_id"], table["method"], table["reason"], strict=True
-    ):
-        fid = fid_of[str(sid)]
-        if isinstance(oid, str):
-            label_of_fid[fid] = of_lab.get(oid) or "UNLABELLED"
-        else:
-            label_of_fid[fid] = ("UNASSIGNED", cause_of(meth, why))
     print(f"scored structures: {len(truth)} distinct city ids with an OUTFALL")
     if not args.no_naive:
         score(truth, naive(ws, ends, lab), title="naive baseline (5 ft)")
