@@ -28,7 +28,11 @@ Variants (``--variants``, default all; random choices use ``--seed``, default 27
 
 One row of figures per variant (right / wrong / unlabelled / unassigned, orientation
 rules, QA codes, time), the wrong answers by assignment method and by the orientation
-rules on their downstream path, and a final table with the issue's targets.  Exit
+rules on their downstream path, and a final table with the issue's targets.  The table
+also counts the right structures whose outfall is the one the same structure reaches in
+the as-given run ("same end"): the score labels any end by the city OUTFALL of the lines
+there, so a trace that ends elsewhere inside the right system counts as right; "same
+end" does not (it measures agreement with the as-given run, not truth).  Exit
 status 3 when the data is missing.
 """
 
@@ -49,6 +53,7 @@ import pyogrio
 import shapely
 from norfolk_score import (
     DEFAULT_GPKG,
+    LABEL_FT,
     LAYERS,
     city_truth,
     end_labels,
@@ -86,7 +91,8 @@ class Result:
     pct: dict[str, float]
     counts: dict[str, int]
     seconds: float
-    notes: list[str] = field(default_factory=list)
+    outfalls: int = 0
+    right_ends: dict = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------------------
@@ -259,6 +265,31 @@ def write_misses(path: Path, misses: list[tuple], table, truth, *, fids, paths: 
     pd.DataFrame(rows).to_csv(path, index=False)
 
 
+def right_ends(net, table: pd.DataFrame, truth, label_of_fid: dict, fids) -> dict:
+    """src_fid -> (x, y) of the outfall of every scored structure that is right."""
+    g = net.outfalls.geometry.values
+    xy = np.c_[shapely.get_x(g), shapely.get_y(g)]  # nan where an outfall has no point
+    of_xy = dict(zip(net.outfalls.index.astype(str), xy, strict=True))
+    row_of = {int(f): i for i, f in enumerate(fids)}
+    return {
+        int(fid): of_xy[str(table["outfall_id"].iloc[row_of[int(fid)]])]
+        for fid, city in zip(truth["src_fid"], truth["OUTFALL"], strict=True)
+        if label_of_fid.get(int(fid)) == city
+    }
+
+
+def same_end(res: Result, given: Result) -> int:
+    """Right structures of ``res`` whose outfall lies within LABEL_FT of the outfall the
+    same structure reaches (rightly) in the as-given run.  The score labels any end by
+    the city OUTFALL of the lines there, so a trace that ends elsewhere in the right
+    system (earlier, at a dead end, or further down) still counts as right; this does not."""
+    n = 0
+    for fid, xy in res.right_ends.items():
+        ref = given.right_ends.get(fid)
+        n += ref is not None and bool(np.hypot(*(np.asarray(xy) - ref)) <= LABEL_FT)
+    return n
+
+
 def run_variant(name: str, path: Path, truth, ends, lab, *, misses: Path | None) -> Result:
     """Open, build, assign and score one variant file; print its figures."""
     t0 = time.perf_counter()
@@ -282,7 +313,8 @@ def run_variant(name: str, path: Path, truth, ends, lab, *, misses: Path | None)
         write_misses(
             misses / f"norfolk_{name}_misses.csv", missed, table, truth, fids=fids, paths=paths
         )
-    return Result(name, n, pct, counts, secs)
+    ends_xy = right_ends(net, table, truth, label_of_fid, fids)
+    return Result(name, n, pct, counts, secs, outfalls=len(net.outfalls), right_ends=ends_xy)
 
 
 # ------------------------------------------------------------------------------------------
@@ -311,18 +343,26 @@ def print_table(results: list[Result], seed: int) -> None:
     given = next((r for r in results if r.name == "as-given"), None)
     print(f"\nNorfolk variants (seed {seed}); n = {results[0].n} scored structures")
     head = f"{'variant':<22}{'right':>7}{'wrong':>7}{'unlab':>7}{'unass':>7}  "
-    head += f"{'r/w/u/n':<20}{'time s':>7}  target (issue 27)"
+    head += f"{'r/w/u/n':<20}{'same end':>9}{'outfalls':>9}{'time s':>7}  target (issue 27)"
     print(head)
     print("-" * (len(head) + 24))
     for r in results:
         c = r.counts
         tgt, met = target(r, given)
         cnt = f"{c['right']}/{c['wrong']}/{c['unlabelled']}/{c['unassigned']}"
+        same = "" if given is None else str(same_end(r, given))
         print(
             f"{TITLES[r.name]:<22}{r.pct['right']:6.1f}%{r.pct['wrong']:6.1f}%"
             f"{r.pct['unlabelled']:6.1f}%{r.pct['unassigned']:6.1f}%  {cnt:<20}"
-            f"{r.seconds:7.2f}  {tgt}{'  -> ' + met if met else ''}"
+            f"{same:>9}{r.outfalls:>9}{r.seconds:7.2f}  {tgt}{'  -> ' + met if met else ''}"
         )
+    print(
+        "same end: right structures whose outfall is within 5 ft of the one the same structure\n"
+        "reaches (rightly) as given; the score labels any end by the city OUTFALL of the lines\n"
+        "there, so a trace ending elsewhere in the right system (at a dead end, or further\n"
+        "down) counts as right, this does not;\n"
+        "outfalls: ends ms4map takes as outfalls; time: open + build + assign."
+    )
 
 
 def read_sources(gpkg: Path) -> Layers:
@@ -345,8 +385,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=27, help="seed of the random choices (27)")
     p.add_argument("--misses", type=Path, help="folder for one CSV per variant of the misses")
     args = p.parse_args(argv)
-    args.variants = [v.strip() for v in args.variants.split(",") if v.strip()]
-    bad = [v for v in args.variants if v not in TITLES]
+    asked = {v.strip() for v in args.variants.split(",") if v.strip()}
+    args.variants = [v for v in TITLES if v in asked]  # as given first: the reference
+    bad = sorted(asked - set(TITLES))
     if bad:
         p.error(f"unknown variant(s) {bad}; choose from {list(TITLES)}")
     return args
