@@ -84,12 +84,21 @@ def cause_of(method: str, reason: str) -> str:
 
 
 def score(truth: pd.DataFrame, label_of_fid: dict, *, title: str) -> dict:
-    """label_of_fid: src_fid -> city label | "UNLABELLED" | ("UNASSIGNED", method)."""
+    """label_of_fid: src_fid -> city label | "UNLABELLED" | ("UNASSIGNED", method) |
+    ("AMBIGUOUS", the candidates' labels).  An ambiguous answer names no outfall: it is
+    neither right nor wrong; the figures say how many list only right candidates."""
     res = Counter()
     why = Counter()
     for fid, city in zip(truth["src_fid"], truth["OUTFALL"], strict=True):
         got = label_of_fid.get(int(fid), ("UNASSIGNED", "missing"))
-        if isinstance(got, tuple):
+        if isinstance(got, tuple) and got[0] == "AMBIGUOUS":
+            res["ambiguous"] += 1
+            labs = got[1]
+            if labs == {city}:
+                res["amb_all_right"] += 1
+            elif city not in labs and None not in labs:
+                res["amb_none_right"] += 1
+        elif isinstance(got, tuple):
             res["unassigned"] += 1
             why[got[1]] += 1
         elif got == "UNLABELLED":
@@ -99,12 +108,20 @@ def score(truth: pd.DataFrame, label_of_fid: dict, *, title: str) -> dict:
         else:
             res["wrong"] += 1
     n = len(truth)
-    pct = {k: 100.0 * res[k] / n for k in ("right", "wrong", "unlabelled", "unassigned")}
+    keys = ("right", "wrong", "unlabelled", "unassigned", "ambiguous")
+    pct = {k: 100.0 * res[k] / n for k in (*keys, "amb_all_right", "amb_none_right")}
     print(
         f"{title:<28} n={n}  right {pct['right']:5.1f}%  wrong {pct['wrong']:4.1f}%  "
         f"unlabelled {pct['unlabelled']:4.1f}%  unassigned {pct['unassigned']:4.1f}%  "
         f"({res['right']}/{res['wrong']}/{res['unlabelled']}/{res['unassigned']})"
     )
+    if res["ambiguous"]:
+        print(
+            f"{'':<28} ambiguous {pct['ambiguous']:4.1f}% ({res['ambiguous']}; no outfall "
+            f"named, candidates listed): every candidate right {res['amb_all_right']}, "
+            f"none right {res['amb_none_right']}; right or ambiguous with every candidate "
+            f"right {pct['right'] + pct['amb_all_right']:5.1f}%"
+        )
     if why:
         named = {k: v for k, v in why.items()}
         print(f"{'':<28} unassigned by cause: {named}")
@@ -112,7 +129,8 @@ def score(truth: pd.DataFrame, label_of_fid: dict, *, title: str) -> dict:
 
 
 def label_structures(ws, net, table: pd.DataFrame, ends, lab, *, tol: float = LABEL_FT) -> dict:
-    """src_fid -> city label | "UNLABELLED" | ("UNASSIGNED", cause) for every structure.
+    """src_fid -> city label | "UNLABELLED" | ("UNASSIGNED", cause) | ("AMBIGUOUS",
+    frozenset of the candidates' labels) for every structure.
 
     ``table`` is :func:`assign_outfalls` of ``net``: one row per structure of ``ws`` in
     input order, so rows are matched by position (ids may be blank or generated).  Each
@@ -123,10 +141,14 @@ def label_structures(ws, net, table: pd.DataFrame, ends, lab, *, tol: float = LA
     of_lab = dict(zip(of.index.astype(str), label_points(of_xy, ends, lab, tol), strict=True))
     fids = ws.layers["structures"]["src_fid"].astype(int).to_numpy()
     label_of_fid: dict = {}
-    for fid, oid, meth, why in zip(
-        fids, table["outfall_id"], table["method"], table["reason"], strict=True
+    others = table["other_outfalls"].fillna("").astype(str)
+    for fid, oid, meth, why, oth in zip(
+        fids, table["outfall_id"], table["method"], table["reason"], others, strict=True
     ):
-        if isinstance(oid, str):
+        if meth == "ambiguous":
+            cands = [c for c in oth.split(";") if c]
+            label_of_fid[int(fid)] = ("AMBIGUOUS", frozenset(of_lab.get(c) for c in cands))
+        elif isinstance(oid, str):
             label_of_fid[int(fid)] = of_lab.get(oid) or "UNLABELLED"
         else:
             label_of_fid[int(fid)] = ("UNASSIGNED", cause_of(meth, why))

@@ -343,7 +343,7 @@ def print_table(results: list[Result], seed: int) -> None:
     given = next((r for r in results if r.name == "as-given"), None)
     print(f"\nNorfolk variants (seed {seed}); n = {results[0].n} scored structures")
     head = f"{'variant':<22}{'right':>7}{'wrong':>7}{'unlab':>7}{'unass':>7}  "
-    head += f"{'r/w/u/n':<20}{'same end':>9}{'outfalls':>9}{'time s':>7}  target (issue 27)"
+    head += f"{'ambig':>7}{'amb ok':>7}  {'r/w/u/n':<20}{'same end':>9}{'outfalls':>9}{'time s':>7}  target (issue 27)"
     print(head)
     print("-" * (len(head) + 24))
     for r in results:
@@ -353,7 +353,8 @@ def print_table(results: list[Result], seed: int) -> None:
         same = "" if given is None else str(same_end(r, given))
         print(
             f"{TITLES[r.name]:<22}{r.pct['right']:6.1f}%{r.pct['wrong']:6.1f}%"
-            f"{r.pct['unlabelled']:6.1f}%{r.pct['unassigned']:6.1f}%  {cnt:<20}"
+            f"{r.pct['unlabelled']:6.1f}%{r.pct['unassigned']:6.1f}%"
+            f"{r.pct['ambiguous']:6.1f}%{r.pct['amb_all_right']:6.1f}%  {cnt:<20}"
             f"{same:>9}{r.outfalls:>9}{r.seconds:7.2f}  {tgt}{'  -> ' + met if met else ''}"
         )
     print(
@@ -361,6 +362,8 @@ def print_table(results: list[Result], seed: int) -> None:
         "reaches (rightly) as given; the score labels any end by the city OUTFALL of the lines\n"
         "there, so a trace ending elsewhere in the right system (at a dead end, or further\n"
         "down) counts as right, this does not;\n"
+        "ambig: structures answered `ambiguous` (no outfall named; counted in unass);\n"
+        "amb ok: of those, every candidate outfall carries the city's label;\n"
         "outfalls: ends ms4map takes as outfalls; time: open + build + assign."
     )
 

@@ -163,7 +163,7 @@ def test_uphill_pipe_names_the_rule_that_chose_its_direction():
     assert "lower invert to one with a higher invert" in f.message
 
 
-def test_inverts_beat_ids_and_conflict_is_reported():
+def test_ids_beat_inverts_and_adverse_slope_is_reported():
     st = structures([("A", "manhole", 0, 0), ("B", "outfall", 100, 0)])
     # ids say A -> B, inverts (at the ends the ids name) say B -> A
     cv = conveyances(
@@ -180,8 +180,12 @@ def test_inverts_beat_ids_and_conflict_is_reported():
     )
     net = build_network(ws_of(st, cv))
     e = net.edges.iloc[0]
-    assert e["orient_method"] == "inverts" and e["from_node"] == "B"
-    assert [f.feature_id for f in net.qa.by_code("orientation_conflict")] == ["P"]
+    # issue 27: the ids are kept; the uphill inverts are reported, never obeyed silently
+    assert e["orient_method"] == "ids" and e["from_node"] == "A"
+    assert e["orient_overruled"] == "inverts"
+    (f,) = net.qa.by_code("adverse_slope")
+    assert f.feature_id == "P" and "adverse slope 1.00%" in f.message
+    assert not net.qa.by_code("orientation_conflict")
 
 
 def test_id_checked_against_geometry():

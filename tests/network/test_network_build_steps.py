@@ -140,7 +140,7 @@ def test_assumed_laterals_to_the_nearest_line():
 
 
 def test_orient_lines_rule_chain_and_conflict():
-    # P1: inverts fall against the ids -> inverts win, orientation_conflict;
+    # P1: inverts fall against the ids -> the ids win, adverse_slope (issue 27);
     # P2: nothing but the geometry and the outfall O -> outlet_path
     ws = network_workspace(
         [("A", "manhole", 0, 0), ("B", "manhole", 100, 0), ("O", "outfall", 200, 0)],
@@ -157,11 +157,12 @@ def test_orient_lines_rule_chain_and_conflict():
         ],
     )
     qa, st, cv, ends, sp, ori, ed = _steps(ws, "all")
-    assert ori.method.tolist() == ["inverts", "outlet_path"]
-    assert ori.direction.tolist() == [-1, -1]
+    assert ori.method.tolist() == ["ids", "outlet_path"]
+    assert ori.direction.tolist() == [1, -1]
+    assert ori.overruled.tolist() == ["inverts", ""]
     assert ori.conflicts == {"P1": "ids"}
     assert np.allclose(ori.outlet_distance[:3], [200, 100, 0])  # B-O 100 m; A reaches O via B
-    assert qa.codes()["orientation_conflict"] == 1
+    assert qa.codes()["adverse_slope"] == 1 and "orientation_conflict" not in qa.codes()
 
 
 def test_assemble_edges_split_line_parts_each_towards_the_outfall():

@@ -29,7 +29,9 @@ def test_preferred_branch_dead_ends_at_a_structure():
         ],
         [
             {"conv_id": "in", "coords": [(0, 0), (100, 0)]},
-            {"conv_id": "BIG", "coords": [(100, 0), (200, 50)], "diameter_in": 30},
+            # the ids (never overruled) keep BIG running to T
+            {"conv_id": "BIG", "coords": [(100, 0), (200, 50)], "diameter_in": 30}
+            | {"from_id": "S", "to_id": "T"},
             {"conv_id": "SMALL", "coords": [(100, 0), (200, -50)], "diameter_in": 12},
         ],
     )
@@ -106,7 +108,8 @@ def test_only_branch_that_reaches_an_outfall_is_named_as_the_rule():
         ],
         [
             {"conv_id": "in", "coords": [(0, 0), (100, 0)]},
-            {"conv_id": "DEAD", "coords": [(100, 0), (200, 80)], "diameter_in": 48},
+            {"conv_id": "DEAD", "coords": [(100, 0), (200, 80)], "diameter_in": 48}
+            | {"from_id": "S", "to_id": "T"},
             {"conv_id": "LIVE", "coords": [(100, 0), (200, 0)], "diameter_in": 12},
             {"conv_id": "b1", "coords": [(200, 0), (300, 50)], "diameter_in": 12},
             {"conv_id": "b2", "coords": [(200, 0), (300, -50)], "diameter_in": 24},
@@ -133,7 +136,9 @@ def test_no_branch_reaches_an_outfall_names_the_other_dead_end():
         ],
         [
             {"conv_id": "in", "coords": [(0, 0), (100, 0)]},
-            {"conv_id": "BIG", "coords": [(100, 0), (200, 50)], "diameter_in": 30},
+            # the ids (never overruled) keep BIG running to T
+            {"conv_id": "BIG", "coords": [(100, 0), (200, 50)], "diameter_in": 30}
+            | {"from_id": "S", "to_id": "T"},
             {"conv_id": "SMALL", "coords": [(100, 0), (200, -50)], "diameter_in": 12},
         ],
     )
@@ -143,3 +148,28 @@ def test_no_branch_reaches_an_outfall_names_the_other_dead_end():
     reason = t.loc["A", "reason"]
     assert reason.startswith("flow ends at T1")
     assert "a branch dead-ends at T2" in reason
+
+
+def test_a_dead_end_made_by_inverts_alone_is_overruled():
+    # the same split with BIG's direction from its inverts only: T could reach no outfall,
+    # so the whole-network rule runs BIG from T to S against its inverts (adverse_slope)
+    ws = _ws(
+        [
+            ("A", "inlet", 0, 0),
+            ("S", "manhole", 100, 0),
+            ("T", "manhole", 200, 50),
+            ("O", "outfall", 200, -50),
+        ],
+        [
+            {"conv_id": "in", "coords": [(0, 0), (100, 0)]},
+            {"conv_id": "BIG", "coords": [(100, 0), (200, 50)], "diameter_in": 30},
+            {"conv_id": "SMALL", "coords": [(100, 0), (200, -50)], "diameter_in": 12},
+        ],
+    )
+    net = build_network(ws)
+    t = assign_outfalls(net).set_index("struct_id")
+    assert (t.loc[["A", "S", "T"], "outfall_id"] == "O").all()
+    e = net.edges.set_index("conv_id")
+    assert (e.loc["BIG", "from_node"], e.loc["BIG", "to_node"]) == ("T", "S")
+    assert e.loc["BIG", "orient_overruled"] == "inverts"
+    assert [f.feature_id for f in net.qa.by_code("adverse_slope")] == ["BIG"]

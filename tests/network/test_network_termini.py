@@ -193,7 +193,9 @@ def test_uni_ranks_below_the_outlet_rule_bi_and_reverse_above():
         {"conv_id": "B", "coords": [(100, 80), (100, 0)], "flow_dir": "bi"},
         # reverse: stronger than the outlet rule
         {"conv_id": "R", "coords": [(500, 0), (600, 0)], "flow_dir": "reverse"},
-        # UNI with no real outlet in its part of the network: as drawn
+        # UNI with no real outlet in its part of the network, but R's one-way value
+        # drains into the open end at X (a terminal where nothing checks the
+        # terminals): U2 runs towards it, against its UNI drawing (issue 27)
         {"conv_id": "U2", "coords": [(600, 0), (700, 0)], "flow_dir": "uni"},
     ]
     net = build_network(network_workspace(st, cv))
@@ -202,9 +204,10 @@ def test_uni_ranks_below_the_outlet_rule_bi_and_reverse_above():
     assert (e.loc["U", "from_node"], e.loc["U", "to_node"]) == ("M", "HW")
     assert e.loc["B", "orient_method"] == "flow_dir_bi" and e.loc["B", "bidirectional"]
     assert e.loc["R", "orient_method"] == "flow_dir" and e.loc["R", "from_node"] == "Y"
-    assert e.loc["U2", "orient_method"] == "flow_dir_uni"
-    assert net.settings["uni_disagrees_outlet_path"] == 1
-    assert any("disagrees with the outlet_path rule on 1" in n for n in net.qa.notes)
+    assert e.loc["U2", "orient_method"] == "outlet_path"
+    assert e.loc["U2", "to_node"] == "Y"
+    assert net.settings["uni_disagrees_outlet_path"] == 2
+    assert any("disagrees with the outlet_path rule on 2" in n for n in net.qa.notes)
     t = assign_outfalls(net).set_index("struct_id")
     assert t.loc["CB", "outfall_id"] == "HW"
 

@@ -14,12 +14,14 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from .ambiguity import ambiguous_candidates
 from .model import StormNetwork
 from .solve import SPLIT_RULES, SolvedNetwork, first_node_of_comp, solve_network
 
 __all__ = [
     "ASSIGN_METHODS",
     "OUTFALL_WHY",
+    "ambiguous_reason",
     "assign_outfalls",
     "describe_nodes",
     "edge_outfalls",
@@ -37,6 +39,7 @@ ASSIGN_METHODS = (
     "terminal_at_structure",  # ... to a terminal at another structure (no water layer)
     "terminal_loose_end",  # ... to a bare line end (no water layer): the weakest guess
     "split",  # flow splits and reaches several outfalls (main one given)
+    "ambiguous",  # the evidence cannot tell which outfall: none named, candidates listed
     "terminal_not_at_water",  # ends at a terminal node away from every waterbody: no outfall
     "cycle",  # ends in a loop of conveyances with no way out: no outfall
     "assumed_lateral",  # no conveyance reaches it; nearest conveyance (lateral_tolerance_m)
@@ -105,6 +108,8 @@ def node_results(net: StormNetwork) -> pd.DataFrame:
     lat_tol = net.settings.get("lateral_tolerance_m", 0.0)
     conflicts = getattr(net, "orientation_conflicts", {}) or {}
     first_node = first_node_of_comp(s)
+    gr = getattr(net, "_graph", None) or {}
+    amb = ambiguous_candidates(s, main, alt=gr.get("alt"), free_comp=_free_exit_comps(net, s))
     # words for the nodes users see in reasons: junctions by place and conveyances
     no_out = (main == None) & s.touched & ~s.comp_cycle[sink]  # noqa: E711
     dead_end = {int(first_node[c]) for c in np.unique(sink[no_out])}
@@ -136,6 +141,13 @@ def node_results(net: StormNetwork) -> pd.DataFrame:
                 ]
                 note_of[key] = _dead_branch_note(where, more=dead[1])
             note[i] = note_of[key]
+        cands = amb.get(i)
+        if cands:
+            main[i] = None
+            others[i] = ";".join(cands)
+            method[i] = "ambiguous"
+            reason[i] = ambiguous_reason(cands) + note[i]
+            continue
         allo = s.all_outfalls.get(int(c))
         m = main[i]
         if allo and len(allo) > 1:
@@ -194,6 +206,35 @@ def node_results(net: StormNetwork) -> pd.DataFrame:
     res = res.set_index("node_id")
     net._cache["node_results"] = res
     return res
+
+
+#: orient_method values of conveyances no evidence orients
+_FREE_METHODS = ("outlet_path", "digitized", "flow_dir_uni")
+
+
+def _free_exit_comps(net: StormNetwork, s: SolvedNetwork) -> np.ndarray:
+    """Per component: one of its exits is a conveyance no evidence orients."""
+    out = np.zeros(s.ncomp, dtype=bool)
+    if not len(s.arc_edge):
+        return out
+    meth = net.edges["orient_method"].to_numpy(dtype=object)[s.arc_edge]
+    over = net.edges["orient_overruled"].to_numpy(dtype=object)[s.arc_edge]
+    free = np.isin(meth, _FREE_METHODS) & (over == "")
+    cu, cv = s.comp[s.arc_from], s.comp[s.arc_to]
+    out[cu[free & (cu != cv)]] = True
+    return out
+
+
+def ambiguous_reason(candidates: list[str]) -> str:
+    """Reason text of an ``ambiguous`` answer (shared by the table and traces)."""
+    names = ", ".join(candidates[:-1]) + " or " + candidates[-1]
+    return (
+        f"the evidence cannot tell which way flow leaves: it may reach outfall {names} "
+        "(no ids, inverts or elevations orient the conveyances that decide, or only "
+        'the input order chose at a flow split; docs/network.md "The ambiguous '
+        'answer"); no outfall is named. Fix: survey the pipes or add from/to ids or '
+        "inverts"
+    )
 
 
 def _split_reason(n_out: int, main: str, bits: int) -> str:
@@ -404,7 +445,10 @@ def edge_outfalls(net: StormNetwork) -> pd.DataFrame:
     groups: dict[str, list[Any]] = {}  # conv_id -> [outfalls in order, last row]
     cols = ("conv_id", "outfall_id", "method", "reason", "other_outfalls", "bi", "up_out")
     columns = [df[c].tolist() for c in cols]
+    ambiguous: dict[str, tuple[str, str]] = {}  # conv_id -> (candidates, reason)
     for cid, outfall, meth, reason, other, bi, up in zip(*columns, strict=True):
+        if meth == "ambiguous":
+            ambiguous.setdefault(cid, (str(other), str(reason)))
         g = groups.setdefault(cid, [[], None])
         outs = g[0]
         for o in [outfall, *str(other or "").split(";"), up if bi else None]:
@@ -413,6 +457,18 @@ def edge_outfalls(net: StormNetwork) -> pd.DataFrame:
         g[1] = (outfall, meth, reason)
     rows = []
     for cid, (outs, (outfall, meth, reason)) in groups.items():
+        if cid in ambiguous:
+            cands, why = ambiguous[cid]
+            rows.append(
+                {
+                    "conv_id": cid,
+                    "outfall_id": None,
+                    "method": "ambiguous",
+                    "reason": why,
+                    "other_outfalls": cands,
+                }
+            )
+            continue
         main = outfall if isinstance(outfall, str) else (outs[0] if outs else None)
         rows.append(
             {

@@ -185,6 +185,17 @@ def _check_crs(ws: Workspace) -> CRS:
     return crs
 
 
+def _alt_nodes(ori: Orientation, remap: np.ndarray, used: np.ndarray) -> np.ndarray:
+    """Per used node, the used node of its near-tie other target (-1: none)."""
+    out = np.full(len(used), -1, dtype=np.int64)
+    if ori.node_alt is None:
+        return out
+    alt = ori.node_alt[used]
+    ok = alt >= 0
+    out[ok] = remap[alt[ok]]
+    return out
+
+
 def network_frames(
     st: StructureTable,
     ends: EndTable,
@@ -229,6 +240,7 @@ def network_frames(
             "is_open": np.array([k in OPEN_CONVEYANCE_KINDS for k in kinds_e], dtype=bool),
             "bidirectional": ed.bidirectional,
             "orient_method": pd.array(r["orient_method"], dtype="str"),
+            "orient_overruled": pd.array(r["orient_overruled"], dtype="str"),
             "length_m": shapely.length(geoms) * cfg.m_per_unit if len(geoms) else np.zeros(0),
             "diameter_in": np.array(r["diameter_in"], dtype=float),
             "us_invert": np.array(r["us_invert"], dtype=float),
@@ -299,6 +311,9 @@ def network_frames(
         "n_nodes": len(used),
         "n_edges": len(ed.from_node),
         "src": ed.source_line,
+        # node -> the other target it reaches nearly as cheaply (docs/network.md
+        # "The ambiguous answer"), -1 where none
+        "alt": _alt_nodes(ori, remap, used),
     }
     net = StormNetwork(
         nodes=nodes,

@@ -63,6 +63,7 @@ _EDGE_COLUMNS = (
     "v",
     "kind",
     "orient_method",
+    "orient_overruled",
     "bi",
     "geometry",
     "diameter_in",
@@ -110,6 +111,7 @@ def _straight_edges(
         "v": np.where(rev, na_all[fj], nb_all[fj]),
         "kind": cv.kind[fj],
         "orient_method": ori.method[fj],
+        "orient_overruled": _overruled(ori)[fj],
         "bi": ori.bidirectional[fj],
         "geometry": fgeom,
         "diameter_in": cv.diameter_in[fj],
@@ -181,11 +183,19 @@ def _split_line_edges(
             u, v = v, u
             part = part.reverse()
             ia, ib = ib, ia
-        values = (cv.ids[j], k, u, v, cv.kind[j], ori.method[j], bool(ori.bidirectional[j]), part)
+        values = (cv.ids[j], k, u, v, cv.kind[j], ori.method[j], _overruled(ori)[j])
+        values += (bool(ori.bidirectional[j]), part)
         values += (cv.diameter_in[j], ia, ib, j)
         for col, value in zip(_EDGE_COLUMNS, values, strict=True):
             rows[col].append(value)
         k += 1
+
+
+def _overruled(ori: Orientation) -> np.ndarray:
+    """Per line, the evidence its direction overrules ("" where none)."""
+    if ori.overruled is None:
+        return np.full(len(ori.direction), "", dtype=object)
+    return ori.overruled
 
 
 def _lateral_edges(
@@ -201,7 +211,7 @@ def _lateral_edges(
     an info finding."""
     for node, target, d, line in sp.lateral_edges:
         geom = shapely.LineString(node_xy(st.xy, sp.junction_xy, np.array([node, target])))
-        values = (f"lateral:{st.ids[node]}", 0, node, target, "connector", "assumed_lateral")
+        values = (f"lateral:{st.ids[node]}", 0, node, target, "connector", "assumed_lateral", "")
         values += (False, geom, np.nan, np.nan, np.nan, -1)
         for col, value in zip(_EDGE_COLUMNS, values, strict=True):
             rows[col].append(value)
@@ -226,7 +236,11 @@ def _edges_in_flow_order(
     order (assumed laterals last, in their order)."""
     cols = {}
     for k, fv in fast_cols.items():
-        dt = object if k in ("conv_id", "kind", "orient_method", "geometry") else None
+        dt = (
+            object
+            if k in ("conv_id", "kind", "orient_method", "orient_overruled", "geometry")
+            else None
+        )
         slow = np.array(rows[k], dtype=dt if dt else fv.dtype)
         if k == "geometry" and len(slow) == 0:
             slow = np.zeros(0, dtype=object)

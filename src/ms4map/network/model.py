@@ -112,7 +112,7 @@ class Trace:
     length_m : float
         Total length of the conveyances on the way, in metres.
     outfall_ids : list of str
-        Outfalls reached, main one first.
+        Outfalls reached, main one first; when ``ambiguous``, the candidates.
     receiving_waters : list of str
         Receiving waters of those outfalls (where known).
     method, reason : str
@@ -128,6 +128,9 @@ class Trace:
     receiving_waters: list[str]
     method: str
     reason: str
+    #: the evidence cannot tell which outfall: ``outfall_ids`` lists the candidates
+    #: (docs/network.md "The ambiguous answer")
+    ambiguous: bool = False
 
 
 @dataclass

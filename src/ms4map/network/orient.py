@@ -170,10 +170,13 @@ def real_outlet_nodes(
     *,
     cfg: BuildConfig,
     wtree: Any,
-) -> np.ndarray:
+    with_check: bool = False,
+) -> Any:
     """Nodes that are real outlets before orientation: outfall structures, points of the
     outfalls layer (nearest node within the snap tolerance), headwalls at an open end,
-    and open ends within the water tolerance of a waterbody."""
+    and open ends within the water tolerance of a waterbody.  ``with_check``: also
+    return whether nothing checks the terminals (no waterbody layer, no outfalls-layer
+    point on the network), as :func:`ms4map.network.termini.find_outfalls` decides."""
     n_st = ends.n_structures
     n_nodes = n_st + len(sp.junction_xy)
     deg = np.bincount(ends.node, minlength=n_nodes)
@@ -181,6 +184,7 @@ def real_outlet_nodes(
         for _, nd in parts:
             deg[nd] += 2
     out = [np.where(st.is_primary & (st.kind == "outfall"))[0]]
+    layer_hit = False
     out.append(open_end_headwalls(np.where(st.is_primary, st.kind, None), deg))
     of = ws.layers.get("outfalls")
     if of is not None and len(of):
@@ -193,12 +197,214 @@ def real_outlet_nodes(
                 shapely.get_coordinates(g[ok])[:, :2], distance_upper_bound=cfg.snap_tol
             )
             out.append(idx[k[np.isfinite(d)]])
+            layer_hit = bool(np.isfinite(d).any())
     open_ends = np.where(deg == 1)[0]
     if wtree is not None and len(open_ends):
         pts = shapely.points(node_xy(st.xy, sp.junction_xy, open_ends))
         pi, _ = wtree.query(pts, predicate="dwithin", distance=cfg.water_tol)
         out.append(open_ends[np.unique(pi)])
-    return np.unique(np.concatenate(out).astype(int))
+    nodes = np.unique(np.concatenate(out).astype(int))
+    if not with_check:
+        return nodes
+    wb = ws.layers.get("waterbodies")
+    has_water = wtree is not None or (wb is not None and len(wb) > 0)
+    return nodes, not has_water and not layer_hit
+
+
+#: The trust order (docs/network.md "Orientation"): evidence of a conveyance's direction,
+#: strongest first.  ``ids`` and ``flow_dir`` (a one-way flow-direction value that says
+#: something the drawing does not) are never overruled; the others are overruled only
+#: where a structure could otherwise reach no outlet, the weaker first.
+TRUST_ORDER = (
+    "ids",
+    "flow_dir",
+    "inverts",
+    "structure_inverts",
+    "structure_rims",
+    "dem_ground",
+)
+
+#: What overruling one conveyance's evidence costs in the whole-network decision, in
+#: metres of path (a way's cost is its length in metres plus these): one overruled pipe
+#: invert outweighs ten overruled structure inverts, and any path within a town.
+OVERRULE_COST = {
+    "inverts": 1e8,
+    "structure_inverts": 1e7,
+    "structure_rims": 1e6,
+    "dem_ground": 1e5,
+}
+
+#: Where the nearest outlet of a node whose way out no evidence decides is reached
+#: within this factor of the path to the next-nearest *other* outlet, the node is
+#: ``ambiguous`` (docs/network.md "The ambiguous answer").
+AMBIGUITY_RATIO = 1.05
+
+
+def line_evidence(
+    ws: Workspace,
+    st: StructureTable,
+    cv: ConveyanceTable,
+    ends: EndTable,
+    sp: SplitTable,
+    *,
+    cfg: BuildConfig,
+) -> dict[str, np.ndarray]:
+    """Every piece of direction evidence per line: name -> +1 (first vertex to last), -1,
+    0 (says nothing).  Names: :data:`TRUST_ORDER`, plus ``flow_dir_uni`` (the data says the
+    line is drawn in the direction of flow) and ``bi`` (a two-way value, bool)."""
+    L, thr = cv.count, cfg.elev_threshold
+    na, nb = ends.node[:L], ends.node[L:]
+    # inverts belong to the ends the ids name, else us at the first vertex
+    ui, di = cv.us_invert, cv.ds_invert
+    inv_a = np.where(ends.ids_reversed, di, ui)
+    inv_b = np.where(ends.ids_reversed, ui, di)
+    fd = np.asarray(cv.flow_dir, dtype=object)
+
+    def node_val(arr: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+        out = np.full(len(nodes), np.nan)
+        m = nodes < ends.n_structures
+        out[m] = arr[nodes[m]]
+        return out
+
+    ev = {
+        "ids": np.where(ends.ids_known, np.where(ends.ids_reversed, -1, 1), 0),
+        "flow_dir": np.where(fd == "reverse", -1, 0),
+        "inverts": downhill_evidence(inv_a, inv_b, thr),
+        "structure_inverts": downhill_evidence(
+            node_val(st.invert_elev, na), node_val(st.invert_elev, nb), thr
+        ),
+        "structure_rims": downhill_evidence(
+            node_val(st.rim_elev, na), node_val(st.rim_elev, nb), thr
+        ),
+        "dem_ground": np.zeros(L, dtype=int),
+        "flow_dir_uni": np.where(fd == "uni", 1, 0),
+        "bi": fd == "bi",
+    }
+    dem = getattr(ws, "dem", None)
+    if dem is not None:
+        za = dem_ground_at(dem, node_xy(st.xy, sp.junction_xy, na))
+        zb = dem_ground_at(dem, node_xy(st.xy, sp.junction_xy, nb))
+        ev["dem_ground"] = downhill_evidence(za, zb, thr)
+    return ev
+
+
+def preferred_direction(ev: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per line, the direction its strongest evidence gives (0: none) and that
+    evidence's position in :data:`TRUST_ORDER` (-1: none)."""
+    L = len(ev["ids"])
+    pref = np.zeros(L, dtype=int)
+    tier = np.full(L, -1, dtype=int)
+    for k, name in enumerate(TRUST_ORDER):
+        m = (tier < 0) & (ev[name] != 0)
+        pref[m] = ev[name][m]
+        tier[m] = k
+    return pref, tier
+
+
+def outlet_costs(
+    u: np.ndarray,
+    v: np.ndarray,
+    w_uv: np.ndarray,
+    w_vu: np.ndarray,
+    *,
+    n_nodes: int,
+    targets: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Least cost from every node to a target following the arcs ``u -> v`` (cost
+    ``w_uv``) and ``v -> u`` (``w_vu``; ``inf``: not allowed): one multi-source Dijkstra
+    on the reversed arcs.  Returns ``(cost, next_node)`` (``next_node``: the node after
+    it on its least-cost way, -1 at a target or where none exists)."""
+    cost = np.full(n_nodes, np.inf)
+    nxt = np.full(n_nodes, -1, dtype=np.int64)
+    targets = np.unique(np.asarray(targets, dtype=int))
+    if len(targets) == 0:
+        return cost, nxt
+    keep = u != v
+    fr = np.r_[u[keep], v[keep]]
+    to = np.r_[v[keep], u[keep]]
+    w = np.r_[w_uv[keep], w_vu[keep]]
+    ok = np.isfinite(w)
+    fr, to, w = fr[ok], to[ok], np.maximum(w[ok], 1e-15)
+    # parallel arcs: keep the cheapest (a sparse matrix would add them up)
+    order = np.lexsort((w, to, fr))
+    fr, to, w = fr[order], to[order], w[order]
+    first = np.r_[True, (fr[1:] != fr[:-1]) | (to[1:] != to[:-1])] if len(fr) else fr.astype(bool)
+    fr, to, w = fr[first], to[first], w[first]
+    src = n_nodes
+    # reversed arcs (flow to -> fr) plus a virtual source joined to every target
+    g = coo_matrix(
+        (
+            np.r_[w, np.full(len(targets), 1e-15)],
+            (np.r_[to, np.full(len(targets), src)], np.r_[fr, targets]),
+        ),
+        shape=(n_nodes + 1, n_nodes + 1),
+    ).tocsr()
+    d, pred = dijkstra(g, directed=True, indices=src, return_predecessors=True)
+    cost[:] = d[:n_nodes]
+    cost[targets] = 0.0
+    p = pred[:n_nodes].astype(np.int64)
+    nxt[:] = np.where((p >= 0) & (p < n_nodes), p, -1)
+    nxt[targets] = -1
+    return cost, nxt
+
+
+def _follow(nxt: np.ndarray) -> np.ndarray:
+    """The last node of each node's chain ``i -> nxt[i] -> ...`` (pointer jumping)."""
+    end = np.where(nxt >= 0, nxt, np.arange(len(nxt)))
+    for _ in range(64):
+        nn = end[end]
+        if np.array_equal(nn, end):
+            break
+        end = nn
+    return end
+
+
+def second_outlet_costs(
+    fr: np.ndarray,
+    to: np.ndarray,
+    w: np.ndarray,
+    cost: np.ndarray,
+    source: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Least cost from every node to a target *other* than its own (``source``), and
+    which: along the arcs ``fr -> to`` (cost ``w``) to a first node whose least-cost
+    target differs, then on that node's own least-cost way.  Returns ``(cost2, alt,
+    step2)`` (``alt`` -1 where no other target is reachable; ``step2`` the next node on
+    that way, -1 where it leaves at once across to the other target's side)."""
+    n = len(cost)
+    ok = np.isfinite(w) & np.isfinite(cost[to]) & np.isfinite(cost[fr])
+    fr, to, w = fr[ok], to[ok], w[ok]
+    cross = source[fr] != source[to]
+    # a node beside another outlet's region: its cheapest step across
+    g_cost = np.full(n, np.inf)
+    g_alt = np.full(n, -1, dtype=np.int64)
+    if cross.any():
+        c = w[cross] + cost[to[cross]]
+        order = np.lexsort((c, fr[cross]))
+        f_s, c_s, t_s = fr[cross][order], c[order], to[cross][order]
+        first = np.r_[True, f_s[1:] != f_s[:-1]]
+        g_cost[f_s[first]] = c_s[first]
+        g_alt[f_s[first]] = source[t_s[first]]
+    has = np.where(np.isfinite(g_cost))[0]
+    if len(has) == 0:
+        none = np.full(n, -1, dtype=np.int64)
+        return np.full(n, np.inf), none, none.copy()
+    same = ~cross
+    src = n
+    g = coo_matrix(
+        (
+            np.r_[np.maximum(w[same], 1e-15), np.maximum(g_cost[has], 1e-15)],
+            (np.r_[to[same], np.full(len(has), src)], np.r_[fr[same], has]),
+        ),
+        shape=(n + 1, n + 1),
+    ).tocsr()
+    d, pred = dijkstra(g, directed=True, indices=src, return_predecessors=True)
+    cost2 = d[:n]
+    p = pred[:n].astype(np.int64)
+    nxt = np.where((p >= 0) & (p < n), p, -1)
+    entry = _follow(nxt)
+    alt = np.where(np.isfinite(cost2), g_alt[entry], -1)
+    return cost2, alt, nxt
 
 
 def orient_lines(
@@ -212,104 +418,159 @@ def orient_lines(
     qa: QAReport,
     wtree: Any = None,
 ) -> Orientation:
-    """Orient every line by the rule chain of docs/network.md (first rule that applies); QA on conflicts."""
-    L, thr = cv.count, cfg.elev_threshold
+    """Orient every line by one decision over all the evidence (docs/network.md
+    "Orientation"); QA on what was overruled.
+
+    1. Each line's preferred direction is its strongest evidence (:data:`TRUST_ORDER`).
+    2. One least-cost search from the targets (real outlets; where no waterbody or
+       outfalls layer checks the terminals, also the open ends the evidence flows into)
+       over every line, where following a line against its evidence costs
+       :data:`OVERRULE_COST` (``ids``/``flow_dir``: not allowed) and length only breaks
+       ties.  A line is reversed against its evidence only where that is the least-cost
+       way of a structure that otherwise reaches no target; lines no evidence orients
+       run towards the cheaper end (``outlet_path``).
+    3. A node whose way out no evidence decides and that reaches another outlet nearly
+       as cheaply (:data:`AMBIGUITY_RATIO`) is ``ambiguous`` (``Orientation.node_alt``).
+    """
+    L = cv.count
     na, nb = ends.node[:L], ends.node[L:]
-    # inverts belong to the ends the ids name, else us at the first vertex
-    ui, di = cv.us_invert, cv.ds_invert
-    inv_a = np.where(ends.ids_reversed, di, ui)
-    inv_b = np.where(ends.ids_reversed, ui, di)
-    both = np.isfinite(inv_a) & np.isfinite(inv_b)
-    ev_inv = np.where(
-        both & (inv_a > inv_b + thr), 1, np.where(both & (inv_b > inv_a + thr), -1, 0)
+    ev = line_evidence(ws, st, cv, ends, sp, cfg=cfg)
+    pref, tier = preferred_direction(ev)
+    is_bi = ev["bi"] & (ev["ids"] == 0) & (ev["flow_dir"] == 0)
+    hard = (tier >= 0) & (tier <= 1)
+    names = np.array(TRUST_ORDER, dtype=object)
+    seg_u, seg_v, seg_len, seg_line = segment_table(
+        ends.node, cv.length, sp.splits, sp.lateral_edges
     )
-    ev_ids = np.where(ends.ids_known, np.where(ends.ids_reversed, -1, 1), 0)
-    fd = np.asarray(cv.flow_dir, dtype=object)
-    ev_fd = np.where(fd == "reverse", -1, 0)
-    ev_uni = np.where(fd == "uni", 1, 0)
-    is_bi = fd == "bi"
-
-    def node_val(arr: np.ndarray, nodes: np.ndarray) -> np.ndarray:
-        out = np.full(len(nodes), np.nan)
-        m = nodes < ends.n_structures
-        out[m] = arr[nodes[m]]
-        return out
-
-    sia, sib = node_val(st.invert_elev, na), node_val(st.invert_elev, nb)
-    sb = np.isfinite(sia) & np.isfinite(sib)
-    ev_sinv = np.where(sb & (sia > sib + thr), 1, np.where(sb & (sib > sia + thr), -1, 0))
-    sra, srb = node_val(st.rim_elev, na), node_val(st.rim_elev, nb)
-    rb = np.isfinite(sra) & np.isfinite(srb)
-    ev_srim = np.where(rb & (sra > srb + thr), 1, np.where(rb & (srb > sra + thr), -1, 0))
-    direction = np.ones(L, dtype=int)
-    method = np.full(L, "digitized", dtype=object)
-    bi = np.zeros(L, dtype=bool)
-    decided = np.zeros(L, dtype=bool)
-    for ev, name in ((ev_inv, "inverts"), (ev_ids, "ids"), (ev_fd, "flow_dir")):
-        m = ~decided & (ev != 0)
-        direction[m] = ev[m]
-        method[m] = name
-        decided |= m
-        if name == "ids":
-            m = ~decided & is_bi
-            bi[m] = True
-            method[m] = "flow_dir_bi"
-            decided |= m
-    ev_dem = np.zeros(L, dtype=int)
-    dem = getattr(ws, "dem", None)
-    if dem is not None and not decided.all():
-        za = dem_ground_at(dem, node_xy(st.xy, sp.junction_xy, na))
-        zb = dem_ground_at(dem, node_xy(st.xy, sp.junction_xy, nb))
-        ev_dem = downhill_evidence(za, zb, thr)
-    for ev, name in (
-        (ev_sinv, "structure_inverts"),
-        (ev_srim, "structure_rims"),
-        (ev_dem, "dem_ground"),
-    ):
-        m = ~decided & (ev != 0)
-        direction[m] = ev[m]
-        method[m] = name
-        decided |= m
-    # outlet_path: from the end farther along the network from the nearest real
-    # outlet to the nearer end (only where no stronger evidence decided)
-    node_dist = None
-    ev_out = np.zeros(L, dtype=int)
-    if not decided.all():
-        seg = segment_table(ends.node, cv.length, sp.splits, sp.lateral_edges)
-        n_nodes = ends.n_structures + len(sp.junction_xy)
-        outlets = real_outlet_nodes(ws, st, ends, sp, cfg=cfg, wtree=wtree)
-        node_dist = outlet_distances(seg[0], seg[1], seg[2], n_nodes, outlets)
-        ev_out = orient_by_outlet_path(node_dist[na], node_dist[nb])
-    m = ~decided & (ev_out != 0)
+    n_nodes = ends.n_structures + len(sp.junction_xy)
+    lnorm = seg_len * cfg.m_per_unit + 1e-9
+    is_lat = seg_line < 0
+    line = np.where(is_lat, 0, seg_line)
+    sp_ = np.where(is_lat, 1, pref[line])
+    s_tier = np.where(is_lat, 0, tier[line])
+    s_bi = ~is_lat & is_bi[line]
+    s_hard = is_lat | (~s_bi & hard[line])
+    over = np.zeros(len(seg_u))
+    for name, c in OVERRULE_COST.items():
+        over[s_tier == TRUST_ORDER.index(name)] = c
+    w_uv = lnorm + np.where(s_bi, 0.0, np.where(sp_ == -1, np.where(s_hard, np.inf, over), 0.0))
+    w_vu = lnorm + np.where(s_bi, 0.0, np.where(sp_ == 1, np.where(s_hard, np.inf, over), 0.0))
+    outlets, open_targets_ok = real_outlet_nodes(
+        ws, st, ends, sp, cfg=cfg, wtree=wtree, with_check=True
+    )
+    targets = outlets
+    if open_targets_ok:
+        targets = np.r_[outlets, evidenced_open_ends(seg_u, seg_v, sp_, s_bi, n_nodes)]
+    cost, nxt = outlet_costs(seg_u, seg_v, w_uv, w_vu, n_nodes=n_nodes, targets=targets)
+    # 1. evidence; 2. overruled where a least-cost way needs it; 3. outlet_path
+    direction = np.where(pref != 0, pref, 0)
+    method = np.where(tier >= 0, names[np.maximum(tier, 0)], None).astype(object)
+    method[is_bi] = "flow_dir_bi"
+    overruled = np.full(L, "", dtype=object)
+    real = ~is_lat
+    # a segment used against its evidence on the least-cost way of its upper end
+    back = (
+        real
+        & ~s_bi
+        & ~s_hard
+        & (((sp_ == 1) & (nxt[seg_v] == seg_u)) | ((sp_ == -1) & (nxt[seg_u] == seg_v)))
+    )
+    # ... unless a cheaper parallel arc explains it (the way's cost says which)
+    back &= np.where(
+        sp_ == 1,
+        np.isclose(cost[seg_v], cost[seg_u] + w_vu, rtol=1e-12, atol=0),
+        np.isclose(cost[seg_u], cost[seg_v] + w_uv, rtol=1e-12, atol=0),
+    )
+    # ... for a structure or a node flow passes through, not for a bare line end (the
+    # mapped line may just stop there)
+    deg = np.bincount(np.r_[seg_u, seg_v], minlength=n_nodes)
+    low = np.where(sp_ == 1, seg_v, seg_u)
+    back &= (low < ends.n_structures) | (deg[low] >= 2)
+    flip_lines = np.unique(seg_line[back])
+    for j in flip_lines:
+        overruled[j] = str(method[j])
+        direction[j] = -pref[j]
+        method[j] = "outlet_path"
+    free = (tier < 0) & ~is_bi
+    ev_out = orient_by_outlet_path(cost[na], cost[nb])
+    m = free & (ev_out != 0)
     direction[m] = ev_out[m]
     method[m] = "outlet_path"
-    decided |= m
-    uni_disagrees = int(np.sum(m & (ev_uni != 0) & (ev_uni != ev_out)))
-    m = ~decided & (ev_uni != 0)
-    method[m] = "flow_dir_uni"
-    decided |= m
+    uni = ev["flow_dir_uni"]
+    uni_disagrees = int(np.sum(m & (uni != 0) & (uni != ev_out)))
+    rest = free & (ev_out == 0)
+    method[rest & (uni != 0)] = "flow_dir_uni"
+    method[rest & (uni == 0)] = "digitized"
+    direction[rest] = 1
+    direction[is_bi] = np.where(pref[is_bi] != 0, pref[is_bi], 1)
+    # weaker evidence the chosen direction overrules (kept lines)
+    for name in TRUST_ORDER[1:]:
+        e = ev[name]
+        lost = (e != 0) & (e != direction) & ~is_bi & (overruled == "")
+        lost &= method != name
+        overruled[lost] = name
+    node_alt, node_cost2 = _ambiguous_nodes(
+        seg_u, seg_v, w_uv, w_vu, cost=cost, nxt=nxt, free_seg=real & free[line]
+    )
     conflicts = _orientation_findings(
-        qa,
-        cv,
-        direction=direction,
-        method=method,
-        bi=bi,
-        evidence={
-            "inverts": ev_inv,
-            "ids": ev_ids,
-            "flow_dir": ev_fd,
-            "flow_dir_uni": ev_uni,
-            "structure_inverts": ev_sinv,
-        },
+        qa, cv, direction=direction, method=method, bi=is_bi, evidence=ev, overruled=overruled
     )
     return Orientation(
-        direction=direction,
-        bidirectional=bi,
+        direction=direction.astype(int),
+        bidirectional=is_bi,
         method=method,
-        outlet_distance=node_dist,
+        outlet_distance=cost,
         conflicts=conflicts,
         uni_disagrees=uni_disagrees,
+        overruled=overruled,
+        node_alt=node_alt,
     )
+
+
+def evidenced_open_ends(
+    u: np.ndarray, v: np.ndarray, pref: np.ndarray, bi: np.ndarray, n_nodes: int
+) -> np.ndarray:
+    """Open ends (one segment touches them) that their segment's evidence flows into:
+    possible outfalls where nothing checks the terminals."""
+    deg = np.bincount(np.r_[u, v], minlength=n_nodes)
+    into_v = (pref == 1) & ~bi & (deg[v] == 1)
+    into_u = (pref == -1) & ~bi & (deg[u] == 1)
+    return np.unique(np.r_[v[into_v], u[into_u]]).astype(int)
+
+
+def _ambiguous_nodes(
+    u: np.ndarray,
+    v: np.ndarray,
+    w_uv: np.ndarray,
+    w_vu: np.ndarray,
+    *,
+    cost: np.ndarray,
+    nxt: np.ndarray,
+    free_seg: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per node, the other target it reaches nearly as cheaply (-1: none) where its own
+    least-cost way leaves it on a line no evidence orients (:data:`AMBIGUITY_RATIO`)."""
+    n = len(cost)
+    alt_out = np.full(n, -1, dtype=np.int64)
+    if not free_seg.any():
+        return alt_out, np.full(n, np.inf)
+    source = _follow(nxt)
+    source = np.where(np.isfinite(cost), source, -1)
+    fr = np.r_[u, v]
+    to = np.r_[v, u]
+    w = np.r_[w_uv, w_vu]
+    cost2, alt, step2 = second_outlet_costs(fr, to, w, cost, source)
+    # the node's first step is a line no evidence orients
+    step_free = np.zeros(n, dtype=bool)
+    f_u, f_v = u[free_seg], v[free_seg]
+    step_free[f_u[nxt[f_u] == f_v]] = True
+    step_free[f_v[nxt[f_v] == f_u]] = True
+    # ... and the other way parts from its own here (not further down, where the node
+    # that parts decides)
+    amb = step_free & (alt >= 0) & (cost2 <= AMBIGUITY_RATIO * cost) & np.isfinite(cost)
+    amb &= step2 != nxt
+    alt_out[amb] = alt[amb]
+    return alt_out, cost2
 
 
 def _orientation_findings(
@@ -320,36 +581,48 @@ def _orientation_findings(
     method: np.ndarray,
     bi: np.ndarray,
     evidence: dict[str, np.ndarray],
+    overruled: np.ndarray,
 ) -> dict[str, str]:
-    """QA of the chosen orientation: conflicting evidence, reversed digitisation, uphill
-    pipes.  ``evidence``: the evidence arrays by rule name (``inverts``, ``ids``,
-    ``flow_dir``, ``flow_dir_uni``, ``structure_inverts``).  Returns conv_id -> the
-    evidence the inverts overruled (``"ids"`` or ``"flow_dir"``)."""
-    ev_inv, ev_ids, ev_fd = evidence["inverts"], evidence["ids"], evidence["flow_dir"]
-    ev_uni, ev_sinv = evidence["flow_dir_uni"], evidence["structure_inverts"]
-    # QA: conflicting evidence, reversed digitisation, uphill pipes
+    """QA of the chosen orientation: pipes that run against their own inverts
+    (``adverse_slope``, with the slope), conflicting ids and flow-direction values,
+    reversed digitisation, pipes that run up between structure inverts.  Returns
+    conv_id -> the evidence that kept a pipe running against its inverts."""
     layer = "conveyances"
-    for j in np.where((ev_inv != 0) & (ev_ids != 0) & (ev_inv != ev_ids))[0]:
+    ev_inv, ev_ids, ev_fd = evidence["inverts"], evidence["ids"], evidence["flow_dir"]
+    adverse = (ev_inv != 0) & (ev_inv != direction) & ~bi
+    words = {
+        "ids": "its from/to structure ids",
+        "flow_dir": "its flow-direction value",
+        "outlet_path": "the whole network (otherwise structures upstream reach no outlet)",
+    }
+    ui, di = cv.us_invert, cv.ds_invert
+    conflicts: dict[str, str] = {}
+    for j in np.where(adverse)[0]:
+        drop = abs(float(ui[j]) - float(di[j]))
+        slope = 100.0 * drop / float(cv.length[j]) if cv.length[j] > 0 else float("nan")
+        why = words.get(str(method[j]), f"the '{method[j]}' rule")
         add_finding(
             qa,
-            "orientation_conflict",
+            "adverse_slope",
             layer,
-            "The inverts say the conveyance flows from its to_id structure to its "
-            "from_id structure; the inverts win (docs/rules.md section 1).",
+            f"The conveyance runs uphill by its own inverts (adverse slope {slope:.2f}%, "
+            f"{drop:.2f} over its length); its direction comes from {why}, which the "
+            "inverts do not overrule (docs/network.md, trust order).",
             fid=cv.ids[j],
             xy=cv.mid(j),
-            fix="Check the invert elevations and the from/to ids.",
+            fix="Check the invert elevations (a swapped or mistyped pair is common).",
         )
-    ev_fd = np.where(ev_uni != 0, ev_uni, ev_fd)  # any flow-direction value
-    for j in np.where((ev_inv != 0) & (ev_fd != 0) & (ev_inv != ev_fd))[0]:
+        conflicts[str(cv.ids[j])] = str(method[j])
+    for j in np.where((ev_ids != 0) & (ev_fd != 0) & (ev_ids != ev_fd))[0]:
         add_finding(
             qa,
             "orientation_conflict",
             layer,
-            "The flow-direction attribute disagrees with the inverts; the inverts win.",
+            "The flow-direction value disagrees with the from/to ids; the ids win "
+            "(docs/network.md, trust order).",
             fid=cv.ids[j],
             xy=cv.mid(j),
-            fix="Check flow_dir and the inverts.",
+            fix="Check flow_dir and the from/to ids.",
         )
     for j in np.where((method == "inverts") & (direction == -1))[0]:
         add_finding(
@@ -363,9 +636,8 @@ def _orientation_findings(
             level="info",
             fix="Flip the line so it is drawn in the direction of flow.",
         )
-    # uphill: the chosen direction runs from a lower to a higher structure invert,
-    # or the pipe's own inverts (read along the ids) run uphill
-    up_struct = (ev_sinv != 0) & (ev_sinv != direction) & ~bi
+    ev_sinv = evidence["structure_inverts"]
+    up_struct = (ev_sinv != 0) & (ev_sinv != direction) & ~bi & ~adverse
     for j in np.where(up_struct)[0]:
         add_finding(
             qa,
@@ -377,9 +649,4 @@ def _orientation_findings(
             xy=cv.mid(j),
             fix="Check the structure inverts and the conveyance direction.",
         )
-    conflicts: dict[str, str] = {}
-    for j in np.where((ev_inv != 0) & (ev_fd != 0) & (ev_inv != ev_fd))[0]:
-        conflicts[str(cv.ids[j])] = "flow_dir"
-    for j in np.where((ev_inv != 0) & (ev_ids != 0) & (ev_inv != ev_ids))[0]:
-        conflicts[str(cv.ids[j])] = "ids"
     return conflicts

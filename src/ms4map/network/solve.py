@@ -68,6 +68,10 @@ class SolvedNetwork:
     #: a branch below it ends in: terminals not at water, trapping loops; more of them?)
     dead_ends: dict[int, tuple[list[int], bool]] = field(default_factory=dict)
     csr: Any = None
+    #: comp -> the next component along its main exit (itself at a sink)
+    next_comp: np.ndarray | None = None
+    #: comp -> the SPLIT_RULES bit of the rule that chose its own main exit (0: no split)
+    split_rule: np.ndarray | None = None
 
 
 def solve_network(net: StormNetwork) -> SolvedNetwork:
@@ -147,6 +151,7 @@ def solve_network(net: StormNetwork) -> SolvedNetwork:
     main_arc = ex_sorted[first]
     nxt = np.arange(ncomp)
     nxt[cu[main_arc]] = cv[main_arc]
+    next_comp = nxt.copy()
     hops = np.zeros(ncomp, dtype=np.int64)
     hops[cu[main_arc]] = weight[main_arc]
     dist = np.zeros(ncomp)
@@ -163,6 +168,7 @@ def solve_network(net: StormNetwork) -> SolvedNetwork:
         bits[split_comps] = _split_rule_bits(
             split_comps, ex_sorted, cu=cu, cv=cv, diam=diam, dsi=dsi, best=best
         )
+    own_bits = bits.copy()
     for _ in range(64):  # pointer jumping: depth doubles each round
         nn = nxt[nxt]
         moving = nxt != np.arange(ncomp)
@@ -193,6 +199,8 @@ def solve_network(net: StormNetwork) -> SolvedNetwork:
         csr=csr,
     )
     solved.node_hops, solved.node_dist_m, solved.arc_onward = node_hops, node_dist, onward
+    solved.next_comp = next_comp
+    solved.split_rule = own_bits
     solved.csr_onward = (
         csr
         if onward.all()

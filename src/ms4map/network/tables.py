@@ -222,6 +222,11 @@ class Orientation:
     outlet_distance: np.ndarray | None  # per node, along the network to a real outlet
     conflicts: dict[str, str]
     uni_disagrees: int
+    #: per line: the evidence the chosen direction overrules ("" where none)
+    overruled: np.ndarray | None = None
+    #: per node: the other target it reaches nearly as cheaply where no evidence decides
+    #: its way out (-1: none; docs/network.md "The ambiguous answer")
+    node_alt: np.ndarray | None = None
 
 
 @dataclass

@@ -128,6 +128,9 @@ def trace_downstream(net: StormNetwork, start: Any, *, by: str = "auto") -> Trac
     nodes = net.nodes.iloc[node_order]
     res = node_results(net).iloc[node]
     outs = [o for o in s.outfall_of_node[order] if o is not None]
+    ambiguous = str(res["method"]) == "ambiguous"
+    if ambiguous:
+        outs = [o for o in str(res["other_outfalls"]).split(";") if o]
     main = res["outfall_id"]
     if isinstance(main, str) and main in outs:
         outs = [main] + [o for o in outs if o != main]
@@ -166,7 +169,7 @@ def trace_downstream(net: StormNetwork, start: Any, *, by: str = "auto") -> Trac
             head_txt, _, _ = reason.partition(", then ")
             text = f"{head_txt}, then {text}"
         reason = text + note
-    return Trace(label, nodes, edges, geom, length, outs, rw, method, reason)
+    return Trace(label, nodes, edges, geom, length, outs, rw, method, reason, ambiguous=ambiguous)
 
 
 #: Assignment methods under which flow reaches one outfall along one path.
