@@ -221,7 +221,7 @@ def test_inverts_fall_downstream_except_the_planted_ones(built):
     conv = layers["conveyances"]
     pipes = conv[(conv["kind"] != "ditch") & conv["us_invert"].notna()]
     assert len(pipes) / (conv["kind"] == "pipe").sum() > 0.85
-    uphill = set(_defect_ids("uphill_pipe"))
+    uphill = set(_defect_ids("adverse_slope"))
     falling = pipes["us_invert"] > pipes["ds_invert"]
     assert set(pipes.loc[~falling, "conv_id"]) == uphill
     # cover: inverts 1.0-4.5 m below the DEM at catch basins and manholes
@@ -249,7 +249,7 @@ def test_planted_network_defects_are_there(built):
     assert shapely.Point(row.geometry.coords[0]).distance(pos[row.to_id]) < 0.01
     assert shapely.Point(row.geometry.coords[-1]).distance(pos[row.from_id]) < 0.01
     assert row.us_invert > row.ds_invert
-    (pid,) = _defect_ids("uphill_pipe")
+    (pid,) = _defect_ids("adverse_slope")
     assert conv.loc[pid].us_invert < conv.loc[pid].ds_invert
     (oid,) = _defect_ids("orphan_structure")
     orphan = pos[oid]

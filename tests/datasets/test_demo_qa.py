@@ -36,9 +36,9 @@ def test_network_qa_reports_the_planted_network_defects(demo_ws) -> None:
     found = {(f.code, str(f.feature_id)) for f in net.qa.findings}
     planted = {(d["code"], d["id"]) for d in demo.PLANTED_DEFECTS if d["level"] == "network"}
     assert planted <= found
-    # every warning is a planted defect, or its direct consequence: the uphill pipe's ids
-    # contradict its inverts, and the pipe cut off by the unsnapped end has no outfall
-    consequences = {("orientation_conflict", "P-0351"), ("no_outfall_subnetwork", "P-0568")}
+    # every warning is a planted defect, or its direct consequence: the pipe cut off by
+    # the unsnapped end has no outfall (the adverse pipe keeps its ids: no dead end)
+    consequences = {("no_outfall_subnetwork", "P-0568")}
     warnings = {(f.code, str(f.feature_id)) for f in net.qa.warnings}
     assert warnings == (planted & warnings) | consequences
     assert not net.qa.errors

@@ -624,13 +624,14 @@ def _orientation_findings(
             xy=cv.mid(j),
             fix="Check flow_dir and the from/to ids.",
         )
-    for j in np.where((method == "inverts") & (direction == -1))[0]:
+    shown = {"ids": "from/to ids", "flow_dir": "flow-direction value", "inverts": "inverts"}
+    for j in np.where(np.isin(method, list(shown)) & (direction == -1))[0]:
         add_finding(
             qa,
             "reversed_digitization",
             layer,
-            "The line is digitised against the flow its inverts show; the network "
-            "uses it reversed.",
+            f"The line is digitised against the flow its {shown[str(method[j])]} show; "
+            "the network uses it reversed.",
             fid=cv.ids[j],
             xy=cv.mid(j),
             level="info",

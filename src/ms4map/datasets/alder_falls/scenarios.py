@@ -179,7 +179,7 @@ def _hand_checks(parcels, net: Net) -> dict[str, dict[str, Any]]:
 
 
 def _plant_network_defects(net: Net, convs, rng, info) -> None:
-    """reversed_digitization, uphill_pipe, unsnapped_end, orphan_structure."""
+    """reversed_digitization, adverse_slope, unsnapped_end, orphan_structure."""
     pipes = [
         c
         for c in convs
@@ -200,11 +200,12 @@ def _plant_network_defects(net: Net, convs, rng, info) -> None:
             "level": "network",
         }
     )
-    # uphill pipe: digitised with the flow, from/to agree, inverts rise 0.25 m downstream
+    # adverse slope: digitised with the flow, from/to agree, inverts rise 0.25 m downstream
+    # (the ids win; QA adverse_slope, docs/network.md)
     c = pipes[120]
     c["us_invert"] = round(c["ds_invert"] - 0.25, 2)
     defects.append(
-        {"code": "uphill_pipe", "layer": "conveyances", "id": c["conv_id"], "level": "network"}
+        {"code": "adverse_slope", "layer": "conveyances", "id": c["conv_id"], "level": "network"}
     )
     # unsnapped end: the downstream end stops 3 m short of its structure, no to_id
     c = pipes[200]

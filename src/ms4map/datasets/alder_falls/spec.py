@@ -50,7 +50,7 @@ PLANTED_DEFECTS: list[dict[str, str]] = [
     {"code": "dem_not_covering", "id": "100.11-1-2", "layer": "parcels", "level": "data"},
     {"code": "dem_not_covering", "id": "105.10-1-1", "layer": "parcels", "level": "data"},
     {"code": "reversed_digitization", "id": "P-0116", "layer": "conveyances", "level": "network"},
-    {"code": "uphill_pipe", "id": "P-0351", "layer": "conveyances", "level": "network"},
+    {"code": "adverse_slope", "id": "P-0351", "layer": "conveyances", "level": "network"},
     {"code": "unsnapped_end", "id": "P-0569", "layer": "conveyances", "level": "network"},
     {"code": "orphan_structure", "id": "CB-0527", "layer": "structures", "level": "network"},
 ]
