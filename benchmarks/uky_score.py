@@ -151,6 +151,18 @@ def main(argv: list[str] | None = None) -> int:
         f"{100 * ceiling[basin].mean():.1f} %"
     )
     print("catch basins/inlets by method:", dict(t.loc[sid[basin], "method"].value_counts()))
+    # an ambiguous answer names no outfall (issue 27): how many list only real outlets
+    amb = t.loc[sid[basin]]
+    amb = amb[amb["method"] == "ambiguous"]
+    only_real = sum(
+        all(c in outlet_ids for c in str(o).split(";") if c) for o in amb["other_outfalls"]
+    )
+    print(
+        f"ambiguous: {len(amb)} ({100 * len(amb) / nb:.1f} %; no outfall named, candidates "
+        f"listed), every candidate a headwall/outfall/outlet structure: {only_real}; traced to "
+        f"such a structure or ambiguous among them only: {ours + only_real} = "
+        f"{100 * (ours + only_real) / nb:.1f} %"
+    )
     return 0
 
 

@@ -460,7 +460,9 @@ def orient_lines(
     )
     targets = outlets
     if open_targets_ok:
-        targets = np.r_[outlets, evidenced_open_ends(seg_u, seg_v, sp_, s_bi, n_nodes)]
+        # (an assumed lateral is no evidence of where the mapped system stops)
+        ev_pref = np.where(is_lat, 0, sp_)
+        targets = np.r_[outlets, evidenced_sinks(seg_u, seg_v, ev_pref, s_bi, n_nodes)]
     cost, nxt = outlet_costs(seg_u, seg_v, w_uv, w_vu, n_nodes=n_nodes, targets=targets)
     # 1. evidence; 2. overruled where a least-cost way needs it; 3. outlet_path
     direction = np.where(pref != 0, pref, 0)
@@ -527,15 +529,19 @@ def orient_lines(
     )
 
 
-def evidenced_open_ends(
+def evidenced_sinks(
     u: np.ndarray, v: np.ndarray, pref: np.ndarray, bi: np.ndarray, n_nodes: int
 ) -> np.ndarray:
-    """Open ends (one segment touches them) that their segment's evidence flows into:
-    possible outfalls where nothing checks the terminals."""
-    deg = np.bincount(np.r_[u, v], minlength=n_nodes)
-    into_v = (pref == 1) & ~bi & (deg[v] == 1)
-    into_u = (pref == -1) & ~bi & (deg[u] == 1)
-    return np.unique(np.r_[v[into_v], u[into_u]]).astype(int)
+    """Nodes the evidence flows into and out of which no segment is known to flow (its
+    other segments flow in, or nothing orients them): where nothing checks the
+    terminals, the mapped system may stop there (``terminal_at_structure``)."""
+    has = (pref != 0) & ~bi
+    into = np.r_[v[has & (pref == 1)], u[has & (pref == -1)]]
+    out_of = np.r_[u[has & (pref == 1)], v[has & (pref == -1)], u[bi], v[bi]]
+    sink = np.zeros(n_nodes, dtype=bool)
+    sink[into] = True
+    sink[out_of] = False
+    return np.where(sink)[0].astype(int)
 
 
 def _ambiguous_nodes(
