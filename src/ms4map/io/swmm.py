@@ -645,7 +645,7 @@ def _conveyances(
             "flow_dir": flow_dir,
             "swmm_type": LINK_SECTIONS[section],
             "xsection_shape": shape,
-            "swmm_line": [_lines_of(scan, section).get(n, -1) for n in names],
+            "swmm_line": pd.Series(names).map(_lines_of(scan, section)).fillna(-1).astype(int),
         },
         geometry=lines,
         crs=crs,
