@@ -275,3 +275,43 @@ def test_cli_bad_model_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixt
     assert not out.exists()
     assert f"[CONDUITS] line {_line_of(text, 'C3 ')}" in capsys.readouterr().err
     assert main(["validate", str(bad)]) == 4  # no --crs
+
+
+def test_other_node_and_link_sections(tmp_path: Path) -> None:
+    # a divider, a weir, a pump, an outlet, an open channel with a quoted name, a culvert
+    text = (
+        _model()
+        .replace("[STORAGE]", "[DIVIDERS]\nD1  7.0  C3  OVERFLOW  3  0  0  0\n\n[STORAGE]")
+        .replace(
+            "[XSECTIONS]",
+            "[WEIRS]\nW1  J3  O1  TRANSVERSE  1.0  3.33  NO  0  0\n\n"
+            "[PUMPS]\nP1  J1  J4  *  ON  0  0\n\n"
+            "[OUTLETS]\nU1  J2  O1  0.5  FUNCTIONAL/DEPTH  10  0.5  YES\n\n[XSECTIONS]\n"
+            "W1  RECT_OPEN  1  2  0  0\n"
+            '"D 1"  TRAPEZOIDAL  2  4  1  1  1\n',
+        )
+        .replace("C4   J3  S1", '"D 1"  J2  D1  60  0.03  0  0\nC4   J3  S1')
+        .replace("C3   RECT_CLOSED  3    2  0  0  1", "C3   RECT_CLOSED  3    2  0  0  1  4")
+        .replace("J4   1020  1850", "J4   1020  1850\nD1   1060  1900")
+    )
+    p = tmp_path / "more.inp"
+    p.write_text(text, encoding="utf-8")
+    ws = open_workspace(p, crs=CRS)
+    st = ws.structures.set_index("struct_id")
+    assert st.loc["D1", ["kind", "invert_elev", "rim_elev"]].tolist() == ["junction", 7.0, 10.0]
+    cv = ws.conveyances.set_index("conv_id")
+    assert cv.index.tolist() == ["C1", "C2", "C3", "D 1", "C4", "OR1", "W1", "P1", "U1"]
+    assert cv.loc["D 1", ["kind", "from_id", "to_id", "diameter_in", "rise_in"]].tolist() == [
+        "channel",
+        "J2",
+        "D1",
+        48.0,
+        24.0,
+    ]
+    assert cv.loc["C3", "kind"] == "culvert"
+    # weir: crest 1.0 above J3 (6.0); outlet: offset 0.5 above J2 (8.0), flap gate
+    assert cv.loc["W1", ["kind", "us_invert", "ds_invert"]].tolist() == ["connector", 7.0, 2.0]
+    assert cv.loc["U1", ["us_invert", "ds_invert", "flow_dir"]].tolist() == [8.5, 2.0, "uni"]
+    # a pump lifts water: one way, no inverts
+    assert cv.loc["P1", "flow_dir"] == "uni"
+    assert cv.loc["P1", ["us_invert", "ds_invert"]].isna().all()

@@ -270,6 +270,21 @@ def _fields(line: str) -> tuple[str, ...]:
     return tuple(t for t in toks if t != "")
 
 
+def _quoted(field_: str) -> str:
+    """A field as SWMM writes it: in double quotes when it holds a space."""
+    return f'"{field_}"' if any(c.isspace() for c in field_) else field_
+
+
+def _unquote(frame: pd.DataFrame) -> pd.DataFrame:
+    """The library's table with the double quotes of quoted names removed (index and the
+    columns that name nodes, links or outlets)."""
+    frame.index = pd.Index([str(v).strip('"') for v in frame.index])
+    for col in ("from_node", "to_node", "outlet", "link"):
+        if col in frame.columns:
+            frame[col] = [v.strip('"') if isinstance(v, str) else v for v in frame[col]]
+    return frame
+
+
 def _scan(lines: list[str], path: Path) -> _Scan:
     """Sections, records (of the sections read) and their raw text, with line numbers."""
     records: dict[str, list[_Record]] = {}
@@ -287,7 +302,9 @@ def _scan(lines: list[str], path: Path) -> _Scan:
         f = _fields(raw)
         if f:
             records.setdefault(current, []).append(_Record(i, f))
-            text.setdefault(current, []).append(raw.split(";", 1)[0] if '"' not in raw else raw)
+            text.setdefault(current, []).append(
+                raw.split(";", 1)[0] if '"' not in raw else " ".join(map(_quoted, f))
+            )
     if not header:
         raise InputOpenError(
             f"'{path.name}' has no [SECTION] header, so it is not an EPA SWMM input file. "
@@ -478,8 +495,9 @@ def _library_tables(scan: _Scan, path: Path) -> dict[str, pd.DataFrame]:
                     f"read: {str(exc).strip().splitlines()[0][:200]}. Fix: check the section's "
                     "records against the SWMM manual, or re-save the model in SWMM 5.2."
                 ) from None
-            frame.index = frame.index.astype(str)
-            out[sec] = frame
+            frame = _unquote(frame)  # the library sorts by name: back to file order
+            order = pd.unique(pd.Index([r.fields[0] for r in scan.records[sec]]))
+            out[sec] = frame.loc[order[order.isin(frame.index)]]
     return out
 
 
