@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import geopandas as gpd
 import pandas as pd
 import pytest
 import shapely
@@ -315,3 +316,21 @@ def test_other_node_and_link_sections(tmp_path: Path) -> None:
     # a pump lifts water: one way, no inverts
     assert cv.loc["P1", "flow_dir"] == "uni"
     assert cv.loc["P1", ["us_invert", "ds_invert"]].isna().all()
+
+
+def test_cli_drainage_with_parcels(model: Path, tmp_path: Path) -> None:
+    # no DEM: each parcel drains to its nearest inlet, i.e. the junction a subcatchment
+    # of the model drains to (J1 under P1, J4 3 ft from P2), then through the pipes to O1
+    parcels = gpd.GeoDataFrame(
+        {"parcel_id": ["P1", "P2"]},
+        geometry=[shapely.box(960, 1960, 1040, 2040), shapely.box(1000, 1800, 1040, 1847)],
+        crs=CRS,
+    )
+    pfile = tmp_path / "parcels.geojson"
+    parcels.to_file(pfile)
+    out = tmp_path / "drainage.gpkg"
+    argv = ["drainage", str(model), "--crs", CRS, "--layer", f"parcels={pfile}", "--out", str(out)]
+    assert main([*argv, "--quiet"]) == 0
+    rows = gpd.read_file(out, layer="parcel_drainage").set_index("parcel_id")
+    assert rows["target_id"].to_dict() == {"P1": "J1", "P2": "J4"}
+    assert set(rows["outfall_id"]) == {"O1"}

@@ -747,8 +747,7 @@ def _drainage_areas(
             "[SUBCATCHMENTS]",
             f"{len(missing)} of {len(names)} subcatchments have no outline in [Polygons] "
             f"(at least 3 points), so they are not in the drainage_areas layer: {shown}"
-            + (" ..." if len(missing) > 10 else "")
-            + ".",
+            + (" ..." if len(missing) > 10 else "."),
             count=len(missing),
             fix="Nothing to do; to compare them with ms4map's catchments, draw their "
             "outlines in the SWMM GUI and save the model.",
