@@ -200,6 +200,15 @@ def read_swmm(path: str | Path, *, crs: Any, report: QAReport) -> SwmmLayers:
     errors = QAReport()
     _check_records(scan, errors)
     nodes = _node_index(scan, errors)
+    if not nodes:
+        errors.error(
+            "swmm_no_nodes",
+            "[JUNCTIONS]",
+            f"Model '{path.name}' defines no node: its [JUNCTIONS], [OUTFALLS], [STORAGE] "
+            "and [DIVIDERS] sections are missing or empty, so there is no network to read.",
+            fix="Give the model's full .inp file (File > Export > Input File in SWMM).",
+        )
+        raise ValidationError(errors)
     _check_links(scan, nodes, errors)
     _check_coordinates(scan, nodes, errors, path)
     if errors.has_errors:
