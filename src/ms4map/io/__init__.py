@@ -8,7 +8,7 @@ The door of :mod:`ms4map.io`; its modules each do one job:
   :mod:`~ms4map.io.canonical` (column and value mapping, with the alias tables of
   :mod:`~ms4map.io.aliases`), :mod:`~ms4map.io.checks` (QA of the layers),
   :mod:`~ms4map.io.dem` (:func:`read_dem`) and :mod:`~ms4map.io.swmm` (an EPA SWMM
-  model, ``.inp``, read as layers);
+  model, ``.inp``, read as layers, its records checked by :mod:`~ms4map.io.swmm_scan`);
 - :mod:`~ms4map.io.write`: :func:`write_outputs`, :func:`check_output_path`, provenance;
 - :mod:`~ms4map.io.workspace`: :class:`Workspace` and :class:`Dem`;
 - :mod:`~ms4map.io.fieldmap`, :mod:`~ms4map.io.validate`, :mod:`~ms4map.io.styles`:

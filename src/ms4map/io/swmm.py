@@ -1,11 +1,10 @@
 """Read an EPA SWMM model (``.inp``) as raw canonical layers: structures, conveyances, outfalls and drainage areas.
 
 The records are parsed by the `swmm-api <https://pypi.org/project/swmm-api/>`_ library
-(docs/network.md, "SWMM models as workspaces", says why that one); this module first
-scans the file itself, so that every bad record is reported with its section and line
-number (the library keeps neither, and silently keeps the last of two nodes with one
-name), then turns the library's tables into the frames :func:`ms4map.io.open_workspace`
-canonicalises like any other source layer:
+(docs/network.md, "SWMM models as workspaces", says why that one), after
+:func:`ms4map.io.swmm_scan.scan_model` has checked them, so that every bad record is
+reported with its section and line number; this module turns the library's tables into
+the frames :func:`ms4map.io.open_workspace` canonicalises like any other source layer:
 
 - [JUNCTIONS], [STORAGE], [DIVIDERS] and [OUTFALLS] -> ``structures`` (``struct_id`` the
   node name, ``invert_elev`` its invert, ``rim_elev`` invert + max depth where given);
@@ -22,7 +21,6 @@ length unit (feet for CFS/GPM/MGD models, metres for CMS/LPS/MLD); sizes become 
 
 from __future__ import annotations
 
-import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,8 +32,17 @@ import pandas as pd
 import shapely
 from swmm_api import SwmmInput
 
-from ..core.errors import InputOpenError, ValidationError
+from ..core.errors import InputOpenError
 from ..core.qa import QAReport
+from .swmm_scan import (
+    LINK_SECTIONS,
+    MIN_FIELDS,
+    NAMED_SHAPES,
+    NODE_SECTIONS,
+    ModelScan,
+    model_options,
+    scan_model,
+)
 
 __all__ = [
     "LINK_SECTIONS",
@@ -45,53 +52,6 @@ __all__ = [
     "is_swmm_model",
     "read_swmm",
 ]
-
-#: Node sections and the structure kind of their nodes (junctions that receive a
-#: subcatchment's runoff are ``inlet``: the model loads its runoff there).
-NODE_SECTIONS = {
-    "JUNCTIONS": "manhole",
-    "OUTFALLS": "outfall",
-    "STORAGE": "bmp",
-    "DIVIDERS": "junction",
-}
-
-#: Link sections and the SWMM type written to ``swmm_type``.
-LINK_SECTIONS = {
-    "CONDUITS": "CONDUIT",
-    "ORIFICES": "ORIFICE",
-    "WEIRS": "WEIR",
-    "PUMPS": "PUMP",
-    "OUTLETS": "OUTLET",
-}
-
-_GEO_SECTIONS = ("COORDINATES", "VERTICES", "POLYGONS")
-_READ_SECTIONS = (
-    *NODE_SECTIONS,
-    *LINK_SECTIONS,
-    "XSECTIONS",
-    "SUBCATCHMENTS",
-    *_GEO_SECTIONS,
-    "OPTIONS",
-)
-
-#: The fewest fields of a record EPA SWMM 5.2 accepts (measured against the engine,
-#: docs/network.md); :func:`_min_fields` raises a few by the record's shape or type.
-MIN_FIELDS = {
-    "JUNCTIONS": 2,
-    "OUTFALLS": 3,
-    "STORAGE": 6,
-    "DIVIDERS": 4,
-    "CONDUITS": 7,
-    "ORIFICES": 6,
-    "WEIRS": 6,
-    "PUMPS": 3,
-    "OUTLETS": 6,
-    "XSECTIONS": 3,
-    "SUBCATCHMENTS": 8,
-    "COORDINATES": 3,
-    "VERTICES": 3,
-    "POLYGONS": 3,
-}
 
 #: Flow units of models whose lengths are feet (the others: metres).
 _US_FLOW_UNITS = ("CFS", "GPM", "MGD")
@@ -112,11 +72,6 @@ _OPEN_SHAPES = frozenset(
 )
 #: Shapes whose Geom1 is a diameter (no separate span).
 _ROUND_SHAPES = frozenset({"CIRCULAR", "FORCE_MAIN", "FILLED_CIRCULAR"})
-#: Shapes whose Geom1 is not a size ([TRANSECTS] or [STREETS] name).
-_NAMED_SHAPES = frozenset({"IRREGULAR", "STREET"})
-
-_HEADER = re.compile(r"^\s*\[([^\]]+)\]")
-_TOKEN = re.compile(r'"[^"]*"|[^\s"]+')
 
 
 def is_swmm_model(path: str | Path) -> bool:
@@ -149,27 +104,6 @@ class SwmmLayers:
     length_unit: str = "ft"
 
 
-@dataclass(frozen=True)
-class _Record:
-    """One data line of a section: its line number and its fields."""
-
-    line: int
-    fields: tuple[str, ...]
-
-
-@dataclass
-class _Scan:
-    """The file's sections as found: records of the sections read, raw text, header lines."""
-
-    records: dict[str, list[_Record]]
-    text: dict[str, list[str]]
-    header_line: dict[str, int]
-    n_lines: int
-
-    def has(self, section: str) -> bool:
-        return section in self.header_line
-
-
 def read_swmm(path: str | Path, *, crs: Any, report: QAReport) -> SwmmLayers:
     """Read an EPA SWMM ``.inp`` file as raw canonical layers.
 
@@ -196,24 +130,8 @@ def read_swmm(path: str | Path, *, crs: Any, report: QAReport) -> SwmmLayers:
         with its section and line number.
     """
     path = Path(path)
-    scan = _scan(_read_lines(path), path)
-    errors = QAReport()
-    _check_records(scan, errors)
-    nodes = _node_index(scan, errors)
-    if not nodes:
-        errors.error(
-            "swmm_no_nodes",
-            "[JUNCTIONS]",
-            f"Model '{path.name}' defines no node: its [JUNCTIONS], [OUTFALLS], [STORAGE] "
-            "and [DIVIDERS] sections are missing or empty, so there is no network to read.",
-            fix="Give the model's full .inp file (File > Export > Input File in SWMM).",
-        )
-        raise ValidationError(errors)
-    _check_links(scan, nodes, errors)
-    _check_coordinates(scan, nodes, errors, path)
-    if errors.has_errors:
-        raise ValidationError(errors)
-    opts = _options(scan)
+    scan = scan_model(path)
+    opts = model_options(scan)
     unit = "m" if opts["FLOW_UNITS"] in _SI_FLOW_UNITS else "ft"
     tables = _library_tables(scan, path)
     xy = _points(scan)
@@ -236,52 +154,10 @@ def read_swmm(path: str | Path, *, crs: Any, report: QAReport) -> SwmmLayers:
         )
         if frame is not None:
             out.layers.setdefault("conveyances", []).append((sec, frame))
-    out.drainage_areas = _drainage_areas(scan, tables, nodes, unit=unit, crs=crs, report=report)
+    out.drainage_areas = _drainage_areas(
+        scan, tables, set(node_tab.index), unit=unit, crs=crs, report=report
+    )
     return out
-
-
-# -- the file as lines and records ----------------------------------------------------
-
-
-def _read_lines(path: Path) -> list[str]:
-    """The file's lines (UTF-8, else Latin-1); a file that is not text cannot be opened."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputOpenError(
-            f"Cannot read SWMM model '{path}': {exc}. Fix: check the path."
-        ) from None
-    if b"\x00" in data[:4096]:
-        raise InputOpenError(
-            f"'{path.name}' is not a text file, so not an EPA SWMM input file. "
-            "Fix: give the model's .inp file (File > Export > Input File in the SWMM GUI)."
-        )
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
-    return text.splitlines()
-
-
-def _fields(line: str) -> tuple[str, ...]:
-    """The fields of a line: whitespace-separated, double quotes group, ``;`` comments."""
-    if '"' not in line:
-        line = line.split(";", 1)[0]
-        return tuple(line.split())
-    toks = []
-    for t in _TOKEN.findall(line):
-        if t.startswith(";"):
-            break
-        if ";" in t and not t.startswith('"'):
-            toks.append(t.split(";", 1)[0])
-            break
-        toks.append(t.strip('"'))
-    return tuple(t for t in toks if t != "")
-
-
-def _quoted(field_: str) -> str:
-    """A field as SWMM writes it: in double quotes when it holds a space."""
-    return f'"{field_}"' if any(c.isspace() for c in field_) else field_
 
 
 def _unquote(frame: pd.DataFrame) -> pd.DataFrame:
@@ -294,195 +170,10 @@ def _unquote(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _scan(lines: list[str], path: Path) -> _Scan:
-    """Sections, records (of the sections read) and their raw text, with line numbers."""
-    records: dict[str, list[_Record]] = {}
-    text: dict[str, list[str]] = {}
-    header: dict[str, int] = {}
-    current: str | None = None
-    for i, raw in enumerate(lines, 1):
-        m = _HEADER.match(raw)
-        if m:
-            current = m.group(1).strip().upper()
-            header.setdefault(current, i)
-            continue
-        if current not in _READ_SECTIONS:
-            continue
-        f = _fields(raw)
-        if f:
-            records.setdefault(current, []).append(_Record(i, f))
-            text.setdefault(current, []).append(
-                raw.split(";", 1)[0] if '"' not in raw else " ".join(map(_quoted, f))
-            )
-    if not header:
-        raise InputOpenError(
-            f"'{path.name}' has no [SECTION] header, so it is not an EPA SWMM input file. "
-            "Fix: give the model's .inp file (File > Export > Input File in the SWMM GUI)."
-        )
-    return _Scan(records, text, header, len(lines))
-
-
-def _min_fields(section: str, f: tuple[str, ...]) -> int:
-    """The fields SWMM needs for this record (some sections: by its shape or type)."""
-    n = MIN_FIELDS[section]
-    kind = f[4].upper() if section == "STORAGE" and len(f) > 4 else ""
-    if section == "STORAGE" and kind not in ("", "TABULAR"):
-        return 8  # FUNCTIONAL and the 5.2 shapes: three parameters
-    if section == "OUTLETS" and len(f) > 4 and f[4].upper().startswith("FUNCTIONAL"):
-        return 7
-    if section == "XSECTIONS" and len(f) > 1:
-        shape = f[1].upper()
-        if shape == "CUSTOM":
-            return 4
-        if shape not in _NAMED_SHAPES:
-            return 6
-    return n
-
-
-def _check_records(scan: _Scan, errors: QAReport) -> None:
-    """Too few fields, and numbers that are not numbers, each named by section and line."""
-    numeric = {  # section -> positions that must be numbers
-        **{s: (1,) for s in NODE_SECTIONS},
-        "CONDUITS": (3,),
-        "COORDINATES": (1, 2),
-        "VERTICES": (1, 2),
-        "POLYGONS": (1, 2),
-        "SUBCATCHMENTS": (3, 4),
-    }
-    for sec, recs in scan.records.items():
-        if sec not in MIN_FIELDS:
-            continue
-        for r in recs:
-            need = _min_fields(sec, r.fields)
-            if len(r.fields) < need:
-                errors.error(
-                    "swmm_too_few_fields",
-                    f"[{sec}]",
-                    f"[{sec}] line {r.line}: record '{r.fields[0]}' has {len(r.fields)} "
-                    f"field(s); EPA SWMM needs at least {need} here.",
-                    feature_id=r.fields[0],
-                    fix=f"Complete line {r.line} (see the [{sec}] column header in the "
-                    "SWMM manual), or re-export the model from SWMM.",
-                )
-                continue
-            for k in numeric.get(sec, ()):
-                if _number(r.fields[k]) is None:
-                    errors.error(
-                        "swmm_not_a_number",
-                        f"[{sec}]",
-                        f"[{sec}] line {r.line}: field {k + 1} of '{r.fields[0]}' is "
-                        f"'{r.fields[k]}', not a number.",
-                        feature_id=r.fields[0],
-                        fix=f"Correct line {r.line} of the model.",
-                    )
-
-
-def _number(text: str) -> float | None:
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
-def _node_index(scan: _Scan, errors: QAReport) -> dict[str, tuple[str, str, int]]:
-    """Upper-case node name -> (name, section, line); duplicated names are errors
-    (SWMM's names ignore case)."""
-    nodes: dict[str, tuple[str, str, int]] = {}
-    for sec in NODE_SECTIONS:
-        for r in scan.records.get(sec, []):
-            key = r.fields[0].upper()
-            if key in nodes:
-                name, sec0, line0 = nodes[key]
-                errors.error(
-                    "swmm_duplicate_node",
-                    f"[{sec}]",
-                    f"[{sec}] line {r.line}: node '{r.fields[0]}' is defined again (first "
-                    f"in [{sec0}] line {line0}); SWMM node names must be unique.",
-                    feature_id=r.fields[0],
-                    fix=f"Rename or delete one of the two (line {line0} or line {r.line}).",
-                )
-                continue
-            nodes[key] = (r.fields[0], sec, r.line)
-    return nodes
-
-
-def _check_links(scan: _Scan, nodes: dict[str, tuple[str, str, int]], errors: QAReport) -> None:
-    """Duplicated link names and links whose from or to node no node section defines."""
-    seen: dict[str, tuple[str, int]] = {}
-    for sec in LINK_SECTIONS:
-        for r in scan.records.get(sec, []):
-            name = r.fields[0]
-            if name.upper() in seen:
-                sec0, line0 = seen[name.upper()]
-                errors.error(
-                    "swmm_duplicate_link",
-                    f"[{sec}]",
-                    f"[{sec}] line {r.line}: link '{name}' is defined again (first in "
-                    f"[{sec0}] line {line0}); SWMM link names must be unique.",
-                    feature_id=name,
-                    fix=f"Rename or delete one of the two (line {line0} or line {r.line}).",
-                )
-            seen.setdefault(name.upper(), (sec, r.line))
-            for end, node in (("From Node", r.fields[1]), ("To Node", r.fields[2])):
-                if node.upper() not in nodes:
-                    errors.error(
-                        "swmm_missing_node",
-                        f"[{sec}]",
-                        f"[{sec}] line {r.line}: link '{name}' names {end} '{node}', which "
-                        "no [JUNCTIONS], [OUTFALLS], [STORAGE] or [DIVIDERS] record defines.",
-                        feature_id=name,
-                        fix=f"Add node '{node}' to the model or correct the {end} on line "
-                        f"{r.line}.",
-                    )
-
-
-def _check_coordinates(
-    scan: _Scan, nodes: dict[str, tuple[str, str, int]], errors: QAReport, path: Path
-) -> None:
-    """Every node needs a point: no [COORDINATES] section, or a node missing from it, is
-    an error."""
-    if not scan.records.get("COORDINATES"):
-        where = (
-            f"line {scan.header_line['COORDINATES']} starts an empty [COORDINATES] section"
-            if scan.has("COORDINATES")
-            else f"none of its {scan.n_lines} lines is a [COORDINATES] header"
-        )
-        errors.error(
-            "swmm_no_coordinates",
-            "[COORDINATES]",
-            f"Model '{path.name}' has no node coordinates ({where}), so its network "
-            "cannot be placed on a map.",
-            fix="Open the model in the SWMM GUI, place the nodes (or import them) and "
-            "save it; its [COORDINATES] section then lists every node.",
-        )
-        return
-    have = {r.fields[0].upper() for r in scan.records["COORDINATES"]}
-    for key, (name, sec, line) in nodes.items():
-        if key not in have:
-            errors.error(
-                "swmm_node_without_coordinates",
-                f"[{sec}]",
-                f"[{sec}] line {line}: node '{name}' has no coordinates in [COORDINATES] "
-                f"(section at line {scan.header_line['COORDINATES']}).",
-                feature_id=name,
-                fix=f"Add a line '{name} X Y' to [COORDINATES].",
-            )
-
-
-def _options(scan: _Scan) -> dict[str, str]:
-    """FLOW_UNITS and LINK_OFFSETS (SWMM's defaults CFS and DEPTH)."""
-    opts = {"FLOW_UNITS": "CFS", "LINK_OFFSETS": "DEPTH"}
-    for r in scan.records.get("OPTIONS", []):
-        key = r.fields[0].upper()
-        if key in opts and len(r.fields) > 1:
-            opts[key] = r.fields[1].upper()
-    return opts
-
-
 # -- the library's tables --------------------------------------------------------------
 
 
-def _library_tables(scan: _Scan, path: Path) -> dict[str, pd.DataFrame]:
+def _library_tables(scan: ModelScan, path: Path) -> dict[str, pd.DataFrame]:
     """The sections ms4map reads, parsed by swmm-api (OPTIONS and the sections ms4map
     does not use are not given to it)."""
     wanted = [*NODE_SECTIONS, *LINK_SECTIONS, "XSECTIONS", "SUBCATCHMENTS"]
@@ -510,7 +201,7 @@ def _library_tables(scan: _Scan, path: Path) -> dict[str, pd.DataFrame]:
     return out
 
 
-def _points(scan: _Scan) -> dict[str, tuple[float, float]]:
+def _points(scan: ModelScan) -> dict[str, tuple[float, float]]:
     """Upper-case node name -> (x, y) from [COORDINATES] (the last line wins)."""
     return {
         r.fields[0].upper(): (float(r.fields[1]), float(r.fields[2]))
@@ -518,12 +209,12 @@ def _points(scan: _Scan) -> dict[str, tuple[float, float]]:
     }
 
 
-def _lines_of(scan: _Scan, section: str) -> dict[str, int]:
+def _lines_of(scan: ModelScan, section: str) -> dict[str, int]:
     return {r.fields[0]: r.line for r in scan.records.get(section, [])}
 
 
 def _node_table(
-    scan: _Scan, tables: dict[str, pd.DataFrame], xy: dict[str, tuple[float, float]]
+    scan: ModelScan, tables: dict[str, pd.DataFrame], xy: dict[str, tuple[float, float]]
 ) -> pd.DataFrame:
     """Every node: name, section, invert, max depth, line, x, y (indexed by upper name)."""
     parts = []
@@ -627,7 +318,7 @@ def _end_inverts(node_inv: np.ndarray, offset: np.ndarray, link_offsets: str) ->
 
 
 def _conveyances(
-    scan: _Scan,
+    scan: ModelScan,
     tables: dict[str, pd.DataFrame],
     section: str,
     nodes: pd.DataFrame,
@@ -694,7 +385,7 @@ def _sizes(
         up = np.array([str(s).upper() if s is not None else "" for s in shape], dtype=object)
         g1 = pd.to_numeric(x["height"], errors="coerce").to_numpy(float)
         g2 = pd.to_numeric(x.get("parameter_2"), errors="coerce").to_numpy(float)
-        sized = ~np.isin(up, list(_NAMED_SHAPES)) & (up != "")
+        sized = ~np.isin(up, list(NAMED_SHAPES)) & (up != "")
         is_round = np.isin(up, list(_ROUND_SHAPES))
         span = np.where(is_round | ~(np.isfinite(g2) & (g2 > 0)), g1, g2)
         diam = np.where(sized, span * k, np.nan)
@@ -713,7 +404,9 @@ def _sizes(
     return diam, rise, shape, kind
 
 
-def _link_lines(scan: _Scan, names: np.ndarray, fr: pd.DataFrame, to: pd.DataFrame) -> np.ndarray:
+def _link_lines(
+    scan: ModelScan, names: np.ndarray, fr: pd.DataFrame, to: pd.DataFrame
+) -> np.ndarray:
     """Each link's line: from-node point, its [VERTICES] in order, to-node point."""
     verts: dict[str, list[tuple[float, float]]] = {}
     for r in scan.records.get("VERTICES", []):
@@ -730,9 +423,9 @@ def _link_lines(scan: _Scan, names: np.ndarray, fr: pd.DataFrame, to: pd.DataFra
 
 
 def _drainage_areas(
-    scan: _Scan,
+    scan: ModelScan,
     tables: dict[str, pd.DataFrame],
-    nodes: dict[str, tuple[str, str, int]],
+    nodes: set[str],
     *,
     unit: str,
     crs: Any,
