@@ -30,7 +30,6 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 import shapely
-from swmm_api import SwmmInput
 
 from ..core.errors import InputOpenError
 from ..core.qa import QAReport
@@ -176,6 +175,8 @@ def _unquote(frame: pd.DataFrame) -> pd.DataFrame:
 def _library_tables(scan: ModelScan, path: Path) -> dict[str, pd.DataFrame]:
     """The sections ms4map reads, parsed by swmm-api (OPTIONS and the sections ms4map
     does not use are not given to it)."""
+    from swmm_api import SwmmInput  # a core dependency, loaded when a model is read (60 ms)
+
     wanted = [*NODE_SECTIONS, *LINK_SECTIONS, "XSECTIONS", "SUBCATCHMENTS"]
     txt = "\n".join(
         f"[{sec}]\n" + "\n".join(scan.text[sec]) for sec in wanted if scan.text.get(sec)
