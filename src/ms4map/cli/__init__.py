@@ -170,7 +170,7 @@ def add_workspace_options(parser: argparse.ArgumentParser, *, path_required: boo
         metavar="PATH",
         nargs=None if path_required else "?",
         help="GeoPackage workspace (or File Geodatabase, folder of layers, vector file, "
-        "or a TOML manifest holding these options)",
+        "EPA SWMM model .inp with --crs, or a TOML manifest holding these options)",
     )
     g = parser.add_argument_group("workspace options")
     g.add_argument(

@@ -6,8 +6,9 @@ The door of :mod:`ms4map.io`; its modules each do one job:
   :mod:`~ms4map.io.sources` (``LAYER`` / ``FILE`` / ``FILE::LAYER``, the zip check),
   :mod:`~ms4map.io.manifest` (TOML manifests), :mod:`~ms4map.io.crs` (the working CRS),
   :mod:`~ms4map.io.canonical` (column and value mapping, with the alias tables of
-  :mod:`~ms4map.io.aliases`), :mod:`~ms4map.io.checks` (QA of the layers) and
-  :mod:`~ms4map.io.dem` (:func:`read_dem`);
+  :mod:`~ms4map.io.aliases`), :mod:`~ms4map.io.checks` (QA of the layers),
+  :mod:`~ms4map.io.dem` (:func:`read_dem`) and :mod:`~ms4map.io.swmm` (an EPA SWMM
+  model, ``.inp``, read as layers, its records checked by :mod:`~ms4map.io.swmm_scan`);
 - :mod:`~ms4map.io.write`: :func:`write_outputs`, :func:`check_output_path`, provenance;
 - :mod:`~ms4map.io.workspace`: :class:`Workspace` and :class:`Dem`;
 - :mod:`~ms4map.io.fieldmap`, :mod:`~ms4map.io.validate`, :mod:`~ms4map.io.styles`:
@@ -29,6 +30,7 @@ from . import (
     site_file,
     sources,
     styles,
+    swmm,
     validate,
     write,
 )
@@ -72,6 +74,7 @@ __all__ = [
     "site_file",
     "sources",
     "styles",
+    "swmm",
     "validate",
     "write",
 ]

@@ -25,11 +25,12 @@ from ..core.errors import InputOpenError, UsageError, ValidationError
 from ..core.qa import QAReport
 from .canonical import _canonicalise, _columns_some_layers_lack
 from .checks import _check_layers
-from .crs import _choose_crs, _source_crs
+from .crs import _choose_crs, _source_crs, _user_crs
 from .dem import _dem_coverage, _dem_crs, _dem_overlap, _find_dem, read_dem
 from .fieldmap import FieldMap
 from .manifest import load_manifest
 from .sources import Source, _check_zip, _resolve_source, list_source_layers, read_source
+from .swmm import is_swmm_model, read_swmm
 from .workspace import Dem, Workspace, file_sha256
 
 __all__ = ["open_workspace"]
@@ -52,7 +53,9 @@ def open_workspace(
     ----------
     path : str or Path, optional
         A GeoPackage (the usual workspace), a File Geodatabase, a folder of vector files,
-        a single vector file, or a TOML manifest holding these options.
+        a single vector file, an EPA SWMM model (``.inp``, read by
+        :func:`ms4map.io.swmm.read_swmm`; ``crs`` is then required), or a TOML manifest
+        holding these options.
     layers : mapping, optional
         Role -> source layer(s): a layer of ``path``, a file path, or ``FILE::LAYER``.
         Several sources may feed one role (pipes, ditches and links all feed
@@ -92,13 +95,18 @@ def open_workspace(
     )
     report = QAReport()
     wanted = _wanted_roles(roles)
-    role_specs = _resolve_roles(req.layers, req.base, wanted)
-    raw, inputs = _read_sources(role_specs, req.base, report)
+    extra: dict[str, Any] = {}  # layers beside the schema's (a SWMM model's drainage areas)
+    if req.base is not None and is_swmm_model(req.base):
+        role_specs, raw, inputs, extra = _read_swmm_model(req, wanted, report)
+    else:
+        role_specs = _resolve_roles(req.layers, req.base, wanted)
+        raw, inputs = _read_sources(role_specs, req.base, report)
     _check_field_map_layers(req.fmap, raw, wanted)
     dem_path, work_crs = _working_crs(req, raw, report, no_dem=no_dem)
     source_crs = _source_crs(raw)
     out_layers, mapping_used = _canonical_layers(raw, req, work_crs, report)
     _check_layers(out_layers, work_crs, report, wanted)
+    out_layers.update(extra)
     dem_obj = _attach_dem(dem_path, work_crs, out_layers, inputs, report)
     if report.has_errors:
         raise ValidationError(report)
@@ -267,6 +275,51 @@ def _read_sources(
                     fix="Save the layer with UTF-8 text (or add a .cpg file naming its encoding).",
                 )
     return raw, inputs
+
+
+def _read_swmm_model(
+    req: _Request, wanted: tuple[str, ...] | None, report: QAReport
+) -> tuple[dict[str, list[str]], dict, dict[str, str], dict[str, Any]]:
+    """An EPA SWMM model's layers as sources (``MODEL.inp::SECTION``), plus the layers
+    ``layers`` names (files), plus its ``drainage_areas`` layer: (role specs, raw, inputs,
+    extra layers).  The model has no CRS of its own: ``crs`` must name it."""
+    assert req.base is not None
+    if req.crs is None:
+        raise UsageError(
+            f"'{req.base.name}' is an EPA SWMM model, and a .inp file does not say which "
+            "coordinate system its coordinates are in. Fix: name it with --crs EPSG:NNNN "
+            "(e.g. --crs EPSG:2284 for Virginia State Plane South, US feet), or "
+            "open_workspace(path, crs=...)."
+        )
+    crs = _user_crs(req.crs)
+    model = read_swmm(req.base, crs=crs, report=report)
+    role_specs: dict[str, list[str]] = {}
+    raw: dict[str, list[tuple[Source, pd.DataFrame]]] = {}
+    for role, items in model.layers.items():
+        if wanted is not None and role not in wanted:
+            continue
+        for label, frame in items:
+            raw.setdefault(role, []).append((Source(req.base, label, label), frame))
+            role_specs.setdefault(role, []).append(f"{req.base.name}::{label}")
+    others: dict[str, list[str]] = {}
+    for role, spec in (req.layers or {}).items():
+        if role not in schema.LAYERS:
+            raise UsageError(f"Unknown layer role '{role}'. Select from {list(schema.LAYERS)}.")
+        if wanted is None or role in wanted:
+            others[role] = [spec] if isinstance(spec, str) else list(spec)
+    more, inputs = _read_sources(others, req.base, report)
+    for role, items in more.items():
+        raw.setdefault(role, []).extend(items)
+        role_specs.setdefault(role, []).extend(others[role])
+    inputs[str(req.base.resolve())] = ""
+    extra: dict[str, Any] = {}
+    if wanted is None and model.drainage_areas is not None:
+        extra["drainage_areas"] = model.drainage_areas
+    report.note(
+        f"EPA SWMM model {req.base.name}: FLOW_UNITS {model.flow_units}, LINK_OFFSETS "
+        f"{model.link_offsets}; elevations in {model.length_unit}, sizes in inches."
+    )
+    return role_specs, raw, inputs, extra
 
 
 def _working_crs(
