@@ -234,6 +234,12 @@ OVERRULE_COST = {
     "dem_ground": 1e5,
 }
 
+#: What ending at a sink inside the network costs where nothing checks the terminals
+#: (a node two or more lines flow into and none out of): more than one overruled pipe
+#: invert, less than two, so a single swapped pair is repaired and a flat system whose
+#: inverts run every way is left as drawn (docs/network.md "The whole-network rule").
+SINK_COST = 1.5 * OVERRULE_COST["inverts"]
+
 #: Where the nearest outlet of a node whose way out no evidence decides is reached
 #: within this factor of the path to the next-nearest *other* outlet, the node is
 #: ``ambiguous`` (docs/network.md "The ambiguous answer").
@@ -309,14 +315,21 @@ def outlet_costs(
     *,
     n_nodes: int,
     targets: np.ndarray,
+    start: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Least cost from every node to a target following the arcs ``u -> v`` (cost
     ``w_uv``) and ``v -> u`` (``w_vu``; ``inf``: not allowed): one multi-source Dijkstra
-    on the reversed arcs.  Returns ``(cost, next_node)`` (``next_node``: the node after
+    on the reversed arcs; ``start``: what ending at each target costs (default 0).
+    Returns ``(cost, next_node)`` (``next_node``: the node after
     it on its least-cost way, -1 at a target or where none exists)."""
     cost = np.full(n_nodes, np.inf)
     nxt = np.full(n_nodes, -1, dtype=np.int64)
-    targets = np.unique(np.asarray(targets, dtype=int))
+    targets = np.asarray(targets, dtype=int)
+    start = np.zeros(len(targets)) if start is None else np.asarray(start, dtype=float)
+    order = np.lexsort((start, targets))
+    targets, start = targets[order], start[order]
+    keep_t = np.r_[True, targets[1:] != targets[:-1]] if len(targets) else targets.astype(bool)
+    targets, start = targets[keep_t], start[keep_t]  # each target once, its lowest start
     if len(targets) == 0:
         return cost, nxt
     keep = u != v
@@ -334,17 +347,18 @@ def outlet_costs(
     # reversed arcs (flow to -> fr) plus a virtual source joined to every target
     g = coo_matrix(
         (
-            np.r_[w, np.full(len(targets), 1e-15)],
+            np.r_[w, np.maximum(start, 1e-15)],
             (np.r_[to, np.full(len(targets), src)], np.r_[fr, targets]),
         ),
         shape=(n_nodes + 1, n_nodes + 1),
     ).tocsr()
     d, pred = dijkstra(g, directed=True, indices=src, return_predecessors=True)
     cost[:] = d[:n_nodes]
-    cost[targets] = 0.0
+    free_t = targets[start <= 0]
+    cost[free_t] = 0.0
     p = pred[:n_nodes].astype(np.int64)
     nxt[:] = np.where((p >= 0) & (p < n_nodes), p, -1)
-    nxt[targets] = -1
+    nxt[free_t] = -1
     return cost, nxt
 
 
@@ -462,8 +476,17 @@ def orient_lines(
     if open_targets_ok:
         # (an assumed lateral is no evidence of where the mapped system stops)
         ev_pref = np.where(is_lat, 0, sp_)
-        targets = np.r_[outlets, evidenced_sinks(seg_u, seg_v, ev_pref, s_bi, n_nodes)]
-    cost, nxt = outlet_costs(seg_u, seg_v, w_uv, w_vu, n_nodes=n_nodes, targets=targets)
+        sinks = evidenced_sinks(seg_u, seg_v, ev_pref, s_bi, n_nodes)
+        # a sink inside the network (two or more lines flow in) is less likely than one
+        # wrong invert and more likely than two: ending there costs SINK_COST
+        deg = np.bincount(np.r_[seg_u, seg_v], minlength=n_nodes)
+        targets = np.r_[outlets, sinks]
+        start = np.r_[np.zeros(len(outlets)), np.where(deg[sinks] >= 2, SINK_COST, 0.0)]
+    else:
+        start = np.zeros(len(targets))
+    cost, nxt = outlet_costs(
+        seg_u, seg_v, w_uv, w_vu, n_nodes=n_nodes, targets=targets, start=start
+    )
     # 1. evidence; 2. overruled where a least-cost way needs it; 3. outlet_path
     direction = np.where(pref != 0, pref, 0)
     method = np.where(tier >= 0, names[np.maximum(tier, 0)], None).astype(object)
@@ -532,12 +555,13 @@ def orient_lines(
 def evidenced_sinks(
     u: np.ndarray, v: np.ndarray, pref: np.ndarray, bi: np.ndarray, n_nodes: int
 ) -> np.ndarray:
-    """Nodes the evidence flows into and out of which no segment is known to flow (its
-    other segments flow in, or nothing orients them): where nothing checks the
-    terminals, the mapped system may stop there (``terminal_at_structure``)."""
+    """Nodes the evidence flows into and every other segment of which flows in too (none
+    flows out or is left unoriented): where nothing checks the terminals, the mapped
+    system may stop there (``terminal_at_structure``)."""
     has = (pref != 0) & ~bi
     into = np.r_[v[has & (pref == 1)], u[has & (pref == -1)]]
-    out_of = np.r_[u[has & (pref == 1)], v[has & (pref == -1)], u[bi], v[bi]]
+    free = ~has
+    out_of = np.r_[u[has & (pref == 1)], v[has & (pref == -1)], u[free], v[free]]
     sink = np.zeros(n_nodes, dtype=bool)
     sink[into] = True
     sink[out_of] = False
