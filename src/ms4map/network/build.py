@@ -314,6 +314,12 @@ def network_frames(
         # node -> the other target it reaches nearly as cheaply (docs/network.md
         # "The ambiguous answer"), -1 where none
         "alt": _alt_nodes(ori, remap, used),
+        # node -> least cost of its way out (metres plus overruled evidence; inf: none)
+        "cost": (
+            ori.outlet_distance[used]
+            if ori.outlet_distance is not None
+            else np.full(len(used), np.inf)
+        ),
     }
     net = StormNetwork(
         nodes=nodes,

@@ -234,6 +234,18 @@ OVERRULE_COST = {
     "dem_ground": 1e5,
 }
 
+#: The smallest overrule cost: a way's cost splits into overruled evidence (whole
+#: multiples of this) and metres of path (below it: a town's pipes run less than 100 km).
+PENALTY_UNIT = 1e5
+
+
+def split_cost(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A way's cost as (overruled evidence, metres of path)."""
+    c = np.asarray(cost, dtype=float)
+    pen = np.where(np.isfinite(c), np.floor(c / PENALTY_UNIT) * PENALTY_UNIT, np.inf)
+    return pen, np.where(np.isfinite(c), c - np.where(np.isfinite(pen), pen, 0.0), np.inf)
+
+
 #: What ending at a sink inside the network costs where nothing checks the terminals
 #: (a node two or more lines flow into and none out of): more than one overruled pipe
 #: invert, less than two, so a single swapped pair is repaired and a flat system whose
@@ -597,7 +609,10 @@ def _ambiguous_nodes(
     step_free[f_v[nxt[f_v] == f_u]] = True
     # ... and the other way parts from its own here (not further down, where the node
     # that parts decides)
-    amb = step_free & (alt >= 0) & (cost2 <= AMBIGUITY_RATIO * cost) & np.isfinite(cost)
+    pen1, len1 = split_cost(cost)
+    pen2, len2 = split_cost(cost2)
+    near = (pen2 == pen1) & (len2 <= AMBIGUITY_RATIO * len1)
+    amb = step_free & (alt >= 0) & near & np.isfinite(cost)
     amb &= step2 != nxt
     alt_out[amb] = alt[amb]
     return alt_out, cost2

@@ -20,6 +20,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components, dijkstra
 
 from .model import StormNetwork
+from .orient import PENALTY_UNIT, split_cost
 from .settings import OUTFALL_RANK
 
 __all__ = [
@@ -133,7 +134,10 @@ def solve_network(net: StormNetwork) -> SolvedNetwork:
     # physical evidence first (pipe size, invert), then the terminal's rank, then the
     # input order (the last resort)
     keys = [ex_idx]
+    cbin = np.zeros(len(u), dtype=np.int64)
     if len(split_comps):
+        cbin = _outlet_cost_bins(gr.get("cost"), v, elen)
+        keys.append(cbin[ex_idx])
         keys.append(best[cv[ex_idx]])
     keys += [
         np.nan_to_num(dsi[ex_idx], nan=np.inf),
@@ -166,7 +170,7 @@ def solve_network(net: StormNetwork) -> SolvedNetwork:
     bits = np.zeros(ncomp, dtype=np.int64)
     if len(split_comps):
         bits[split_comps] = _split_rule_bits(
-            split_comps, ex_sorted, cu=cu, cv=cv, diam=diam, dsi=dsi, best=best
+            split_comps, ex_sorted, cu=cu, cv=cv, diam=diam, dsi=dsi, best=best, cbin=cbin
         )
     own_bits = bits.copy()
     for _ in range(64):  # pointer jumping: depth doubles each round
@@ -370,11 +374,39 @@ SPLIT_RULES = (
         "which ranks before a loose line end)",
     ),
     (
+        64,
+        "the branch with the nearer way out (no pipe size, invert or terminal rank tells "
+        "the branches apart; the other way is more than 5 % longer)",
+    ),
+    (
         4,
         "the conveyance listed first in the input (no pipe size or invert tells the "
         "branches apart)",
     ),
 )
+
+
+#: Way-out costs within this factor of each other fall in one bin: the split rule
+#: "the branch with the nearer way out" does not tell them apart (compare
+#: ms4map.network.orient.AMBIGUITY_RATIO).
+COST_BIN_RATIO = 1.05
+
+
+def _outlet_cost_bins(cost: np.ndarray | None, v: np.ndarray, elen: np.ndarray) -> np.ndarray:
+    """Per arc, the log-bin of its way out (the arc's length plus its lower node's least
+    cost to a target, from the orientation); one bin where unknown."""
+    if cost is None or len(cost) == 0:
+        return np.zeros(len(v), dtype=np.int64)
+    c = np.asarray(cost, dtype=float)[v] + np.nan_to_num(elen, nan=0.0)
+    pen, metres = split_cost(c)
+    ok = np.isfinite(pen)
+    big = np.iinfo(np.int64).max // 4
+    out = np.full(len(v), big, dtype=np.int64)
+    # overruled evidence first (whole units), then the metres in 5 % bins (< 1000 bins)
+    units = np.round(pen[ok] / PENALTY_UNIT).astype(np.int64)
+    bins = np.floor(np.log(np.maximum(metres[ok], 1e-3)) / np.log(COST_BIN_RATIO))
+    out[ok] = units * 4000 + np.clip(bins, -1999, 1999).astype(np.int64)
+    return out
 
 
 def _last_part(edges: pd.DataFrame, src: np.ndarray | None = None) -> np.ndarray:
@@ -429,6 +461,7 @@ def _split_rule_bits(
     diam: np.ndarray,
     dsi: np.ndarray,
     best: np.ndarray,
+    cbin: np.ndarray,
 ) -> np.ndarray:
     """Which rule chose the main exit of each split component (a :data:`SPLIT_RULES` bit).
 
@@ -454,6 +487,7 @@ def _split_rule_bits(
     d = np.nan_to_num(diam, nan=-1.0)
     inv = np.nan_to_num(dsi, nan=np.inf)
     out = np.full(len(sc), 4, dtype=np.int64)
+    out[cbin[main] < cbin[r]] = 64
     bm, br = best[cv[main]], best[cv[r]]
     out[bm < br] = 32
     out[inv[main] < inv[r]] = 2
