@@ -220,6 +220,12 @@ def _free_exit_comps(net: StormNetwork, s: SolvedNetwork) -> np.ndarray:
     meth = net.edges["orient_method"].to_numpy(dtype=object)[s.arc_edge]
     over = net.edges["orient_overruled"].to_numpy(dtype=object)[s.arc_edge]
     free = np.isin(meth, _FREE_METHODS) & (over == "")
+    gr = getattr(net, "_graph", None) or {}
+    src, uni_ok = gr.get("src"), gr.get("uni_ok")
+    if src is not None and uni_ok is not None and len(uni_ok):
+        line = np.asarray(src)[s.arc_edge]
+        # a "uni" value that agrees: the data says flow leaves this way
+        free &= ~((line >= 0) & uni_ok[np.maximum(line, 0)])
     cu, cv = s.comp[s.arc_from], s.comp[s.arc_to]
     out[cu[free & (cu != cv)]] = True
     return out

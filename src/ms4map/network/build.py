@@ -314,6 +314,8 @@ def network_frames(
         # node -> the other target it reaches nearly as cheaply (docs/network.md
         # "The ambiguous answer"), -1 where none
         "alt": _alt_nodes(ori, remap, used),
+        # line -> its "uni" value confirms the direction no stronger evidence gave
+        "uni_ok": ori.uni_ok if ori.uni_ok is not None else np.zeros(0, dtype=bool),
         # node -> least cost of its way out (metres plus overruled evidence; inf: none)
         "cost": (
             ori.outlet_distance[used]

@@ -546,8 +546,18 @@ def orient_lines(
         lost = (e != 0) & (e != direction) & ~is_bi & (overruled == "")
         lost &= method != name
         overruled[lost] = name
+    # a flow-direction value "uni" that agrees with the direction chosen is weak evidence
+    # but evidence: where the ways out nearly tie it decides (no ambiguity there)
+    uni_ok = (uni != 0) & (uni == direction) & free
     node_alt, node_cost2 = _ambiguous_nodes(
-        seg_u, seg_v, w_uv, w_vu, cost=cost, nxt=nxt, free_seg=real & free[line]
+        seg_u,
+        seg_v,
+        w_uv,
+        w_vu,
+        cost=cost,
+        nxt=nxt,
+        free_seg=real & free[line],
+        uni_seg=np.where(real & uni_ok[line], uni[line], 0),
     )
     conflicts = _orientation_findings(
         qa, cv, direction=direction, method=method, bi=is_bi, evidence=ev, overruled=overruled
@@ -561,6 +571,7 @@ def orient_lines(
         uni_disagrees=uni_disagrees,
         overruled=overruled,
         node_alt=node_alt,
+        uni_ok=uni_ok,
     )
 
 
@@ -589,9 +600,12 @@ def _ambiguous_nodes(
     cost: np.ndarray,
     nxt: np.ndarray,
     free_seg: np.ndarray,
+    uni_seg: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per node, the other target it reaches nearly as cheaply (-1: none) where its own
-    least-cost way leaves it on a line no evidence orients (:data:`AMBIGUITY_RATIO`)."""
+    least-cost way leaves it on a line no evidence orients (:data:`AMBIGUITY_RATIO`);
+    ``uni_seg``: per segment, +1/-1 where a "uni" value confirms flow first -> last /
+    last -> first (such a step is not left to the tie)."""
     n = len(cost)
     alt_out = np.full(n, -1, dtype=np.int64)
     if not free_seg.any():
@@ -604,9 +618,11 @@ def _ambiguous_nodes(
     cost2, alt, step2 = second_outlet_costs(fr, to, w, cost, source)
     # the node's first step is a line no evidence orients
     step_free = np.zeros(n, dtype=bool)
-    f_u, f_v = u[free_seg], v[free_seg]
-    step_free[f_u[nxt[f_u] == f_v]] = True
-    step_free[f_v[nxt[f_v] == f_u]] = True
+    uni_seg = np.zeros(len(u), dtype=int) if uni_seg is None else uni_seg
+    fwd = free_seg & (uni_seg != 1)  # a step u -> v that no "uni" value confirms
+    bwd = free_seg & (uni_seg != -1)
+    step_free[u[fwd][nxt[u[fwd]] == v[fwd]]] = True
+    step_free[v[bwd][nxt[v[bwd]] == u[bwd]]] = True
     # ... and the other way parts from its own here (not further down, where the node
     # that parts decides)
     pen1, len1 = split_cost(cost)

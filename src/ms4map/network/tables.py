@@ -227,6 +227,8 @@ class Orientation:
     #: per node: the other target it reaches nearly as cheaply where no evidence decides
     #: its way out (-1: none; docs/network.md "The ambiguous answer")
     node_alt: np.ndarray | None = None
+    #: per line: no evidence orients it, and its "uni" value agrees with the direction
+    uni_ok: np.ndarray | None = None
 
 
 @dataclass
