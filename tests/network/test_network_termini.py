@@ -13,12 +13,12 @@ from network_builders import UTM, far_water, network_workspace
 
 from ms4map.io.workspace import Dem, Workspace
 from ms4map.network import assign_outfalls, build_network
+from ms4map.network.costs import outlet_costs
 from ms4map.network.orient import (
     dem_ground_at,
     downhill_evidence,
     open_end_headwalls,
     orient_by_outlet_path,
-    outlet_distances,
     segment_table,
 )
 
@@ -30,14 +30,26 @@ def _edges(net):
 # ------------------------------------------------------------------------------------
 # the step functions on plain arrays
 # ------------------------------------------------------------------------------------
-def test_outlet_distances_multi_source_along_lengths():
+def test_outlet_costs_multi_source_along_lengths():
     # path 0 -10- 1 -20- 2 -5- 3, outlets 0 and 3; node 4 is cut off
     u, v, w = np.array([0, 1, 2]), np.array([1, 2, 3]), np.array([10.0, 20.0, 5.0])
-    d = outlet_distances(u, v, w, 5, np.array([0, 3]))
+    d, nxt = outlet_costs(u, v, w, w, n_nodes=5, targets=np.array([0, 3]))
     assert np.allclose(d[:4], [0, 10, 5, 0])
     assert np.isinf(d[4])
-    # no outlet at all: every distance is infinite
-    assert np.isinf(outlet_distances(u, v, w, 4, np.zeros(0, int))).all()
+    assert nxt.tolist() == [-1, 0, 3, -1, -1]
+    # no outlet at all: every cost is infinite
+    assert np.isinf(outlet_costs(u, v, w, w, n_nodes=4, targets=np.zeros(0, int))[0]).all()
+
+
+def test_outlet_costs_one_way_arcs_and_a_target_that_costs():
+    # 0 -> 1 -> 2 one way (the way back is not allowed); target 2 free, target 0 costs 100
+    u, v, w = np.array([0, 1]), np.array([1, 2]), np.array([10.0, 10.0])
+    back = np.full(2, np.inf)
+    d, nxt = outlet_costs(
+        u, v, w, back, n_nodes=3, targets=np.array([2, 0]), start=np.array([0.0, 100.0])
+    )
+    # node 0 leaves by 1 to 2 (20) rather than ending where it is (100)
+    assert np.allclose(d, [20, 10, 0]) and nxt.tolist() == [1, 2, -1]
 
 
 def test_orient_by_outlet_path_farther_end_first_ties_undecided():

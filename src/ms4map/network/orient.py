@@ -1,17 +1,16 @@
-"""Orient every conveyance: the orientation evidence, each a plain function over arrays, and the rule chain orient_lines.
+"""Orient every conveyance by one decision over all the evidence: ids, flow direction, inverts, elevations, the ground, the terminals.
 
-The chain (docs/network.md, docs/rules.md section 1) takes, per line, the first rule
-whose evidence decides: ``inverts``, ``ids``, ``flow_dir`` (``flow_dir_bi`` for a
-two-way line), ``structure_inverts``, ``structure_rims``, ``dem_ground``,
-``outlet_path``, ``flow_dir_uni``, else ``digitized``.  Evidence is an integer array
-with one value per line: +1 where flow runs from the first vertex to the last, -1 the
-other way, 0 where it does not decide (:func:`downhill_evidence`,
-:func:`orient_by_outlet_path`; their inputs from :func:`dem_ground_at`,
-:func:`outlet_distances` on :func:`segment_table`, :func:`real_outlet_nodes`).
+:func:`line_evidence` collects every piece of evidence per line (an integer array per
+kind: +1 where flow runs from the first vertex to the last, -1 the other way, 0 where it
+says nothing; :func:`downhill_evidence`, :func:`dem_ground_at`), :func:`preferred_direction`
+takes the strongest in :data:`TRUST_ORDER`, and :func:`orient_lines` decides for the
+whole network with one least-cost search from the targets (:func:`real_outlet_nodes`,
+:func:`evidenced_sinks`; :mod:`ms4map.network.costs`), overruling soft evidence only
+where a structure would otherwise reach no target (docs/network.md "Orientation").
 
-To add evidence: write it here as such a function, give it its rank in the chain of
-:func:`orient_lines`, and add its method name to
-:data:`ms4map.network.model.ORIENT_METHODS` and to docs/network.md.
+To add evidence: compute it in :func:`line_evidence`, give it its place in
+:data:`TRUST_ORDER` (and an :data:`OVERRULE_COST` if it may be overruled), add its
+method name to :data:`ms4map.network.model.ORIENT_METHODS` and to docs/network.md.
 """
 
 from __future__ import annotations
@@ -20,11 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import shapely
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
 from ..core.qa import QAReport
+from .costs import follow, outlet_costs, second_outlet_costs, split_cost
 from .tables import (
     BuildConfig,
     ConveyanceTable,
@@ -40,12 +38,18 @@ if TYPE_CHECKING:
     from ..io import Workspace
 
 __all__ = [
+    "AMBIGUITY_RATIO",
+    "OVERRULE_COST",
+    "SINK_COST",
+    "TRUST_ORDER",
     "dem_ground_at",
     "downhill_evidence",
+    "evidenced_sinks",
+    "line_evidence",
     "open_end_headwalls",
     "orient_by_outlet_path",
     "orient_lines",
-    "outlet_distances",
+    "preferred_direction",
     "real_outlet_nodes",
     "segment_table",
 ]
@@ -89,34 +93,6 @@ def segment_table(
         np.concatenate(ws_).astype(float),
         np.concatenate(ls).astype(int),
     )
-
-
-def outlet_distances(
-    u: np.ndarray, v: np.ndarray, length: np.ndarray, n_nodes: int, outlets: np.ndarray
-) -> np.ndarray:
-    """Distance along the network (undirected, by length) from every node to its nearest
-    real outlet; ``inf`` where no outlet is connected (one multi-source Dijkstra)."""
-    dist = np.full(n_nodes, np.inf)
-    outlets = np.unique(np.asarray(outlets, dtype=int))
-    if len(outlets) == 0 or len(u) == 0:
-        dist[outlets] = 0.0
-        return dist
-    keep = u != v
-    # a virtual source joined to every outlet at zero cost (tiny weight: csgraph
-    # drops explicit zeros)
-    src = n_nodes
-    rows = np.r_[u[keep], v[keep], np.full(len(outlets), src)]
-    cols = np.r_[v[keep], u[keep], outlets]
-    w = np.r_[
-        np.maximum(length[keep], 1e-12),
-        np.maximum(length[keep], 1e-12),
-        np.full(len(outlets), 1e-12),
-    ]
-    g = coo_matrix((w, (rows, cols)), shape=(n_nodes + 1, n_nodes + 1)).tocsr()
-    d = dijkstra(g, directed=True, indices=src)
-    dist[:] = d[:n_nodes] - 1e-12
-    dist[outlets] = 0.0
-    return dist
 
 
 def orient_by_outlet_path(
@@ -234,18 +210,6 @@ OVERRULE_COST = {
     "dem_ground": 1e5,
 }
 
-#: The smallest overrule cost: a way's cost splits into overruled evidence (whole
-#: multiples of this) and metres of path (below it: a town's pipes run less than 100 km).
-PENALTY_UNIT = 1e5
-
-
-def split_cost(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A way's cost as (overruled evidence, metres of path)."""
-    c = np.asarray(cost, dtype=float)
-    pen = np.where(np.isfinite(c), np.floor(c / PENALTY_UNIT) * PENALTY_UNIT, np.inf)
-    return pen, np.where(np.isfinite(c), c - np.where(np.isfinite(pen), pen, 0.0), np.inf)
-
-
 #: What ending at a sink inside the network costs where nothing checks the terminals
 #: (a node two or more lines flow into and none out of): more than one overruled pipe
 #: invert, less than two, so a single swapped pair is repaired and a flat system whose
@@ -317,120 +281,6 @@ def preferred_direction(ev: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarr
         pref[m] = ev[name][m]
         tier[m] = k
     return pref, tier
-
-
-def outlet_costs(
-    u: np.ndarray,
-    v: np.ndarray,
-    w_uv: np.ndarray,
-    w_vu: np.ndarray,
-    *,
-    n_nodes: int,
-    targets: np.ndarray,
-    start: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Least cost from every node to a target following the arcs ``u -> v`` (cost
-    ``w_uv``) and ``v -> u`` (``w_vu``; ``inf``: not allowed): one multi-source Dijkstra
-    on the reversed arcs; ``start``: what ending at each target costs (default 0).
-    Returns ``(cost, next_node)`` (``next_node``: the node after
-    it on its least-cost way, -1 at a target or where none exists)."""
-    cost = np.full(n_nodes, np.inf)
-    nxt = np.full(n_nodes, -1, dtype=np.int64)
-    targets = np.asarray(targets, dtype=int)
-    start = np.zeros(len(targets)) if start is None else np.asarray(start, dtype=float)
-    order = np.lexsort((start, targets))
-    targets, start = targets[order], start[order]
-    keep_t = np.r_[True, targets[1:] != targets[:-1]] if len(targets) else targets.astype(bool)
-    targets, start = targets[keep_t], start[keep_t]  # each target once, its lowest start
-    if len(targets) == 0:
-        return cost, nxt
-    keep = u != v
-    fr = np.r_[u[keep], v[keep]]
-    to = np.r_[v[keep], u[keep]]
-    w = np.r_[w_uv[keep], w_vu[keep]]
-    ok = np.isfinite(w)
-    fr, to, w = fr[ok], to[ok], np.maximum(w[ok], 1e-15)
-    # parallel arcs: keep the cheapest (a sparse matrix would add them up)
-    order = np.lexsort((w, to, fr))
-    fr, to, w = fr[order], to[order], w[order]
-    first = np.r_[True, (fr[1:] != fr[:-1]) | (to[1:] != to[:-1])] if len(fr) else fr.astype(bool)
-    fr, to, w = fr[first], to[first], w[first]
-    src = n_nodes
-    # reversed arcs (flow to -> fr) plus a virtual source joined to every target
-    g = coo_matrix(
-        (
-            np.r_[w, np.maximum(start, 1e-15)],
-            (np.r_[to, np.full(len(targets), src)], np.r_[fr, targets]),
-        ),
-        shape=(n_nodes + 1, n_nodes + 1),
-    ).tocsr()
-    d, pred = dijkstra(g, directed=True, indices=src, return_predecessors=True)
-    cost[:] = d[:n_nodes]
-    free_t = targets[start <= 0]
-    cost[free_t] = 0.0
-    p = pred[:n_nodes].astype(np.int64)
-    nxt[:] = np.where((p >= 0) & (p < n_nodes), p, -1)
-    nxt[free_t] = -1
-    return cost, nxt
-
-
-def _follow(nxt: np.ndarray) -> np.ndarray:
-    """The last node of each node's chain ``i -> nxt[i] -> ...`` (pointer jumping)."""
-    end = np.where(nxt >= 0, nxt, np.arange(len(nxt)))
-    for _ in range(64):
-        nn = end[end]
-        if np.array_equal(nn, end):
-            break
-        end = nn
-    return end
-
-
-def second_outlet_costs(
-    fr: np.ndarray,
-    to: np.ndarray,
-    w: np.ndarray,
-    cost: np.ndarray,
-    source: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Least cost from every node to a target *other* than its own (``source``), and
-    which: along the arcs ``fr -> to`` (cost ``w``) to a first node whose least-cost
-    target differs, then on that node's own least-cost way.  Returns ``(cost2, alt,
-    step2)`` (``alt`` -1 where no other target is reachable; ``step2`` the next node on
-    that way, -1 where it leaves at once across to the other target's side)."""
-    n = len(cost)
-    ok = np.isfinite(w) & np.isfinite(cost[to]) & np.isfinite(cost[fr])
-    fr, to, w = fr[ok], to[ok], w[ok]
-    cross = source[fr] != source[to]
-    # a node beside another outlet's region: its cheapest step across
-    g_cost = np.full(n, np.inf)
-    g_alt = np.full(n, -1, dtype=np.int64)
-    if cross.any():
-        c = w[cross] + cost[to[cross]]
-        order = np.lexsort((c, fr[cross]))
-        f_s, c_s, t_s = fr[cross][order], c[order], to[cross][order]
-        first = np.r_[True, f_s[1:] != f_s[:-1]]
-        g_cost[f_s[first]] = c_s[first]
-        g_alt[f_s[first]] = source[t_s[first]]
-    has = np.where(np.isfinite(g_cost))[0]
-    if len(has) == 0:
-        none = np.full(n, -1, dtype=np.int64)
-        return np.full(n, np.inf), none, none.copy()
-    same = ~cross
-    src = n
-    g = coo_matrix(
-        (
-            np.r_[np.maximum(w[same], 1e-15), np.maximum(g_cost[has], 1e-15)],
-            (np.r_[to[same], np.full(len(has), src)], np.r_[fr[same], has]),
-        ),
-        shape=(n + 1, n + 1),
-    ).tocsr()
-    d, pred = dijkstra(g, directed=True, indices=src, return_predecessors=True)
-    cost2 = d[:n]
-    p = pred[:n].astype(np.int64)
-    nxt = np.where((p >= 0) & (p < n), p, -1)
-    entry = _follow(nxt)
-    alt = np.where(np.isfinite(cost2), g_alt[entry], -1)
-    return cost2, alt, nxt
 
 
 def orient_lines(
@@ -610,7 +460,7 @@ def _ambiguous_nodes(
     alt_out = np.full(n, -1, dtype=np.int64)
     if not free_seg.any():
         return alt_out, np.full(n, np.inf)
-    source = _follow(nxt)
+    source = follow(nxt)
     source = np.where(np.isfinite(cost), source, -1)
     fr = np.r_[u, v]
     to = np.r_[v, u]

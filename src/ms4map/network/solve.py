@@ -19,8 +19,8 @@ import pandas as pd
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components, dijkstra
 
+from .costs import PENALTY_UNIT, split_cost
 from .model import StormNetwork
-from .orient import PENALTY_UNIT, split_cost
 from .settings import OUTFALL_RANK
 
 __all__ = [
