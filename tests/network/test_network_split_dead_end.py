@@ -17,10 +17,10 @@ def _ws(st_rows, cv_rows) -> Workspace:
     return network_workspace(st_rows, rows, waterbodies=far_water())
 
 
-def test_preferred_branch_dead_ends_at_a_structure():
-    # at S flow splits: BIG (30 in, preferred) ends at manhole T, away from water;
-    # SMALL (12 in) reaches outfall O
-    ws = _ws(
+def _dead_branch_at_t(**big) -> Workspace:
+    """At S flow splits: BIG (30 in, preferred) runs to manhole T, away from water;
+    SMALL (12 in) reaches outfall O.  ``big``: more attributes of BIG."""
+    return _ws(
         [
             ("A", "inlet", 0, 0),
             ("S", "manhole", 100, 0),
@@ -29,12 +29,15 @@ def test_preferred_branch_dead_ends_at_a_structure():
         ],
         [
             {"conv_id": "in", "coords": [(0, 0), (100, 0)]},
-            # the ids (never overruled) keep BIG running to T
-            {"conv_id": "BIG", "coords": [(100, 0), (200, 50)], "diameter_in": 30}
-            | {"from_id": "S", "to_id": "T"},
+            {"conv_id": "BIG", "coords": [(100, 0), (200, 50)], "diameter_in": 30, **big},
             {"conv_id": "SMALL", "coords": [(100, 0), (200, -50)], "diameter_in": 12},
         ],
     )
+
+
+def test_preferred_branch_dead_ends_at_a_structure():
+    # the ids (never overruled) keep BIG running to T: a dead branch
+    ws = _dead_branch_at_t(from_id="S", to_id="T")
     net = build_network(ws)
     t = assign_outfalls(net).set_index("struct_id")
     for sid, n_conv in (("A", 2), ("S", 1)):
@@ -153,19 +156,7 @@ def test_no_branch_reaches_an_outfall_names_the_other_dead_end():
 def test_a_dead_end_made_by_inverts_alone_is_overruled():
     # the same split with BIG's direction from its inverts only: T could reach no outfall,
     # so the whole-network rule runs BIG from T to S against its inverts (adverse_slope)
-    ws = _ws(
-        [
-            ("A", "inlet", 0, 0),
-            ("S", "manhole", 100, 0),
-            ("T", "manhole", 200, 50),
-            ("O", "outfall", 200, -50),
-        ],
-        [
-            {"conv_id": "in", "coords": [(0, 0), (100, 0)]},
-            {"conv_id": "BIG", "coords": [(100, 0), (200, 50)], "diameter_in": 30},
-            {"conv_id": "SMALL", "coords": [(100, 0), (200, -50)], "diameter_in": 12},
-        ],
-    )
+    ws = _dead_branch_at_t()
     net = build_network(ws)
     t = assign_outfalls(net).set_index("struct_id")
     assert (t.loc[["A", "S", "T"], "outfall_id"] == "O").all()
