@@ -28,11 +28,18 @@ Y_CONVEYANCES = [
 ]
 
 
-def y_network(waters: dict[str, tuple[str | None, str | None]] | None = None):
+def y_network(
+    waters: dict[str, tuple[str | None, str | None]] | None = None, *, sized: bool = False
+):
     """The Y network built by ``build_network``; ``waters`` sets the outfalls'
-    ``(receiving_water, pwl_id)`` (default: O1 to Test Creek, O2 to Mill Brook)."""
+    ``(receiving_water, pwl_id)`` (default: O1 to Test Creek, O2 to Mill Brook).
+    ``sized``: pipe N is 30 in and SO 12 in, so the sizes tell the branches apart (a
+    ``split`` with main outfall O1, not an ambiguous one)."""
     waters = waters or {"O1": ("Test Creek", "1302-0001"), "O2": ("Mill Brook", "1302-0002")}
-    net = build_network(network_workspace(Y_STRUCTURES, Y_CONVEYANCES, waterbodies=far_water()))
+    conv = [dict(c) for c in Y_CONVEYANCES]
+    if sized:
+        conv[1]["diameter_in"], conv[2]["diameter_in"] = 30.0, 12.0
+    net = build_network(network_workspace(Y_STRUCTURES, conv, waterbodies=far_water()))
     for of, (name, pwl) in waters.items():
         net.outfalls.loc[of, "receiving_water"] = name
         net.outfalls.loc[of, "pwl_id"] = pwl

@@ -43,8 +43,10 @@ def test_same_water_fills_the_water_but_no_outfall(monkeypatch):
 
 
 def test_a_split_still_names_its_main_outfall():
-    # the network's own answer today (split by input order): unchanged, no candidates
-    got = join_rows(inlet_rows(("P1", "A", 1.0)), network_join(y_network())).iloc[0]
+    # a split the pipe sizes decide: unchanged, the main outfall named, no candidates
+    join = network_join(y_network(sized=True))
+    assert join.inlet_outfall.loc["A", "method"] == "split"
+    got = join_rows(inlet_rows(("P1", "A", 1.0)), join).iloc[0]
     assert got["outfall_id"] == "O1" and got["pwl_id"] == "1302-0001"
     assert got["outfall_candidates"] == "" and got["candidate_waters"] == ""
     assert got["reason"].endswith("then the pipes to outfall O1 (flow splits; also O2)")
