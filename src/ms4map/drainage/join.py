@@ -36,7 +36,7 @@ class NetworkJoin:
     Attributes
     ----------
     inlet_outfall : DataFrame
-        Index ``node_id``: ``outfall_id``, ``other_outfalls``, ``method``.
+        Index ``node_id``: ``outfall_id``, ``other_outfalls``, ``method``, ``struct_id``.
     conv_outfall : DataFrame
         Index ``conv_id``: ``outfall_id``, ``other_outfalls``, ``method``.
     outfalls : DataFrame
@@ -65,7 +65,8 @@ def network_join(net: StormNetwork | None) -> NetworkJoin:
         return NetworkJoin(empty.copy(), empty.copy(), outf, None)
     a = assign_outfalls(net)
     a = a[a["node_id"].notna()]
-    inl = _with_method(a).drop_duplicates("node_id").set_index("node_id")[list(_JOIN_COLUMNS)]
+    cols = [*_JOIN_COLUMNS, *(["struct_id"] if "struct_id" in a.columns else [])]
+    inl = _with_method(a).drop_duplicates("node_id").set_index("node_id")[cols]
     e = edge_outfalls(net)
     conv = (
         _with_method(e).drop_duplicates("conv_id").set_index("conv_id")[list(_JOIN_COLUMNS)]

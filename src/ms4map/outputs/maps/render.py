@@ -178,6 +178,8 @@ def _add_geojson(
             "fillOpacity": layer.fill_opacity,
             "radius": layer.radius,
         }
+        if cat in layer.dash_categories:  # uncertain (an ambiguous outfall): dashed ring
+            style["dashArray"] = layer.dash_categories[cat]
         folium.GeoJson(
             data,
             marker=folium.CircleMarker(radius=layer.radius, fill=True),
@@ -185,6 +187,8 @@ def _add_geojson(
         ).add_to(fg)
     elif layer.geom == "line":
         style = {"color": colour, "weight": layer.weight, "opacity": 0.9}
+        if cat in layer.dash_categories:  # uncertain (an ambiguous outfall)
+            style["dashArray"] = layer.dash_categories[cat]
         folium.GeoJson(data, style_function=_const_style(style)).add_to(fg)
     else:
         style = {
@@ -361,7 +365,7 @@ def _swatch(geom: str, colour: str, dash: str | None = None) -> str:
     if geom == "point":
         return (
             '<span style="display:inline-block;width:10px;height:10px;border-radius:50%;'
-            f'background:{colour};border:1px solid #222"></span>'
+            f'background:{colour};border:1px {"dashed" if dash else "solid"} #222"></span>'
         )
     if geom == "line":
         style = "dashed" if dash else "solid"
@@ -435,7 +439,7 @@ def legend_html(
             continue
         rows = []
         for c in cats:
-            sw = _swatch(layer.geom, layer.colour(c), layer.dash)
+            sw = _swatch(layer.geom, layer.colour(c), layer.dash or layer.dash_categories.get(c))
             rows.append(f"{sw}&nbsp;{_esc(c.replace('_', ' '))}")
         parts.append(f"<b>{_esc(layer.label)}</b><br>" + "<br>".join(rows))
     if horizontal:
