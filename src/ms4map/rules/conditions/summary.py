@@ -169,6 +169,9 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
         name = None if is_blank(row.get("receiving_water")) else str(row["receiving_water"])
         if name is None and wb:
             name = waters.name_of(wb)
+        cands = candidate_ids(row.get("outfall_candidates"))
+        if name is None and wb is None and cands:  # an ambiguous path to different waters
+            name = f"not known (the network cannot tell whether flow reaches {' or '.join(cands)})"
         key = (wb, via)
         entry = recv.setdefault(
             key, {"name": name, "pwl_id": wb, "via": via, "fraction": 0.0, "outfalls": []}
