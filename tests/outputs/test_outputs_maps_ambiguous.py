@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import geopandas as gpd
 from ambiguous_builders import Y_CONVEYANCES, Y_STRUCTURES, patch_network, y_network
-from network_builders import conveyances, structures, ws_of
+from network_builders import UTM, conveyances, structures, ws_of
+from shapely.geometry import LineString, Point
 
 from ms4map.drainage import network_join
 from ms4map.io.styles import AMBIGUOUS_CATEGORY, AMBIGUOUS_COLOUR, STRUCTURE_COLOURS
@@ -51,3 +53,14 @@ def test_decided_network_draws_every_feature_by_its_kind(monkeypatch):
     assert set(st["category"]) <= set(STRUCTURE_COLOURS)
     assert (st["candidates"] == "").all()
     assert "outfall ambiguous" not in maps.legend_html(layers)
+
+
+def test_ambiguous_path_highlight_is_dashed_grey_in_the_legend():
+    hl = {
+        "ambiguous path": gpd.GeoSeries([LineString([(0, 0), (100, 0)])], crs=UTM),
+        "candidate outfalls": gpd.GeoSeries([Point(200, 50), Point(200, -50)], crs=UTM),
+    }
+    legend = maps.legend_html({}, highlights=hl)
+    assert "ambiguous path: the network cannot tell which outfall takes the flow" in legend
+    assert "candidate outfalls (uncertain)" in legend
+    assert f"3px dashed {AMBIGUOUS_COLOUR}" in legend

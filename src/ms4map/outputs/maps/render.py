@@ -19,6 +19,7 @@ import geopandas as gpd
 import numpy as np
 
 from ...core.units import metres_per_unit
+from ...io.styles import AMBIGUOUS_COLOUR, AMBIGUOUS_DASH
 from .layers import LAYER_ORDER, OUTFALL_PRIORITY, MapLayer
 from .view import MapView, clip_to_view, display_geojson, flow_arrows, in_view
 
@@ -59,6 +60,12 @@ HIGHLIGHT_STYLES: dict[str, tuple[str, str | None, str]] = {
     "path": (PATH_COLOUR, None, "path to the outfall (pipes and ditches)"),
     "overland step": (PATH_COLOUR, "6 6", "overland step (parcel to inlet or water)"),
     "outfalls reached": (PATH_COLOUR, None, "outfall(s) reached"),
+    "ambiguous path": (
+        AMBIGUOUS_COLOUR,
+        AMBIGUOUS_DASH,
+        "ambiguous path: the network cannot tell which outfall takes the flow",
+    ),
+    "candidate outfalls": (AMBIGUOUS_COLOUR, AMBIGUOUS_DASH, "candidate outfalls (uncertain)"),
     "sewershed": (HIGHLIGHT_COLOUR, "8 4", "sewershed of the outfall"),
     "upstream network": ("#ffd400", None, "network upstream of the outfall"),
     "contributing parcels": (HIGHLIGHT_COLOUR, None, "parcels draining to the outfall"),
@@ -239,7 +246,9 @@ def highlight_group(
         colour = colours.get(label, colour)
         style = {
             "color": colour,
-            "weight": 4 if label in ("path", "overland step", "upstream network") else 3,
+            "weight": 4
+            if label in ("path", "overland step", "upstream network", "ambiguous path")
+            else 3,
             "fillOpacity": 0.15,
             "fillColor": colour,
         }
@@ -390,9 +399,9 @@ def _highlight_geom(label: str, geoms: Any) -> str:
         return "point"
     if kinds and kinds <= {"LineString", "MultiLineString"}:
         return "line"
-    if label in ("path", "overland step", "upstream network"):
+    if label in ("path", "overland step", "upstream network", "ambiguous path"):
         return "line"
-    if label == "outfalls reached":
+    if label in ("outfalls reached", "candidate outfalls"):
         return "point"
     return "polygon"
 
