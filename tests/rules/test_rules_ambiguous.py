@@ -164,3 +164,13 @@ def test_septic_flag_stands_when_every_candidate_agrees(waters):
     assert "holds for every candidate outfall" in no["reason"]
     tmdl = septic_of(ambiguous_rows("OF-C", "OF-CT"), waters)
     assert pd.isna(tmdl["special_condition"]) and tmdl["method"] == "ambiguous_outfall"
+
+
+def test_septic_priority_rises_only_for_a_septic_pollutant_on_every_candidate(waters):
+    # Fish Creek (pathogens) and Mill Creek (phosphorus): septic pollutants on both
+    both = septic_of(ambiguous_rows("OF-F", "OF-M"), waters)
+    assert bool(both["septic_pollutant"]) is True and both["priority"] == 3
+    # Hudson River (PCBs) and Fish Creek (pathogens): only one candidate's is
+    one = septic_of(ambiguous_rows("OF-F", "OF-H"), waters)
+    assert one["special_condition"] == True  # noqa: E712
+    assert bool(one["septic_pollutant"]) is False and one["priority"] == 2

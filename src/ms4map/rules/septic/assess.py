@@ -253,6 +253,7 @@ def _special_conditions(
             "skipped_listings",
             "ambiguous",
             "held",
+            "candidate_pols",
         )
     }
     ms4_rows = flow["ms4_rows"]
@@ -300,7 +301,10 @@ _ROW_KEYS = (
     "skipped_listings",
     "ambiguous",
     "held",
+    "candidate_pols",
 )
+#: The findings of a row that leave its special condition open.
+_OPEN_KEYS = ("unknown_outfalls", "unknown_tmdls", "missing_tmdls", "skipped_listings")
 
 
 def _merge(out: dict[str, dict[str, list[str]]], pid: str, found: dict[str, list[str]]) -> None:
@@ -363,11 +367,12 @@ def _candidates_special(group: pd.DataFrame, ctx: dict[str, Any]) -> dict[str, l
     ids = [str(x) for x in group["outfall_id"]]
     head = candidates_text(ids)
     applies = [bool(f["pols"]) for f in per]
-    open_ = [any(f[k] for k in _ROW_KEYS[2:-1]) for f in per]
+    open_ = [any(f[k] for k in _OPEN_KEYS) for f in per]
     found: dict[str, list[str]] = {k: [] for k in _ROW_KEYS}
     if all(applies):
         for f in per:
             found["pols"] += f["pols"]
+        found["candidate_pols"] += [";".join(f["pols"]) for f in per]
         found["why"].append(
             f"{head}, but every candidate applies it ("
             + "; ".join(dict.fromkeys(w for f in per for w in f["why"]))
@@ -557,6 +562,7 @@ def _assess_parcel(
     direct_name: str,
     profile: Profile,
     open_causes: dict[str, list[str]] | None = None,
+    candidate_pols: list[str] | None = None,
 ) -> dict[str, Any]:
     """One septic parcel's special condition, septic pollutant, setback, recorded
     failures, violation, priority, method and reason (:data:`_ASSESSED_COLUMNS`).
@@ -572,6 +578,8 @@ def _assess_parcel(
     to a category 4a water whose TMDL the layer lacks (``tmdl_missing``) or to a water
     whose 303(d) CSV rows could not be read (``listing_skipped``), or its runoff takes
     an ambiguous network path whose candidate outfalls disagree (``ambiguous_outfall``).
+    On an ambiguous path the priority rises for a septic pollutant only when every
+    candidate outfall's listed pollutants (``candidate_pols``, ``;``-joined) hold one.
     """
     trib = bool(rec["flagged"])  # the runoff known to enter the MS4 (tributary true)
     pols = list(dict.fromkeys(pols)) if trib else []
@@ -581,6 +589,10 @@ def _assess_parcel(
     if trib and not special and any(open_causes.values()):
         special = None
     septic_pol = bool(special) and any(_is_septic_pollutant(x, profile) for x in pols)
+    if septic_pol and candidate_pols:  # an ambiguous path: a septic pollutant on every candidate
+        septic_pol = all(
+            any(_is_septic_pollutant(x, profile) for x in c.split(";") if x) for c in candidate_pols
+        )
     within = setback_feature is not None
     failure = rec["septic_failure"]
     codes = parse_failure_codes(failure)

@@ -142,6 +142,7 @@ def assess_septic(
                 flow["bad_rows"],
                 unknown_share=float(rec["_unknown_fraction"]),
             ),
+            candidate_pols=special["candidate_pols"].get(rec["parcel_id"]),
         )
         for rec in _records(out, _ASSESS_INPUTS)
     ]
