@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ambiguous_builders import Y_CONVEYANCES, Y_STRUCTURES
+from ambiguous_builders import BARE_Y_CONVEYANCES, Y_CONVEYANCES, Y_STRUCTURES, bare_y_network
 from network_builders import conveyances, structures
 
 import ms4map.network
@@ -43,3 +43,13 @@ def test_trace_from_a_decided_path_names_its_outfall(y_gpkg, capsys):
     assert main(["trace", str(y_gpkg), "--from", "N"]) == 0  # the pipe N leads to O1 only
     text = capsys.readouterr().out
     assert "  outfall(s): O1" in text and "ambiguous:" not in text
+
+
+def test_trace_from_on_the_networks_own_ambiguous_answer(tmp_path, capsys):
+    bare_y_network()  # skipped while the network gives no ambiguous answer (issue 27)
+    gpkg = tmp_path / "bare.gpkg"
+    structures(Y_STRUCTURES).to_file(gpkg, layer="structures", driver="GPKG")
+    conveyances(BARE_Y_CONVEYANCES).to_file(gpkg, layer="conveyances", driver="GPKG")
+    assert main(["trace", str(gpkg), "--from", "A"]) == 0
+    text = capsys.readouterr().out
+    assert "candidates O1, O2" in text and "ambiguous: the evidence cannot tell" in text

@@ -10,6 +10,7 @@ builders turn the real answer of a real Y network (a split told apart only by in
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from network_builders import far_water, network_workspace
 
 from ms4map.network import assign_outfalls, build_network, edge_outfalls
@@ -40,6 +41,29 @@ def y_network(
     if sized:
         conv[1]["diameter_in"], conv[2]["diameter_in"] = 30.0, 12.0
     net = build_network(network_workspace(Y_STRUCTURES, conv, waterbodies=far_water()))
+    for of, (name, pwl) in waters.items():
+        net.outfalls.loc[of, "receiving_water"] = name
+        net.outfalls.loc[of, "pwl_id"] = pwl
+    return net
+
+
+#: The Y with nothing to orient the two branches (no inverts, ids only on the first
+#: pipe): the network's own ``ambiguous`` answer once it gives one (issue 27).
+BARE_Y_CONVEYANCES = [
+    {"conv_id": "in", "coords": [(0, 0), (100, 0)], "from_id": "A", "to_id": "S"},
+    {"conv_id": "N", "coords": [(100, 0), (200, 50)]},
+    {"conv_id": "SO", "coords": [(100, 0), (200, -50)]},
+]
+
+
+def bare_y_network(waters: dict[str, tuple[str | None, str | None]] | None = None):
+    """The Y of :data:`BARE_Y_CONVEYANCES` built by ``build_network``, ``waters`` as in
+    :func:`y_network`; skips the test while the network does not call it ambiguous."""
+    waters = waters or {"O1": ("Test Creek", "1302-0001"), "O2": ("Mill Brook", "1302-0002")}
+    ws = network_workspace(Y_STRUCTURES, BARE_Y_CONVEYANCES, waterbodies=far_water())
+    net = build_network(ws)
+    if (assign_outfalls(net)["method"] != "ambiguous").all():
+        pytest.skip("the network does not give the ambiguous answer yet (issue 27)")
     for of, (name, pwl) in waters.items():
         net.outfalls.loc[of, "receiving_water"] = name
         net.outfalls.loc[of, "pwl_id"] = pwl

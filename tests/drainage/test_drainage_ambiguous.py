@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import geopandas as gpd
 import pandas as pd
-from ambiguous_builders import inlet_rows, patch_network, y_network
+from ambiguous_builders import bare_y_network, inlet_rows, patch_network, y_network
 from network_builders import UTM
 from shapely.geometry import Point, box
 
@@ -79,3 +79,12 @@ def test_parcel_table_keeps_its_columns_and_adds_the_candidates_last(monkeypatch
     assert by.loc["P1", "method"] == "nearest_inlet" and pd.isna(by.loc["P1", "outfall_id"])
     assert by.loc["P1", "outfall_candidates"] == "O1;O2"
     assert by.loc["P2", "target_kind"] == "unknown" and by.loc["P2", "outfall_candidates"] == ""
+
+
+def test_the_networks_own_ambiguous_answer_end_to_end():
+    # no patch: the network itself calls the bare Y ambiguous (skipped before issue 27)
+    got = join_rows(inlet_rows(("P1", "A", 1.0)), network_join(bare_y_network())).iloc[0]
+    assert got["outfall_id"] is None and pd.isna(got["pwl_id"])
+    assert got["outfall_candidates"] == "O1;O2"
+    assert got["candidate_waters"] == "1302-0001;1302-0002"
+    assert "the network cannot tell whether flow reaches O1 or O2" in got["reason"]
