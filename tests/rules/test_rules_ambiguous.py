@@ -23,7 +23,9 @@ from test_rules_conditions_fixtures import (
 
 from ms4map.drainage.join import NetworkJoin, join_rows
 from ms4map.rules.conditions import determine, screen_condition_a
+from ms4map.rules.conditions.condition_a import condition_a_row_facts
 from ms4map.rules.conditions.site import tmdl_hits_for
+from ms4map.rules.profiles import load_profile
 from ms4map.rules.septic import flag_septic_table
 
 WATERS = {
@@ -174,3 +176,19 @@ def test_septic_priority_rises_only_for_a_septic_pollutant_on_every_candidate(wa
     one = septic_of(ambiguous_rows("OF-F", "OF-H"), waters)
     assert one["special_condition"] == True  # noqa: E712
     assert bool(one["septic_pollutant"]) is False and one["priority"] == 2
+
+
+def test_row_facts_of_a_table_whose_index_repeats_labels(waters):
+    # rows concatenated without a new index: each ambiguous row decided on its own
+    table = pd.concat(
+        [
+            ambiguous_rows("OF-C", "OF-M"),
+            ambiguous_rows("OF-H", "OF-M"),
+            ambiguous_rows("OF-C", "OF-C3"),
+        ]
+    )
+    assert list(table.index) == [0, 0, 0]
+    facts = condition_a_row_facts(table, waters=waters, profile=load_profile("stillwater"))
+    assert facts["ambiguous_open"].tolist() == [True, False, False]
+    assert facts["listed_wbs"].tolist()[1] == "1101-0001;1302-0001"
+    assert "every candidate discharges to Clear Brook (1302-0003)" in facts["ambiguous"].iloc[2]

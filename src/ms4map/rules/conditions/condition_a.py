@@ -172,18 +172,21 @@ def _ambiguous_facts(
     row is listed; all of them known waters that are not listed (no category 4a
     listing, no skipped CSV rows) -> not listed; else the candidates give different
     answers and ``ambiguous_open`` is set (never a confident "no")."""
-    cand = candidate_rows(out[amb], waters)
+    pos = np.flatnonzero(amb)  # by position: the table's index may repeat labels
+    sub = out.iloc[pos].reset_index(drop=True)
+    cand = candidate_rows(sub, waters)
     cf = condition_a_row_facts(cand, waters=waters, profile=profile, reach_hits=reach_hits)
     links = four_a_links(waters)
-    for label, group in cf.groupby("_src", sort=False):
-        row = out.loc[label]
-        ids = candidate_ids(row["outfall_candidates"])
-        head = candidates_text(ids)
+    cols = ("ambiguous", "ambiguous_open", "no_pwl", "id_problem", "listed_wbs", "listed_wb")
+    at = {c: out.columns.get_loc(c) for c in cols}
+    for src, group in cf.groupby("_src", sort=False):
+        p, row = int(pos[int(src)]), sub.iloc[int(src)]
+        head = candidates_text(candidate_ids(row["outfall_candidates"]))
         if row["wb"] is not None or not is_blank(row.get("receiving_water")):
             wb = row["wb"]
             name = (waters.name_of(wb) if wb else None) or row.get("receiving_water")
             water = f"{name} ({wb})" if name and wb else (name or wb)
-            out.at[label, "ambiguous"] = f"{head}; every candidate discharges to {water}"
+            out.iat[p, at["ambiguous"]] = f"{head}; every candidate discharges to {water}"
             continue
         states, words = [], []
         for c in group.to_dict("records"):
@@ -205,19 +208,19 @@ def _ambiguous_facts(
                 states.append("open")
                 words.append(f"{c['outfall_id']}: {water}, not known")
         every = set(states)
-        out.at[label, "no_pwl"] = False
-        out.at[label, "id_problem"] = None
+        out.iat[p, at["no_pwl"]] = False
+        out.iat[p, at["id_problem"]] = None
         if every == {"listed"}:
             hits = [w for x in group["listed_wbs"] for w in str(x).split(";")]
-            out.at[label, "listed_wbs"] = ";".join(dict.fromkeys(hits))
-            out.at[label, "listed_wb"] = hits[0]
+            out.iat[p, at["listed_wbs"]] = ";".join(dict.fromkeys(hits))
+            out.iat[p, at["listed_wb"]] = hits[0]
             verdict = "every candidate reaches a listed water"
         elif every == {"not"}:
             verdict = "no candidate reaches a listed water"
         else:
-            out.at[label, "ambiguous_open"] = True
+            out.iat[p, at["ambiguous_open"]] = True
             verdict = "the candidates give different answers"
-        out.at[label, "ambiguous"] = f"{head} ({'; '.join(words)}): {verdict}"
+        out.iat[p, at["ambiguous"]] = f"{head} ({'; '.join(words)}): {verdict}"
 
 
 def _skipped_listings(

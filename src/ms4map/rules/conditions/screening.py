@@ -254,16 +254,19 @@ def _candidate_tmdls(
                 label = tm["name"].astype(object).where(tm["name"].notna(), tm["tmdl_id"])
                 inside[of] = str(label[hit].iloc[0])
                 break
-    for i in facts.index[amb]:
+    at = {c: facts.columns.get_loc(c) for c in ("outfall_candidates", "ambiguous")}
+    at["open"] = facts.columns.get_loc("ambiguous_open")
+    for i in np.flatnonzero(amb.to_numpy()):  # by position: labels may repeat
         hits = [
             f"outfall {of} lies in the {inside[of]} TMDL watershed"
-            for of in candidate_ids(facts.at[i, "outfall_candidates"])
+            for of in candidate_ids(facts.iat[i, at["outfall_candidates"]])
             if of in inside
         ]
         if hits:
-            facts.at[i, "ambiguous_open"] = True
-            facts.at[i, "ambiguous"] = (
-                f"{facts.at[i, 'ambiguous']}; {', '.join(hits)}, where the flow may or may not go"
+            facts.iat[i, at["open"]] = True
+            facts.iat[i, at["ambiguous"]] = (
+                f"{facts.iat[i, at['ambiguous']]}; {', '.join(hits)}, where the flow may or "
+                "may not go"
             )
 
 
