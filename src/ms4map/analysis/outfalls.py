@@ -13,6 +13,7 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
+from ..core.nulls import is_na
 from ..core.units import metres_per_unit
 from ..io import Workspace
 from ..network import assign_outfalls, trace_upstream
@@ -39,6 +40,10 @@ class OutfallArea:
         Upstream structures/junctions and conveyances (None without a network).
     parcels : GeoDataFrame
         Contributing parcels with ``fraction`` (share of the parcel draining here).
+        Where some parcel's network path is ambiguous with this outfall one of its
+        candidates, that share counts too and a ``may_drain`` column names the
+        candidates (``"OF-1 or OF-2"``; empty for the parcels that surely drain here):
+        an investigation must not miss a source that may drain here.
     reason : str
         How the upstream area was found, or why it is empty.
     """
@@ -118,12 +123,45 @@ def _outfall_area(ws: Workspace, result: Result | None, outfall_id: str) -> Outf
     if d is not None and len(d) and parcels is not None:
         rows = d[d["outfall_id"].astype(str) == oid]
         frac = rows.groupby(rows["parcel_id"].astype(str))["fraction"].sum()
+        maybe = _may_drain(d, oid)  # ambiguous paths with this outfall a candidate
         pid = parcels["parcel_id"].astype(str)
-        sel = parcels[pid.isin(frac.index)].copy()
-        sel["fraction"] = sel["parcel_id"].astype(str).map(frac).astype(float)
+        sel = parcels[pid.isin(frac.index) | pid.isin(maybe.index)].copy()
+        spid = sel["parcel_id"].astype(str)
+        sel["fraction"] = spid.map(frac).fillna(0.0).astype(float)
+        if len(maybe):
+            sel["fraction"] += spid.map(maybe).fillna(0.0).astype(float)
+            sel["may_drain"] = spid.map(_candidates_text(d, oid)).fillna("")
         out_p = sel
         reasons.append(f"{len(sel)} parcel(s) drain (at least partly) to it")
+        if len(maybe):
+            reasons.append(
+                f"{len(maybe)} of them only may: the network cannot tell whether their "
+                "runoff reaches this outfall or another (an ambiguous path)"
+            )
     return OutfallArea(oid, shed, nodes, edges, out_p, "; ".join(reasons))
+
+
+def _ambiguous_rows(d: pd.DataFrame, oid: str) -> pd.DataFrame:
+    """The drainage rows whose ambiguous network path has outfall ``oid`` a candidate."""
+    if "outfall_candidates" not in d.columns:
+        return d.iloc[:0]
+    cands = d["outfall_candidates"].astype(object)
+    hit = [not is_na(c) and oid in str(c).split(";") for c in cands]
+    return d[np.asarray(hit, dtype=bool)] if len(d) else d
+
+
+def _may_drain(d: pd.DataFrame, oid: str) -> pd.Series:
+    """``parcel_id -> fraction`` of the parcels that may drain to ``oid`` (an ambiguous
+    path with it a candidate)."""
+    rows = _ambiguous_rows(d, oid)
+    return rows.groupby(rows["parcel_id"].astype(str))["fraction"].sum()
+
+
+def _candidates_text(d: pd.DataFrame, oid: str) -> pd.Series:
+    """``parcel_id -> "OF-1 or OF-2"``: the candidates of its ambiguous paths to ``oid``."""
+    rows = _ambiguous_rows(d, oid)
+    words = rows["outfall_candidates"].astype(str).str.replace(";", " or ", regex=False)
+    return words.groupby(rows["parcel_id"].astype(str)).agg(lambda s: "; ".join(dict.fromkeys(s)))
 
 
 def outfall_inventory(

@@ -270,7 +270,8 @@ def _trace_starts(
 ) -> tuple[list[Any], list[str], list[str], list[str]]:
     """Trace each start down the network: ``(geometries, steps, outfall ids, waters)``;
     the steps follow those given (a start that cannot be traced says why).  Both the
-    module and the network are there whenever ``starts`` is not empty."""
+    module and the network are there whenever ``starts`` is not empty.  An ambiguous
+    trace names its candidates in its step but adds no outfall or water."""
     geoms: list[Any] = []
     outs_: list[str] = []
     waters: list[str] = []
@@ -284,6 +285,13 @@ def _trace_starts(
             geoms.append(tr.geometry)
         o = [str(x) for x in (tr.outfall_ids or [])]
         w = [str(x) for x in (tr.receiving_waters or [])]
+        if getattr(tr, "ambiguous", False):  # no outfall is named: the candidates only
+            steps.append(
+                f"{label}, then the network cannot tell which outfall takes the flow "
+                f"(candidates {', '.join(o) or 'none'}; {tr.reason or tr.method}): "
+                "outfall undetermined"
+            )
+            continue
         outs_ += o
         waters += w
         steps.append(_step_text(label, o, w, tr.length_m, tr.reason or tr.method))

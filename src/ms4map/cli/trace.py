@@ -295,13 +295,23 @@ def _print_downstream(net, start: str) -> None:
     t = trace_downstream(net, start)
     print(f"Downstream of {t.start}: {t.method}")
     print(f"  {t.reason}")
-    print(
-        f"  outfall(s): {', '.join(t.outfall_ids) or 'none'}"
-        + (f"; receiving water(s): {', '.join(t.receiving_waters)}" if t.receiving_waters else "")
-    )
+    waters = ", ".join(t.receiving_waters)
+    if getattr(t, "ambiguous", False):  # the evidence cannot tell the outfalls apart
+        print(
+            "  ambiguous: the evidence cannot tell which outfall takes the flow; candidates "
+            f"{', '.join(t.outfall_ids) or 'none'}"
+            + (f" (receiving water(s): {waters})" if waters else "")
+            + "; no outfall is named (survey the pipes where the flow divides, or add "
+            "inverts or from/to ids: docs/network.md)"
+        )
+    else:
+        print(
+            f"  outfall(s): {', '.join(t.outfall_ids) or 'none'}"
+            + (f"; receiving water(s): {waters}" if waters else "")
+        )
     n_conv = int(t.edges["conv_id"].nunique()) if len(t.edges) else 0
     parts = f" in {len(t.edges)} parts" if len(t.edges) != n_conv else ""
-    branches = " on all branches" if len(t.outfall_ids) > 1 else ""
+    branches = " on all branches" if len(t.outfall_ids) > 1 else ""  # or candidates
     print(f"  {n_conv} conveyance(s){parts}{branches}, {t.length_m:.0f} m, in flow order:")
     ids = set(t.edges["from_node"].astype(str)) | set(t.edges["to_node"].astype(str))
     words = describe_nodes(net, sorted(ids))

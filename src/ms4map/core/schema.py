@@ -19,6 +19,7 @@ from typing import Any
 from .nulls import is_blank_or_null_marker
 
 __all__ = [
+    "AMBIGUITY_COLUMNS",
     "ANSWER_COLUMNS",
     "LEGAL_LAYERS",
     "CONVEYANCE_KINDS",
@@ -238,6 +239,13 @@ PATH_COLUMNS = (
     "receiving_water",
     "pwl_id",
 )
+
+#: The drainage table's last two columns, empty except on a row whose storm-network path
+#: is ``ambiguous`` (the evidence cannot tell which outfall takes the flow):
+#: ``outfall_candidates``, the candidate outfall ids ``;``-joined (sorted), and
+#: ``candidate_waters``, each candidate's ``pwl_id`` (else its receiving water's name,
+#: else empty) in the same order.
+AMBIGUITY_COLUMNS = ("outfall_candidates", "candidate_waters")
 
 
 PWL_RE = re.compile(r"^\d{4}-\d{4}$")

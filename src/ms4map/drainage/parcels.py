@@ -5,7 +5,10 @@ Parcel -> inlet(s) / open conveyance / water / depression -> outfall -> water.
 The parcel drainage table (``docs/CONTRACTS.md``) has one row per (parcel, target):
 
 ``parcel_id, target_kind, target_id, fraction, outfall_id, receiving_water, pwl_id,
-method, reason``
+method, reason, outfall_candidates, candidate_waters``
+
+(the last two are empty except where the storm network cannot tell which outfall takes
+the flow: :data:`ms4map.core.schema.AMBIGUITY_COLUMNS`)
 
 with ``target_kind`` in :data:`TARGET_KINDS` and fractions summing to 1 per parcel.
 
@@ -40,7 +43,7 @@ import pandas as pd
 import shapely
 
 from ..core.errors import DataError
-from ..core.schema import PATH_COLUMNS
+from ..core.schema import AMBIGUITY_COLUMNS, PATH_COLUMNS
 from ..hydrology import OverlandResult, check_layer_crs, to_colrow
 from ..io import metres_to_crs_units
 from .join import NetworkJoin, join_rows, network_join
@@ -54,7 +57,7 @@ __all__ = [
     "parcel_drainage",
 ]
 
-COLUMNS = ["parcel_id", *PATH_COLUMNS, "method", "reason"]
+COLUMNS = ["parcel_id", *PATH_COLUMNS, "method", "reason", *AMBIGUITY_COLUMNS]
 METHODS = (
     "d8_catchment",
     "representative_point",
@@ -139,6 +142,7 @@ def parcel_drainage(
         "pwl_id",
         "method",
         "reason",
+        *AMBIGUITY_COLUMNS,
     ):
         out[c] = pd.array(out[c].astype(object).where(out[c].notna(), None), dtype="str")
     out["fraction"] = out["fraction"].astype(float)

@@ -97,14 +97,24 @@ def candidates_for_area(
         if pc[:1] in CANDIDATE_CLASSES:
             why.append(f"{CANDIDATE_CLASSES[pc[:1]]} {pc}")
             prio = min(prio, 3 if pc[:1] == "7" else 4)
+        maybe = _text(r.get("may_drain"))  # an ambiguous path: this outfall a candidate
         if _text(r.get("sewer")) == "septic":
             why.append(
-                f"on-site septic system tributary to {'outfall ' + oid if oid else 'this outfall'}"
+                f"on-site septic system {'that may be ' if maybe else ''}tributary to "
+                f"{'outfall ' + oid if oid else 'this outfall'}"
             )
             prio = min(prio, 5)
         if not why:
             continue
-        why.append(f"{frac:.0%} of the parcel drains to {oid or 'this outfall'}")
+        why.append(
+            f"{frac:.0%} of the parcel "
+            + (
+                f"may drain to {oid or 'this outfall'} (the network cannot tell whether it "
+                f"reaches {maybe})"
+                if maybe
+                else f"drains to {oid or 'this outfall'}"
+            )
+        )
         rows.append(
             {
                 "parcel_id": pid,

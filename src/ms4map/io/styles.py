@@ -115,6 +115,11 @@ MS4_AREA_COLOUR = "#252525"
 #: Outline of parcel polygons and of point markers on the map.
 PARCEL_OUTLINE = "#555555"
 POINT_OUTLINE = "#222222"
+#: A structure or conveyance whose outfall the storm network cannot tell (method
+#: ``ambiguous``): its map category, drawn grey and dashed (uncertain), whatever its kind.
+AMBIGUOUS_CATEGORY = "outfall ambiguous (uncertain)"
+AMBIGUOUS_COLOUR = "#8c8c8c"
+AMBIGUOUS_DASH = "6 4"
 #: The drainage target kinds of the parcel table, as the app's drainage classes.
 DRAINAGE_CLASS_OF_TARGET = {
     "inlet": "MS4",

@@ -29,8 +29,9 @@ __all__ = ["StepCache", "clear_cache", "workspace_key"]
 #: Part of every cache key (with ms4map's version): bump when a step's result changes
 #: shape or meaning, so that results cached on disk by an older ms4map are recomputed,
 #: never loaded.  3: the edge of the DEM's data and nodata holes as outlets, pools
-#: spilling into a target (eighth session).
-_CACHE_FORMAT = "format=3"
+#: spilling into a target (eighth session).  4: the drainage table's last two columns,
+#: ``outfall_candidates`` and ``candidate_waters`` (ambiguous network paths, issue 27).
+_CACHE_FORMAT = "format=4"
 
 _CACHE: dict[tuple[str, ...], Any] = {}
 

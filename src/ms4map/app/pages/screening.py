@@ -278,6 +278,14 @@ def _det_layers(det: Any) -> dict[str, Any]:
     outs = [g for g in ml.get("outfalls", []) if g is not None]
     if outs:
         out["outfalls reached"] = gpd.GeoSeries(outs, crs=crs)
+    # an ambiguous network path: drawn uncertain, with its candidate outfalls
+    for key, label in (
+        ("uncertain_paths", "ambiguous path"),
+        ("candidate_outfalls", "candidate outfalls"),
+    ):
+        geoms = [g for g in ml.get(key, []) if g is not None and not g.is_empty]
+        if geoms:
+            out[label] = gpd.GeoSeries(geoms, crs=crs)
     return out
 
 

@@ -2,13 +2,15 @@
 
 Each layer holds its features in the workspace's projected CRS with a ``fid`` and a
 display ``category`` column; the colours and classes come from :mod:`ms4map.io.styles`
-(shared with the QGIS styles).  Drawing them is :mod:`.render`'s job.
+(shared with the QGIS styles).  Drawing them is :mod:`.render`'s job.  A structure or
+conveyance whose outfall the network cannot tell (``ambiguous``) is drawn uncertain
+(grey, dashed) with its candidate outfalls in a ``candidates`` column.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
@@ -20,6 +22,9 @@ from ...analysis.frames import column_or_none as _col
 from ...analysis.frames import feature_ids as _ids
 from ...core.nulls import is_truthy
 from ...io.styles import (
+    AMBIGUOUS_CATEGORY,
+    AMBIGUOUS_COLOUR,
+    AMBIGUOUS_DASH,
     CONVEYANCE_COLOURS,
     DRAINAGE_CLASS_OF_TARGET,
     IMPAIRED_COLOURS,
@@ -129,6 +134,9 @@ class MapLayer:
     fill_opacity : float
     arrows : bool
         Draw flow-direction arrowheads (lines digitised in flow order).
+    dash_categories : dict
+        ``category -> dash`` of the categories drawn dashed (an ambiguous outfall:
+        uncertain) when the layer is not.
     """
 
     key: str
@@ -143,6 +151,7 @@ class MapLayer:
     arrows: bool = False
     radius: float = 4.0
     dash: str | None = None
+    dash_categories: dict[str, str] = field(default_factory=dict)
 
     def colour(self, category: str) -> str:
         return self.styles.get(category, self.styles.get("other", "#888888"))
@@ -376,7 +385,7 @@ def build_layers(
             parcel_colour=parcel_colour,
             min_zoom=parcel_min_zoom,
         ),
-        "structures": _structures_layer(get("structures")),
+        "structures": _structures_layer(get("structures"), result),
         "conveyances": _conveyances_layer(get("conveyances"), result),
         "outfalls": _outfalls_layer(get("outfalls")),
         "waterbodies": _waterbodies_layer(get("waterbodies")),
@@ -416,13 +425,50 @@ def _parcels_layer(
     return _map_layer("parcels", frame, PARCEL_COLOURS[parcel_colour], min_zoom=min_zoom)
 
 
-def _structures_layer(structures: gpd.GeoDataFrame | None) -> MapLayer | None:
-    """Structures coloured by kind."""
+def _structures_layer(
+    structures: gpd.GeoDataFrame | None, result: PipelineResult | None = None
+) -> MapLayer | None:
+    """Structures coloured by kind; those whose outfall the network cannot tell drawn
+    uncertain (:func:`_uncertain_layer`)."""
     if not _has_rows(structures):
         return None
     kind = _col(structures, "kind").fillna("other")
-    frame = _layer_frame(structures, _ids(structures, "struct_id"), kind)
-    return _map_layer("structures", frame, STRUCTURE_COLOURS)
+    ids = _ids(structures, "struct_id")
+    table = getattr(getattr(result, "join", None), "inlet_outfall", None)
+    if table is not None and "struct_id" in table.columns:
+        table = table.set_index(table["struct_id"].astype(str))
+    return _uncertain_layer(
+        "structures", structures, ids, kind, table=table, colours=STRUCTURE_COLOURS
+    )
+
+
+def _uncertain_layer(
+    key: str,
+    frame: gpd.GeoDataFrame,
+    ids: pd.Series,
+    category: pd.Series,
+    *,
+    table: pd.DataFrame | None,
+    colours: dict[str, str],
+) -> MapLayer:
+    """The layer ``key`` of ``frame``: features whose row of the network's outfall
+    ``table`` (``method``, ``other_outfalls``; by feature id) is ``ambiguous`` get the
+    category :data:`AMBIGUOUS_CATEGORY` (grey, dashed) and their candidate outfalls in
+    ``candidates``; the others keep ``category`` and an empty ``candidates``."""
+    cands = pd.Series("", index=frame.index, dtype=object)
+    category = category.astype(object).copy()
+    if table is not None and len(table) and "method" in table.columns:
+        t = table[table["method"].astype(str) == "ambiguous"]
+        t = t[~t.index.astype(str).duplicated()]
+        got = ids.astype(str).map(t["other_outfalls"].fillna("").astype(str).to_dict())
+        amb = got.notna().to_numpy()
+        category[amb] = AMBIGUOUS_CATEGORY
+        cands[amb] = [str(x).replace(";", ", ") for x in got[amb]]
+    out = _layer_frame(frame, ids, category)
+    keep = frame.geometry.notna().to_numpy() & ~frame.geometry.is_empty.to_numpy()
+    out["candidates"] = cands.to_numpy()[keep]
+    styles = {**colours, AMBIGUOUS_CATEGORY: AMBIGUOUS_COLOUR}
+    return _map_layer(key, out, styles, dash_categories={AMBIGUOUS_CATEGORY: AMBIGUOUS_DASH})
 
 
 def _conveyances_layer(
@@ -441,8 +487,10 @@ def _conveyances_layer(
         if rev.any():
             conv = conv.copy()
             conv.loc[rev, "geometry"] = shapely.reverse(conv.loc[rev, "geometry"].to_numpy())
-    frame = _layer_frame(conv, _ids(conv, "conv_id"), _col(conv, "kind").fillna("other"))
-    return _map_layer("conveyances", frame, CONVEYANCE_COLOURS)
+    table = getattr(getattr(result, "join", None), "conv_outfall", None)
+    kind = _col(conv, "kind").fillna("other")
+    ids = _ids(conv, "conv_id")
+    return _uncertain_layer("conveyances", conv, ids, kind, table=table, colours=CONVEYANCE_COLOURS)
 
 
 def _outfalls_layer(outfalls: gpd.GeoDataFrame | None) -> MapLayer | None:

@@ -19,6 +19,7 @@ import geopandas as gpd
 import numpy as np
 
 from ...core.units import metres_per_unit
+from ...io.styles import AMBIGUOUS_COLOUR, AMBIGUOUS_DASH
 from .layers import LAYER_ORDER, OUTFALL_PRIORITY, MapLayer
 from .view import MapView, clip_to_view, display_geojson, flow_arrows, in_view
 
@@ -59,6 +60,12 @@ HIGHLIGHT_STYLES: dict[str, tuple[str, str | None, str]] = {
     "path": (PATH_COLOUR, None, "path to the outfall (pipes and ditches)"),
     "overland step": (PATH_COLOUR, "6 6", "overland step (parcel to inlet or water)"),
     "outfalls reached": (PATH_COLOUR, None, "outfall(s) reached"),
+    "ambiguous path": (
+        AMBIGUOUS_COLOUR,
+        AMBIGUOUS_DASH,
+        "ambiguous path: the network cannot tell which outfall takes the flow",
+    ),
+    "candidate outfalls": (AMBIGUOUS_COLOUR, AMBIGUOUS_DASH, "candidate outfalls (uncertain)"),
     "sewershed": (HIGHLIGHT_COLOUR, "8 4", "sewershed of the outfall"),
     "upstream network": ("#ffd400", None, "network upstream of the outfall"),
     "contributing parcels": (HIGHLIGHT_COLOUR, None, "parcels draining to the outfall"),
@@ -178,6 +185,8 @@ def _add_geojson(
             "fillOpacity": layer.fill_opacity,
             "radius": layer.radius,
         }
+        if cat in layer.dash_categories:  # uncertain (an ambiguous outfall): dashed ring
+            style["dashArray"] = layer.dash_categories[cat]
         folium.GeoJson(
             data,
             marker=folium.CircleMarker(radius=layer.radius, fill=True),
@@ -185,6 +194,8 @@ def _add_geojson(
         ).add_to(fg)
     elif layer.geom == "line":
         style = {"color": colour, "weight": layer.weight, "opacity": 0.9}
+        if cat in layer.dash_categories:  # uncertain (an ambiguous outfall)
+            style["dashArray"] = layer.dash_categories[cat]
         folium.GeoJson(data, style_function=_const_style(style)).add_to(fg)
     else:
         style = {
@@ -235,7 +246,9 @@ def highlight_group(
         colour = colours.get(label, colour)
         style = {
             "color": colour,
-            "weight": 4 if label in ("path", "overland step", "upstream network") else 3,
+            "weight": 4
+            if label in ("path", "overland step", "upstream network", "ambiguous path")
+            else 3,
             "fillOpacity": 0.15,
             "fillColor": colour,
         }
@@ -361,7 +374,7 @@ def _swatch(geom: str, colour: str, dash: str | None = None) -> str:
     if geom == "point":
         return (
             '<span style="display:inline-block;width:10px;height:10px;border-radius:50%;'
-            f'background:{colour};border:1px solid #222"></span>'
+            f'background:{colour};border:1px {"dashed" if dash else "solid"} #222"></span>'
         )
     if geom == "line":
         style = "dashed" if dash else "solid"
@@ -386,9 +399,9 @@ def _highlight_geom(label: str, geoms: Any) -> str:
         return "point"
     if kinds and kinds <= {"LineString", "MultiLineString"}:
         return "line"
-    if label in ("path", "overland step", "upstream network"):
+    if label in ("path", "overland step", "upstream network", "ambiguous path"):
         return "line"
-    if label == "outfalls reached":
+    if label in ("outfalls reached", "candidate outfalls"):
         return "point"
     return "polygon"
 
@@ -435,7 +448,7 @@ def legend_html(
             continue
         rows = []
         for c in cats:
-            sw = _swatch(layer.geom, layer.colour(c), layer.dash)
+            sw = _swatch(layer.geom, layer.colour(c), layer.dash or layer.dash_categories.get(c))
             rows.append(f"{sw}&nbsp;{_esc(c.replace('_', ' '))}")
         parts.append(f"<b>{_esc(layer.label)}</b><br>" + "<br>".join(rows))
     if horizontal:

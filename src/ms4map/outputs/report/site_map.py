@@ -35,7 +35,8 @@ __all__ = ["site_map_layers", "site_map_png"]
 def site_map_layers(det: DeterminationLike) -> dict[str, Any]:
     """The geometries of a determination's site map (``crs``, ``site``, ``surface_path``,
     ``paths``, ``inlets``/``inlet_ids``, ``outfalls``/``outfall_ids``, ``waters``,
-    ``site_label``).
+    ``site_label``; for an ambiguous network path also ``uncertain_paths`` and
+    ``candidate_outfalls``/``candidate_ids``).
 
     Drawn once from the determination's evidence and kept in ``det.map_layers``; a
     determination made on rows alone (no evidence) has the layers given to it, or none.
@@ -64,14 +65,16 @@ def _layers_from(evidence: SiteEvidence) -> dict[str, Any]:
         except Exception:  # noqa: BLE001 - the map is a courtesy; a failed path is omitted
             layers["surface_path"] = None
     net = getattr(result, "network", None)
-    inlet_pts, paths, inlet_ids = [], [], []
+    inlet_pts, paths, inlet_ids, uncertain = [], [], [], []
     ms4 = rows[rows["target_kind"].isin(MS4_KINDS)]
+    cands = _candidates(ms4)
     for tid in dict.fromkeys(str(t) for t in ms4["target_id"] if not is_blank(t)):
         if net is not None:
             try:
                 tr = trace_downstream(net, tid)
                 if tr.geometry is not None and not tr.geometry.is_empty:
-                    paths.append(tr.geometry)
+                    amb = getattr(tr, "ambiguous", False) or tid in cands
+                    (uncertain if amb else paths).append(tr.geometry)
             except Exception:  # noqa: BLE001 - the map is a courtesy; a failed trace is omitted
                 pass
             nodes = getattr(net, "nodes", None)
@@ -88,6 +91,15 @@ def _layers_from(evidence: SiteEvidence) -> dict[str, Any]:
     ]
     layers["outfalls"] = [outfall_points[o] for o in of_ids]
     layers["outfall_ids"] = of_ids
+    if uncertain or cands:  # an ambiguous path: drawn uncertain, its candidates marked
+        cand_ids = [
+            o
+            for o in dict.fromkeys(c for ids in cands.values() for c in ids)
+            if o in outfall_points and o not in of_ids
+        ]
+        layers["uncertain_paths"] = uncertain
+        layers["candidate_outfalls"] = [outfall_points[o] for o in cand_ids]
+        layers["candidate_ids"] = [f"{o}?" for o in cand_ids]
     layers["site_label"] = info.label
     wbs = []
     for r in rows[rows["target_kind"].isin(REACH_KINDS)].to_dict("records"):
@@ -96,6 +108,19 @@ def _layers_from(evidence: SiteEvidence) -> dict[str, Any]:
             wbs.append(g)
     layers["waters"] = wbs
     return layers
+
+
+def _candidates(ms4: Any) -> dict[str, list[str]]:
+    """``target_id -> candidate outfalls`` of the MS4 rows whose network path is
+    ambiguous (``outfall_candidates``)."""
+    if "outfall_candidates" not in ms4.columns:
+        return {}
+    out: dict[str, list[str]] = {}
+    for tid, c in zip(ms4["target_id"], ms4["outfall_candidates"], strict=True):
+        ids = [] if is_blank(c) else [x for x in str(c).split(";") if x]
+        if ids and not is_blank(tid):
+            out.setdefault(str(tid), []).extend(ids)
+    return out
 
 
 def _draw_map(ax: Any, det: DeterminationLike) -> None:
@@ -119,8 +144,17 @@ def _draw_map(ax: Any, det: DeterminationLike) -> None:
     plot(layers.get("site"), facecolor="#fdae6b", edgecolor="#d94801", linewidth=1.5, alpha=0.7)
     plot(layers.get("surface_path"), color="#08519c", linewidth=1.2, linestyle="--")
     plot(layers.get("paths", []), color="#08519c", linewidth=1.5)
+    # an ambiguous path: grey and dashed, its candidate outfalls hollow (uncertain)
+    plot(layers.get("uncertain_paths", []), color="#8c8c8c", linewidth=1.5, linestyle="--")
     plot(layers.get("inlets", []), color="black", markersize=14, marker="s")
     plot(layers.get("outfalls", []), color="#cb181d", markersize=30, marker="v")
+    plot(
+        layers.get("candidate_outfalls", []),
+        facecolor="none",
+        edgecolor="#636363",
+        markersize=30,
+        marker="v",
+    )
     ax.set_aspect("equal")
     ax.set_xlabel("")
     ax.set_ylabel("")
@@ -135,6 +169,8 @@ def _draw_map(ax: Any, det: DeterminationLike) -> None:
                 site,
                 *layers.get("paths", []),
                 *layers.get("outfalls", []),
+                *layers.get("uncertain_paths", []),
+                *layers.get("candidate_outfalls", []),
                 layers.get("surface_path"),
             ]
             if g is not None and not g.is_empty
@@ -172,7 +208,12 @@ def _draw_map(ax: Any, det: DeterminationLike) -> None:
         )
     ax.set_title(
         "Site (orange), drainage path (blue), inlets (■), outfalls (▼), "
-        "receiving waters (light blue)",
+        "receiving waters (light blue)"
+        + (
+            "; ambiguous path (grey, dashed) and its candidate outfalls (▽, id?)"
+            if layers.get("uncertain_paths") or layers.get("candidate_outfalls")
+            else ""
+        ),
         fontsize=6,
     )
 
@@ -202,6 +243,7 @@ def _label_features(ax: Any, layers: dict[str, Any]) -> None:
     # outfall ids below their points (red), inlet ids above theirs
     for points, ids, offset, size, colour in (
         ("outfalls", "outfall_ids", (4, -8), 5.5, "#cb181d"),
+        ("candidate_outfalls", "candidate_ids", (4, -8), 5.5, "#636363"),
         ("inlets", "inlet_ids", (4, 3), 5, "black"),
     ):
         for pt, fid in zip(layers.get(points, []), layers.get(ids, []), strict=False):

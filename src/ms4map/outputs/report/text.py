@@ -280,17 +280,26 @@ def _drainage_lines(d: dict[str, Any]) -> list[str]:
         )
         out.append(
             "Outfalls: "
-            + ", ".join(
-                f"{o['outfall_id']} ({o['fraction'] * 100:.0f}%)"
-                + (
-                    f" to {o.get('receiving_water') or 'unnamed water'}"
-                    f" ({o.get('pwl_id') or 'no PWL ID'})"
-                )
-                for o in ofs
-            )
+            + ", ".join(_outfall_words(o) for o in ofs)
             + (", " + _more(more) if more else "")
         )
     return out
+
+
+def _outfall_words(o: dict[str, Any]) -> str:
+    """One outfall of the drainage summary in words: ``OF-1 (60%) to Mill Creek
+    (1302-0001)``; an ambiguous path (no outfall named) ``ambiguous, OF-1 or OF-2
+    (40%): outfall undetermined`` (with the water when every candidate has the same)."""
+    share = f"({o['fraction'] * 100:.0f}%)"
+    water = f" to {o.get('receiving_water') or 'unnamed water'} ({o.get('pwl_id') or 'no PWL ID'})"
+    cands = o.get("candidates") or []
+    if not cands:
+        return f"{o['outfall_id']} {share}{water}"
+    same = water if o.get("receiving_water") or o.get("pwl_id") else ""
+    return (
+        f"ambiguous, {' or '.join(cands)} {share}: the evidence cannot tell which takes the "
+        f"flow, outfall undetermined" + (f"; every candidate{same}" if same else "")
+    )
 
 
 def _tmdl_name(t: dict[str, Any]) -> str:

@@ -4,12 +4,14 @@ The single site (:func:`site_condition_a`, with its reasons written by
 :func:`ms4map.rules.conditions.reasons.condition_a_physics`) and the batch
 (:func:`ms4map.rules.conditions.screening.screen_condition_a`, every parcel at once)
 compute the same facts (:func:`condition_a_row_facts`, :func:`condition_a_site_facts`)
-and decide with the same rule (:func:`decide_condition_a`).
+and decide with the same rule (:func:`decide_condition_a`).  A share whose network
+path is ambiguous is decided on every candidate outfall (:func:`_ambiguous_facts`): the
+answer stands when they all give the same one, else it is open (``ambiguous_outfall``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,8 +32,18 @@ from .summary import (
     REACH_KINDS,
     _bad_drainage_rows,
     _screening_drainage,
+    ambiguous_mask,
+    candidate_ids,
+    candidate_rows,
     water_id_problems,
     water_ids,
+)
+
+#: The fix named wherever an ambiguous network path leaves an answer open.
+AMBIGUOUS_FIX = (
+    "survey the pipes where the flow divides, or add inverts or from/to structure ids to "
+    "the conveyances, so the network can tell which way the flow leaves "
+    "(docs/network.md, the `ambiguous` answer)"
 )
 
 
@@ -101,7 +113,10 @@ def condition_a_row_facts(
     303(d) waters the row reaches, ``;``-joined: its receiving water, then the listed
     waters within ``tributary_reach_km`` of it; ``None`` when none), ``listed_wb`` (the
     first of them), ``no_pwl`` (it reaches a water without a PWL id) and ``id_problem``
-    (for such a row, why its written id is no PWL ID: :func:`water_id_problems`).
+    (for such a row, why its written id is no PWL ID: :func:`water_id_problems`);
+    for a row whose network path is ambiguous, ``ambiguous`` (the candidates and what
+    each gives, in words) and ``ambiguous_open`` (they give different answers:
+    :func:`_ambiguous_facts`).
     """
     out = rows.copy()
     kind = out["target_kind"]
@@ -127,7 +142,85 @@ def condition_a_row_facts(
     gap = out["wb"].map(gaps).where(out["reach"]) if gaps else pd.Series(None, index=out.index)
     out["tmdl_gap"] = gap.astype(object).where(gap.notna(), None)
     out["listing_skipped"] = _skipped_listings(out, waters, reach_hits)
+    out["ambiguous"] = pd.Series(None, index=out.index, dtype=object)
+    out["ambiguous_open"] = False
+    amb = ambiguous_mask(out) & out["reach"].to_numpy(dtype=bool)
+    if amb.any():
+        _ambiguous_facts(out, amb, waters=waters, profile=profile, reach_hits=reach_hits)
     return out
+
+
+def candidates_text(ids: list[str]) -> str:
+    """``"the network cannot tell whether flow reaches OF-1 or OF-2"``."""
+    which = " or ".join(ids) if len(ids) <= 2 else ", ".join(ids[:-1]) + " or " + ids[-1]
+    return f"the network cannot tell whether flow reaches {which}"
+
+
+def _ambiguous_facts(
+    out: pd.DataFrame,
+    amb: np.ndarray,
+    *,
+    waters: Waters,
+    profile: Profile,
+    reach_hits: dict[str, set[str]] | None,
+) -> None:
+    """Decide the ambiguous rows of ``out`` (in place) on each candidate outfall.
+
+    A row whose candidates all discharge to one water (the join filled it) keeps its
+    facts: the answer holds for every candidate.  Otherwise each candidate's water is
+    judged as a row of its own: all of them counting 303(d) waters (or near one) -> the
+    row is listed; all of them known waters that are not listed (no category 4a
+    listing, no skipped CSV rows) -> not listed; else the candidates give different
+    answers and ``ambiguous_open`` is set (never a confident "no")."""
+    pos = np.flatnonzero(amb)  # by position: the table's index may repeat labels
+    sub = out.iloc[pos].reset_index(drop=True)
+    cand = candidate_rows(sub, waters)
+    cf = condition_a_row_facts(cand, waters=waters, profile=profile, reach_hits=reach_hits)
+    links = four_a_links(waters)
+    cols = ("ambiguous", "ambiguous_open", "no_pwl", "id_problem", "listed_wbs", "listed_wb")
+    at = {c: out.columns.get_loc(c) for c in cols}
+    for src, group in cf.groupby("_src", sort=False):
+        p, row = int(pos[int(src)]), sub.iloc[int(src)]
+        head = candidates_text(candidate_ids(row["outfall_candidates"]))
+        if row["wb"] is not None or not is_blank(row.get("receiving_water")):
+            wb = row["wb"]
+            name = (waters.name_of(wb) if wb else None) or row.get("receiving_water")
+            water = f"{name} ({wb})" if name and wb else (name or wb)
+            out.iat[p, at["ambiguous"]] = f"{head}; every candidate discharges to {water}"
+            continue
+        states, words = [], []
+        for c in group.to_dict("records"):
+            wb = c["wb"]
+            name = waters.name_of(wb) if wb else None
+            water = f"{name} ({wb})" if name and wb else (wb or c["receiving_water"] or "a water")
+            if not is_blank(c["listed_wbs"]):
+                states.append("listed")
+                words.append(f"{c['outfall_id']}: {water}, 303(d)-listed")
+            elif (
+                wb is not None
+                and is_blank(c["tmdl_gap"])
+                and is_blank(c["listing_skipped"])
+                and wb not in links
+            ):
+                states.append("not")
+                words.append(f"{c['outfall_id']}: {water}, not listed")
+            else:
+                states.append("open")
+                words.append(f"{c['outfall_id']}: {water}, not known")
+        every = set(states)
+        out.iat[p, at["no_pwl"]] = False
+        out.iat[p, at["id_problem"]] = None
+        if every == {"listed"}:
+            hits = [w for x in group["listed_wbs"] for w in str(x).split(";")]
+            out.iat[p, at["listed_wbs"]] = ";".join(dict.fromkeys(hits))
+            out.iat[p, at["listed_wb"]] = hits[0]
+            verdict = "every candidate reaches a listed water"
+        elif every == {"not"}:
+            verdict = "no candidate reaches a listed water"
+        else:
+            out.iat[p, at["ambiguous_open"]] = True
+            verdict = "the candidates give different answers"
+        out.iat[p, at["ambiguous"]] = f"{head} ({'; '.join(words)}): {verdict}"
 
 
 def _skipped_listings(
@@ -207,7 +300,9 @@ def condition_a_site_facts(facts: pd.DataFrame, *, key: str) -> pd.DataFrame:
     """Per site (the groups of column ``key``): the shares of its area that reach a counting
     303(d) water (``listed_fraction``), drain somewhere unknown (``unknown_fraction``: off
     the DEM, unmapped, or to a water without a PWL id; ``no_pwl_fraction`` the last part),
-    enter the MS4, reach water directly, drain internally, and in all (``total_fraction``).
+    enter the MS4, reach water directly, drain internally, whose ambiguous network path
+    gives different answers on its candidate outfalls (``ambiguous_fraction``), and in all
+    (``total_fraction``).
     """
     fr = facts["fraction"].astype(float)
     kind = facts["target_kind"]
@@ -222,6 +317,9 @@ def condition_a_site_facts(facts: pd.DataFrame, *, key: str) -> pd.DataFrame:
             "internal_fraction": fr * (kind == "depression"),
             "tmdl_gap_fraction": fr * facts["tmdl_gap"].notna(),
             "skipped_fraction": fr * facts["listing_skipped"].notna(),
+            "ambiguous_fraction": fr * facts["ambiguous_open"].astype(bool)
+            if "ambiguous_open" in facts.columns
+            else 0.0 * fr,
             "total_fraction": fr,
         }
     )
@@ -241,13 +339,15 @@ def decide_condition_a(  # noqa: PLR0913 - a public entry point's inputs
     tmdl_unknown: np.ndarray | None = None,
     tmdl_missing: np.ndarray | None = None,
     listing_skipped: np.ndarray | None = None,
+    ambiguous: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The Condition A rule on the facts of one or many sites: ``(value, method)`` arrays.
 
     ``True`` when any part reaches a counting 303(d) water (method ``listed_water``) or
     a counting TMDL watershed (``tmdl_watershed``); else ``None`` when the site has no
     drainage (``no_drainage``), bad drainage rows (``bad_drainage_rows``) or a part that
-    drains somewhere unknown (``unknown_drainage``) or reaches a TMDL watershed whose
+    drains somewhere unknown (``unknown_drainage``) or whose network path is ambiguous
+    with candidate outfalls that give different answers (``ambiguous_outfall``) or reaches a TMDL watershed whose
     stormwater source or pollutant the layer does not record (``tmdl_unknown``) or a
     category 4a water whose TMDL the layer does not have (``tmdl_missing``) or a water
     with rows of the 303(d) CSV that could not be read (``listing_skipped``); else
@@ -269,6 +369,10 @@ def decide_condition_a(  # noqa: PLR0913 - a public entry point's inputs
     rest = ~true & ~bad & drained
     unknown = rest & (np.asarray(unknown_fraction, dtype=float) > _EPS)
     method[unknown] = "unknown_drainage"
+    if ambiguous is not None:
+        amb = rest & ~unknown & np.asarray(ambiguous, dtype=bool)
+        method[amb] = "ambiguous_outfall"
+        unknown = unknown | amb
     if tmdl_unknown is not None:
         tm_unknown = rest & ~unknown & np.asarray(tmdl_unknown, dtype=bool)
         method[tm_unknown] = "tmdl_unknown"
@@ -407,6 +511,9 @@ class ConditionAFacts:
         What is wrong with the drainage rows as a whole (:func:`_incomplete_rows`).
     missing : list of str
         The legal layers the workspace lacks.
+    ambiguous : list of str
+        The site's ambiguous network paths in words (the candidates and what each
+        gives), and the TMDL watersheds only a candidate outfall lies in.
     """
 
     value: bool | None
@@ -418,6 +525,7 @@ class ConditionAFacts:
     id_problems: list[str]
     incomplete: str | None
     missing: list[str]
+    ambiguous: list[str] = field(default_factory=list)
 
 
 def site_condition_a(
@@ -451,11 +559,23 @@ def site_condition_a(
     site = site.reindex(["site"]).fillna(0.0)
     by_wb, unresolved_outfalls, id_problems = _waters_reached(facts)
     tmdl_counts = []
+    ambiguous = list(dict.fromkeys(facts["ambiguous"].dropna()))
+    amb_tmdl = False
     if tmdl_hits is not None and len(tmdl_hits):
         for tmdl in tmdl_hits.to_dict("records"):
             sw_raw = tmdl.get("stormwater_source")
             sw = None if is_blank(sw_raw) else bool(sw_raw)
-            tmdl_counts.append(_tmdl_counts(sw, tmdl.get("pollutant"), profile))
+            counts = _tmdl_counts(sw, tmdl.get("pollutant"), profile)
+            if tmdl.get("candidate") is True:  # only a candidate outfall lies in it
+                if counts is not False:
+                    amb_tmdl = True
+                    name = tmdl.get("name") if not is_blank(tmdl.get("name")) else None
+                    ambiguous.append(
+                        f"{tmdl.get('how')} the {name or tmdl.get('tmdl_id')} TMDL watershed, "
+                        "which may count: the network cannot tell whether the flow goes there"
+                    )
+                continue
+            tmdl_counts.append(counts)
     missing = list(getattr(waters, "missing", ()) or ())
     value_arr, method_arr = decide_condition_a(
         listed_fraction=site["listed_fraction"].to_numpy(),
@@ -463,6 +583,7 @@ def site_condition_a(
         tmdl_unknown=np.array([any(c is None for c in tmdl_counts)]),
         tmdl_missing=site["tmdl_gap_fraction"].to_numpy() > _EPS,
         listing_skipped=site["skipped_fraction"].to_numpy() > _EPS,
+        ambiguous=(site["ambiguous_fraction"].to_numpy() > _EPS) | amb_tmdl,
         unknown_fraction=site["unknown_fraction"].to_numpy(),
         internal_fraction=site["internal_fraction"].to_numpy(),
         total_fraction=site["total_fraction"].to_numpy(),
@@ -480,4 +601,5 @@ def site_condition_a(
         id_problems=id_problems,
         incomplete=incomplete,
         missing=missing,
+        ambiguous=ambiguous,
     )

@@ -26,6 +26,7 @@ from ..waters import (
     missing_layer_short,
 )
 from .condition_a import (
+    AMBIGUOUS_FIX,
     _counting_pollutants,
     _counts,
     _listing_counts,
@@ -106,6 +107,8 @@ def condition_a_physics(
     incomplete, missing, by_wb = a.incomplete, a.missing, a.waters_reached
     unresolved_outfalls, id_problems = a.unresolved_outfalls, a.id_problems
     impaired, listed_reasons = _listing_entries(by_wb, waters, profile, reach_hits)
+    if tmdl_hits is not None and "candidate" in tmdl_hits.columns:  # only via a candidate
+        tmdl_hits = tmdl_hits[~tmdl_hits["candidate"].fillna(False).astype(bool)]
     tmdl_out, tmdl_reasons = _tmdl_entries(tmdl_hits, profile)
     reasons = listed_reasons + tmdl_reasons
     if method in ("listed_water", "tmdl_watershed"):
@@ -128,6 +131,8 @@ def condition_a_physics(
         )
     elif method == "unknown_drainage":
         reasons.append(_unknown_drainage_reason(rows, fr, unresolved_outfalls, id_problems))
+    elif method == "ambiguous_outfall":
+        reasons.append(_ambiguous_reason(fr, a.ambiguous))
     elif method == "tmdl_unknown":
         pass  # the TMDL's own reason says what is not recorded
     elif method == "tmdl_missing":
@@ -146,6 +151,14 @@ def condition_a_physics(
         )
     else:
         reasons += _not_reached_reasons(method, fr, by_wb, impaired, waters)
+    if a.ambiguous and method != "ambiguous_outfall":
+        reasons.append(
+            "(Ambiguous network path: "
+            + "; ".join(a.ambiguous)
+            + "."
+            + ("" if value is None else " The answer above holds for every candidate outfall.")
+            + ")"
+        )
     reasons = _missing_layer_reasons(
         value, method, reasons, missing=missing, by_wb=by_wb, waters=waters
     )
@@ -374,6 +387,22 @@ def _unknown_drainage_reason(
     )
 
 
+def _ambiguous_reason(fr: dict[str, float], ambiguous: list[str]) -> str:
+    """Why Condition A is undetermined on an ambiguous network path: the share, the
+    candidates and what each gives, the fix."""
+    share = fr.get("ambiguous_fraction", 0.0)
+    where = (
+        f"{_pct(share)} of the site enters the storm network where the evidence cannot tell "
+        "which outfall takes the flow"
+        if share > _EPS
+        else "The evidence cannot tell which outfall takes the site's runoff"
+    )
+    return (
+        f"{where}: {'; '.join(ambiguous)}. Condition A is undetermined (a wrong outfall "
+        f"is worse than none); to decide it, {AMBIGUOUS_FIX}."
+    )
+
+
 def _not_reached_reasons(
     method: str,
     fr: dict[str, float],
@@ -477,6 +506,9 @@ def _batch_row_reasons(
             + ", on the 303(d) list for "
             + facts.loc[listed, "listed_wb"].map(pol_by_wb).astype(object)
         )
+    if "ambiguous" in facts.columns:  # listed on every candidate of an ambiguous path
+        amb = listed & facts["ambiguous"].notna() & facts["wb"].isna()
+        reasons[amb] = "enters the MS4, and " + facts.loc[amb, "ambiguous"].astype(object)
     sel = tmdl_names.notna() & ~listed
     if sel.any():
         reasons[sel] = (
@@ -487,6 +519,22 @@ def _batch_row_reasons(
             + " (stormwater a source)"
         )
     return reasons
+
+
+def _ambiguous_batch_reasons(reason: np.ndarray, site: pd.DataFrame, method: np.ndarray) -> None:
+    """The parcels' reasons (in place) where a network path is ambiguous: an open one
+    (``ambiguous_outfall``) names the candidates and the fix; a determined one adds that
+    the answer holds for every candidate."""
+    if "ambiguous_text" not in site.columns:
+        return
+    text = site["ambiguous_text"].to_numpy(dtype=object)
+    for i in np.flatnonzero(np.array([isinstance(t, str) for t in text], dtype=bool)):
+        if method[i] == "ambiguous_outfall":
+            reason[i] = f"ambiguous network path: {text[i]}; {AMBIGUOUS_FIX}"
+        elif isinstance(reason[i], str) and text[i] not in reason[i]:
+            reason[i] = (
+                f"{reason[i]} (ambiguous network path: {text[i]}; the answer holds for every candidate)"
+            )
 
 
 def _batch_reasons(
@@ -580,6 +628,7 @@ def _batch_reasons(
             if method[i] == "bad_drainage_rows"
             else "no rows in the drainage table"
         )
+    _ambiguous_batch_reasons(reason, site, method)
     if missing:
         # never a confident "no" while a legal layer is missing (as for one site)
         lacks = "; ".join(missing_layer_short(m) for m in missing)

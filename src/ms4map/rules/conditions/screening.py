@@ -28,7 +28,7 @@ from .condition_a import (
 )
 from .reasons import _batch_reasons, _batch_row_reasons
 from .site import _outfall_points, _reach_hits
-from .summary import _EPS, _bad_drainage_rows, _screening_drainage, water_ids
+from .summary import _EPS, _bad_drainage_rows, _screening_drainage, candidate_ids, water_ids
 
 if TYPE_CHECKING:
     import geopandas as gpd
@@ -124,9 +124,16 @@ def screen_condition_a(
     tmdl_names = _tmdl_names_by_row(facts, tmdls, outfall_points, waters, links=links)
     facts["row_reason"] = _batch_row_reasons(facts, tmdl_names, waters, prof)
     in_tmdl = _parcels_in_tmdl(parcels, tmdls)
+    unknown_tmdls = _unknown_tmdls(waters, prof)
+    _candidate_tmdls(facts, [tmdls, unknown_tmdls], outfall_points)
     site = condition_a_site_facts(facts, key="parcel_id")
     site["tmdl_hit"] = tmdl_names.notna().groupby(facts["parcel_id"], sort=False).any()
-    unknown_tmdls = _unknown_tmdls(waters, prof)
+    amb = facts["ambiguous"].notna()
+    site["ambiguous_text"] = (
+        join_unique(facts.loc[amb, "parcel_id"], facts.loc[amb, "ambiguous"], sep="; ")
+        if amb.any()
+        else None
+    )
     in_unknown: dict[str, str] = {}
     if unknown_tmdls is not None and len(unknown_tmdls):
         unk_names = _tmdl_names_by_row(facts, unknown_tmdls, outfall_points, waters, links=links)
@@ -162,6 +169,7 @@ def screen_condition_a(
         | np.array([p in in_unknown for p in ids], dtype=bool),
         tmdl_missing=site["tmdl_gap_fraction"].fillna(0).to_numpy() > _EPS,
         listing_skipped=site["skipped_fraction"].fillna(0).to_numpy() > _EPS,
+        ambiguous=site["ambiguous_fraction"].fillna(0).to_numpy() > _EPS,
     )
     out = _screening_columns(facts, site, all_ids, _counting_pollutants(waters, prof))
     out["reason"] = _batch_reasons(
@@ -222,6 +230,44 @@ def _tmdl_names_by_row(
         via_listing = facts["wb"].map(by_listing).where(facts["reach"])
         found = found.where(found.notna(), via_listing)
     return found.astype(object)
+
+
+def _candidate_tmdls(
+    facts: pd.DataFrame, tables: list[Any], outfall_points: dict[str, Any] | None
+) -> None:
+    """Mark open (``ambiguous_open``, in place) the ambiguous rows one of whose candidate
+    outfalls lies in a TMDL watershed of ``tables`` (counting, or not known to count):
+    the network cannot tell whether the flow goes there, so it can give neither a "yes"
+    nor a "no"; ``ambiguous`` then names it."""
+    tms = [t for t in tables if t is not None and len(t)]
+    if not tms or not outfall_points:
+        return
+    amb = facts["ambiguous"].notna() & facts["ms4"]
+    if not amb.any():
+        return
+    inside: dict[str, str] = {}
+    for of in {o for c in facts.loc[amb, "outfall_candidates"] for o in candidate_ids(c)}:
+        pt = outfall_points.get(of)
+        for tm in tms if pt is not None else []:
+            hit = tm.intersects(pt)
+            if hit.any():
+                label = tm["name"].astype(object).where(tm["name"].notna(), tm["tmdl_id"])
+                inside[of] = str(label[hit].iloc[0])
+                break
+    at = {c: facts.columns.get_loc(c) for c in ("outfall_candidates", "ambiguous")}
+    at["open"] = facts.columns.get_loc("ambiguous_open")
+    for i in np.flatnonzero(amb.to_numpy()):  # by position: labels may repeat
+        hits = [
+            f"outfall {of} lies in the {inside[of]} TMDL watershed"
+            for of in candidate_ids(facts.iat[i, at["outfall_candidates"]])
+            if of in inside
+        ]
+        if hits:
+            facts.iat[i, at["open"]] = True
+            facts.iat[i, at["ambiguous"]] = (
+                f"{facts.iat[i, at['ambiguous']]}; {', '.join(hits)}, where the flow may or "
+                "may not go"
+            )
 
 
 def _parcels_in_tmdl(parcels: Any, tmdls: Any) -> dict[str, str]:

@@ -31,6 +31,9 @@ from .summary import (
     MS4_KINDS,
     REACH_KINDS,
     _as_rows,
+    ambiguous_mask,
+    candidate_ids,
+    candidate_rows,
     combine_parcel_rows,
     resolve_waterbody,
     water_ids,
@@ -88,6 +91,10 @@ def tmdl_hits_for(
     hits = waters.tmdls_hit(geoms)
     hits = pd.DataFrame(hits.drop(columns="geometry", errors="ignore"))
     hits["how"] = [hows[int(i)] for i in hits["hit"]] if len(hits) else []
+    hits["candidate"] = False
+    cand = _candidate_tmdl_hits(waters, rows, outfall_points, hits.index)
+    if len(cand):
+        hits = pd.concat([hits, cand]) if len(hits) else cand
     links = four_a_links(waters)
     reached = rows[rows["target_kind"].isin(REACH_KINDS)]
     extra = []
@@ -103,6 +110,36 @@ def tmdl_hits_for(
     if extra:
         hits = pd.concat([hits, *extra]) if len(hits) else pd.concat(extra)
     return hits if len(hits) else pd.DataFrame()
+
+
+def _candidate_tmdl_hits(
+    waters: Waters, rows: pd.DataFrame, outfall_points: dict[str, Any], seen: Any
+) -> pd.DataFrame:
+    """The TMDL watersheds (not in ``seen``) that only a candidate outfall of an ambiguous
+    network path lies in, ``candidate`` True: the network cannot tell whether the flow
+    goes there, so they can never decide a "yes" (nor allow a "no")."""
+    ms4 = rows[rows["target_kind"].isin(MS4_KINDS).to_numpy() & ambiguous_mask(rows)]
+    geoms, hows = [], []
+    if not len(ms4):
+        return pd.DataFrame()
+    for cands in dict.fromkeys(ms4["outfall_candidates"].astype(str)):
+        ids = candidate_ids(cands)
+        for of in ids:
+            if of in outfall_points:
+                geoms.append(outfall_points[of])
+                hows.append(
+                    f"may drain through outfall {of} (one of the candidates {', '.join(ids)}) into"
+                )
+    if not geoms:
+        return pd.DataFrame()
+    hits = waters.tmdls_hit(geoms)
+    hits = pd.DataFrame(hits.drop(columns="geometry", errors="ignore"))
+    hits = hits[~hits.index.isin(list(seen))]
+    if not len(hits):
+        return pd.DataFrame()
+    hits["how"] = [hows[int(i)] for i in hits["hit"]]
+    hits["candidate"] = True
+    return hits
 
 
 def _classes(sel: pd.DataFrame) -> list[str | None]:
@@ -332,14 +369,15 @@ def _reach_hits(
     rows: pd.DataFrame, waters: Waters, profile: Profile, crs: Any
 ) -> dict[str, set[str]]:
     """``receiving wb_id -> listed wb_ids within tributary_reach_km`` for the waters the
-    rows reach (empty when the profile's ``tributary_reach_km`` is 0)."""
+    rows reach, and the candidate waters of their ambiguous network paths (empty when the profile's ``tributary_reach_km`` is 0)."""
     if profile.tributary_reach_km <= 0:
         return {}
     dist = profile.tributary_reach_km * 1000.0 / _crs_unit_m(crs)
     reach = rows["target_kind"].isin(REACH_KINDS)
     wbs = rows["wb"] if "wb" in rows.columns else water_ids(rows, waters)
     out: dict[str, set[str]] = {}
-    for wb in dict.fromkeys(wbs[reach].dropna().tolist()):
+    cands = candidate_rows(rows[reach], waters)["wb"].dropna().tolist()  # ambiguous paths
+    for wb in dict.fromkeys([*wbs[reach].dropna().tolist(), *cands]):
         g = waters.waterbody_geometry(wb)
         if wb and g is not None:
             # waters whose 303(d) CSV rows could not be read count as "may be listed"

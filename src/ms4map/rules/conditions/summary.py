@@ -4,6 +4,8 @@ The rows are the parcel drainage table's (:data:`DRAINAGE_COLUMNS`); a site of s
 parcels combines theirs (:func:`combine_parcel_rows`); each row's receiving water is its
 PWL id (:func:`water_ids`); :func:`summarize_drainage` is the determination's
 ``drainage`` part.  The batch checks a whole table (:func:`_bad_drainage_rows`).
+A row whose network path is ambiguous names its candidate outfalls
+(:data:`AMBIGUITY_COLUMNS`); :func:`candidate_rows` gives one row per candidate.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pandas as pd
 from ...core.errors import DataError
 from ...core.nulls import is_blank
 from ...core.qa import QAReport
-from ...core.schema import PATH_COLUMNS, id_text, normalize_pwl_id
+from ...core.schema import AMBIGUITY_COLUMNS, PATH_COLUMNS, id_text, normalize_pwl_id
 from ..waters import Waters
 
 DRAINAGE_COLUMNS = (*PATH_COLUMNS, "method", "reason")
@@ -45,6 +47,8 @@ def _as_rows(drainage: pd.DataFrame | Iterable[dict[str, Any]]) -> pd.DataFrame:
     for c in DRAINAGE_COLUMNS:
         if c not in df.columns:
             df[c] = None
+    for c in AMBIGUITY_COLUMNS:
+        df[c] = _blank_text(df[c]) if c in df.columns else ""
     bad_kind = sorted({str(k) for k in df["target_kind"] if k not in TARGET_KINDS})
     if bad_kind:
         raise DataError(
@@ -81,6 +85,9 @@ def combine_parcel_rows(
     keys = ["target_kind", "target_id", "outfall_id", "receiving_water", "pwl_id"]
     for k in keys:
         sub[k] = sub[k].astype(object).where(sub[k].notna(), None)
+    for c in AMBIGUITY_COLUMNS:
+        sub[c] = _blank_text(sub[c]) if c in sub.columns else ""
+    keys += list(AMBIGUITY_COLUMNS)
     out = (
         sub.groupby(keys, dropna=False, sort=False)
         .agg(
@@ -93,7 +100,7 @@ def combine_parcel_rows(
         )
         .reset_index()
     )
-    out = out[list(DRAINAGE_COLUMNS)]
+    out = out[[*DRAINAGE_COLUMNS, *AMBIGUITY_COLUMNS]]
     have = set(sub["parcel_id"].astype(str))
     out.attrs["parcels_without_rows"] = [str(p) for p in parcel_ids if str(p) not in have]
     return out
@@ -117,16 +124,17 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
     }
     paths = []
     for row in rows.to_dict("records"):
-        paths.append(
-            {
-                key: (
-                    None
-                    if is_blank(row.get(key))
-                    else (float(row[key]) if key == "fraction" else str(row[key]))
-                )
-                for key in DRAINAGE_COLUMNS
-            }
-        )
+        path = {
+            key: (
+                None
+                if is_blank(row.get(key))
+                else (float(row[key]) if key == "fraction" else str(row[key]))
+            )
+            for key in DRAINAGE_COLUMNS
+        }
+        if candidate_ids(row.get("outfall_candidates")):  # only on an ambiguous path
+            path.update({c: str(row[c]) for c in AMBIGUITY_COLUMNS})
+        paths.append(path)
     inlets = (
         rows[rows["target_kind"].isin(MS4_KINDS)]
         .groupby("target_id", dropna=False)["fraction"]
@@ -136,19 +144,24 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
     ms4 = rows[rows["target_kind"].isin(MS4_KINDS)].copy()
     if len(ms4):
         ms4["outfall_id"] = ms4["outfall_id"].astype(object).where(ms4["outfall_id"].notna(), None)
-        for outfall, group in ms4.groupby("outfall_id", dropna=False, sort=False):
+        amb = ms4["outfall_candidates"] if "outfall_candidates" in ms4.columns else None
+        ms4["_cands"] = "" if amb is None else _blank_text(amb)
+        for (outfall, cands), group in ms4.groupby(
+            ["outfall_id", "_cands"], dropna=False, sort=False
+        ):
             first = group.iloc[0]
             wb = resolve_waterbody(first, waters)
-            outfalls.append(
-                {
-                    "outfall_id": None if is_blank(outfall) else str(outfall),
-                    "fraction": float(group["fraction"].sum()),
-                    "receiving_water": None
-                    if is_blank(first["receiving_water"])
-                    else str(first["receiving_water"]),
-                    "pwl_id": wb,
-                }
-            )
+            entry = {
+                "outfall_id": None if is_blank(outfall) else str(outfall),
+                "fraction": float(group["fraction"].sum()),
+                "receiving_water": None
+                if is_blank(first["receiving_water"])
+                else str(first["receiving_water"]),
+                "pwl_id": wb,
+            }
+            if candidate_ids(cands):  # ambiguous: no outfall named, the candidates listed
+                entry["candidates"] = candidate_ids(cands)
+            outfalls.append(entry)
     recv: dict[tuple[str | None, str], dict[str, Any]] = {}
     for row in rows[rows["target_kind"].isin(REACH_KINDS)].to_dict("records"):
         wb = resolve_waterbody(row, waters)
@@ -156,6 +169,9 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
         name = None if is_blank(row.get("receiving_water")) else str(row["receiving_water"])
         if name is None and wb:
             name = waters.name_of(wb)
+        cands = candidate_ids(row.get("outfall_candidates"))
+        if name is None and wb is None and cands:  # an ambiguous path to different waters
+            name = f"not known (the network cannot tell whether flow reaches {' or '.join(cands)})"
         key = (wb, via)
         entry = recv.setdefault(
             key, {"name": name, "pwl_id": wb, "via": via, "fraction": 0.0, "outfalls": []}
@@ -181,6 +197,63 @@ def summarize_drainage(rows: pd.DataFrame, waters: Waters) -> dict[str, Any]:
         "receiving_waters": list(recv.values()),
         "paths": paths,
     }
+
+
+def _blank_text(values: pd.Series) -> pd.Series:
+    """``values`` as text, blanks (None, NaN, ``"nan"``) as ``""``."""
+    return values.map(lambda v: "" if is_blank(v) else str(v)).astype(object)
+
+
+def candidate_ids(value: Any) -> list[str]:
+    """The candidate outfalls of a drainage row's ``outfall_candidates`` (``"OF-1;OF-2"``);
+    ``[]`` for a row that is not ambiguous."""
+    if is_blank(value):
+        return []
+    return [x.strip() for x in str(value).split(";") if x.strip()]
+
+
+def ambiguous_mask(rows: pd.DataFrame) -> np.ndarray:
+    """The drainage rows whose network path is ambiguous (they name candidate outfalls)."""
+    if "outfall_candidates" not in rows.columns:
+        return np.zeros(len(rows), dtype=bool)
+    return np.array([bool(candidate_ids(v)) for v in rows["outfall_candidates"]], dtype=bool)
+
+
+def candidate_rows(rows: pd.DataFrame, waters: Waters) -> pd.DataFrame:
+    """One row per (ambiguous drainage row, candidate outfall): ``_src`` (the row's index
+    label), ``outfall_id`` (the candidate), ``pwl_id`` / ``receiving_water`` (the
+    candidate's water as ``candidate_waters`` gives it: a PWL ID or a listed id, else a
+    name), ``wb`` (that water's PWL id, :func:`_water_id`) and the row's ``target_kind``,
+    ``target_id``, ``fraction`` and ``parcel_id`` (when present)."""
+    recs = []
+    amb = ambiguous_mask(rows)
+    for label, row in zip(rows.index[amb], rows[amb].to_dict("records"), strict=True):
+        ids = candidate_ids(row.get("outfall_candidates"))
+        tokens = [] if is_blank(row.get("candidate_waters")) else str(row["candidate_waters"])
+        tokens = tokens.split(";") if tokens else []
+        tokens += [""] * (len(ids) - len(tokens))
+        for of, tok in zip(ids, tokens, strict=False):
+            tok = tok.strip()
+            as_id = bool(tok) and (normalize_pwl_id(tok) is not None or len(waters.listings(tok)))
+            pwl = tok if as_id else None
+            name = None if as_id or not tok else tok
+            if not tok and not is_blank(row.get("pwl_id")):  # the row's own (same) water
+                pwl, name = str(row["pwl_id"]), row.get("receiving_water")
+            recs.append(
+                {
+                    "_src": label,
+                    "parcel_id": row.get("parcel_id"),
+                    "target_kind": row.get("target_kind"),
+                    "target_id": row.get("target_id"),
+                    "fraction": row.get("fraction"),
+                    "outfall_id": of,
+                    "pwl_id": pwl,
+                    "receiving_water": name,
+                    "wb": _water_id(pwl, "inlet", None, name, waters),
+                }
+            )
+    cols = ["_src", "parcel_id", "target_kind", "target_id", "fraction", "outfall_id"]
+    return pd.DataFrame(recs, columns=[*cols, "pwl_id", "receiving_water", "wb"])
 
 
 def _checked_water_id(text: str, column: str, waters: Waters) -> tuple[str | None, str | None]:

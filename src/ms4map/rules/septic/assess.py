@@ -34,10 +34,16 @@ from ...core.nulls import is_blank
 from ...core.qa import QAReport
 from ...core.schema import PARCEL_INFO_COLUMNS
 from ...io.aliases import normalize_sewer, stormwater_source_value
-from ..conditions.condition_a import four_a_gaps, four_a_links
+from ..conditions.condition_a import candidates_text, four_a_gaps, four_a_links
 from ..conditions.reasons import tmdl_watershed_label
 from ..conditions.screening import join_unique
-from ..conditions.summary import _bad_drainage_rows, _screening_drainage, water_ids
+from ..conditions.summary import (
+    _bad_drainage_rows,
+    _screening_drainage,
+    ambiguous_mask,
+    candidate_rows,
+    water_ids,
+)
 from ..profiles import Profile
 from ..waters import Waters, pollutant_in, skipped_rows_text
 from .failures import FAILURE_CONDITIONS, parse_failure_codes
@@ -159,7 +165,7 @@ def _septic_drainage(drainage: pd.DataFrame, sep: Any, waters: Waters) -> dict[s
     shares = rows.groupby("parcel_id").agg(
         ms4=("_ms4", "sum"), dir=("_dir", "sum"), int_=("_int", "sum"), unk=("_unk", "sum")
     )
-    ms4_rows = rows[ms4].copy()
+    ms4_rows = rows[ms4].copy().reset_index(drop=True)
     ms4_rows["outfall_id"] = (
         ms4_rows["outfall_id"].astype(object).where(ms4_rows["outfall_id"].notna(), None)
     )
@@ -189,7 +195,9 @@ def _septic_drainage(drainage: pd.DataFrame, sep: Any, waters: Waters) -> dict[s
     # pwl_id read stripped, else the waterbody the name gives; None when not known), so
     # the special condition and Condition A agree on every parcel and outfall
     ms4_rows["_wb"] = water_ids(ms4_rows, waters)
+    amb = ambiguous_mask(ms4_rows)
     return {
+        "candidates": candidate_rows(ms4_rows[amb], waters) if amb.any() else None,
         "shares": shares,
         "ms4_rows": ms4_rows,
         "main": main,
@@ -214,7 +222,10 @@ def _special_conditions(
     "not a source"); ``missing_tmdls``, the category 4a waters it drains to whose TMDL
     the ``tmdl_watersheds`` layer lacks (:func:`conditions.four_a_gaps`);
     ``skipped_listings``, the outfalls it drains through whose receiving water has rows
-    of the 303(d) CSV that could not be read (:meth:`Waters.skipped_for`)."""
+    of the 303(d) CSV that could not be read (:meth:`Waters.skipped_for`);
+    ``ambiguous``, its ambiguous network paths whose candidate outfalls do not all give
+    the same answer, and ``held``, those on none of whose candidates the special condition
+    applies (:func:`_candidates_special`)."""
     imp = waters.impairments
     cat5 = imp[imp["category"].astype(str) == "5"]
     listed_pols = cat5.groupby("wb_id")["pollutant"].agg(list).to_dict() if len(cat5) else {}
@@ -240,47 +251,31 @@ def _special_conditions(
             "unknown_tmdls",
             "missing_tmdls",
             "skipped_listings",
+            "ambiguous",
+            "held",
+            "candidate_pols",
         )
     }
     ms4_rows = flow["ms4_rows"]
-    for pid, wb, of in zip(
-        ms4_rows["parcel_id"], ms4_rows["_wb"], ms4_rows["outfall_id"], strict=True
+    ctx = {
+        "listed_pols": listed_pols,
+        "of_tmdl": of_tmdl,
+        "of_unk": of_unk,
+        "by_water": by_water,
+        "gaps": gaps,
+        "waters": waters,
+    }
+    cands = flow.get("candidates")
+    for label, pid, wb, of in zip(
+        ms4_rows.index, ms4_rows["parcel_id"], ms4_rows["_wb"], ms4_rows["outfall_id"], strict=True
     ):
-        pols = out["pols"].setdefault(pid, [])
-        why = out["why"].setdefault(pid, [])
-        if wb is None:
-            ofs = out["unknown_outfalls"].setdefault(pid, [])
-            label = "?" if is_blank(of) else str(of)
-            if label not in ofs:
-                ofs.append(label)
-        if wb is not None and wb in listed_pols:
-            pols += listed_pols[wb]
-            why.append(
-                f"outfall {of} discharges to {waters.name_of(wb) or wb} ({wb}), 303(d)-"
-                f"listed for {', '.join(listed_pols[wb])}"
-            )
-        if of is not None and str(of) in of_tmdl:
-            pols += of_tmdl[str(of)]
-            why.append(
-                f"outfall {of} discharges into a TMDL watershed "
-                f"({', '.join(of_tmdl[str(of)])}; stormwater a source)"
-            )
-        if of is not None and str(of) in of_unk:
-            out["unknown_tmdls"].setdefault(pid, []).extend(of_unk[str(of)])
-        if wb is not None and wb in by_water:
-            w_pols, w_why, w_unknown = by_water[wb]
-            pols += w_pols
-            why += [f"outfall {of} discharges to {x}" for x in w_why]
-            out["unknown_tmdls"].setdefault(pid, []).extend(w_unknown)
-        if wb is not None and wb in gaps:
-            out["missing_tmdls"].setdefault(pid, []).append(gaps[wb])
-        skipped = waters.skipped_for(wb) if wb is not None else []
-        if skipped:
-            name = waters.name_of(wb)
-            out["skipped_listings"].setdefault(pid, []).append(
-                f"outfall {of} discharges to {f'{name} ({wb})' if name else wb}, "
-                f"whose 303(d) CSV row(s) could not be read ({skipped_rows_text(skipped)})"
-            )
+        out["pols"].setdefault(pid, [])
+        out["why"].setdefault(pid, [])
+        group = cands[cands["_src"] == label] if cands is not None and len(cands) else None
+        if group is not None and len(group):
+            _merge(out, pid, _candidates_special(group, ctx))
+        else:
+            _merge(out, pid, _row_special(wb, of, ctx))
     shares = flow["shares"]
     for hits, into in ((parcel_tmdl, None), (parcel_unk, out["unknown_tmdls"])):
         for pid, tpols in hits.items():
@@ -294,6 +289,103 @@ def _special_conditions(
                 f"the parcel lies in a TMDL watershed ({', '.join(tpols)}; stormwater a source)"
             )
     return out
+
+
+#: The keys of one row's special-condition findings (:func:`_row_special`).
+_ROW_KEYS = (
+    "pols",
+    "why",
+    "unknown_outfalls",
+    "unknown_tmdls",
+    "missing_tmdls",
+    "skipped_listings",
+    "ambiguous",
+    "held",
+    "candidate_pols",
+)
+#: The findings of a row that leave its special condition open.
+_OPEN_KEYS = ("unknown_outfalls", "unknown_tmdls", "missing_tmdls", "skipped_listings")
+
+
+def _merge(out: dict[str, dict[str, list[str]]], pid: str, found: dict[str, list[str]]) -> None:
+    """Add one row's findings to the parcel's (``unknown_outfalls`` without repeats)."""
+    for key, items in found.items():
+        if not items:
+            continue
+        into = out.setdefault(key, {}).setdefault(pid, [])
+        for item in items:
+            if key != "unknown_outfalls" or item not in into:
+                into.append(item)
+
+
+def _row_special(wb: str | None, of: Any, ctx: dict[str, Any]) -> dict[str, list[str]]:
+    """The special-condition findings of one MS4 row that reaches water ``wb`` (PWL id or
+    ``None``) through outfall ``of`` (:func:`_special_conditions`' keys)."""
+    found: dict[str, list[str]] = {k: [] for k in _ROW_KEYS}
+    waters = ctx["waters"]
+    listed_pols, of_tmdl, of_unk = ctx["listed_pols"], ctx["of_tmdl"], ctx["of_unk"]
+    if wb is None:
+        found["unknown_outfalls"].append("?" if is_blank(of) else str(of))
+    if wb is not None and wb in listed_pols:
+        found["pols"] += listed_pols[wb]
+        found["why"].append(
+            f"outfall {of} discharges to {waters.name_of(wb) or wb} ({wb}), 303(d)-"
+            f"listed for {', '.join(listed_pols[wb])}"
+        )
+    if of is not None and str(of) in of_tmdl:
+        found["pols"] += of_tmdl[str(of)]
+        found["why"].append(
+            f"outfall {of} discharges into a TMDL watershed "
+            f"({', '.join(of_tmdl[str(of)])}; stormwater a source)"
+        )
+    if of is not None and str(of) in of_unk:
+        found["unknown_tmdls"] += of_unk[str(of)]
+    if wb is not None and wb in ctx["by_water"]:
+        w_pols, w_why, w_unknown = ctx["by_water"][wb]
+        found["pols"] += w_pols
+        found["why"] += [f"outfall {of} discharges to {x}" for x in w_why]
+        found["unknown_tmdls"] += w_unknown
+    if wb is not None and wb in ctx["gaps"]:
+        found["missing_tmdls"].append(ctx["gaps"][wb])
+    skipped = waters.skipped_for(wb) if wb is not None else []
+    if skipped:
+        name = waters.name_of(wb)
+        found["skipped_listings"].append(
+            f"outfall {of} discharges to {f'{name} ({wb})' if name else wb}, "
+            f"whose 303(d) CSV row(s) could not be read ({skipped_rows_text(skipped)})"
+        )
+    return found
+
+
+def _candidates_special(group: pd.DataFrame, ctx: dict[str, Any]) -> dict[str, list[str]]:
+    """The special-condition findings of an MS4 row whose network path is ambiguous, from
+    its candidate outfalls (``group``: rows of :func:`conditions.candidate_rows`): every
+    candidate applies it -> it applies (the reasons say so); none applies it and nothing
+    is open on any -> it does not; else it is open (``ambiguous``: the candidates, what
+    each gives and the fix), never a confident "no"."""
+    per = [_row_special(c["wb"], c["outfall_id"], ctx) for c in group.to_dict("records")]
+    ids = [str(x) for x in group["outfall_id"]]
+    head = candidates_text(ids)
+    applies = [bool(f["pols"]) for f in per]
+    open_ = [any(f[k] for k in _OPEN_KEYS) for f in per]
+    found: dict[str, list[str]] = {k: [] for k in _ROW_KEYS}
+    if all(applies):
+        for f in per:
+            found["pols"] += f["pols"]
+        found["candidate_pols"] += [";".join(f["pols"]) for f in per]
+        found["why"].append(
+            f"{head}, but every candidate applies it ("
+            + "; ".join(dict.fromkeys(w for f in per for w in f["why"]))
+            + ")"
+        )
+    elif any(applies) or any(open_):
+        words = []
+        for of, ok, unk in zip(ids, applies, open_, strict=True):
+            words.append(f"{of}: {'applies' if ok else 'not known' if unk else 'does not apply'}")
+        found["ambiguous"].append(f"{head} ({'; '.join(words)})")
+    else:
+        found["held"].append(f"{head}; the special condition applies on none of them")
+    return found
 
 
 def _four_a_special(
@@ -470,6 +562,7 @@ def _assess_parcel(
     direct_name: str,
     profile: Profile,
     open_causes: dict[str, list[str]] | None = None,
+    candidate_pols: list[str] | None = None,
 ) -> dict[str, Any]:
     """One septic parcel's special condition, septic pollutant, setback, recorded
     failures, violation, priority, method and reason (:data:`_ASSESSED_COLUMNS`).
@@ -483,7 +576,10 @@ def _assess_parcel(
     (``unknown_receiving_water``), it drains into or lies in a TMDL watershed whose
     layer does not record whether stormwater is a source (``tmdl_unknown``), it drains
     to a category 4a water whose TMDL the layer lacks (``tmdl_missing``) or to a water
-    whose 303(d) CSV rows could not be read (``listing_skipped``).
+    whose 303(d) CSV rows could not be read (``listing_skipped``), or its runoff takes
+    an ambiguous network path whose candidate outfalls disagree (``ambiguous_outfall``).
+    On an ambiguous path the priority rises for a septic pollutant only when every
+    candidate outfall's listed pollutants (``candidate_pols``, ``;``-joined) hold one.
     """
     trib = bool(rec["flagged"])  # the runoff known to enter the MS4 (tributary true)
     pols = list(dict.fromkeys(pols)) if trib else []
@@ -493,6 +589,10 @@ def _assess_parcel(
     if trib and not special and any(open_causes.values()):
         special = None
     septic_pol = bool(special) and any(_is_septic_pollutant(x, profile) for x in pols)
+    if septic_pol and candidate_pols:  # an ambiguous path: a septic pollutant on every candidate
+        septic_pol = all(
+            any(_is_septic_pollutant(x, profile) for x in c.split(";") if x) for c in candidate_pols
+        )
     within = setback_feature is not None
     failure = rec["septic_failure"]
     codes = parse_failure_codes(failure)

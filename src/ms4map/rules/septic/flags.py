@@ -142,9 +142,17 @@ def assess_septic(
                 flow["bad_rows"],
                 unknown_share=float(rec["_unknown_fraction"]),
             ),
+            candidate_pols=special["candidate_pols"].get(rec["parcel_id"]),
         )
         for rec in _records(out, _ASSESS_INPUTS)
     ]
+    for rec, a in zip(_records(out, ("parcel_id",)), assessed, strict=True):
+        held = special["held"].get(rec["parcel_id"])
+        if held and a["special_condition"] is False:  # an ambiguous path, the same on each
+            a["reason"] += (
+                " (Ambiguous network path: " + "; ".join(dict.fromkeys(held)) + ": the answer "
+                "holds for every candidate outfall.)"
+            )
     for col in _ASSESSED_COLUMNS:
         out[col] = [a[col] for a in assessed]
     # True / False, or missing (<NA>) where a missing legal layer leaves it open

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...core.nulls import is_blank
+from ..conditions.condition_a import AMBIGUOUS_FIX
 from ..profiles import Profile
 from ..waters import SKIPPED_ROWS_FIX, missing_layer_reason
 
@@ -23,7 +24,7 @@ def undetermined_causes(
     """Why the special condition of flagged parcels of a septic layer is not determined:
     ``(parcels, cause)`` per ``method`` (``missing_layer``, ``unknown_receiving_water``,
     ``tmdl_unknown``, ``tmdl_missing``, ``bad_drainage_rows``,
-    ``drainage_partly_unknown``, ``listing_skipped``), in that order, for the summaries of ``ms4map screen --all`` and
+    ``drainage_partly_unknown``, ``ambiguous_outfall``, ``listing_skipped``), in that order, for the summaries of ``ms4map screen --all`` and
     the app's Septic page (each parcel's ``reason`` names its layer, outfalls or TMDL
     watersheds, and the fix).
 
@@ -51,6 +52,8 @@ def undetermined_causes(
         "`tmdl_watersheds` layer",
         "bad_drainage_rows": "their drainage rows are incomplete",
         "drainage_partly_unknown": "part of their runoff drains off the DEM or over DEM nodata",
+        "ambiguous_outfall": "the storm network cannot tell which of several outfalls takes "
+        "their runoff, and the candidates give different answers",
         "listing_skipped": "a water they drain to has 303(d) CSV rows that could not be read",
     }
     out = []
@@ -67,6 +70,7 @@ _OPEN_CAUSES = (
     "missing_layer",
     "bad_drainage_rows",
     "drainage_partly_unknown",
+    "ambiguous_outfall",
     "unknown_receiving_water",
     "tmdl_unknown",
     "tmdl_missing",
@@ -92,6 +96,7 @@ def _open_causes(
         "missing_layer": list(missing),
         "bad_drainage_rows": [bad_rows[pid]] if pid in bad_rows else [],
         "drainage_partly_unknown": [f"{unknown_share:.0%}"] if unknown_share > 1e-9 else [],
+        "ambiguous_outfall": list(dict.fromkeys(special.get("ambiguous", {}).get(pid, []))),
         "unknown_receiving_water": list(special["unknown_outfalls"].get(pid, [])),
         "tmdl_unknown": list(dict.fromkeys(special["unknown_tmdls"].get(pid, []))),
         "tmdl_missing": list(dict.fromkeys(special["missing_tmdls"].get(pid, []))),
@@ -103,7 +108,7 @@ def _tributary_method(special: bool | None, *, open_causes: dict[str, list[str]]
     """The method of a tributary parcel: ``special_condition``, ``tributary``, or for a
     special condition not known the first cause of ``open_causes`` that holds
     (``missing_layer``, ``bad_drainage_rows``, ``drainage_partly_unknown``,
-    ``unknown_receiving_water``,
+    ``ambiguous_outfall``, ``unknown_receiving_water``,
     ``tmdl_unknown``, ``tmdl_missing``, ``listing_skipped``: see :func:`_assess_parcel`).
     """
     if special is None:
@@ -128,6 +133,11 @@ def _open_special_words(open_causes: dict[str, list[str]]) -> list[str]:
             f"{share} of its runoff drains off the DEM or where the DEM has no data, so it "
             "may reach a listed water (cut the town's DEM with a wider margin, or fill its "
             "holes)."
+        )
+    for what in open_causes.get("ambiguous_outfall", []):
+        words.append(
+            f"{what}: the candidate outfalls give different answers, so the special "
+            f"condition is not known (a wrong outfall is worse than none; {AMBIGUOUS_FIX})."
         )
     unknown_outfalls = open_causes["unknown_receiving_water"]
     if unknown_outfalls:
