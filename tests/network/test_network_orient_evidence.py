@@ -227,3 +227,13 @@ def test_dem_ground_alone_orients_the_branch():
     assert (e.loc["L", "from_node"], e.loc["L", "to_node"]) == ("J", "OF1")
     assert e.loc["L", "orient_method"] == "dem_ground"
     assert e.loc["T", "orient_method"] == "dem_ground"
+
+
+def test_every_edge_names_a_known_method_and_what_it_overruled():
+    from ms4map.network import ORIENT_METHODS
+    from ms4map.network.orient import TRUST_ORDER
+
+    for ws in (_line_of_ten(swap=4)[0], _flat_loop(), _tree_to_headwall(True)[0], _y_split()):
+        e = build_network(ws).edges
+        assert set(e["orient_method"]) <= set(ORIENT_METHODS)
+        assert set(e["orient_overruled"]) <= {"", *TRUST_ORDER}

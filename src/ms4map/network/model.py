@@ -20,12 +20,14 @@ from ..core.qa import QAReport
 __all__ = ["ORIENT_METHODS", "StormNetwork", "Trace", "Upstream"]
 
 
-#: Values of ``edges.orient_method``: the rule of docs/rules.md section 1 that decided.
+#: Values of ``edges.orient_method``: the evidence that decided, in the trust order of
+#: docs/network.md "Orientation" (``outlet_path``: the whole-network decision, which
+#: also names a line whose evidence it overruled; ``edges.orient_overruled`` says which).
 ORIENT_METHODS = (
-    "inverts",
     "ids",
     "flow_dir",
     "flow_dir_bi",
+    "inverts",
     "structure_inverts",
     "structure_rims",
     "dem_ground",
