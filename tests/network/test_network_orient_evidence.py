@@ -12,7 +12,14 @@ from affine import Affine
 from network_builders import by_id, network_workspace
 
 from ms4map.io.workspace import Dem
-from ms4map.network import assign_outfalls, build_network, edge_outfalls, trace_downstream
+from ms4map.network import (
+    ORIENT_METHODS,
+    assign_outfalls,
+    build_network,
+    edge_outfalls,
+    trace_downstream,
+)
+from ms4map.network.orient import TRUST_ORDER
 
 
 def _line_of_ten(*, swap: int | None = None):
@@ -230,9 +237,6 @@ def test_dem_ground_alone_orients_the_branch():
 
 
 def test_every_edge_names_a_known_method_and_what_it_overruled():
-    from ms4map.network import ORIENT_METHODS
-    from ms4map.network.orient import TRUST_ORDER
-
     for ws in (_line_of_ten(swap=4)[0], _flat_loop(), _tree_to_headwall(True)[0], _y_split()):
         e = build_network(ws).edges
         assert set(e["orient_method"]) <= set(ORIENT_METHODS)
