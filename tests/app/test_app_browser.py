@@ -173,6 +173,9 @@ def _screen_parcel(page, parcel: str, acres: str, plan: str | None = None) -> No
 
     ids = page.get_by_role("textbox", name="Parcel ids of the site (comma separated)")
     ids.wait_for(timeout=60_000)
+    # the page's first run must finish before typing: on a loaded machine Streamlit
+    # still replaces the box while the script runs, and a fill on a detached box fails
+    _idle(page)
     ids.fill(parcel)
     ids.press("Enter")
     _map_frame(page, selector='path[stroke="#00e5ff"]')  # the site is highlighted
