@@ -399,7 +399,7 @@ def orient_lines(
     # a flow-direction value "uni" that agrees with the direction chosen is weak evidence
     # but evidence: where the ways out nearly tie it decides (no ambiguity there)
     uni_ok = (uni != 0) & (uni == direction) & free
-    node_alt, node_cost2 = _ambiguous_nodes(
+    node_alt = _ambiguous_nodes(
         seg_u,
         seg_v,
         w_uv,
@@ -451,7 +451,7 @@ def _ambiguous_nodes(
     nxt: np.ndarray,
     free_seg: np.ndarray,
     uni_seg: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> np.ndarray:
     """Per node, the other target it reaches nearly as cheaply (-1: none) where its own
     least-cost way leaves it on a line no evidence orients (:data:`AMBIGUITY_RATIO`);
     ``uni_seg``: per segment, +1/-1 where a "uni" value confirms flow first -> last /
@@ -459,7 +459,7 @@ def _ambiguous_nodes(
     n = len(cost)
     alt_out = np.full(n, -1, dtype=np.int64)
     if not free_seg.any():
-        return alt_out, np.full(n, np.inf)
+        return alt_out
     source = follow(nxt)
     source = np.where(np.isfinite(cost), source, -1)
     fr = np.r_[u, v]
@@ -481,7 +481,7 @@ def _ambiguous_nodes(
     amb = step_free & (alt >= 0) & near & np.isfinite(cost)
     amb &= step2 != nxt
     alt_out[amb] = alt[amb]
-    return alt_out, cost2
+    return alt_out
 
 
 def _orientation_findings(

@@ -242,20 +242,7 @@ def _special_conditions(
     labels = list(tm.index) if tm is not None and len(tm) else []
     by_water = _four_a_special(waters, dict(zip(labels, sw, strict=True)))
     gaps = four_a_gaps(waters)
-    out: dict[str, dict[str, list[str]]] = {
-        k: {}
-        for k in (
-            "pols",
-            "why",
-            "unknown_outfalls",
-            "unknown_tmdls",
-            "missing_tmdls",
-            "skipped_listings",
-            "ambiguous",
-            "held",
-            "candidate_pols",
-        )
-    }
+    out: dict[str, dict[str, list[str]]] = {k: {} for k in _ROW_KEYS}
     ms4_rows = flow["ms4_rows"]
     ctx = {
         "listed_pols": listed_pols,
