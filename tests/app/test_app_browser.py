@@ -276,3 +276,27 @@ def test_planner_path(app_url: str, tmp_path: Path) -> None:
         assert data.startswith(b"%PDF") and len(data) > 10_000
         page.screenshot(path=str(ARTIFACTS / "browser_planner.png"), full_page=True)
     assert not [u for u in off if "tile" not in u], off
+
+
+def test_invalid_acreage_clears_the_answer(app_url: str) -> None:
+    """Type -1 acres after a 1.5-acre screening and press Screen, as a planner would:
+    the field is refused by name and the 1.5-acre answer is gone (nothing to print)."""
+    with _browser() as (page, _off):
+        page.goto(app_url)
+        _map_frame(page)
+        _idle(page)
+        page.get_by_role("link", name="Site screening").click()
+        _screen_parcel(page, PLAZA, "1.5")
+        assert page.get_by_text("1.5 acres disturbed").count() > 0
+        box = page.get_by_role("spinbutton", name="Disturbed acres")
+        box.fill("-1")
+        page.get_by_role("button", name="Screen the site").click()
+        _idle(page)
+        alert = page.locator('[data-testid="stAlert"]').filter(has_text="Disturbed acres")
+        alert.first.wait_for(timeout=30_000)
+        _idle(page)
+        page.screenshot(path=str(ARTIFACTS / "browser_bad_acres.png"), full_page=True)
+        assert "-1" in alert.first.inner_text()
+        assert page.get_by_text(f"Site: {PLAZA}").count() == 0
+        assert page.get_by_role("button", name="Download report (PDF)").count() == 0
+        assert page.locator('[data-testid="stMetric"]').count() == 0

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 GUESS = "(guess from the parcel's property class)"
 NONE = "(none)"
+#: How a receiving water is reached, in words (the determination's ``via`` codes).
+VIA = {"ms4": "through the storm sewer (MS4)", "direct": "directly, not through the MS4"}
 #: How messages name the form's fields.
 APP_LABELS = {
     "disturbed_acres": "'Disturbed acres'",
@@ -361,6 +363,13 @@ def _show_determination(ws: Workspace, det: Any) -> None:
     st.markdown(
         f"**Site:** {d['site'].get('label', '')}" + (f" ({area:.2f} acres)" if area else "")
     )
+    inputs = d["inputs"]
+    plan = inputs.get("common_plan_acres")
+    st.markdown(
+        f"**Project:** {conditions.acres_text(inputs['disturbed_acres'])} acres disturbed"
+        + (f", common plan {conditions.acres_text(plan)} acres" if plan is not None else "")
+        + f"; {_spaced(str(d['project_type']['value']))}"
+    )
     cols = st.columns(4)
     for col, k in zip(cols[:3], ("A", "B", "C"), strict=True):
         c = d["conditions"][k]
@@ -376,7 +385,8 @@ def _show_determination(ws: Workspace, det: Any) -> None:
         st.markdown("**Drainage path / receiving waters**")
         for w in rw:
             st.markdown(
-                f"- {w.get('name') or '?'} (PWL {w.get('pwl_id') or 'unknown'}), via {w.get('via')}, "
+                f"- {w.get('name') or '?'} (PWL {w.get('pwl_id') or 'unknown'}), "
+                f"{VIA.get(str(w.get('via')), w.get('via'))}, "
                 f"{float(w.get('fraction') or 0):.0%} of the site"
             )
     _downloads(ws, det)
@@ -426,10 +436,13 @@ def _report(_det: Any, key: str, kind: str) -> str | bytes:
 
 
 def _acres_input(col: Any, label: str, value: float, key: str) -> float:
-    """An acreage field (0 to 100,000 acres in steps of 0.1)."""
-    return col.number_input(
-        label, min_value=0.0, max_value=100000.0, value=value, step=0.1, key=key
-    )
+    """An acreage field in steps of 0.1.
+
+    No ``min_value``/``max_value``: with them the browser keeps a typed -1 on screen but
+    never sends it, so **Screen** answered for the last accepted value, which the user no
+    longer sees.  The value typed is sent as it is and the screening refuses it by name.
+    """
+    return col.number_input(label, value=value, step=0.1, key=key)
 
 
 def _spaced(code: str) -> str:

@@ -210,7 +210,8 @@ class Determination:
             lines.append(
                 "Receiving waters: "
                 + "; ".join(
-                    f"{water['name'] or '?'} ({water['pwl_id'] or 'no PWL ID'}, {water['via']}, "
+                    f"{water['name'] or '?'} ({water['pwl_id'] or 'no PWL ID'}, "
+                    f"{'through the MS4' if water['via'] == 'ms4' else 'directly'}, "
                     f"{_pct(water['fraction'])})"
                     for water in waters
                 )
