@@ -84,6 +84,20 @@ def has_outfalls(inventory: pd.DataFrame) -> bool:
     return False
 
 
+def has_parcels(ws: Any, what: str) -> bool:
+    """Whether the workspace has a parcels layer; where it has none, a note saying
+    what cannot work without it (``what``) and how to add it."""
+    if "parcels" in ws.layers:
+        return True
+    st.info(
+        f"{what} need the town's parcels, and this workspace has no parcels layer "
+        f"(it has: {', '.join(sorted(ws.layers)) or 'no layers'}). Add the parcels "
+        "(polygons with a parcel id; a sewer or septic column for the septic flags) on "
+        "the **Data** page, or as a `parcels` layer in the workspace's folder or GeoPackage."
+    )
+    return False
+
+
 def page_link(name: str, label: str, **query: str) -> None:
     """A link to another page of the app with ``query`` as its query parameters.
 

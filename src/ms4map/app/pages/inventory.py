@@ -23,7 +23,10 @@ def render() -> None:
     if ctx is None:
         return
     ws, result = ctx.ws, ctx.result
-    septic = state.septic_layer(ws, result) if result is not None else None
+    # no parcels (a network-only town): the inventory without its septic counts
+    septic = (
+        state.septic_layer(ws, result) if result is not None and "parcels" in ws.layers else None
+    )
     inv = state.outfall_inventory(ws, result, septic)
     if not widgets.has_outfalls(inv):
         return

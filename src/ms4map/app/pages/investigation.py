@@ -73,6 +73,11 @@ def render() -> None:
         focus_zoom=(12, 18),
         height=480,
     )
+    from .. import records_ui
+
+    if not widgets.has_parcels(ws, "Candidate sources and notices of violation"):
+        records_ui.outfall_records("inv", oid)
+        return
     septic = state.septic_layer(ws, result)
     from ... import idde
 
@@ -85,8 +90,6 @@ def render() -> None:
         st, "Download candidates (CSV)", cand, file_name=f"candidates_{oid}.csv", key="inv_dl_csv"
     )
     _notice_drafter(ws, result, cand)
-    from .. import records_ui
-
     records_ui.outfall_records("inv", oid)
 
 

@@ -16,6 +16,8 @@ def render() -> None:
     if ctx is None:
         return
     ws, result = ctx.ws, ctx.result
+    if not widgets.has_parcels(ws, "Septic flags"):
+        return
     if result is None:
         st.info("Septic flags need the drainage analysis, which is not available.")
         return

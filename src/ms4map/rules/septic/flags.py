@@ -281,6 +281,13 @@ def _result_flags(
     ws = workspace if workspace is not None else getattr(result, "workspace", None)
     if ws is None:
         raise DataError(f"{caller} needs the workspace: pass workspace=.")
+    if "parcels" not in ws.layers:
+        raise DataError(
+            f"{caller} needs the parcels layer, and the workspace has none (its layers: "
+            f"{', '.join(sorted(ws.layers)) or 'none'}). Fix: add the town's parcels (polygons "
+            "with a parcel id, and a sewer or septic column) as the 'parcels' layer of the "
+            "workspace, or on the app's Data page."
+        )
     waters = waters or Waters.from_workspace(ws)
     return assess_septic(
         ws.layers["parcels"],
