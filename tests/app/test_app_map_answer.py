@@ -51,6 +51,24 @@ def test_a_search_fits_the_structure_and_its_whole_path(app_env: Path, demo_resu
     assert text.count("487 m") == 1  # the path line says it once
 
 
+def test_an_outfall_search_fits_its_whole_sewershed(app_env: Path, demo_result) -> None:
+    from shapely.geometry import Point
+
+    from ms4map import outfall_area
+
+    ws, result = demo_result
+    shed = outfall_area(result, "OF-009").sewershed.union_all()
+    at = page("map").run()
+    at.text_input(key="map_search_query").set_value("OF-009").run()
+    _ok(at)
+    (lat, lng), zoom = at.session_state["map_main_focus"]
+    view = maps.MapView.around(lat, lng, zoom, width_px=900, height_px=620)
+    x0, y0, x1, y1 = shed.bounds
+    for corner in (Point(x0, y0), Point(x1, y1)):  # the sewershed's far corners are on screen
+        y, x = _latlng(ws, corner)
+        assert view.south < y < view.north and view.west < x < view.east, corner
+
+
 def test_a_parcel_search_draws_and_explains_its_overland_step(app_env: Path) -> None:
     at = page("map").run()
     at.text_input(key="map_search_query").set_value("107.12-2-11").run()

@@ -142,6 +142,9 @@ def test_search_finds_ids_and_addresses(ws: Workspace) -> None:
     addr = maps.search_features(ws, "  116   main st ")
     assert addr.iloc[0]["fid"] == "P03-01"  # 10 + 3*2 + 100
     assert maps.search_features(ws, "no such thing").empty
+    # street words as people type them: "main street" and "116 Main St." find "116 Main St"
+    for typed in ("116 main street", "116 Main St.", "116 MAIN ST,"):
+        assert maps.search_features(ws, typed).iloc[0]["fid"] == "P03-01", typed
 
 
 def test_parcel_categories_follow_the_largest_fraction() -> None:

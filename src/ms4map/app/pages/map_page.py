@@ -96,7 +96,7 @@ def _map_fragment(ws, result, layers, controls) -> None:
         highlights=highlights,
         basemap=controls["basemap"],
         hillshade=controls["hillshade"],
-        focus=_search_focus(ws, result, sel, path),
+        focus=_search_focus(ws, result, sel, path, area),
         focus_zoom=(12, 18),
         height=620,
     )
@@ -114,10 +114,12 @@ def _map_fragment(ws, result, layers, controls) -> None:
         )
 
 
-def _search_focus(ws, result, sel, path):
+def _search_focus(ws, result, sel, path, area=None):
     """Where the map jumps after a search: the feature found and its whole path (overland
-    step, pipes, outfall), not the feature alone at street level.  Computed once per
-    search, so a later click elsewhere does not move the map."""
+    step, pipes, outfall), not the feature alone at street level; for an outfall, also
+    the whole sewershed that drains to it.  Computed once per search, so a later click
+    elsewhere does not move the map."""
+    from ...analysis import outfall_area
     from ...analysis.paths import feature_geometry
 
     searched = st.session_state.get("map_search_last")  # the map jumps to searches only
@@ -129,6 +131,12 @@ def _search_focus(ws, result, sel, path):
     if sel != searched or path is None:
         path = widgets.downstream_path(ws, result, *searched)
     geoms = [feature_geometry(ws, *searched, result=result), path.extent()]
+    if searched[0] == "outfalls" and result is not None:
+        if sel != searched or area is None:
+            area = outfall_area(result, searched[1])
+        geoms += list(area.sewershed)
+        if area.edges is not None:
+            geoms += list(area.edges.geometry)
     geoms = [g for g in geoms if g is not None and not g.is_empty]
     import shapely
 

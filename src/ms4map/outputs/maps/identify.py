@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -128,10 +128,27 @@ class SearchIndex:
     label: np.ndarray
 
 
+#: Street words as people type them -> the USPS abbreviation addresses are kept in, so
+#: "river road" finds "River Rd" and "100 river rd." finds "100 River Road".
+_STREET_WORDS = {
+    "road": "rd", "street": "st", "avenue": "ave", "av": "ave", "drive": "dr",
+    "lane": "ln", "court": "ct", "place": "pl", "boulevard": "blvd", "terrace": "ter",
+    "parkway": "pkwy", "highway": "hwy", "circle": "cir", "square": "sq", "trail": "trl",
+    "turnpike": "tpke", "route": "rte", "north": "n", "south": "s", "east": "e",
+    "west": "w", "mount": "mt", "saint": "st",
+}  # fmt: skip
+
+
+def _norm_words(value: Any) -> str:
+    """Lower case, single spaces, street words abbreviated; a word's trailing ``.`` or
+    ``,`` dropped (``"Rd."``, ``"Main St,"``) but not those inside ids (``232.-1-12``)."""
+    words = [w.rstrip(".,") or w for w in str(value).lower().split()]
+    return " ".join(_STREET_WORDS.get(w, w) for w in words)
+
+
 def _norm_text(values: pd.Series) -> pd.Series:
     s = values.astype(object).where(values.notna(), "")
-    s = s.map(lambda v: " ".join(str(v).split()).lower())
-    return s
+    return s.map(_norm_words)
 
 
 def build_search_index(ws: Workspace) -> SearchIndex:
@@ -192,7 +209,7 @@ def search_features(
         ``limit`` rows, one per feature.
     """
     cols = ["layer", "fid", "label", "score"]
-    q = " ".join(str(query).split()).lower()
+    q = _norm_words(query)
     if not q:
         return pd.DataFrame(columns=cols)
     idx = index if index is not None else build_search_index(ws)
