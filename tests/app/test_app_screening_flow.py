@@ -138,3 +138,19 @@ def test_the_report_is_made_once_per_determination(app_env, monkeypatch) -> None
     at.text_input(key="screen_applicant").set_value("Jane Roe").run()
     assert sorted(made) == ["html", "html", "pdf", "pdf"]
     assert at.session_state["screen_det"].doc["application"]["applicant"] == "Jane Roe"
+
+
+def test_words_for_people_profiles_and_receiving_waters(app_env) -> None:
+    """Municipality profiles by their municipality, not their file code; a receiving water
+    reached through the storm sewer in words, not the code 'ms4'."""
+    at = page()
+    profiles = at.selectbox(key="screen_profile")
+    assert "Village of Kiryas Joel" in profiles.options
+    assert not [o for o in profiles.options if "_" in o], profiles.options
+    at.text_input(key="screen_parcel_ids").set_value(PLAZA).run()
+    at.number_input(key="screen_acres").set_value(2.0).run()
+    _screen(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert "through the storm sewer (MS4)" in text
+    assert "via ms4" not in text and "['ms4']" not in text
+    assert "**Project:** 2 acres disturbed" in text

@@ -98,6 +98,22 @@ def has_parcels(ws: Any, what: str) -> bool:
     return False
 
 
+def profile_label(profile: str) -> str:
+    """A municipality profile as a person names it: its municipality ("Village of Kiryas
+    Joel", not ``kiryas_joel``); a town's own profile file by its name, marked as a file."""
+    from pathlib import Path
+
+    from ..rules.profiles import load_profile
+
+    try:
+        town = load_profile(profile).municipality
+    except Exception:  # noqa: BLE001 - a label must not break the page; the run says why
+        town = None
+    if "/" in profile or "\\" in profile:
+        return f"{town or Path(profile).stem} (file {Path(profile).name})"
+    return town or profile.replace("_", " ")
+
+
 def page_link(name: str, label: str, **query: str) -> None:
     """A link to another page of the app with ``query`` as its query parameters.
 

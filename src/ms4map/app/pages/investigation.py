@@ -112,7 +112,13 @@ def _notice_drafter(ws, result, cand) -> None:
             key="inv_nov_violation",
         )
         options, town = state.profile_choices()
-        profile = st.selectbox("Municipality profile", options, index=town, key="inv_nov_profile")
+        profile = st.selectbox(
+            "Municipality profile",
+            options,
+            index=town,
+            key="inv_nov_profile",
+            format_func=widgets.profile_label,
+        )
         deadline = st.date_input(
             "Remedy deadline (blank = from the profile's remedy period, or left to fill in)",
             value=None,

@@ -114,7 +114,7 @@ def render() -> None:
             options,
             index=town,
             key="screen_profile",
-            format_func=_profile_label,
+            format_func=widgets.profile_label,
         )
         with st.expander("Application (printed on the report)"):
             a1, a2 = st.columns(2)
@@ -155,13 +155,6 @@ _FIELDS = (
     ("screen_exemption", NONE),
     ("screen_profile", None),
 )
-
-
-def _profile_label(profile: str) -> str:
-    """A profile box's label: a bundled name, or a town's profile file by its name."""
-    from pathlib import Path
-
-    return profile if "/" not in profile and "\\" not in profile else f"{Path(profile).stem} (file)"
 
 
 def _inputs_key(mode: str, site: Any) -> tuple:
