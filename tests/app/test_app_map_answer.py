@@ -177,3 +177,14 @@ def test_the_cleared_note_survives_the_rerun_of_the_map_moving(app_env: Path) ->
     at.button(key="screen_submit").click().run()
     assert not any(note in i.value for i in at.info)
     assert {m.label for m in at.metric} >= {"Condition A"}
+
+
+def test_a_feature_s_attributes_are_in_words_for_people(app_env: Path) -> None:
+    at = page("map").run()
+    at.text_input(key="map_search_query").set_value("CB-0168").run()
+    _ok(at)
+    table = at.dataframe[-1].value
+    rows = dict(zip(table["attribute"], table["value"], strict=True))
+    assert rows["Kind"] == "catch basin"
+    assert rows["Rim elevation"] == "80.88"
+    assert not {"kind", "src_layer", "rim_elev"} & set(rows), rows

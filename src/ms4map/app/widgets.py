@@ -167,6 +167,34 @@ def outfall_summary(
     page_link("investigation", f"Investigate outfall {fid}: candidate sources", outfall=str(fid))
 
 
+#: Canonical attribute names as a person reads them (the files keep the codes).
+ATTRIBUTE_LABELS = {
+    "parcel_id": "Parcel id", "struct_id": "Structure id", "outfall_id": "Outfall id",
+    "conv_id": "Conveyance id", "kind": "Kind", "rim_elev": "Rim elevation",
+    "invert_elev": "Invert elevation", "address": "Address", "owner": "Owner",
+    "owner_address": "Owner's mailing address", "prop_class": "Property class",
+    "acres": "Acres", "sewer": "Sewer", "septic_failure": "Septic failure",
+    "receiving_water": "Receiving water", "pwl_id": "PWL id (DEC waterbody)",
+    "status": "Status in the outfalls layer (the records decide the status above)",
+    "permit_id": "Permit id", "from_id": "From structure", "to_id": "To structure",
+    "us_invert": "Upstream invert", "ds_invert": "Downstream invert",
+    "diameter_in": "Diameter (inches)", "rise_in": "Rise (inches)", "material": "Material",
+    "flow_dir": "Flow direction", "src_layer": "From the input layer",
+}  # fmt: skip
+#: Attributes whose values are codes (``catch_basin``): shown as words.
+_CODED = ("kind", "sewer", "status", "flow_dir", "septic_failure")
+
+
+def attribute_label(name: str) -> str:
+    """An attribute's name as a person reads it (``rim_elev`` -> "Rim elevation")."""
+    return ATTRIBUTE_LABELS.get(name) or name.replace("_", " ").capitalize()
+
+
+def _value_text(name: str, value: Any) -> str:
+    text = str(value)
+    return text.replace("_", " ") if name in _CODED else text
+
+
 def feature_details(
     ws: Workspace,
     result: PipelineResult | None,
@@ -193,7 +221,12 @@ def feature_details(
     if attrs:
         shown = {k: v for k, v in attrs.items() if v is not None and k not in ("src_fid",)}
         st.dataframe(
-            pd.DataFrame({"attribute": list(shown), "value": [str(v) for v in shown.values()]}),
+            pd.DataFrame(
+                {
+                    "attribute": [attribute_label(k) for k in shown],
+                    "value": [_value_text(k, v) for k, v in shown.items()],
+                }
+            ),
             hide_index=True,
             width="stretch",
         )
