@@ -188,3 +188,23 @@ def test_a_feature_s_attributes_are_in_words_for_people(app_env: Path) -> None:
     assert rows["Kind"] == "catch basin"
     assert rows["Rim elevation"] == "80.88"
     assert not {"kind", "src_layer", "rim_elev"} & set(rows), rows
+
+
+def test_septic_and_candidate_tables_speak_words_and_keep_codes_in_downloads(
+    app_env: Path,
+) -> None:
+    import json
+
+    at = page("septic").run()
+    _ok(at)
+    table = at.dataframe[0]
+    config = json.loads(table.proto.columns)
+    labels = {k: v.get("label") for k, v in config.items()}
+    assert labels["ms4_fraction"] == "Share draining to the MS4"
+    assert labels["septic_source"] == "Septic known from"
+    assert "percent" in json.dumps(config["ms4_fraction"])
+    cells = table.value
+    assert (cells["septic_source"] == "sewer attribute").any()
+    assert not cells["method"].str.contains("_").any(), cells["method"].unique()
+    csv = [b for b in at.get("download_button") if b.proto.label == "Download table (CSV)"]
+    assert csv, "no CSV download"

@@ -181,8 +181,49 @@ ATTRIBUTE_LABELS = {
     "diameter_in": "Diameter (inches)", "rise_in": "Rise (inches)", "material": "Material",
     "flow_dir": "Flow direction", "src_layer": "From the input layer",
 }  # fmt: skip
+ATTRIBUTE_LABELS.update({
+    "septic_source": "Septic known from", "tributary": "Tributary to the MS4",
+    "flagged": "Flagged", "ms4_fraction": "Share draining to the MS4",
+    "direct_fraction": "Share draining directly to water", "outfalls": "Outfalls",
+    "special_condition": "Special condition", "listed_pollutants": "Water listed for",
+    "septic_pollutant": "Listed for a septic pollutant", "within_setback": "Within setback",
+    "setback_feature": "Setback from", "failure_codes": "Recorded failures",
+    "failure_conditions": "Failure conditions", "violation": "Violation",
+    "priority": "Priority", "priority_label": "Priority (words)", "method": "How decided",
+    "reason": "Why", "fraction": "Share draining here",
+})  # fmt: skip
 #: Attributes whose values are codes (``catch_basin``): shown as words.
 _CODED = ("kind", "sewer", "status", "flow_dir", "septic_failure")
+#: A code word inside text: lower-case words joined by underscores (``surface_discharge``).
+_CODE_WORD = r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b"
+#: Columns holding a share (0 to 1), shown as a percentage.
+_SHARES = ("ms4_fraction", "direct_fraction", "fraction")
+
+
+def people_table(where: Any, frame: pd.DataFrame, **kwargs: Any) -> None:
+    """``st.dataframe`` of ``frame`` as a person reads it: columns by their labels
+    (:data:`ATTRIBUTE_LABELS`), code words in the cells as words (``catch_basin`` ->
+    "catch basin"), shares as percentages, no geometry.  Downloads keep the codes."""
+    import re
+
+    def words(v: Any) -> Any:
+        if not isinstance(v, str):
+            return v
+        return re.sub(_CODE_WORD, lambda m: m.group(0).replace("_", " "), v)
+
+    shown = pd.DataFrame(frame.drop(columns=["geometry"], errors="ignore"))
+    for col in shown.columns:
+        if shown[col].dtype == object or pd.api.types.is_string_dtype(shown[col]):
+            shown[col] = shown[col].map(words)
+    config = {
+        c: (
+            st.column_config.NumberColumn(attribute_label(c), format="percent")
+            if c in _SHARES
+            else st.column_config.Column(attribute_label(c))
+        )
+        for c in shown.columns
+    }
+    where.dataframe(shown, column_config=config, hide_index=True, width="stretch", **kwargs)
 
 
 def attribute_label(name: str) -> str:

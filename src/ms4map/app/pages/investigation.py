@@ -85,7 +85,7 @@ def render() -> None:
     st.subheader(f"Candidate sources ({len(cand)})")
     if not len(cand):
         st.caption("No septic, commercial, industrial or flagged parcel drains to this outfall.")
-    st.dataframe(cand, hide_index=True, width="stretch")
+    widgets.people_table(st, cand)
     widgets.csv_download(
         st, "Download candidates (CSV)", cand, file_name=f"candidates_{oid}.csv", key="inv_dl_csv"
     )

@@ -115,7 +115,7 @@ def render() -> None:
         highlights={"selection": sel.geometry} if len(sel) and filtered else None,
         height=460,
     )
-    st.dataframe(table, hide_index=True, width="stretch")
+    widgets.people_table(st, table)
     try:
         letters = mailing_list(flagged[keep.to_numpy()], only_flagged=False)
     except Exception:  # noqa: BLE001 - fall back to the plain columns
