@@ -189,7 +189,7 @@ class QAReport:
                 continue
             lines.append(f"## {level.capitalize()}s")
             lines.append("")
-            lines.append("| code | layer | count | example ids | what | fix |")
+            lines.append("| problem (code) | layer | count | example ids | what | fix |")
             lines.append("|---|---|---|---|---|---|")
             order: dict[tuple[str, str], list[Finding]] = {}
             for f in group:
@@ -200,10 +200,21 @@ class QAReport:
                 count = sum(i.count for i in items)
                 msg = items[0].message if len(items) == 1 else _common_message(items)
                 lines.append(
-                    f"| {code} | {layer} | {count} | {shown} | {_md(msg)} | {_md(items[0].fix)} |"
+                    f"| {code_words(code)} (`{code}`) | {layer} | {count} | {shown} | {_md(msg)} "
+                    f"| {_md(items[0].fix)} |"
                 )
             lines.append("")
         return "\n".join(lines)
+
+
+def code_words(code: str) -> str:
+    """A finding's code as words for a person (``missing_id`` -> "Missing id"); the code
+    itself stays beside it, for looking it up in the docs."""
+    words = [w.upper() if w in _ACRONYMS else w for w in code.split("_")]
+    return " ".join(words)[:1].upper() + " ".join(words)[1:]
+
+
+_ACRONYMS = {"dem", "ms4", "crs", "pwl", "tmdl", "id", "ids", "qa", "swmm", "gis"}
 
 
 def _common_message(items: list[Finding]) -> str:
