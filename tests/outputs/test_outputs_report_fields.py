@@ -157,3 +157,19 @@ def test_app_application_fields_reach_the_download(tmp_path, monkeypatch) -> Non
     app = at.session_state["screen_det"].doc["application"]  # not cleared: same answer
     assert app["applicant"] == "Jane Roe" and app["date"] == "2026-03-15"
     assert any("acres)" in m.value for m in at.markdown if m.value.startswith("**Site:**"))
+
+
+def test_dollar_signs_print_as_text_not_math(demo) -> None:
+    """A project name with two '$' printed as typed; a TeX command in it must not stop
+    the PDF (matplotlib read '$...$' as math: "Costs 1,000to2", or a failed report)."""
+    import io
+
+    import pypdf
+
+    from ms4map.outputs.report import report_pdf
+
+    for name in ("Costs $1{,}000 to $2", r"Lot $\href{x}{y}$ phase 2"):
+        det = _det(demo).with_application({"project_name": name})
+        pdf = pypdf.PdfReader(io.BytesIO(report_pdf(det)))
+        text = " ".join(" ".join(page.extract_text() for page in pdf.pages).split())
+        assert name in text, (name, text[:400])

@@ -415,6 +415,13 @@ def report_figures(det: DeterminationLike) -> list[Any]:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
+    # text is text: a '$' pair in a project or water name is not mathtext ("Costs
+    # $1{,}000 to $2" printed "Costs 1,000to2", and a TeX command stopped the PDF)
+    with matplotlib.rc_context({"text.parse_math": False}):
+        return _report_figures(det, plt)
+
+
+def _report_figures(det: DeterminationLike, plt: Any) -> list[Any]:
     d = _doc(det)
     lines = _Lines()
     _conditions_and_drainage(d, lines)
