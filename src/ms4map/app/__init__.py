@@ -66,6 +66,7 @@ def _setup(
     from .auth import login_gate
 
     login_gate()  # with a users file: the login form (and nothing else) until logged in
+    state.sync_workspace()  # a reload reopens the workspace the address names
 
 
 def main(app_dir: str | Path | None = None, argv: list[str] | None = None) -> None:
