@@ -269,3 +269,17 @@ def test_the_workspace_in_use_comes_back_after_a_reload(app_env: Path) -> None:
     lost.button(key="data_demo").click().run()  # back to the demo: said by the user
     assert "workspace" not in lost.query_params
     assert "**Current workspace:** `demo`" in _texts(lost)
+
+
+def test_the_readme_says_what_users_and_settings_do() -> None:
+    """Issue 28 item 17: the README says the first user puts the whole app behind a login,
+    and names the settings the code reads (session hours, allowed folders)."""
+    from ms4map.app import auth, state
+
+    repo = Path(__file__).resolve().parents[2]
+    readme = " ".join((repo / "README.md").read_text(encoding="utf-8").split())
+    app_doc = " ".join((repo / "docs" / "app.md").read_text(encoding="utf-8").split())
+    assert "behind a login" in readme
+    for text in (readme, app_doc):
+        assert state.ALLOWED_PATHS_ENV in text and auth.SESSION_HOURS_ENV in text
+    assert "Adding the first user puts the whole app behind a login" in app_doc
