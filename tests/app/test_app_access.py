@@ -283,3 +283,22 @@ def test_the_readme_says_what_users_and_settings_do() -> None:
     for text in (readme, app_doc):
         assert state.ALLOWED_PATHS_ENV in text and auth.SESSION_HOURS_ENV in text
     assert "Adding the first user puts the whole app behind a login" in app_doc
+
+
+@pytest.mark.parametrize("name", ["investigation", "cases", "inventory", "map"])
+def test_a_lost_workspace_offers_no_recording_on_the_demo(with_users: Path, name: str) -> None:
+    """The SMO reloads a page whose workspace cannot be reopened: the page says so and
+    offers no form; nothing is written to the demo's records."""
+    at = AppTest.from_string(
+        "import streamlit as st\nfrom ms4map.app import run_page\n"
+        f"st.session_state['ms4map_auth'] = {{'user': {SMO!r}}}\n"
+        f"run_page({name!r})",
+        default_timeout=TIMEOUT,
+    )
+    at.query_params["workspace"] = "0123456789abcdef"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("cannot be opened again" in e.value for e in at.error), name
+    labels = [b.label for b in at.button]
+    assert "Save the inspection" not in labels and "Open the case" not in labels, labels
+    assert not (with_users / "records").exists()

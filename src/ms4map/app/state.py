@@ -40,6 +40,7 @@ __all__ = [
     "app_dir",
     "check_server_path",
     "check_workspace_inputs",
+    "lost_workspace_message",
     "app_fixes",
     "context",
     "map_layers",
@@ -248,6 +249,20 @@ def sync_workspace() -> None:
         st.session_state[_CHOSEN] = src
 
 
+def lost_workspace_message() -> str | None:
+    """What to say when the address names a workspace that cannot be reopened (shown
+    at the top of every page), else ``None``."""
+    src = workspace_source()
+    if not src.get("unavailable"):
+        return None
+    return (
+        f"The workspace this page had open ({plain(src['label'])}) cannot be opened again: "
+        f"{plain(src['unavailable'])}. Nothing else is opened in its place, so nothing is "
+        "shown or recorded. Fix: open it again (or another one) on the Data page, or go "
+        "back to the demo town there."
+    )
+
+
 def allowed_folders() -> list[Path]:
     """The folders the Data page may open workspaces from: the app's data folder and
     those of ``MS4MAP_ALLOWED_PATHS`` (each resolved: its symlinks followed)."""
@@ -319,14 +334,7 @@ def workspace(*, show_error: bool = True) -> Workspace | None:
     """The current workspace (cached), or ``None`` after showing why it cannot open."""
     src = workspace_source()
     if src.get("unavailable"):
-        if show_error:
-            st.error(
-                f"The workspace this page had open ({plain(src['label'])}) cannot be opened "
-                f"again: {plain(src['unavailable'])}. Nothing else is opened in its place, so "
-                "nothing is recorded. Fix: open it again (or another one) on the Data page, "
-                "or go back to the demo town there."
-            )
-        return None
+        return None  # said at the top of every page (lost_workspace_message)
     try:
         return _open_workspace(_key(src))
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message

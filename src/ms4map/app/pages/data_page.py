@@ -106,7 +106,8 @@ def _open_from_disk() -> None:
     may = auth.can_manage_data()
     folders = ", ".join(f"`{f}`" for f in state.allowed_folders())
     st.caption(
-        f"Files on the server inside {folders} (more folders: {state.ALLOWED_PATHS_ENV})."
+        f"Files on the server inside {folders} (whoever runs the app can allow more "
+        f"folders with the {state.ALLOWED_PATHS_ENV} setting)."
         if may
         else "Only the SMO opens files on the server (viewers read)."
     )
