@@ -335,12 +335,17 @@ def _set_cookie(token: str | None, max_age: int = 0) -> None:
     """Set (or with ``None`` clear) the login cookie in the browser: a small script."""
     value = token or ""
     age = max(0, int(max_age)) if token else 0
-    st.html(
-        "<script>(function(){var s=location.protocol==='https:'?'; Secure':'';"
-        f"document.cookie='{_cookie_name()}={value}; Max-Age={age}; Path=/; "
-        "SameSite=Strict'+s;})();</script>",
-        unsafe_allow_javascript=True,
+    script = (
+        "<script>(function(){var d=DOC;var s=d.location.protocol==='https:'?'; Secure':'';"
+        f"d.cookie='{_cookie_name()}={value}; Max-Age={age}; Path=/; "
+        "SameSite=Strict'+s;})();</script>"
     )
+    try:  # in the page itself (Streamlit 1.5x: st.html runs scripts when told to)
+        st.html(script.replace("DOC", "document"), unsafe_allow_javascript=True)
+    except TypeError:  # an older Streamlit: a component's frame, of the same origin
+        import streamlit.components.v1 as components
+
+        components.html(script.replace("DOC", "window.parent.document"), height=0)
 
 
 # -- rate limit ----------------------------------------------------------------------
