@@ -137,18 +137,12 @@ def test_a_reload_keeps_the_login_and_the_workspace(served) -> None:
     assert not off, off
 
 
-def test_a_viewer_cannot_remove_uploads_nor_open_server_paths(served) -> None:
-    url, data, town = served
+def test_a_viewer_cannot_remove_uploads_nor_open_server_paths(served, monkeypatch) -> None:
+    url, data, _town = served
     from ms4map.app.upload import store_upload
 
-    os.environ["MS4MAP_DATA_DIR"], before = str(data), os.environ.get("MS4MAP_DATA_DIR")
-    try:
-        up = store_upload("lots.geojson", b'{"type":"FeatureCollection","features":[]}')
-    finally:
-        if before is None:
-            os.environ.pop("MS4MAP_DATA_DIR")
-        else:
-            os.environ["MS4MAP_DATA_DIR"] = before
+    monkeypatch.setenv("MS4MAP_DATA_DIR", str(data))  # the server's data folder
+    up = store_upload("lots.geojson", b'{"type":"FeatureCollection","features":[]}')
     with _browser() as (page, off):
         page.goto(f"{url}/data")
         page.get_by_role("textbox", name="User name").wait_for(timeout=60_000)
