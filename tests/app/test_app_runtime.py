@@ -16,6 +16,8 @@ import pytest
 
 pytest.importorskip("streamlit")
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -105,3 +107,17 @@ def test_pages_use_no_deprecated_streamlit_argument(name, tmp_path, monkeypatch)
         dep._LOGGER.removeHandler(handler)
     assert not at.exception, [e.value for e in at.exception]
     assert not seen, seen[:2]
+
+
+def test_ms4map_app_hides_the_deploy_button() -> None:
+    """Issue 28 item 16: the toolbar is the viewer's (no Deploy button offering public
+    cloud hosting), for ``ms4map app`` and for ``streamlit run app.py`` in the checkout;
+    the browser test (test_app_browser_session) sees no Deploy button."""
+    import tomllib
+
+    from ms4map.cli.app import app_command
+
+    cmd = app_command(port=8765, headless=True)
+    assert cmd[cmd.index("--client.toolbarMode") + 1] == "viewer"
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["toolbarMode"] == "viewer"

@@ -79,6 +79,29 @@ def test_refusals(data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> No
     assert "--password-stdin" in capsys.readouterr().err
 
 
+def test_a_short_password_is_refused_after_the_first_prompt(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Issue 28 item 16: the length is checked before asking for the password again."""
+    prompts: list[str] = []
+
+    def ask(prompt: str = "") -> str:
+        prompts.append(prompt)
+        return "short"
+
+    monkeypatch.setattr("getpass.getpass", ask)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    assert main(["users", "add", "jsmith", "--role", "smo"]) == EXIT_USAGE
+    assert prompts == ["Password for jsmith: "]  # not asked twice
+    assert "too short" in capsys.readouterr().err
+    assert not (data_dir / "users.toml").exists()
+    answers = iter(["long enough pw", "long enough pw"])
+    monkeypatch.setattr("getpass.getpass", lambda prompt="": next(answers))
+    assert main(["users", "add", "jsmith", "--role", "smo"]) == 0
+    assert users.load_users()["jsmith"].can_log_in
+    assert "every page asks for a login" in capsys.readouterr().out  # the first user
+
+
 def test_users_file_env_and_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     other = tmp_path / "office" / "people.toml"
     monkeypatch.setenv("MS4MAP_USERS_FILE", str(other))

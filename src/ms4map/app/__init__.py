@@ -66,6 +66,10 @@ def _setup(
     from .auth import login_gate
 
     login_gate()  # with a users file: the login form (and nothing else) until logged in
+    state.sync_workspace()  # a reload reopens the workspace the address names
+    lost = state.lost_workspace_message()
+    if lost:  # never the demo in its place
+        st.error(lost)
 
 
 def main(app_dir: str | Path | None = None, argv: list[str] | None = None) -> None:

@@ -58,6 +58,8 @@ def records_location() -> dict[str, Any] | None:
     from ..datasets import get_path
 
     src = state.workspace_source()
+    if src.get("unavailable"):
+        return None  # a workspace that cannot be reopened: never the demo's records
     path = src.get("path")
     if path is None and not src.get("layers"):
         rec = app_data_dir() / "records" / "demo.records.gpkg"

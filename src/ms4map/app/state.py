@@ -3,6 +3,13 @@
 Pages never open files or run analyses themselves: they ask this module, which
 caches every expensive object with ``st.cache_resource`` (one copy per process,
 shared by every session) keyed by the workspace fingerprint.
+
+The workspace chosen on the Data page survives a browser reload: it is kept in the
+app's data folder (``workspaces/<id>.json``) and the address names it
+(``?workspace=<id>``); a reload reopens that one, or says why it cannot and opens
+nothing else (never the demo in its place).  The Data page opens server paths only
+inside :func:`allowed_folders`: the app's data folder and the folders of
+``MS4MAP_ALLOWED_PATHS``.
 """
 
 from __future__ import annotations
@@ -27,8 +34,13 @@ if TYPE_CHECKING:
     from ..rules.septic import SepticFlags
 
 __all__ = [
+    "ALLOWED_PATHS_ENV",
     "AppContext",
+    "allowed_folders",
     "app_dir",
+    "check_server_path",
+    "check_workspace_inputs",
+    "lost_workspace_message",
     "app_fixes",
     "context",
     "map_layers",
@@ -41,7 +53,9 @@ __all__ = [
     "set_app_dir",
     "set_cli_profile",
     "septic_flags",
+    "sync_workspace",
     "town_profile",
+    "use_workspace",
     "workspace",
     "workspace_source",
 ]
@@ -52,6 +66,13 @@ _CLI_PROFILE: str | None = None
 
 #: Environment variable naming the town's municipality profile (``ms4map app --profile``).
 PROFILE_ENV = "MS4MAP_PROFILE"
+#: Environment variable: more folders the Data page may open workspaces from (separated
+#: by ``os.pathsep``, ``:`` on Linux and macOS); the app's data folder always is one.
+ALLOWED_PATHS_ENV = "MS4MAP_ALLOWED_PATHS"
+#: The query-string key naming the workspace in use (a reload reopens it).
+WORKSPACE_PARAM = "workspace"
+_CHOSEN = "ms4map_workspace"
+_LOST = "ms4map_workspace_lost"
 
 
 def set_cli_workspace(path: str | None) -> None:
@@ -110,10 +131,23 @@ def workspace_source() -> dict[str, Any]:
     dict
         ``{"path": str | None, "layers": dict | None, "field_map": dict | None,
         "dem": str | None, "label": str}``; ``path None`` with no layers = the demo.
+        A workspace the address names that cannot be reopened has ``"unavailable"``
+        (why): nothing is opened then, and records go nowhere.
     """
-    chosen = st.session_state.get("ms4map_workspace")
+    chosen = st.session_state.get(_CHOSEN)
     if chosen:
         return dict(chosen)
+    lost = st.session_state.get(_LOST)
+    if lost:
+        return {
+            "path": None,
+            "layers": None,
+            "field_map": None,
+            "dem": None,
+            "crs": None,
+            "label": f"workspace {lost['id']} (cannot be reopened)",
+            "unavailable": lost["why"],
+        }
     path = _CLI_WORKSPACE or os.environ.get("MS4MAP_WORKSPACE") or None
     return {
         "path": path,
@@ -123,6 +157,144 @@ def workspace_source() -> dict[str, Any]:
         "crs": None,
         "label": path or "demo",
     }
+
+
+def _workspaces_dir() -> Path:
+    return app_data_dir() / "workspaces"
+
+
+def _workspace_id(src: dict[str, Any]) -> str:
+    import hashlib
+
+    return hashlib.sha256(_key(src).encode()).hexdigest()[:16]
+
+
+def _remember(src: dict[str, Any]) -> str:
+    """Keep ``src`` in ``<data dir>/workspaces/<id>.json`` (once); its id."""
+    import json
+    import tempfile
+
+    wid = _workspace_id(src)
+    target = _workspaces_dir() / f"{wid}.json"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".ws.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(src, f, default=str)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    return wid
+
+
+def _recall(wid: str) -> tuple[dict[str, Any] | None, str]:
+    """The workspace kept under ``wid``, or ``None`` and why not."""
+    import json
+    import re
+
+    if not re.fullmatch(r"[0-9a-f]{16}", wid or ""):
+        return None, f"'{wid}' is not a workspace id of this app"
+    try:
+        src = json.loads((_workspaces_dir() / f"{wid}.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, "this app's data folder does not know it (another server or data folder?)"
+    except (OSError, ValueError) as exc:
+        return None, f"its record cannot be read ({exc})"
+    try:
+        for key in ("path", "dem"):
+            if src.get(key):
+                check_server_path(src[key])
+    except PermissionError as exc:
+        return None, str(exc)
+    return src, ""
+
+
+def use_workspace(src: dict[str, Any] | None) -> None:
+    """Put ``src`` in use on every page (``None``: back to the command line's or the
+    demo), and name it in the address so that a reload reopens it."""
+    st.session_state.pop(_LOST, None)
+    if src is None:
+        st.session_state.pop(_CHOSEN, None)
+        if WORKSPACE_PARAM in st.query_params:
+            del st.query_params[WORKSPACE_PARAM]
+        return
+    st.session_state[_CHOSEN] = dict(src)
+    st.query_params[WORKSPACE_PARAM] = _remember(src)
+
+
+def sync_workspace() -> None:
+    """At the start of every run: the address names the session's workspace, and a new
+    session (a reload) reopens the workspace the address names, or keeps why it cannot
+    (shown by :func:`workspace`; nothing else is opened in its place)."""
+    chosen = st.session_state.get(_CHOSEN)
+    if chosen:
+        wid = _remember(chosen)
+        if st.query_params.get(WORKSPACE_PARAM) != wid:
+            st.query_params[WORKSPACE_PARAM] = wid  # page links drop the query string
+        return
+    wid = st.query_params.get(WORKSPACE_PARAM)
+    lost = st.session_state.get(_LOST)
+    if not wid:
+        if lost:  # keep saying it (a page link dropped the query string)
+            st.query_params[WORKSPACE_PARAM] = lost["id"]
+        return
+    if lost and lost["id"] == wid:
+        return
+    src, why = _recall(wid)
+    if src is None:
+        st.session_state[_LOST] = {"id": wid, "why": why}
+    else:
+        st.session_state[_CHOSEN] = src
+
+
+def lost_workspace_message() -> str | None:
+    """What to say when the address names a workspace that cannot be reopened (shown
+    at the top of every page), else ``None``."""
+    src = workspace_source()
+    if not src.get("unavailable"):
+        return None
+    return (
+        f"The workspace this page had open ({plain(src['label'])}) cannot be opened again: "
+        f"{plain(src['unavailable'])}. Nothing else is opened in its place, so nothing is "
+        "shown or recorded. Fix: open it again (or another one) on the Data page, or go "
+        "back to the demo town there."
+    )
+
+
+def allowed_folders() -> list[Path]:
+    """The folders the Data page may open workspaces from: the app's data folder and
+    those of ``MS4MAP_ALLOWED_PATHS`` (each resolved: its symlinks followed)."""
+    out = [app_data_dir().resolve()]
+    for part in os.environ.get(ALLOWED_PATHS_ENV, "").split(os.pathsep):
+        if part.strip():
+            out.append(Path(part.strip()).expanduser().resolve())
+    return out
+
+
+def check_server_path(path: str | Path) -> Path:
+    """``path`` resolved (``..`` and symlinks followed) when it is inside one of
+    :func:`allowed_folders`; raises :class:`PermissionError` otherwise."""
+    given = Path(path).expanduser()
+    real = given.resolve()
+    folders = allowed_folders()
+    if any(real == f or real.is_relative_to(f) for f in folders):
+        return real
+    shown = f"'{path}'" + (f" (it leads to '{real}')" if real != given.absolute() else "")
+    raise PermissionError(
+        f"Opening {shown} is refused: the app opens files only inside "
+        f"{', '.join(str(f) for f in folders)}. Fix: upload the files below, copy them into "
+        f"{folders[0]}, or ask whoever runs the app to add their folder to "
+        f"{ALLOWED_PATHS_ENV} (folders separated by '{os.pathsep}')."
+    )
+
+
+def check_workspace_inputs(ws: Workspace) -> None:
+    """Every file ``ws`` read is inside :func:`allowed_folders` (a manifest or a
+    folder of layers cannot reach out of them); raises :class:`PermissionError`."""
+    for p in getattr(ws, "inputs", {}) or {}:
+        check_server_path(p)
 
 
 def _key(src: dict[str, Any]) -> str:
@@ -161,6 +333,8 @@ def _open_workspace(key: str) -> Workspace:
 def workspace(*, show_error: bool = True) -> Workspace | None:
     """The current workspace (cached), or ``None`` after showing why it cannot open."""
     src = workspace_source()
+    if src.get("unavailable"):
+        return None  # said at the top of every page (lost_workspace_message)
     try:
         return _open_workspace(_key(src))
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message

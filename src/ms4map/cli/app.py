@@ -3,7 +3,8 @@
 Runs ``streamlit run`` on the repository's ``app.py`` when ms4map runs from a
 source checkout, else on a small launcher written to the app's data folder
 (``MS4MAP_DATA_DIR``, default ``~/.local/share/ms4map``).  Static file serving
-is switched on so Leaflet is served locally and the map works offline.
+is switched on so Leaflet is served locally and the map works offline, and the
+toolbar is the viewer's (``client.toolbarMode = "viewer"``): no Deploy button.
 """
 
 from __future__ import annotations
@@ -102,6 +103,10 @@ def app_command(
         address,
         "--server.maxUploadSize",
         "200",
+        # no Deploy button (public cloud hosting for owners' names and enforcement
+        # records), nor the developer's rerun and clear-cache items; Print stays
+        "--client.toolbarMode",
+        "viewer",
     ]
     if headless:
         cmd += ["--server.headless", "true"]

@@ -63,7 +63,9 @@ def _password(args: argparse.Namespace) -> str:
             file=sys.stderr,
         )
         raise SystemExit(EXIT_USAGE)
-    first = getpass.getpass(f"Password for {args.name}: ")
+    from ..records import users
+
+    first = users.check_password(getpass.getpass(f"Password for {args.name}: "))  # said now
     again = getpass.getpass("Same password again: ")
     if first != again:
         print("ms4map users add: the two passwords differ; nothing written.", file=sys.stderr)
@@ -78,8 +80,14 @@ def run(args: argparse.Namespace) -> int:
     where = path or users.users_file_path()
     if args.users_action == "add":
         users.check_name(args.name)
+        first = not any(u.can_log_in for u in users.list_users(path))
         u = users.add_user(args.name, args.role, _password(args), path=path, replace=args.replace)
         print(f"User {u.name} ({u.role}) written to {where}.")
+        if first:
+            print(
+                "The app now has users: every page asks for a login (viewers read, the SMO "
+                "records, uploads and opens files). Reload the app's page to log in."
+            )
         return 0
     if args.users_action == "remove":
         users.remove_user(args.name, path=path)

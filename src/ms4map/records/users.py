@@ -32,6 +32,7 @@ __all__ = [
     "USERS_FILE_NAME",
     "User",
     "add_user",
+    "check_password",
     "hash_password",
     "list_users",
     "load_users",
@@ -85,14 +86,20 @@ def _hasher():
     return PasswordHasher()
 
 
-def hash_password(password: str) -> str:
-    """The Argon2id hash of ``password`` (salted; refuses passwords under 8 characters)."""
+def check_password(password: str) -> str:
+    """``password`` when it is long enough (at least :data:`MIN_PASSWORD_LENGTH`
+    characters); raises :class:`~ms4map.core.errors.UsageError` otherwise."""
     if not isinstance(password, str) or len(password) < MIN_PASSWORD_LENGTH:
         raise UsageError(
             f"The password is too short: at least {MIN_PASSWORD_LENGTH} characters. "
             "Fix: choose a longer one (a passphrase of a few words is good)."
         )
-    return _hasher().hash(password)
+    return password
+
+
+def hash_password(password: str) -> str:
+    """The Argon2id hash of ``password`` (salted; refuses passwords under 8 characters)."""
+    return _hasher().hash(check_password(password))
 
 
 def verify_password(password_hash: str | None, password: str) -> bool:

@@ -14,7 +14,7 @@ import streamlit as st
 
 from ...core.schema import LAYERS
 from ...rules.waters import workspace_qa
-from .. import state
+from .. import auth, state
 from ..state import plain
 from ..upload import (
     MAX_UPLOAD_BYTES,
@@ -78,10 +78,9 @@ def _current_workspace() -> None:
                 else "; no DEM"
             )
         )
-    if st.session_state.get("ms4map_workspace") and st.button(
-        "Back to the demo town", key="data_demo"
-    ):
-        st.session_state.pop("ms4map_workspace", None)
+    back = st.session_state.get("ms4map_workspace") or src.get("unavailable")
+    if back and st.button("Back to the demo town", key="data_demo"):
+        state.use_workspace(None)
         st.rerun()
 
 
@@ -101,25 +100,45 @@ def _opened_candidate() -> None:
 
 
 def _open_from_disk() -> None:
-    """Open and validate a workspace given by its path (and its DEM's)."""
+    """Open and validate a workspace given by its path (and its DEM's): the SMO's (or
+    anyone's without users), inside the allowed folders only."""
     st.header("Open a workspace from disk")
+    may = auth.can_manage_data()
+    folders = ", ".join(f"`{f}`" for f in state.allowed_folders())
+    st.caption(
+        f"Files on the server inside {folders} (whoever runs the app can allow more "
+        f"folders with the {state.ALLOWED_PATHS_ENV} setting)."
+        if may
+        else "Only the SMO opens files on the server (viewers read)."
+    )
     path = st.text_input(
         "GeoPackage, File Geodatabase, folder of layers or TOML manifest",
         key="data_path",
         placeholder="/path/to/town.gpkg",
+        disabled=not may,
     )
     dem_path = st.text_input(
         "DEM GeoTIFF (optional; default: <name>_dem.tif beside a GeoPackage)",
         key="data_path_dem",
         placeholder="/path/to/town_dem.tif",
+        disabled=not may,
     )
-    if st.button("Open and validate", key="data_open") and path.strip():
+    if st.button("Open and validate", key="data_open", disabled=not may) and path.strip():
+        try:
+            auth.require_data_manager("Opening a file on the server")
+            real = state.check_server_path(path.strip())
+            dem = str(state.check_server_path(dem_path.strip())) if dem_path.strip() else None
+        except PermissionError as exc:
+            for k in ("data_candidate", "data_candidate_msg", "data_candidate_report"):
+                st.session_state.pop(k, None)
+            st.error(plain(exc))
+            return
         _try_open(
             {
-                "path": path.strip(),
+                "path": str(real),
                 "layers": None,
                 "field_map": None,
-                "dem": dem_path.strip() or None,
+                "dem": dem,
                 "crs": None,
                 "label": path.strip(),
             }
@@ -136,11 +155,15 @@ def _uploaded_layers() -> tuple[list[tuple[str, str, Path]], list[tuple[str, Pat
         f"are kept in {uploads_dir()} (listed below, where you can remove them); your own "
         "files are never modified."
     )
+    may = auth.can_manage_data()
+    if not may:
+        st.caption("Only the SMO uploads (viewers read).")
     files = st.file_uploader(
         "Layer files and DEM",
         type=["zip", "gpkg", "geojson", "json", "fgb", "tif", "tiff"],
         accept_multiple_files=True,
         key="data_upload",
+        disabled=not may,
     )
     stored = _store_files(files or [])
     layer_files: list[tuple[str, str, Path]] = []  # (label, source spec, file)
@@ -168,6 +191,7 @@ def _store_files(files: list[Any]) -> dict[str, Any]:
         if fid in stored:
             continue
         try:
+            auth.require_data_manager("Uploading")
             stored[fid] = (f.name, store_upload(f.name, f.getvalue()))
         except Exception as exc:  # noqa: BLE001 - every bad file becomes a message
             stored[fid] = (f.name, exc)
@@ -391,6 +415,9 @@ def _stored_uploads() -> None:
         "there). The same file uploaded again reuses its copy. Removing a copy does not "
         "touch your own file."
     )
+    may = auth.can_manage_data()
+    if ups and not may:
+        st.caption("Only the SMO removes uploads (viewers read).")
     for up in ups:
         c1, c2 = st.columns([5, 1])
         when = dt.datetime.fromtimestamp(up.modified).strftime("%Y-%m-%d %H:%M")
@@ -402,12 +429,15 @@ def _stored_uploads() -> None:
         if c2.button(
             "Remove",
             key=f"data_remove_{up.folder.name}",
-            disabled=busy,
-            help="In use by the current workspace: open another one first."
+            disabled=busy or not may,
+            help="Only the SMO removes uploads."
+            if not may
+            else "In use by the current workspace: open another one first."
             if busy
             else "Delete this copy from the app's data folder.",
         ):
             try:
+                auth.require_data_manager("Removing an upload")
                 remove_upload(up.folder)
             except Exception as exc:  # noqa: BLE001
                 st.error(plain(exc))
@@ -431,6 +461,7 @@ def _try_open(src: dict[str, Any]) -> None:
     kwargs = {k: src[k] for k in ("layers", "field_map", "dem", "crs") if src.get(k)}
     try:
         ws = open_workspace(src["path"], **kwargs)
+        state.check_workspace_inputs(ws)  # a manifest cannot reach out of the folders
     except Exception as exc:  # noqa: BLE001
         for k in ("data_candidate", "data_candidate_msg", "data_candidate_report"):
             st.session_state.pop(k, None)
@@ -461,7 +492,7 @@ def _use_candidate() -> None:
     st.session_state.pop("data_candidate_report", None)
     cand = st.session_state.pop("data_candidate", None)
     if cand:
-        st.session_state["ms4map_workspace"] = cand
+        state.use_workspace(cand)  # named in the address: a reload reopens it
 
 
 def _layers_of(p: Path) -> list[str]:
