@@ -74,3 +74,40 @@ def test_septic_flags_without_parcels_name_the_layer_and_the_fix(no_parcels: Pat
     result = run(ws)
     with pytest.raises(DataError, match="needs the parcels layer.*Fix: add the town's parcels"):
         septic_flags(result)
+
+
+@pytest.mark.parametrize(
+    "cli",
+    [
+        "Layer 'parcels' has no column 'parcel_id'. Fix: map it with "
+        "--field parcels.parcel_id=COLUMN.",
+        "no 303(d) list: add the `impairments` layer or pass `--impairments CSV`.",
+        "Give every feature an id in 'struct_id' (or map the id column with --field).",
+    ],
+)
+def test_app_messages_name_the_data_page_not_command_line_options(cli: str) -> None:
+    from ms4map.app.state import app_fixes
+
+    said = app_fixes(cli)
+    assert "--" not in said and "Data page" in said, said
+
+
+def test_map_without_a_303d_list_says_how_to_load_it_in_the_app(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gpkg = tmp_path / "no303d.gpkg"
+    write_town(tmp_path)
+    for name, frame in town_layers().items():
+        if name != "impairments":
+            pyogrio.write_dataframe(frame, gpkg, layer=name)
+    shutil.copy(tmp_path / "town_dem.tif", tmp_path / "no303d_dem.tif")
+    monkeypatch.setenv("MS4MAP_WORKSPACE", str(gpkg))
+    monkeypatch.setenv("MS4MAP_DATA_DIR", str(tmp_path / "data"))
+    at = AppTest.from_string(
+        "from ms4map.app import run_page\nrun_page('map')", default_timeout=180
+    ).run()
+    at.sidebar.radio(key="map_parcel_colour").set_value("condition_a").run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = " ".join(w.value for w in at.sidebar.warning)
+    assert "303(d) list CSV on the Data page" in said, said
+    assert "--impairments" not in said

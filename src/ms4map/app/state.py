@@ -15,6 +15,7 @@ inside :func:`allowed_folders`: the app's data folder and the folders of
 from __future__ import annotations
 
 import os
+import re
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -384,12 +385,28 @@ _APP_FIXES = (
 )
 
 
+#: ``--field ROLE[.SOURCE_LAYER].COLUMN=SOURCE`` in a message: the Data page's field boxes.
+_FIELD_OPTION = re.compile(r"(?:map it with |with )?`?--field (\w+)\.(?:[\w-]+\.)?(\w+)=[A-Z_]+`?")
+#: ``--impairments`` (with or without its ``CSV``): the Data page's 303(d) list upload.
+_IMPAIRMENTS_OPTION = re.compile(r"(?:pass )?`?--impairments(?: CSV)?`?")
+
+
 def app_fixes(text: str) -> str:
-    """A library message or QA report with the command line's fixes in the app's words."""
+    """A library message or QA report with the command line's fixes in the app's words
+    (``--dem``, ``--crs``, ``--field``, ``--impairments``: the Data page's boxes)."""
     out = str(text)
     for cli, app in _APP_FIXES:
         out = out.replace(cli, app)
-    return out
+    out = out.replace("map the id column with --field", "choose the id column on the Data page")
+    out = out.replace("the warnings of `--impairments`", "the 303(d) list's warnings")
+    out = _FIELD_OPTION.sub(
+        lambda m: (
+            f"choose the {m.group(1)} layer's '{m.group(2)}' column on the Data page "
+            f"('Fields of ... -> {m.group(1)}')"
+        ),
+        out,
+    )
+    return _IMPAIRMENTS_OPTION.sub("load the 303(d) list CSV on the Data page", out)
 
 
 def _show_error(title: str, exc: BaseException) -> None:

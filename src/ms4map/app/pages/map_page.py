@@ -43,7 +43,7 @@ def render() -> None:
                 if colour == "condition_a"
                 else "Special conditions can be missing from the septic colours. "
             )
-            + " ".join(missing_layer_reason(m) for m in missing)
+            + state.app_fixes(" ".join(missing_layer_reason(m) for m in missing))
         )
     layers = state.map_layers(ws, result, parcel_colour=colour, septic=septic, screening=screening)
     layers = records_ui.layers_with_status(ws, layers)  # a click picks by derived status

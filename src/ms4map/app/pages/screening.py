@@ -372,7 +372,7 @@ def _show_determination(ws: Workspace, det: Any) -> None:
         c = d["conditions"][k]
         with st.expander(f"Condition {k}: {_yes(c['value'])} — reasons", expanded=k == "A"):
             for r in c.get("reasons", []):
-                st.markdown(f"- {r}")
+                st.markdown(f"- {state.app_fixes(r)}")
     rw = d.get("drainage", {}).get("receiving_waters") or []
     if rw:
         st.markdown("**Drainage path / receiving waters**")
