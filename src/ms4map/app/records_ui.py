@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import streamlit as st
 
+from ..core.tables import csv_text
 from . import auth, state
 from .state import town_profile
 from .upload import app_data_dir
@@ -574,7 +575,7 @@ def inventory_records(inv: pd.DataFrame) -> None:
         d = st.columns(2)
         d[0].download_button(
             "Download the annual report (CSV)",
-            rec.annual_report().to_csv(index=False),
+            csv_text(rec.annual_report()),
             file_name="idde_annual_report.csv",
             mime="text/csv",
             key="inventory_annual_csv",

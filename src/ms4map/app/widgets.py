@@ -9,6 +9,7 @@ import streamlit as st
 
 from ..analysis import PathResult, feature_path
 from ..analysis.paths import OVERLAND_METHODS, feature_attributes
+from ..core.tables import csv_text
 from ..outputs import maps
 
 if TYPE_CHECKING:
@@ -316,9 +317,7 @@ def show_path(path: PathResult) -> None:
 def csv_download(where: Any, label: str, frame: pd.DataFrame, *, file_name: str, key: str) -> None:
     """A button that downloads ``frame`` as CSV (without the index), in ``where`` (``st``
     or a column)."""
-    where.download_button(
-        label, frame.to_csv(index=False), file_name=file_name, mime="text/csv", key=key
-    )
+    where.download_button(label, csv_text(frame), file_name=file_name, mime="text/csv", key=key)
 
 
 def notice_download(notice: Any, label: str, *, file_name: str, key: str) -> None:

@@ -285,6 +285,7 @@ def write_summary(rows: Iterable[dict[str, Any]], out_dir: str | Path) -> Path:
     """Write ``DIR/summary.csv`` (atomically), one row per town, :data:`SUMMARY_COLUMNS`."""
     import pandas as pd
 
+    from ..core.tables import csv_text
     from ..io import write_text_output
 
     recs = []
@@ -295,9 +296,7 @@ def write_summary(rows: Iterable[dict[str, Any]], out_dir: str | Path) -> Path:
     df = pd.DataFrame(recs, columns=list(SUMMARY_COLUMNS))
     for c in _COUNTS:
         df[c] = pd.array(df[c], dtype="Int64")
-    return write_text_output(
-        Path(out_dir) / "summary.csv", df.to_csv(index=False), suffixes=(".csv",)
-    )
+    return write_text_output(Path(out_dir) / "summary.csv", csv_text(df), suffixes=(".csv",))
 
 
 def output_path(out_dir: str | Path, town: Town) -> Path:

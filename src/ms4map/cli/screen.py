@@ -257,9 +257,11 @@ def _run_batch(args: argparse.Namespace) -> int:
         out, {"screening": scr, "septic": sep}, provenance=prov, inputs=list(ws.inputs)
     )
     if args.csv:
+        from ..core.tables import csv_text
+
         write_text_output(
             args.csv,
-            scr.drop(columns="geometry").to_csv(index=False),
+            csv_text(scr),
             protected=_protected(args, ws),
             option="--csv",
             suffixes=(".csv",),

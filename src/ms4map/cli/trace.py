@@ -185,10 +185,11 @@ def _write_csv(df, path: Path, prov_path: Path, prov: dict, *, option: str, prot
     """
     import json
 
+    from ..core.tables import csv_text
     from ..io import write_text_output
     from ..outputs.export import WRITING, finished_sidecar
 
-    text = df.to_csv(index=False)
+    text = csv_text(df)
     if prov_path.exists():  # an earlier run's provenance: marked as not this table's
         write_text_output(
             prov_path,

@@ -45,6 +45,7 @@ import pandas as pd
 import pyogrio
 
 from ..core.errors import DataError, InputOpenError, UsageError
+from ..core.tables import csv_text
 from ..core.version import __version__
 from ..io import check_output_path, file_sha256, write_outputs, write_text_output
 from ..io.styles import (
@@ -599,7 +600,7 @@ def _export_zip(src: Path, out: Path, names: list[str], available: dict) -> Expo
             for part_name, frame, gtype in parts:
                 if gtype is None:
                     p = work / f"{part_name}.csv"
-                    frame.to_csv(p, index=False)
+                    p.write_text(csv_text(frame), encoding="utf-8")
                     members.append(p)
                 else:
                     mapping += _write_shapefile(
@@ -615,7 +616,7 @@ def _export_zip(src: Path, out: Path, names: list[str], available: dict) -> Expo
         members.append(work / "fields.csv")
         prov = _provenance_frame(src, names)
         if len(prov):
-            prov.to_csv(work / "provenance.csv", index=False)
+            (work / "provenance.csv").write_text(csv_text(prov), encoding="utf-8")
             members.append(work / "provenance.csv")
         tmp = work / "out.zip"
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:

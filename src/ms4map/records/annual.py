@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..core.tables import csv_text
 from ..io import check_output_path, write_text_output
 
 __all__ = ["LABELS", "write_annual_report"]
@@ -129,7 +130,7 @@ def write_annual_report(
     )
     if out.suffix.lower() == ".csv":
         return write_text_output(
-            out, report.to_csv(index=False), protected=protected, option="--annual-report"
+            out, csv_text(report), protected=protected, option="--annual-report"
         )
     pages = _annual_pages(_table(report), title)
     tmp = out.with_name(f".{out.name}.tmp")

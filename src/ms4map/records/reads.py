@@ -18,6 +18,7 @@ import pandas as pd
 
 from .. import idde, pipeline
 from ..core.errors import DataError, UsageError
+from ..core.tables import csv_text
 from ..core.version import __version__
 from ..idde import flow_type_of
 from ..io import check_output_path, open_workspace, write_outputs, write_text_output
@@ -342,9 +343,7 @@ def export(records: Any, dest: str | Path, *, table: str = "inspections") -> Pat
         df = getters[table]()
         if isinstance(df, gpd.GeoDataFrame):
             df = pd.DataFrame(df.drop(columns=df.geometry.name))
-        return write_text_output(
-            out, df.to_csv(index=False), protected=protected, option="--export"
-        )
+        return write_text_output(out, csv_text(df), protected=protected, option="--export")
     layers = {name: get() for name, get in getters.items()}
     prov = {
         "tool": f"ms4map {__version__}",

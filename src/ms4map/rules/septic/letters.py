@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from ...core.nulls import is_blank
+from ...core.tables import csv_text
 from ...io import write_text_output
 from ..profiles import Profile, load_profile
 
@@ -60,7 +61,7 @@ def write_mailing_list(
     ``protected`` (input files, e.g. a workspace's ``inputs``) are never written over:
     such a path raises :class:`~ms4map.errors.UsageError`; a missing folder is created.
     """
-    text = mailing_list(septic, only_flagged=only_flagged, profile=profile).to_csv(index=False)
+    text = csv_text(mailing_list(septic, only_flagged=only_flagged, profile=profile))
     return write_text_output(
         path, text, protected=protected, option="--letters", suffixes=(".csv",)
     )
