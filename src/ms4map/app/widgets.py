@@ -99,6 +99,17 @@ def has_parcels(ws: Any, what: str) -> bool:
     return False
 
 
+def profile_box(where: Any, key: str) -> str:
+    """A "Municipality profile" choice in ``where`` (``st`` or a column): the bundled
+    profiles and the town's own, by their municipality, the town's chosen first."""
+    from . import state
+
+    options, town = state.profile_choices()
+    return where.selectbox(
+        "Municipality profile", options, index=town, key=key, format_func=profile_label
+    )
+
+
 def profile_label(profile: str) -> str:
     """A municipality profile as a person names it: its municipality ("Village of Kiryas
     Joel", not ``kiryas_joel``); a town's own profile file by its name, marked as a file."""

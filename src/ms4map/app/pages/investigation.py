@@ -111,14 +111,7 @@ def _notice_drafter(ws, result, cand) -> None:
             format_func=lambda c: idde.VIOLATIONS[c]["label"],
             key="inv_nov_violation",
         )
-        options, town = state.profile_choices()
-        profile = st.selectbox(
-            "Municipality profile",
-            options,
-            index=town,
-            key="inv_nov_profile",
-            format_func=widgets.profile_label,
-        )
+        profile = widgets.profile_box(st, "inv_nov_profile")
         deadline = st.date_input(
             "Remedy deadline (blank = from the profile's remedy period, or left to fill in)",
             value=None,

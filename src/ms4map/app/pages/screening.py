@@ -108,14 +108,7 @@ def render() -> None:
             key="screen_exemption",
             format_func=_spaced,
         )
-        options, town = state.profile_choices()
-        profile = c5.selectbox(
-            "Municipality profile",
-            options,
-            index=town,
-            key="screen_profile",
-            format_func=widgets.profile_label,
-        )
+        profile = widgets.profile_box(c5, "screen_profile")
         with st.expander("Application (printed on the report)"):
             a1, a2 = st.columns(2)
             a1.text_input("Applicant", key="screen_applicant")
