@@ -101,7 +101,7 @@ def has_parcels(ws: Any, what: str) -> bool:
 
 def profile_box(where: Any, key: str) -> str:
     """A "Municipality profile" choice in ``where`` (``st`` or a column): the bundled
-    profiles and the town's own, by their municipality, the town's chosen first."""
+    profiles and the town's own, by their municipality, the town's chosen by default."""
     from . import state
 
     options, town = state.profile_choices()
