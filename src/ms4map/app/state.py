@@ -356,6 +356,18 @@ def plain(text: Any) -> str:
     return "`".join(parts)
 
 
+#: Every ASCII punctuation mark: CommonMark lets a backslash make any of them literal.
+_PUNCTUATION = re.compile(r"""([!-/:-@\[-`{-~])""")
+
+
+def data_text(value: Any) -> str:
+    """A value from the data or the address bar shown as text in Streamlit's markdown:
+    every punctuation mark escaped, so a water named ``![m](http://host/x.png)`` is not
+    an image the browser fetches, ``[click](...)`` not a link, ``$x$`` not math, and a
+    URL not turned into a link.  For messages with ``code`` spans, :func:`plain`."""
+    return _PUNCTUATION.sub(r"\\\1", " ".join(str(value).split()))
+
+
 #: The command line's advice -> what to do in the app (the library's messages are
 #: written for the CLI; on the Data page the same fix is a widget).
 _APP_FIXES = (

@@ -11,6 +11,7 @@ from ..analysis import PathResult, feature_path
 from ..analysis.paths import OVERLAND_METHODS, feature_attributes
 from ..core.tables import csv_text
 from ..outputs import maps
+from . import state
 
 if TYPE_CHECKING:
     from ..analysis import OutfallArea
@@ -47,8 +48,6 @@ def search_box(
     query = st.text_input(label, key=f"{key}_query", placeholder=example)
     if not query.strip():
         return None
-    from . import state
-
     hits = maps.search_features(ws, query, limit=30, index=state.search_index(ws))
     if layers is not None:
         others = hits[~hits["layer"].isin(layers)]
@@ -59,12 +58,12 @@ def search_box(
                 for lyr, fid in zip(others["layer"][:3], others["fid"][:3], strict=False)
             )
             st.caption(
-                f"'{query}' matches {what}, not a parcel: a site is made of parcels here. "
+                f"'{state.data_text(query)}' matches {state.data_text(what)}, not a parcel: a site is made of parcels here. "
                 "Search a parcel's address or id, or find the feature on the Map page."
             )
             return None
     if not len(hits):
-        st.caption(f"Nothing matches '{query}'.")
+        st.caption(f"Nothing matches '{state.data_text(query)}'.")
         return None
     options = [f"{lyr}|{fid}" for lyr, fid in zip(hits["layer"], hits["fid"], strict=False)]
     labels = dict(zip(options, hits["label"], strict=False))
@@ -102,8 +101,6 @@ def has_parcels(ws: Any, what: str) -> bool:
 def profile_box(where: Any, key: str) -> str:
     """A "Municipality profile" choice in ``where`` (``st`` or a column): the bundled
     profiles and the town's own, by their municipality, the town's chosen by default."""
-    from . import state
-
     options, town = state.profile_choices()
     return where.selectbox(
         "Municipality profile", options, index=town, key=key, format_func=profile_label
@@ -148,8 +145,6 @@ def outfall_summary(
     ws: Workspace, result: PipelineResult | None, fid: str, area: OutfallArea | None = None
 ) -> None:
     """What drains to an outfall: its upstream area and counts, and a link to investigate."""
-    from . import state
-
     if result is None:
         st.caption("Upstream area and counts need the drainage analysis.")
         return
@@ -170,13 +165,17 @@ def outfall_summary(
             v = r[name]
             col.metric(label, "unknown" if pd.isna(v) else f"{int(v):,}")
         st.caption(
-            f"Outfall {fid} at {r['latitude']:.6f}, {r['longitude']:.6f} (lat, long). "
+            f"Outfall {state.data_text(fid)} at {r['latitude']:.6f}, {r['longitude']:.6f} (lat, long). "
             "Parcels count if any part of them drains here; the sewershed (dashed) and the "
             "network upstream (yellow) are drawn on the map."
         )
     if area is not None and area.reason:
-        st.caption(f"Upstream: {area.reason}.")
-    page_link("investigation", f"Investigate outfall {fid}: candidate sources", outfall=str(fid))
+        st.caption(f"Upstream: {state.data_text(area.reason)}.")
+    page_link(
+        "investigation",
+        f"Investigate outfall {state.data_text(fid)}: candidate sources",
+        outfall=str(fid),
+    )
 
 
 #: Canonical attribute names as a person reads them (the files keep the codes).
@@ -264,7 +263,8 @@ def feature_details(
     """
     attrs = feature_attributes(ws, layer, fid, result=result)
     st.subheader(
-        f"{maps.LAYER_LABELS.get(layer, layer)[:-1] if layer.endswith('s') else layer} {fid}"
+        f"{maps.LAYER_LABELS.get(layer, layer)[:-1] if layer.endswith('s') else layer} "
+        + state.data_text(fid)
     )
     if layer == "outfalls":
         from .records_ui import outfall_status_line
@@ -314,15 +314,17 @@ def show_path(path: PathResult) -> None:
     st.markdown("**Downstream path**")
     if path.steps:
         for s in path.steps:
-            st.markdown(f"- {s}")
+            st.markdown(f"- {state.data_text(s)}")
     else:
-        st.caption(path.reason or "No path.")
+        st.caption(state.data_text(path.reason or "No path."))
     ov = path.overland
     if ov is not None and len(ov):
         how = sorted({OVERLAND_METHODS.get(m, m) for m in ov["method"].astype(str)})
         st.caption("The overland step (dashed on the map) runs " + "; ".join(how) + ".")
     if path.receiving_waters:
-        st.markdown("Receiving water(s): " + ", ".join(path.receiving_waters))
+        st.markdown(
+            "Receiving water(s): " + ", ".join(state.data_text(w) for w in path.receiving_waters)
+        )
 
 
 def csv_download(where: Any, label: str, frame: pd.DataFrame, *, file_name: str, key: str) -> None:

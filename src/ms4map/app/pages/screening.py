@@ -347,7 +347,8 @@ def _show_determination(ws: Workspace, det: Any) -> None:
     st.header("Determination")
     area = d["site"].get("area_acres")
     st.markdown(
-        f"**Site:** {d['site'].get('label', '')}" + (f" ({area:.2f} acres)" if area else "")
+        f"**Site:** {state.data_text(d['site'].get('label', ''))}"
+        + (f" ({area:.2f} acres)" if area else "")
     )
     inputs = d["inputs"]
     plan = inputs.get("common_plan_acres")
@@ -365,13 +366,14 @@ def _show_determination(ws: Workspace, det: Any) -> None:
         c = d["conditions"][k]
         with st.expander(f"Condition {k}: {_yes(c['value'])} — reasons", expanded=k == "A"):
             for r in c.get("reasons", []):
-                st.markdown(f"- {state.app_fixes(r)}")
+                st.markdown(f"- {state.plain(state.app_fixes(r))}")
     rw = d.get("drainage", {}).get("receiving_waters") or []
     if rw:
         st.markdown("**Drainage path / receiving waters**")
         for w in rw:
             st.markdown(
-                f"- {w.get('name') or '?'} (PWL {w.get('pwl_id') or 'unknown'}), "
+                f"- {state.data_text(w.get('name') or '?')} "
+                f"(PWL {state.data_text(w.get('pwl_id') or 'unknown')}), "
                 f"{VIA.get(str(w.get('via')), w.get('via'))}, "
                 f"{float(w.get('fraction') or 0):.0%} of the site"
             )
