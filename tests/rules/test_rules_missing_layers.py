@@ -282,7 +282,9 @@ def test_app_screening_without_303d_list_is_undetermined(copies, tmp_path, monke
     assert not at.exception and not at.error
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Condition A"] == "undetermined"
-    assert "--impairments CSV" in " ".join(m.value for m in at.markdown)
+    said = " ".join(m.value for m in at.markdown)
+    # the app says where to add the list in its own words, not the command line's option
+    assert "303(d) list CSV on the Data page" in said and "--impairments" not in said
 
 
 # ---- septic flags -----------------------------------------------------------------------
