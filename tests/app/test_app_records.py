@@ -130,7 +130,7 @@ def test_wrong_password_refused_then_rate_limited(with_users: Path) -> None:
     for _ in range(auth.MAX_FAILURES - 1):
         at = _login(at, SMO, "still wrong")
     at = _login(at, SMO, SMO_PW)  # the right password, but locked now
-    assert any("Too many wrong passwords" in e.value for e in at.error)
+    assert any("Too many login attempts" in e.value for e in at.error)
     assert [t.value for t in at.title] == ["ms4map: log in"]
     auth.reset_rate_limit()
     at = _login(at, SMO, SMO_PW)

@@ -149,3 +149,66 @@ def test_the_records_store_reads_roles_from_the_app_users_file(
     assert g.role == "viewer"
     with pytest.raises(PermissionError):
         g.add_inspection("OF-009", "2025-06-02", flow_present=False)
+
+
+# -- weak passwords (issue 29 item 14) --------------------------------------------------------
+@pytest.mark.parametrize(
+    "password",
+    ["password", "12345678", "PASSWORD1", " " * 8, "aaaaaaaaaa", "jsmithjsmith", "JSmith123"],
+)
+def test_weak_passwords_are_refused_with_the_rule(password: str) -> None:
+    with pytest.raises(UsageError, match="Fix: choose another"):
+        users.check_password(password, name="jsmith")
+
+
+def test_a_passphrase_with_the_name_in_it_is_kept() -> None:
+    assert users.check_password("jsmith walks the creek", name="jsmith")
+
+
+def test_the_cli_refuses_a_common_password(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    _stdin(monkeypatch, "password1\n")
+    assert main(["users", "add", "jsmith", "--role", "smo", "--password-stdin"]) == EXIT_USAGE
+    assert "most common passwords" in capsys.readouterr().err
+    assert not (data_dir / "users.toml").exists()
+
+
+# -- concurrent changes (issue 29 item 6) -----------------------------------------------------
+def _add_in_a_process(args: tuple[str, str]) -> str:
+    path, name = args
+    from ms4map.records import users as u
+
+    u.add_user(name, "viewer", f"{name} walks the creek", path=path)
+    return name
+
+
+def test_parallel_adds_keep_every_user(tmp_path: Path) -> None:
+    """Six processes add a user each at once: all six are kept (the old code kept 1-2:
+    each read the file, added its user and replaced the file with its own copy)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    path = tmp_path / "users.toml"
+    names = [f"user{i}" for i in range(6)]
+    with ProcessPoolExecutor(2) as pool:
+        done = list(pool.map(_add_in_a_process, [(str(path), n) for n in names]))
+    assert sorted(done) == names
+    assert sorted(users.load_users(path)) == names
+
+
+def test_an_add_racing_a_removal_does_not_bring_the_removed_user_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A removal lands while an add hashes its password: the add reads the file again
+    under the lock, so the removed SMO stays removed."""
+    path = tmp_path / "users.toml"
+    users.add_user("boss", "smo", "boss walks the creek", path=path)
+    real_hash = users.hash_password
+
+    def slow_hash(password: str, *, name: str | None = None) -> str:
+        users.remove_user("boss", path=path)  # lands while the add is busy
+        return real_hash(password, name=name)
+
+    monkeypatch.setattr(users, "hash_password", slow_hash)
+    users.add_user("clerk", "viewer", "clerk walks the creek", path=path)
+    assert sorted(users.load_users(path)) == ["clerk"]

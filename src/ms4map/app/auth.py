@@ -7,11 +7,12 @@ a user.  Every write of the records goes through :func:`require_smo`, on the ser
 which reads the users file again (a user removed or made a viewer since logging in can
 no longer write); hiding the buttons is only the visible half.
 
-Wrong passwords are rate-limited per user name, in the server process (shared by every
-browser session): after :data:`MAX_FAILURES` failures within :data:`FAIL_WINDOW_S`
-seconds the name is locked for :data:`LOCK_S` seconds, doubling with each further
-failure (at most :data:`MAX_LOCK_S`).  An unknown name costs the same hash check as a
-known one and gets the same message.
+Login attempts are rate-limited per name and client, per client and per name, counted
+before the password is checked, in a file every server process and ``ms4map users
+unlock`` share (:mod:`ms4map.records.logins`): after :data:`MAX_FAILURES` attempts of one
+name from one browser address within :data:`FAIL_WINDOW_S` seconds that pair waits
+:data:`LOCK_S` seconds, doubling with each further attempt (at most :data:`MAX_LOCK_S`).
+An unknown name costs the same hash check as a known one and gets the same message.
 
 A login survives a browser reload: it is kept in a cookie (:data:`COOKIE`) holding a
 signed, expiring token: ``payload.signature``, the HMAC-SHA256 of the payload (user,
@@ -44,7 +45,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ..records import users
+from ..records import logins, users
 
 __all__ = [
     "FAIL_WINDOW_S",
@@ -69,10 +70,10 @@ __all__ = [
 ]
 
 SESSION_KEY = "ms4map_auth"
-MAX_FAILURES = 5
-FAIL_WINDOW_S = 900.0
-LOCK_S = 30.0
-MAX_LOCK_S = 900.0
+MAX_FAILURES = logins.MAX_PER_NAME_CLIENT
+FAIL_WINDOW_S = logins.WINDOW_S
+LOCK_S = logins.LOCK_S
+MAX_LOCK_S = logins.MAX_LOCK_S
 ADD_USER_HINT = "ms4map users add NAME --role smo"
 #: The cookie that keeps the login across reloads (a signed token, see the module doc).
 COOKIE = "ms4map_session"
@@ -81,8 +82,6 @@ SESSION_HOURS_ENV = "MS4MAP_SESSION_HOURS"
 SESSION_HOURS = 12.0
 
 _LOCK = threading.Lock()
-_FAILS: dict[str, list[float]] = {}
-_LOCKED_UNTIL: dict[str, float] = {}
 _DUMMY_HASH: list[str] = []
 
 
@@ -350,24 +349,17 @@ def _set_cookie(token: str | None, max_age: int = 0) -> None:
 
 # -- rate limit ----------------------------------------------------------------------
 def reset_rate_limit() -> None:
-    """Forget every failure (tests; a restarted server forgets them too)."""
-    with _LOCK:
-        _FAILS.clear()
-        _LOCKED_UNTIL.clear()
+    """Forget every login attempt (tests; ``ms4map users unlock NAME`` forgets one name's)."""
+    logins.forget(users_file=users.users_file_path())
 
 
-def _locked_for(name: str, now: float) -> float:
-    with _LOCK:
-        return max(0.0, _LOCKED_UNTIL.get(name, 0.0) - now)
-
-
-def _fail(name: str, now: float) -> None:
-    with _LOCK:
-        recent = [t for t in _FAILS.get(name, []) if now - t < FAIL_WINDOW_S] + [now]
-        _FAILS[name] = recent
-        extra = len(recent) - MAX_FAILURES
-        if extra >= 0:
-            _LOCKED_UNTIL[name] = now + min(MAX_LOCK_S, LOCK_S * 2**extra)
+def _client() -> str:
+    """The browser's address as the server sees it (``local`` when unknown)."""
+    try:
+        ip = st.context.ip_address
+    except Exception:  # noqa: BLE001 - no browser (a script run alone)
+        ip = None
+    return ip if isinstance(ip, str) and ip else "local"
 
 
 def _dummy_hash() -> str:
@@ -385,12 +377,16 @@ def login(name: str, password: str) -> tuple[bool, str]:
         Whether it worked and the message to show.
     """
     name = (name or "").strip()
-    now = time.monotonic()
-    wait = _locked_for(name, now)
+    client = _client()
+    try:  # counted before the check: attempts sent at once cannot all reach it
+        wait = logins.reserve(name, client, users_file=users.users_file_path())
+    except Exception as exc:  # noqa: BLE001 - no attempts file, no login
+        return False, f"Login attempts cannot be counted: {exc}"
     if wait > 0:
         return False, (
-            f"Too many wrong passwords for '{name}': try again in {int(wait) + 1} s "
-            "(wrong passwords are rate-limited)."
+            f"Too many login attempts for '{name}' or from this address: try again in "
+            f"{int(wait) + 1} s (attempts are rate-limited; the administrator can run "
+            f"`ms4map users unlock {name}` on the server)."
         )
     try:
         known = users.load_users().get(name)
@@ -398,10 +394,8 @@ def login(name: str, password: str) -> tuple[bool, str]:
         return False, f"The users file cannot be read: {exc}"
     ok = users.verify_password(known.password_hash if known else _dummy_hash(), password or "")
     if not (ok and known is not None):
-        _fail(name, now)
         return False, "Wrong user name or password."
-    with _LOCK:
-        _FAILS.pop(name, None)
+    logins.succeeded(name, client, users_file=users.users_file_path())
     held = verify_token(make_token(known))
     st.session_state[SESSION_KEY] = held or {"user": known.name}
     return True, f"Logged in as {known.name} ({known.role})."

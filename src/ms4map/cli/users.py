@@ -6,6 +6,7 @@
     echo "$PW" | ms4map users add guest --role viewer --password-stdin
     ms4map users list
     ms4map users remove guest
+    ms4map users unlock jsmith                    # after too many login attempts
 
 The file is ``users.toml`` in the app's data folder (``MS4MAP_DATA_DIR``, default
 ``~/.local/share/ms4map``), or ``$MS4MAP_USERS_FILE``, or ``--users-file``.
@@ -23,7 +24,7 @@ from . import Command
 __all__ = ["COMMANDS", "run"]
 
 
-ABOUT = """the app's users: add, list, remove (roles smo and viewer)
+ABOUT = """the app's users: add, list, remove, unlock (roles smo and viewer)
 
 Manage the map app's local users. With a users file the app asks for a login; the smo role
 records inspections and cases, the viewer role reads only. Passwords are stored as Argon2id
@@ -50,6 +51,11 @@ def _options(p: argparse.ArgumentParser) -> None:
     acts.add_parser("list", help="the users and their roles (never the hashes)")
     a = acts.add_parser("remove", help="remove a user (their records keep their name)")
     a.add_argument("name", metavar="NAME")
+    a = acts.add_parser(
+        "unlock",
+        help="let a user log in again now, after too many login attempts (run on the server)",
+    )
+    a.add_argument("name", metavar="NAME")
 
 
 def _password(args: argparse.Namespace) -> str:
@@ -65,7 +71,9 @@ def _password(args: argparse.Namespace) -> str:
         raise SystemExit(EXIT_USAGE)
     from ..records import users
 
-    first = users.check_password(getpass.getpass(f"Password for {args.name}: "))  # said now
+    first = users.check_password(  # said now, before asking again
+        getpass.getpass(f"Password for {args.name}: "), name=args.name
+    )
     again = getpass.getpass("Same password again: ")
     if first != again:
         print("ms4map users add: the two passwords differ; nothing written.", file=sys.stderr)
@@ -93,6 +101,16 @@ def run(args: argparse.Namespace) -> int:
         users.remove_user(args.name, path=path)
         print(f"User {args.name} removed from {where}.")
         return 0
+    if args.users_action == "unlock":
+        from ..records import logins
+
+        users.check_name(args.name)
+        count = logins.unlock(args.name, users_file=path)
+        print(
+            f"User {args.name} can log in again ({count} recent login attempt(s) forgotten, "
+            f"{logins.attempts_path(path)})."
+        )
+        return 0
     if args.users_action == "list":
         rows = users.list_users(path)
         if not rows:
@@ -103,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
             note = "" if u.can_log_in else "  (no password: cannot log in)"
             print(f"{u.name:<{width}}  {u.role}{note}")
         return 0
-    print("ms4map users: give an action: add, list or remove.", file=sys.stderr)
+    print("ms4map users: give an action: add, list, remove or unlock.", file=sys.stderr)
     return EXIT_USAGE
 
 

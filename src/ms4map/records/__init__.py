@@ -40,7 +40,7 @@ Examples
 
 from __future__ import annotations
 
-from . import annual, case_profile, cases, fields, gpkg, photos, users
+from . import annual, case_profile, cases, fields, gpkg, logins, photos, users
 from .cases import DEADLINE_STATUSES, STEPS, case_deadlines
 from .fields import (
     CASE_FIELDS,
@@ -81,6 +81,7 @@ __all__ = [
     "cases",
     "fields",
     "gpkg",
+    "logins",
     "photos",
     "users",
 ]

@@ -10,8 +10,14 @@ file).  It is the same file the records store reads roles from
     password_hash = "$argon2id$v=19$m=65536,t=3,p=4$..."
 
 Passwords are never stored: only their Argon2id hash (``argon2-cffi``, the ``app``
-extra), which also carries its own salt and cost.  Managed with ``ms4map users add``,
-``ms4map users list`` and ``ms4map users remove``.
+extra), which also carries its own salt and cost.  A password must be at least
+:data:`MIN_PASSWORD_LENGTH` characters, not one of the most common passwords, not blank,
+and not the user's name (:func:`check_password`).  Managed with ``ms4map users add``,
+``ms4map users list``, ``ms4map users remove`` and ``ms4map users unlock``.
+
+Changes are safe when several run at once (two ``users add`` in two terminals, an add
+racing a removal): each takes the file's lock (``users.toml.lock`` beside it, the
+``filelock`` package), reads the file again, and replaces it atomically.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ import os
 import re
 import tempfile
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +43,7 @@ __all__ = [
     "check_password",
     "hash_password",
     "list_users",
+    "locked",
     "load_users",
     "remove_user",
     "users_file_path",
@@ -46,6 +55,22 @@ ROLES = ("smo", "viewer")
 USERS_FILE_NAME = "users.toml"
 MIN_PASSWORD_LENGTH = 8
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+#: Seconds a change waits for another change of the users file before giving up.
+LOCK_TIMEOUT_S = 30.0
+#: The most common passwords of the public breach lists (those of 8 characters or more,
+#: which the length rule lets through), refused whatever their case.
+COMMON_PASSWORDS = frozenset(
+    """
+    password password1 password12 password123 passw0rd p@ssw0rd p@ssword 12345678
+    123456789 1234567890 0123456789 87654321 11111111 00000000 12341234 11223344
+    123123123 qwertyuiop qwerty123 qwertyui 1q2w3e4r 1qaz2wsx zaq12wsx asdfghjk
+    asdfasdf iloveyou sunshine princess football baseball welcome1 welcome123
+    abcd1234 abc12345 abcdefgh letmein1 trustno1 superman batman123 starwars
+    whatever computer internet michelle jennifer jordan23 charlie1 dragon12
+    monkey12 master12 shadow12 changeme changeme1 administrator admin123 admin1234
+    stormwater municipal ms4map123 newyork1 liverpool chocolate
+    """.split()
+)
 
 
 @dataclass(frozen=True)
@@ -86,20 +111,38 @@ def _hasher():
     return PasswordHasher()
 
 
-def check_password(password: str) -> str:
-    """``password`` when it is long enough (at least :data:`MIN_PASSWORD_LENGTH`
-    characters); raises :class:`~ms4map.core.errors.UsageError` otherwise."""
+def check_password(password: str, *, name: str | None = None) -> str:
+    """``password`` when it is good enough to keep owners' names and enforcement records.
+
+    Good enough: at least :data:`MIN_PASSWORD_LENGTH` characters, not blank, not one
+    character repeated, not in :data:`COMMON_PASSWORDS`, and (given ``name``) neither
+    the user's name nor made of it (``jsmithjsmith``).
+
+    Raises
+    ------
+    UsageError
+        The rule the password breaks and what to choose instead.
+    """
+    fix = "Fix: choose another (a passphrase of a few unrelated words is good)."
     if not isinstance(password, str) or len(password) < MIN_PASSWORD_LENGTH:
         raise UsageError(
             f"The password is too short: at least {MIN_PASSWORD_LENGTH} characters. "
             "Fix: choose a longer one (a passphrase of a few words is good)."
         )
+    bare = password.strip().lower()
+    if not bare or len(set(bare)) == 1:
+        raise UsageError(f"The password is blank or one character repeated. {fix}")
+    if bare in COMMON_PASSWORDS:
+        raise UsageError(f"The password is one of the most common passwords. {fix}")
+    if name and name.lower() in bare and len(bare.replace(name.lower(), "")) < 4:
+        raise UsageError(f"The password is made of the user name '{name}'. {fix}")
     return password
 
 
-def hash_password(password: str) -> str:
-    """The Argon2id hash of ``password`` (salted; refuses passwords under 8 characters)."""
-    return _hasher().hash(check_password(password))
+def hash_password(password: str, *, name: str | None = None) -> str:
+    """The Argon2id hash of ``password`` (salted; refuses weak passwords, see
+    :func:`check_password`)."""
+    return _hasher().hash(check_password(password, name=name))
 
 
 def verify_password(password_hash: str | None, password: str) -> bool:
@@ -157,6 +200,38 @@ def load_users(path: str | Path | None = None) -> dict[str, User]:
     return out
 
 
+def _path(path: str | Path | None) -> Path:
+    return Path(path).expanduser() if path is not None else users_file_path()
+
+
+@contextmanager
+def locked(path: str | Path | None = None) -> Iterator[Path]:
+    """Hold the users file's lock (``<file>.lock``) while reading and changing it.
+
+    Yields the users file's path. Waits up to :data:`LOCK_TIMEOUT_S` seconds for another
+    change to finish.
+
+    Raises
+    ------
+    UsageError
+        Another change held the lock for too long.
+    """
+    from filelock import FileLock, Timeout
+
+    p = _path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(p) + ".lock", timeout=LOCK_TIMEOUT_S)
+    try:
+        with lock:
+            yield p
+    except Timeout:
+        raise UsageError(
+            f"The users file '{p}' is being changed by another program (its lock "
+            f"'{p.name}.lock' was held for {LOCK_TIMEOUT_S:.0f} s). Fix: try again; if no "
+            "ms4map users command is running, remove that .lock file."
+        ) from None
+
+
 def _write(p: Path, users: dict[str, User]) -> None:
     lines = [
         "# ms4map users (ms4map users add/list/remove). Passwords are Argon2id hashes;",
@@ -194,15 +269,16 @@ def add_user(
     check_name(name)
     if role not in ROLES:
         raise UsageError(f"Role {role!r}: select from {list(ROLES)}.")
-    p = Path(path).expanduser() if path is not None else users_file_path()
-    users = load_users(p)
-    if name in users and not replace:
-        raise UsageError(
-            f"User '{name}' exists already. Fix: ms4map users remove {name} first, or "
-            "give --replace to change the role or the password."
-        )
-    users[name] = User(name, role, hash_password(password))
-    _write(p, users)
+    hashed = hash_password(password, name=name)  # slow: before taking the lock
+    with locked(path) as p:
+        users = load_users(p)  # read again under the lock: another change may have landed
+        if name in users and not replace:
+            raise UsageError(
+                f"User '{name}' exists already. Fix: ms4map users remove {name} first, or "
+                "give --replace to change the role or the password."
+            )
+        users[name] = User(name, role, hashed)
+        _write(p, users)
     return users[name]
 
 
@@ -214,12 +290,12 @@ def remove_user(name: str, *, path: str | Path | None = None) -> None:
     UsageError
         No such user.
     """
-    p = Path(path).expanduser() if path is not None else users_file_path()
-    users = load_users(p)
-    if name not in users:
-        raise UsageError(f"No user '{name}' in {p}. Fix: see ms4map users list.")
-    del users[name]
-    _write(p, users)
+    with locked(path) as p:
+        users = load_users(p)
+        if name not in users:
+            raise UsageError(f"No user '{name}' in {p}. Fix: see ms4map users list.")
+        del users[name]
+        _write(p, users)
 
 
 def list_users(path: str | Path | None = None) -> list[User]:
