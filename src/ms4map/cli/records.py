@@ -55,7 +55,8 @@ def _records_options(p: argparse.ArgumentParser, *, by_required: bool) -> None:
         "--by",
         metavar="NAME",
         required=by_required,
-        help="who records it (written with every change)"
+        help="who records it (written with every change): a recorded claim, not a login; "
+        "a users file, when there is one, must list NAME (docs/records.md, 'Who recorded it')"
         + ("" if by_required else " (default: your login name)"),
     )
     g.add_argument("--role", choices=("smo", "viewer"), help="act as this role (default smo)")

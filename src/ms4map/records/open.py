@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import tomllib
+import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -55,10 +56,45 @@ def records_path(workspace: str | Path) -> Path:
     )
 
 
+def check_user(user: Any) -> str:
+    """A name to record changes under: 1-64 characters, no control characters (a
+    newline would forge a line of every report and log it appears in).
+
+    Raises
+    ------
+    UsageError
+        An empty name, a control character, or a name over 64 characters.
+    """
+    if not isinstance(user, str) or not user.strip():
+        raise UsageError("open_records needs user= (who records the changes), e.g. user='jsmith'.")
+    user = user.strip()
+    if any(unicodedata.category(c).startswith("C") for c in user) or len(user) > 64:
+        raise UsageError(
+            f"The user name {user[:70]!r} is refused: control characters (a newline, a tab, "
+            "...) or over 64 characters. Fix: give the name as the users file lists it "
+            "(--by jsmith)."
+        )
+    return user
+
+
 def _users_role(user: str, users_file: str | Path | None) -> str | None:
-    """The role the users file gives ``user``: ``None`` when it does not list the user,
-    ``viewer`` when it lists the user without a role (as the app reads it)."""
-    src = users_file or os.environ.get(USERS_FILE_ENV)
+    """The role the users file gives ``user``; ``None`` when there is no users file,
+    ``viewer`` when it lists the user without a role (as the app reads it).
+
+    Raises
+    ------
+    UsageError
+        A users file exists and does not list ``user``; a users file named (argument or
+        ``MS4MAP_USERS_FILE``) that lists nobody.
+    """
+    env = os.environ.get(USERS_FILE_ENV)
+    if env is not None and not env.strip() and not users_file:
+        raise UsageError(
+            f"{USERS_FILE_ENV} is set but empty. Fix: unset it, or set it to the users "
+            "file (ms4map users list shows the app's)."
+        )
+    src = users_file or env
+    named = bool(src)
     if not src:  # the app's users file (ms4map users add), when there is one
         src = users_file_path()
         if not src.exists():
@@ -73,8 +109,19 @@ def _users_role(user: str, users_file: str | Path | None) -> str | None:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise DataError(f"Users file '{p}' is not valid TOML: {exc}.") from None
     users = data.get("users") or {}
-    if user not in users:
+    if not users:
+        if named:  # e.g. --users-file /dev/null: not a way round the town's users file
+            raise UsageError(
+                f"Users file '{p}' lists no users. Fix: give the app's users file (ms4map "
+                "users list), or none."
+            )
         return None
+    if user not in users:
+        raise UsageError(
+            f"User '{user}' is not in the users file '{p}', so cannot record. Fix: record "
+            f"as a listed user (--by NAME; ms4map users list), or add them: ms4map users "
+            f"add {user} --role smo|viewer."
+        )
     entry = users[user]
     # a listed user without a role is a viewer, as the app reads it (users.load_users)
     role = entry.get("role", "viewer") if isinstance(entry, dict) else entry
@@ -188,10 +235,13 @@ def open_records(
         ``<stem>.records.gpkg`` beside it; or a records file itself
         (``*.records.gpkg``), which remembers its workspace.
     user : str
-        Who acts (written as ``created_by`` and in the audit trail).
+        Who acts (written as ``created_by`` and in the audit trail): a recorded claim.
+        When a users file exists (``users_file``, ``MS4MAP_USERS_FILE`` or the app's
+        ``users.toml``) it must list ``user``; without one anyone may record, as the
+        file permissions of the records file allow (docs/records.md, "Who recorded it").
     role : {"smo", "viewer"}, optional
-        Default ``smo``, unless the users file (``users_file`` or the
-        ``MS4MAP_USERS_FILE`` environment variable) lists ``user`` as a viewer.
+        Default ``smo``, unless the users file lists ``user`` as a viewer; a
+        ``viewer`` here only lowers the role. Set once: :attr:`Records.role` is read-only.
     records : path, optional
         Another records file for this workspace (never one of the input files).
     profile : str, Path or Profile
@@ -211,16 +261,15 @@ def open_records(
     Raises
     ------
     UsageError
-        Empty user, unknown role, a records path that is an input file.
+        Empty user or one with control characters, a user the users file does not
+        list, unknown role, a records path that is an input file.
     InputOpenError
         The workspace cannot be read; a viewer asks for a records file that does not
         exist yet.
     DataError
         The workspace has no outfalls layer.
     """
-    if not isinstance(user, str) or not user.strip():
-        raise UsageError("open_records needs user= (who records the changes), e.g. user='jsmith'.")
-    user = user.strip()
+    user = check_user(user)
     if role is not None and role not in ROLES:
         raise UsageError(f"role = {role!r}: select from {list(ROLES)}.")
     listed = _users_role(user, users_file)

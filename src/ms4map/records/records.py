@@ -57,8 +57,8 @@ class Records:
     ) -> None:
         self.path = path
         self.workspace = workspace
-        self.user = user
-        self.role = role
+        self._user = user
+        self._role = role
         self.profile = profile
         self.outfalls = outfalls
         self.inputs = inputs
@@ -68,6 +68,17 @@ class Records:
         self._structures: gpd.GeoDataFrame | None = None
         self._parcel_ids: set[str] | None = None
         self._srs_id = writes.file_srs_id(self)
+
+    @property
+    def user(self) -> str:
+        """Who acts: set once, by :func:`~ms4map.records.open_records` (read-only)."""
+        return self._user
+
+    @property
+    def role(self) -> str:
+        """``smo`` or ``viewer``: set once, by :func:`~ms4map.records.open_records` from
+        the users file (read-only; a viewer cannot become the SMO by assignment)."""
+        return self._role
 
     def __repr__(self) -> str:
         return f"<Records {self.path.name}: {len(self.outfalls)} outfalls, user {self.user} ({self.role})>"
