@@ -143,6 +143,12 @@ def _records_command_options(p: argparse.ArgumentParser) -> None:
         "--annual-report", metavar="FILE.csv|FILE.pdf", help="figures per reporting year"
     )
     p.add_argument("--backup", metavar="FILE.gpkg", help="consistent copy (SQLite backup API)")
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="check that nothing was changed outside ms4map: the audit's hash chain and every "
+        "row against its audit row (exit 2 when something was)",
+    )
 
 
 def _case_options(p: argparse.ArgumentParser) -> None:
@@ -259,11 +265,19 @@ def run_records(args: argparse.Namespace) -> int:
     from ..io import check_output_path
 
     if not any(
-        (args.summary, args.status, args.deadlines, args.export, args.annual_report, args.backup)
+        (
+            args.summary,
+            args.status,
+            args.deadlines,
+            args.export,
+            args.annual_report,
+            args.backup,
+            args.verify,
+        )
     ):
         print(
             "ms4map records: error: say what to do: --summary, --status, --deadlines, "
-            "--export FILE, --annual-report FILE or --backup FILE.",
+            "--export FILE, --annual-report FILE, --backup FILE or --verify.",
             file=sys.stderr,
         )
         return EXIT_USAGE
@@ -319,7 +333,29 @@ def run_records(args: argparse.Namespace) -> int:
     if args.backup:
         out = rec.backup(args.backup)
         print(f"Backup of {rec.path.name} written to {out}", file=sys.stderr)
+    if args.verify:
+        return _print_verify(rec)
     return 0
+
+
+def _print_verify(rec: Any) -> int:
+    """``--verify``: what the check found, and exit 2 when the records were changed."""
+    from ..core.errors import EXIT_DATA_ERROR
+
+    v = rec.verify()
+    old = (
+        f"; {v['unchained']} older audit row(s) written before the chain" if v["unchained"] else ""
+    )
+    if v["ok"]:
+        print(
+            f"{rec.path.name}: ok: {v['chained']} audit row(s) chained, {v['rows']} row(s) "
+            f"match their audit rows{old} (docs/records.md, 'What the audit proves')."
+        )
+        return 0
+    print(f"{rec.path.name}: CHANGED OUTSIDE MS4MAP ({len(v['problems'])} problem(s)){old}:")
+    for line in v["problems"]:
+        print(f"  - {line}")
+    return EXIT_DATA_ERROR
 
 
 def run_case(args: argparse.Namespace) -> int:

@@ -118,6 +118,7 @@ TABLES: dict[str, dict[str, Any]] = {
             ("action", "TEXT NOT NULL"),
             ("old_values", "TEXT"),
             ("new_values", "TEXT NOT NULL"),
+            ("chain", "TEXT"),  # SHA-256 chain of the audit rows (records/tamper.py)
         ),
         "fields": (),
         "description": "Append-only audit trail: who changed what, when, old and new values",

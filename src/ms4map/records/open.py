@@ -25,7 +25,7 @@ from ..core.errors import DataError, InputOpenError, OutputError, UsageError
 from ..io import check_output_path
 from ..io.styles import write_layer_styles
 from ..rules.profiles import Profile, load_profile
-from . import gpkg
+from . import gpkg, tamper
 from .layers import _read_role
 from .records import Records
 from .summary import parse_year_start
@@ -337,12 +337,19 @@ def open_records(
             try:
                 with gpkg.write_tx(rec) as con:
                     gpkg.ensure_schema(con, srs=_srs_of(outfalls.crs), bounds=b, meta=meta)
+                    tamper.ensure_guards(con)
             except (sqlite3.OperationalError, PermissionError) as exc:
                 raise OutputError(
                     f"The records file '{rec}' cannot be created ({exc}): its folder is "
                     "read-only or not yours. Fix: keep the records elsewhere with --records "
                     "FILE.records.gpkg (records=...), in a folder you can write."
                 ) from None
+        else:  # a file made before the audit chain: add it (the old rows stay unchained)
+            with gpkg.read_tx(rec) as con:
+                missing = tamper.guards_missing(con)
+            if missing:
+                with gpkg.write_tx(rec) as con:
+                    tamper.ensure_guards(con)
         if not _has_styles(rec):  # first use, or a first use cut short before its styles
             # QGIS draws the inspections, samples and cases styled (docs/exports.md)
             write_layer_styles(rec, description="ms4map records")

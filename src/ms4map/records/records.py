@@ -16,7 +16,7 @@ import geopandas as gpd
 import pandas as pd
 
 from ..rules.profiles import Profile
-from . import reads, writes
+from . import reads, tamper, writes
 from .photos import MAX_PHOTO_BYTES
 
 if TYPE_CHECKING:
@@ -180,6 +180,12 @@ class Records:
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` (``"ok"`` when the file is sound)."""
         return reads.integrity_check(self)
+
+    def verify(self) -> dict[str, Any]:
+        """Whether the records were changed outside ms4map: the audit rows' hash chain,
+        and every row against what its audit row recorded (:func:`ms4map.records.tamper.verify`;
+        ``ok``, ``problems``, ``chained``, ``unchained``, ``rows``)."""
+        return tamper.verify(self.path)
 
     def backup(self, dest: str | Path) -> Path:
         """A consistent copy of the records file made with SQLite's backup API.

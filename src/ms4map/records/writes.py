@@ -20,7 +20,7 @@ from typing import Any
 from ..core.errors import DataError
 from ..core.qa import shown_ids
 from ..rules.profiles import Profile, remedy_deadline, remedy_period_end
-from . import gpkg
+from . import gpkg, tamper
 from .case_profile import case_profile, keep_profile, kept_profiles, profile_not_known
 from .cases import STEPS, _d, check_case_row, check_step
 from .fields import CASE_FIELDS, INSPECTION_FIELDS, SAMPLE_FIELDS, as_date, check_fields
@@ -540,20 +540,23 @@ def _insert(
         [row[c] for c in cols],
     )
     key = gpkg.TABLES[table]["id"]
+    fid, previous = tamper.next_audit_fid(con)
+    audit = {
+        "fid": fid,
+        "role": records.role,
+        "table_name": table,
+        "row_id": int(row[key]),
+        "version": int(row.get("version", 1)),
+        "action": action,
+        "old_values": None if old is None else _json(old),
+        "new_values": _json(row),
+        "created_at": row["created_at"],
+        "created_by": records.user,
+    }
+    audit["chain"] = tamper.chain_hash(previous, audit)  # docs/records.md: the audit chain
     con.execute(
-        "INSERT INTO audit (role, table_name, row_id, version, action, old_values, "
-        "new_values, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            records.role,
-            table,
-            int(row[key]),
-            int(row.get("version", 1)),
-            action,
-            None if old is None else _json(old),
-            _json(row),
-            row["created_at"],
-            records.user,
-        ),
+        f"INSERT INTO audit ({', '.join(audit)}) VALUES ({', '.join('?' * len(audit))})",
+        list(audit.values()),
     )
 
 
