@@ -106,3 +106,61 @@ def test_a_row_and_its_audit_row_removed_together_break_the_chain(records: rec.R
         con.close()
     problems = records.verify()["problems"]
     assert [p.split(" (")[0] for p in problems] == ["audit row 3"]
+
+
+# -- issue 29 items 11 and 13: the records file's own trouble, and who may read it ----------
+def test_a_new_records_file_is_the_owners_only(records: rec.Records) -> None:
+    import stat
+
+    assert stat.S_IMODE(records.path.stat().st_mode) == 0o600
+
+
+def test_a_read_only_records_file_is_said_with_exit_3(
+    records: rec.Records, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """The old code ended in 'internal error' (exit 70). Tests run as root, whom chmod
+    does not stop: the file is opened read-only as an immutable file would be."""
+    from ms4map.records import gpkg
+
+    def read_only(path: Path) -> sqlite3.Connection:
+        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1, isolation_level=None)
+
+    monkeypatch.setattr(gpkg, "connect", read_only)
+    before = records.path.read_bytes()
+    code = main(
+        [
+            "inspect",
+            str(records.workspace),
+            "--by",
+            "jsmith",
+            "--outfall",
+            "OF-3",
+            "--date",
+            "2025-06-05",
+        ]
+    )
+    assert code == 3
+    err = capsys.readouterr().err
+    assert "is read-only" in err and "Fix: make the file and its folder writable" in err
+    assert records.path.read_bytes() == before
+
+
+def test_a_records_file_that_cannot_be_created_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """A disk that fills while the records file is made: no 0-byte file is left."""
+    from ms4map.records import gpkg
+
+    monkeypatch.setenv("MS4MAP_DATA_DIR", str(tmp_path / "data"))
+    town = make_town(tmp_path)
+
+    def full_disk(con, **kw):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(gpkg, "ensure_schema", full_disk)
+    code = main(
+        ["inspect", str(town), "--by", "jsmith", "--outfall", "OF-1", "--date", "2025-06-05"]
+    )
+    assert code in (2, 3)
+    assert "disk" in capsys.readouterr().err
+    assert not rec.records_path(town).exists()

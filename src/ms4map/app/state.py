@@ -622,12 +622,17 @@ def _hillshade(_dem: Any, fingerprint: str) -> tuple[bytes, list[list[float]]]:
 
 
 def hillshade_url(ws: Workspace) -> tuple[str, list[list[float]]] | None:
-    """URL of the workspace DEM's hillshade PNG (served as a static file) and its bounds."""
+    """URL of the workspace DEM's hillshade PNG and its bounds: a static file of the
+    single-user app, a data URL in the page when the app has users (docs/app.md)."""
     dem = getattr(ws, "dem", None)
     if dem is None:
         return None
     png, bounds = _hillshade(dem, ws.fingerprint())
-    if st.get_option("server.enableStaticServing"):
+    from . import auth
+
+    # a static file is served to anyone who can reach the port, logged in or not: with
+    # users the relief goes only to sessions past the login, inside the page
+    if st.get_option("server.enableStaticServing") and not auth.has_users():
         cache = app_dir() / "static" / "cache"
         cache.mkdir(parents=True, exist_ok=True)
         name = f"hillshade_{ws.fingerprint()}.png"

@@ -58,10 +58,17 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def app_data_dir() -> Path:
-    """The folder the app may write to (``MS4MAP_DATA_DIR``, else ``~/.local/share/ms4map``)."""
+    """The folder the app may write to (``MS4MAP_DATA_DIR``, else ``~/.local/share/ms4map``).
+
+    Made private (0700) when the app creates it: the uploads, records, users and login
+    files under it hold owners' names and enforcement records. A folder that exists is
+    left as its owner set it.
+    """
     base = os.environ.get("MS4MAP_DATA_DIR")
     p = Path(base).expanduser() if base else Path.home() / ".local" / "share" / "ms4map"
-    p.mkdir(parents=True, exist_ok=True)
+    if not p.exists():
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.mkdir(mode=0o700, exist_ok=True)
     return p
 
 

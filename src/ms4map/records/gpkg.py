@@ -30,7 +30,7 @@ from typing import Any
 
 import shapely
 
-from ..core.errors import DataError, InputOpenError
+from ..core.errors import DataError, InputOpenError, OutputError
 from .fields import CASE_FIELDS, INSPECTION_FIELDS, SAMPLE_FIELDS
 
 __all__ = [
@@ -222,6 +222,8 @@ def write_tx(path: Path) -> Iterator[sqlite3.Connection]:
             break
         except sqlite3.OperationalError as exc:
             con.close()
+            if _read_only(exc):
+                raise _read_only_error(path, exc) from None
             if not _locked(exc) or time.monotonic() > deadline:
                 raise (_lock_error(path) if _locked(exc) else exc) from None
             time.sleep(random.uniform(0.01, 0.1))
@@ -237,6 +239,8 @@ def write_tx(path: Path) -> Iterator[sqlite3.Connection]:
                 time.sleep(random.uniform(0.01, 0.1))
     except sqlite3.OperationalError as exc:
         _rollback(con)
+        if _read_only(exc):
+            raise _read_only_error(path, exc) from None
         if _disk_trouble(exc):
             raise DataError(
                 f"Writing the records file '{path.name}' failed: {exc} (the disk may be "
@@ -255,6 +259,19 @@ def _rollback(con: sqlite3.Connection) -> None:
     if con.in_transaction:
         with contextlib.suppress(sqlite3.Error):  # a failed disk may refuse that too
             con.execute("ROLLBACK")
+
+
+def _read_only(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text or "unable to open database" in text
+
+
+def _read_only_error(path: Path, exc: sqlite3.OperationalError) -> OutputError:
+    return OutputError(
+        f"The records file '{path}' is read-only ({exc}): nothing was written. Fix: make "
+        "the file and its folder writable for the account that records (or keep the "
+        "records elsewhere with --records FILE.records.gpkg)."
+    )
 
 
 def _disk_trouble(exc: sqlite3.OperationalError) -> bool:

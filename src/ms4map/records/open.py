@@ -9,6 +9,7 @@ this workspace), creates it on the SMO's first use, and returns a
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
@@ -77,14 +78,15 @@ def check_user(user: Any) -> str:
     return user
 
 
-def _users_role(user: str, users_file: str | Path | None) -> str | None:
+def _users_role(user: str, users_file: str | Path | None, *, reading: bool = False) -> str | None:
     """The role the users file gives ``user``; ``None`` when there is no users file,
     ``viewer`` when it lists the user without a role (as the app reads it).
 
     Raises
     ------
     UsageError
-        A users file exists and does not list ``user``; a users file named (argument or
+        A users file exists and does not list ``user`` (unless ``reading``: then the
+        answer is ``viewer``); a users file named (argument or
         ``MS4MAP_USERS_FILE``) that lists nobody.
     """
     env = os.environ.get(USERS_FILE_ENV)
@@ -117,6 +119,8 @@ def _users_role(user: str, users_file: str | Path | None) -> str | None:
             )
         return None
     if user not in users:
+        if reading:  # reading asks no name: only a change is recorded under one
+            return "viewer"
         raise UsageError(
             f"User '{user}' is not in the users file '{p}', so cannot record. Fix: record "
             f"as a listed user (--by NAME; ms4map users list), or add them: ms4map users "
@@ -130,6 +134,49 @@ def _users_role(user: str, users_file: str | Path | None) -> str | None:
             f"Users file '{p.name}': users.{user}.role = {role!r}. Fix: select from {list(ROLES)}."
         )
     return str(role)
+
+
+def _create_store(rec: Path, *, srs: Any, bounds: Any, meta: dict[str, str]) -> None:
+    """Create the records file (owner-only, 0600: it holds names and enforcement
+    records) with its schema; a file this call made is removed again when that fails
+    (a read-only folder or file, a full disk), so no empty records file is left."""
+    made = False
+    fix = (
+        "Fix: keep the records elsewhere with --records FILE.records.gpkg (records=...), "
+        "in a folder you can write"
+    )
+    try:
+        if not rec.exists():
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(rec, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+                made = True
+        with gpkg.write_tx(rec) as con:
+            gpkg.ensure_schema(con, srs=srs, bounds=bounds, meta=meta)
+            tamper.ensure_guards(con)
+    except (sqlite3.OperationalError, PermissionError) as exc:
+        _drop_if_empty(rec, made)
+        raise OutputError(
+            f"The records file '{rec}' cannot be created ({exc}): the file or its folder is "
+            f"read-only or not yours. {fix}."
+        ) from None
+    except OSError as exc:  # ENOSPC, EROFS, a share gone
+        _drop_if_empty(rec, made)
+        raise OutputError(
+            f"The records file '{rec}' cannot be created: {exc.strerror or exc}. {fix}, "
+            "or free disk space."
+        ) from None
+    except DataError:  # write_tx's full disk: nothing of the schema was written
+        _drop_if_empty(rec, made)
+        raise
+
+
+def _drop_if_empty(rec: Path, made: bool) -> None:
+    if made:
+        with contextlib.suppress(OSError, sqlite3.Error):
+            if not gpkg.has_schema(rec):
+                rec.unlink()
+                for side in ("-wal", "-shm", "-journal"):
+                    Path(str(rec) + side).unlink(missing_ok=True)
 
 
 def _srs_of(crs: CRS) -> tuple[int, str, str, int, str]:
@@ -272,7 +319,7 @@ def open_records(
     user = check_user(user)
     if role is not None and role not in ROLES:
         raise UsageError(f"role = {role!r}: select from {list(ROLES)}.")
-    listed = _users_role(user, users_file)
+    listed = _users_role(user, users_file, reading=role == "viewer")
     eff_role = "viewer" if "viewer" in (role, listed) else "smo"
     p = Path(path).expanduser()
     meta_ws: dict[str, str] = {}
@@ -334,16 +381,7 @@ def open_records(
             "created_by": user,
         }
         if not gpkg.has_schema(rec):  # first use; two processes racing both end complete
-            try:
-                with gpkg.write_tx(rec) as con:
-                    gpkg.ensure_schema(con, srs=_srs_of(outfalls.crs), bounds=b, meta=meta)
-                    tamper.ensure_guards(con)
-            except (sqlite3.OperationalError, PermissionError) as exc:
-                raise OutputError(
-                    f"The records file '{rec}' cannot be created ({exc}): its folder is "
-                    "read-only or not yours. Fix: keep the records elsewhere with --records "
-                    "FILE.records.gpkg (records=...), in a folder you can write."
-                ) from None
+            _create_store(rec, srs=_srs_of(outfalls.crs), bounds=b, meta=meta)
         else:  # a file made before the audit chain: add it (the old rows stay unchained)
             with gpkg.read_tx(rec) as con:
                 missing = tamper.guards_missing(con)

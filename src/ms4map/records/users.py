@@ -219,7 +219,9 @@ def locked(path: str | Path | None = None) -> Iterator[Path]:
     from filelock import FileLock, Timeout
 
     p = _path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
+    if not p.parent.exists():  # the data folder: private when ms4map makes it
+        p.parent.parent.mkdir(parents=True, exist_ok=True)
+        p.parent.mkdir(mode=0o700, exist_ok=True)
     lock = FileLock(str(p) + ".lock", timeout=LOCK_TIMEOUT_S)
     try:
         with lock:
