@@ -266,3 +266,72 @@ def test_upload_validate_and_use_a_layer(app_env: Path) -> None:
     assert chosen["layers"] == {"parcels": [chosen["layers"]["parcels"][0]]}
     assert chosen["field_map"] == {"parcels": {"parcel_id": "PRINT_KEY"}}
     assert str(app_env) in chosen["layers"]["parcels"][0]  # stored in the app's data folder
+
+
+# -- issue 29 item 9: typed polygons that cannot be a site ------------------------------------
+def _typed(app_env: Path, text: str):
+    at = page("screening").run()
+    at.radio(key="screen_mode").set_value("polygon").run()
+    at.text_area(key="screen_vertices").set_value(text).run()
+    at.number_input(key="screen_acres").set_value(1.0)
+    at.button[-1].click()
+    return at.run()
+
+
+def test_a_nan_corner_is_named_not_a_traceback(app_env: Path, demo_result) -> None:
+    """'nan, nan' showed a viewer a full server traceback with install paths."""
+    at = _typed(app_env, "43.31, -73.64\nnan, nan\n43.32, -73.65")
+    assert not at.exception, [e.value for e in at.exception]
+    said = [w.value for w in at.warning]
+    assert any("line 2 ('nan, nan'): not a latitude" in w for w in said), said
+    assert not at.metric  # no determination for a site nobody typed
+
+
+def test_a_zig_zag_outline_is_refused_not_repaired_into_slivers(app_env: Path, demo_result) -> None:
+    """A 60-corner zig-zag was 'repaired' by buffer(0) into 29 slivers and screened
+    (300 corners took 118 s); now the outline crossing itself is said, with the fix."""
+    lines = [f"{43.31 + (0.002 if i % 2 else 0)}, {-73.65 + 0.0002 * i}" for i in range(60)]
+    at = _typed(app_env, "\n".join(lines))
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("outline crosses itself" in w.value for w in at.warning)
+    assert not at.metric
+
+
+def test_too_many_corners_are_refused_with_the_limit(app_env: Path, demo_result) -> None:
+    from ms4map.app.pages.screening import MAX_CORNERS
+
+    lines = [f"{43.31 + 1e-5 * i}, {-73.65}" for i in range(MAX_CORNERS + 1)]
+    at = _typed(app_env, "\n".join(lines))
+    assert any(f"more than {MAX_CORNERS}" in w.value for w in at.warning)
+    assert not at.metric
+
+
+def test_an_unforeseen_error_is_worded_and_its_traceback_logged(
+    app_env: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Tracebacks (with the server's paths) go to the server's log, never the page."""
+    from streamlit.testing.v1 import AppTest
+
+    script = (
+        "from ms4map.app import _page_module, run_page\n"
+        "import ms4map.app.pages.septic_page as m\n"
+        "m.render = lambda: 1 / 0\n"
+        "run_page('septic')\n"
+    )
+    at = AppTest.from_string(script, default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = " ".join(e.value for e in at.error)
+    assert "ZeroDivisionError: division by zero" in said and "log of the server" in said
+    assert "site-packages" not in said and "Traceback" not in said
+    assert any("Traceback" in r.exc_text for r in caplog.records if r.exc_text)
+
+
+def test_the_browser_gets_no_error_details() -> None:
+    import tomllib
+
+    from ms4map.cli.app import app_command
+
+    cmd = app_command(port=8765, headless=True)
+    assert cmd[cmd.index("--client.showErrorDetails") + 1] == "none"
+    config = tomllib.loads((Path(__file__).parents[2] / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["showErrorDetails"] == "none"

@@ -114,9 +114,29 @@ def _script_args(argv: list[str]) -> tuple[str | None, str | None]:
     return workspace, profile
 
 
+def _render(name: str) -> None:
+    """Render a page; an error nobody foresaw is worded for the user, and its traceback
+    (with the server's paths) goes to the server's log, never to the browser."""
+    try:
+        _page_module(name).render()
+    except Exception as exc:  # noqa: BLE001 - st.stop/st.rerun are BaseExceptions, not caught
+        import logging
+
+        import streamlit as st
+
+        from .state import plain
+
+        logging.getLogger("ms4map.app").exception("page %s failed", name)
+        st.error(
+            f"This page stopped on an error: {type(exc).__name__}: {plain(str(exc))[:300]}. "
+            "Nothing was saved by the step that failed. The details are in the log of the "
+            "server running the app (for the administrator); please report them."
+        )
+
+
 def _make_runner(name: str):
     def run() -> None:
-        _page_module(name).render()
+        _render(name)
 
     run.__name__ = f"page_{name}"
     return run
@@ -128,4 +148,4 @@ def run_page(name: str, app_dir: str | Path | None = None) -> None:
         raise ValueError(f"Unknown page {name!r}, select from {list(PAGES)}")
     _PAGE_OBJECTS.clear()  # no navigation: links are plain links
     _setup(app_dir)
-    _page_module(name).render()
+    _render(name)

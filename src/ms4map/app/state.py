@@ -431,9 +431,15 @@ def _show_error(title: str, exc: BaseException) -> None:
             with st.expander("QA report"):
                 st.markdown(app_fixes(report.to_markdown()))
     else:
-        st.error(f"{title}: {type(exc).__name__}: {plain(exc)}")
-        with st.expander("Details"):
-            st.code("".join(traceback.format_exception(exc))[-4000:])
+        import logging
+
+        logging.getLogger("ms4map.app").error(
+            "%s: %s", title, "".join(traceback.format_exception(exc))
+        )
+        st.error(
+            f"{title}: {type(exc).__name__}: {plain(exc)}. The details are in the log of "
+            "the server running the app (for the administrator)."
+        )
 
 
 #: Pipeline results by workspace fingerprint (one copy per server process, like

@@ -107,6 +107,9 @@ def app_command(
         # records), nor the developer's rerun and clear-cache items; Print stays
         "--client.toolbarMode",
         "viewer",
+        # no tracebacks with the server's paths in the browser (the app words its errors)
+        "--client.showErrorDetails",
+        "none",
     ]
     if headless:
         cmd += ["--server.headless", "true"]

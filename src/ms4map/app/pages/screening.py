@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
@@ -194,18 +196,45 @@ def _site_inputs(ws: Workspace, mode: str) -> Any:
     if c2.button("Clear corners", key="screen_clear"):
         st.session_state["screen_vertices_next"] = ""
         st.rerun()
-    return _parse_vertices(text)
+    try:
+        return _parse_vertices(text)
+    except ValueError as exc:
+        st.warning(str(exc))
+        return []
+
+
+#: Corners a typed or clicked site polygon may have: a person's outline of a site needs
+#: far fewer; a bigger surveyed boundary comes as a file (ms4map screen --site FILE).
+MAX_CORNERS = 200
 
 
 def _parse_vertices(text: str) -> list[tuple[float, float]]:
+    """The typed corners as (latitude, longitude); raises ``ValueError`` naming the first
+    line that is not two numbers, not finite or not a latitude and a longitude."""
     pts = []
-    for line in text.splitlines():
+    for n, line in enumerate(text.splitlines(), start=1):
         parts = [p for p in line.replace(";", ",").replace(" ", ",").split(",") if p]
-        if len(parts) >= 2:
-            try:
-                pts.append((float(parts[0]), float(parts[1])))
-            except ValueError:
-                continue
+        if not parts:
+            continue
+        try:
+            lat, lon = float(parts[0]), float(parts[1])
+        except (ValueError, IndexError):
+            raise ValueError(
+                f"Polygon corners, line {n} ('{line.strip()[:40]}'): not 'latitude, longitude'. "
+                "Fix: two numbers per line, e.g. 43.3101, -73.6402."
+            ) from None
+        if not (math.isfinite(lat) and math.isfinite(lon)) or abs(lat) > 90 or abs(lon) > 180:
+            raise ValueError(
+                f"Polygon corners, line {n} ('{line.strip()[:40]}'): not a latitude (-90 to 90) "
+                "and a longitude (-180 to 180). Fix: type the corner's latitude, longitude."
+            )
+        pts.append((lat, lon))
+        if len(pts) > MAX_CORNERS:
+            raise ValueError(
+                f"Polygon corners: more than {MAX_CORNERS}. Fix: outline the site with fewer "
+                "corners, or screen a boundary file from the command line (ms4map screen "
+                "--site FILE)."
+            )
     return pts
 
 
@@ -233,12 +262,21 @@ def _apply_click(ws: Workspace, layers: dict, mode: str, out: mapview.MapOutput)
         st.rerun()
 
 
-def _polygon(vertices: list[tuple[float, float]]) -> gpd.GeoSeries | None:
+def _polygon(vertices: list[tuple[float, float]]) -> gpd.GeoSeries:
+    """The site polygon of the typed corners; raises ``ValueError`` for fewer than three
+    corners or an outline that crosses itself (never repaired silently: a zig-zag
+    "repaired" is a hundred slivers, not the site)."""
     if len(vertices) < 3:
-        return None
+        raise ValueError("A polygon needs at least three corners.")
     poly = Polygon([(lng, lat) for lat, lng in vertices])
     if not poly.is_valid:
-        poly = poly.buffer(0)
+        from shapely.validation import explain_validity
+
+        why = explain_validity(poly)
+        raise ValueError(
+            f"The polygon's outline crosses itself ({why}). Fix: list the corners in order "
+            "around the site ('Undo last corner' removes the last one)."
+        )
     return gpd.GeoSeries([poly], crs="EPSG:4326")
 
 
@@ -284,11 +322,11 @@ def _screen(ws, result, site, *, mode, disturbed, plan, ptype, exemption, profil
             return
         site_arg: Any = site
     else:
-        poly = _polygon(site)
-        if poly is None:
-            st.warning("A polygon needs at least three corners.")
+        try:
+            site_arg = _polygon(site)
+        except ValueError as exc:
+            st.warning(str(exc))
             return
-        site_arg = poly
     try:
         det = conditions.evaluate_site(
             result,  # None (the analysis failed): evaluate_site runs it on the workspace
