@@ -14,6 +14,7 @@ that use them, so that ``import ms4map.batch`` stays light.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -21,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import Ms4mapError, UsageError
+from ..core.errors import DataError, Ms4mapError, UsageError
 from ..core.version import __version__
 from .manifest import Town
 
@@ -85,6 +86,8 @@ def run_town(town: Town, out_dir: str | Path, *, force: bool = False) -> dict[st
         if prev is not None:
             row.update(status="skipped", **prev)
         else:
+            if not force:
+                _check_no_input_vanished(town, out)
             row.update(status="ok", **_compute(town, out))
     except Ms4mapError as exc:
         row["error"] = _town_error(town, exc)
@@ -101,7 +104,8 @@ def run_town(town: Town, out_dir: str | Path, *, force: bool = False) -> dict[st
             f"{town.workspace} --all --debug` (the chain's two halves) and report the "
             "traceback."
         )
-    if row["status"] == "failed":
+    if row["status"] == "failed" and "is gone now" not in row["error"]:
+        # (an output whose input vanished stays: it is the evidence until --force)
         row["error"] += _drop_stale_output(town, out)
     row["seconds"] = round(time.perf_counter() - t0, 3)
     row["cpu_seconds"] = round(time.process_time() - cpu0, 3)
@@ -187,10 +191,11 @@ def _compute(town: Town, out: Path) -> dict[str, Any]:
         # not a "no": a missing layer, drainage off the DEM (each row's reason says)
         "condition_a_undetermined": int((scr["condition_a_text"] == "undetermined").sum()),
     }
-    batch = {"key": town.key(), "summary": summary, "ms4map": __version__}
+    layers = {**res.layers(), "screening": scr, "septic": sep}
+    rows = {k: int(len(v)) for k, v in layers.items() if k in LAYERS and v is not None}
+    batch = {"key": town.key(), "summary": summary, "ms4map": __version__, "rows": rows}
     screen_prov = ws.provenance(**prof.screening_settings(), impairments=town.impairments)
-    tmp = out.with_name(f".{out.stem}.partial.gpkg")
-    tmp.unlink(missing_ok=True)
+    tmp = partial_path(out)
     try:
         write_outputs(
             tmp,
@@ -204,10 +209,114 @@ def _compute(town: Town, out: Path) -> dict[str, Any]:
             provenance={**screen_prov, "batch": batch},
             inputs=list(ws.inputs),
         )
+        _check_inputs_unchanged(town, ws.inputs)  # computed from what is still there
         os.replace(tmp, out)  # the town's output appears complete or not at all
     finally:
         tmp.unlink(missing_ok=True)
     return summary
+
+
+def _check_no_input_vanished(town: Town, out: Path) -> None:
+    """Refuse to recompute a town without an input its earlier output was made from (a
+    DEM deleted since): the new answer would silently differ (fewer Condition A parcels).
+
+    Raises
+    ------
+    DataError
+        Naming the inputs that are gone and the two ways on.
+    """
+    import json
+
+    from ..io.write import provenance_rows
+
+    if not out.is_file():
+        return
+    try:
+        rows = provenance_rows(out)
+    except Exception:  # noqa: BLE001 - an unreadable earlier output: nothing to compare
+        return
+    gone: set[str] = set()
+    for _layer, row in rows.items():
+        try:
+            inputs = json.loads(row[1]).get("inputs") or {}
+        except (TypeError, ValueError, AttributeError):
+            continue
+        gone |= {p for p in inputs if not (Path(p).is_file() or Path(p).is_dir())}
+    if gone:
+        raise DataError(
+            f"workspace '{town.workspace}': the earlier output '{out.name}' was made with "
+            f"{', '.join(repr(p) for p in sorted(gone))}, which is gone now; computing "
+            "without it would change the answer silently. Fix: restore it, or rerun with "
+            "--force to compute the town without it."
+        )
+
+
+def _check_inputs_unchanged(town: Town, inputs: dict[str, str]) -> None:
+    """Refuse an answer computed from inputs that changed or vanished while it ran (a
+    DEM deleted, a layer saved in QGIS): it would describe files that no longer exist.
+
+    Raises
+    ------
+    DataError
+        Naming each input that changed or is gone.
+    """
+    from ..io import file_sha256
+
+    changed = []
+    for p, digest in sorted(inputs.items()):
+        if not (Path(p).is_file() or Path(p).is_dir()):
+            changed.append(f"'{p}' is gone")
+        elif file_sha256(p) != digest or _pending_changes(p):
+            changed.append(f"'{p}' changed")
+    if changed:
+        raise DataError(
+            f"workspace '{town.workspace}': its inputs changed while the town ran "
+            f"({'; '.join(changed)}), so its answer is of files that no longer exist. "
+            "Fix: rerun the batch when nobody is editing the town's files (or restore "
+            "them)."
+        )
+
+
+#: The temporary output of a town being written: ``.<name>.partial-<host>-<pid>.gpkg``.
+_PARTIAL = ".{stem}.partial-{host}-{pid}.gpkg"
+
+
+def partial_path(out: Path) -> Path:
+    """The temporary file a town's output is written to before it appears whole."""
+    import socket
+
+    host = "".join(c for c in socket.gethostname() if c.isalnum() or c in "-_")[:40]
+    return out.with_name(_PARTIAL.format(stem=out.stem, host=host, pid=os.getpid()))
+
+
+def remove_stale_partials(out_dir: str | Path) -> list[Path]:
+    """Remove the temporary outputs of killed runs: those of this computer whose process
+    is gone (and the old single-name ``.<name>.partial.gpkg``); another computer's, or a
+    running process's, stay. Returns the files removed."""
+    import socket
+
+    host = "".join(c for c in socket.gethostname() if c.isalnum() or c in "-_")[:40]
+    gone = []
+    for p in Path(out_dir).glob(".*.partial*.gpkg"):
+        stem, _, tail = p.name[:-5].rpartition(".partial")
+        if tail:
+            owner, _, pid = tail.lstrip("-").rpartition("-")
+            if owner != host or not pid.isdigit() or _alive(int(pid)):
+                continue
+        with contextlib.suppress(OSError):
+            p.unlink()
+            gone.append(p)
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
 
 
 def off_dem_parcels(drainage: Any) -> int:
@@ -276,9 +385,24 @@ def previous_summary(town: Town, out: Path) -> dict[str, Any] | None:
             if base.with_name(f"{base.stem}_dem.tif").exists():
                 return None
     summary = records[-1]["batch"].get("summary") or {}
-    if not all(k in summary for k in _COUNTS):
-        return None
-    return {k: summary[k] for k in _COUNTS}
+    kept = _row_counts_kept(out, records[-1]["batch"].get("rows") or {})
+    return {k: summary[k] for k in _COUNTS} if kept and set(_COUNTS) <= set(summary) else None
+
+
+def _row_counts_kept(out: Path, counts: dict[str, Any]) -> bool:
+    """Whether every layer of the output still has the rows the run wrote (an output of
+    a version that did not record them is not known to be whole)."""
+    import pyogrio
+
+    if not set(LAYERS) <= set(counts):
+        return False
+    try:
+        return all(
+            int(pyogrio.read_info(out, layer=layer)["features"]) == int(counts[layer])
+            for layer in LAYERS
+        )
+    except Exception:  # noqa: BLE001 - an unreadable layer is simply not reusable
+        return False
 
 
 def write_summary(rows: Iterable[dict[str, Any]], out_dir: str | Path) -> Path:
@@ -330,6 +454,8 @@ def check_outputs(towns: Sequence[Town], out_dir: str | Path) -> Path:
         except UsageError as exc:
             raise UsageError(f"town '{t.name}': {exc}") from None
     check_output_path(out / "summary.csv", protected=protected, suffixes=(".csv",))
+    if out.is_dir():  # what killed runs left: their temporary outputs
+        remove_stale_partials(out)
     return out.resolve()
 
 
