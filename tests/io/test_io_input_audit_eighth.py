@@ -309,3 +309,21 @@ def test_open_records_refuses_a_folder_with_two_files_of_one_stem(tmp_path: Path
         layers={"outfalls": str(ws_dir / "outfalls.shp")},
     )
     assert list(rec.outfalls["outfall_id"]) == ["OF1"]
+
+
+# ---- issue 29 item 11: a coordinate that is not a number ---------------------------------
+@pytest.mark.parametrize("repair", [False, True])
+def test_nan_coordinates_are_named_even_with_repair_geometry(
+    tmp_path: Path, capsys: pytest.CaptureFixture, repair: bool
+) -> None:
+    """The QA report recommends --repair-geometry for invalid shapes; on a NaN corner
+    that ended in 'internal error' (exit 70)."""
+    gpkg = _network(tmp_path / "town.gpkg")
+    parcels = _parcels(["P1", "P2", "P3"])
+    nan = float("nan")
+    parcels.loc[1, "geometry"] = Polygon([(X0, Y0), (nan, Y0), (X0 + 5, Y0 + 5), (X0, Y0)])
+    parcels.to_file(gpkg, layer="parcels")
+    argv = ["validate", str(gpkg), *(["--repair-geometry"] if repair else [])]
+    assert main(argv) == 2
+    out = capsys.readouterr().out
+    assert "nonfinite_coordinates" in out and "P2" in out and "not a number" in out

@@ -62,6 +62,19 @@ def _check_geometries(
         )
         gdf = gdf[~missing].copy()
         geom = gdf.geometry
+    bad = _nonfinite(gdf)
+    if bad.any():
+        report.error(
+            "nonfinite_coordinates",
+            label,
+            f"{int(bad.sum())} feature(s) of layer '{label}' have a coordinate that is not a "
+            "number (NaN or infinite).",
+            feature_id=", ".join(_ids_for(gdf, bad, id_col)[:20]),
+            count=int(bad.sum()),
+            fix="Correct or delete these features in your GIS (--repair-geometry cannot "
+            "guess a coordinate that is not a number).",
+        )
+        return gdf[~bad].copy()
     types = geom.geom_type
     wrong = ~types.isin(allowed)
     if wrong.any():
@@ -121,6 +134,17 @@ def _check_geometries(
             gdf = gdf.copy()
             gdf.loc[multi, "geometry"] = gdf.geometry[multi].centroid
     return gdf
+
+
+def _nonfinite(gdf: gpd.GeoDataFrame) -> pd.Series:
+    """Which features have a NaN or infinite coordinate (x, y, or z)."""
+    coords, index = shapely.get_coordinates(gdf.geometry.values, include_z=True, return_index=True)
+    flags = np.zeros(len(gdf), dtype=bool)
+    rows = ~np.isfinite(coords[:, :2]).all(axis=1)
+    if coords.shape[1] > 2:  # a 2D geometry's z is NaN: only a given z that is infinite
+        rows |= np.isinf(coords[:, 2])
+    flags[index[rows]] = True
+    return pd.Series(flags, index=gdf.index)
 
 
 def _warn_features(
