@@ -327,3 +327,14 @@ def test_nan_coordinates_are_named_even_with_repair_geometry(
     assert main(argv) == 2
     out = capsys.readouterr().out
     assert "nonfinite_coordinates" in out and "P2" in out and "not a number" in out
+
+
+# ---- issue 29 item 14: a layer whose name holds '::' ---------------------------------------
+def test_a_layer_named_with_double_colons_can_be_named(tmp_path: Path) -> None:
+    """'x::y' was read as FILE x, LAYER y: 'File 'x' does not exist'."""
+    gpkg = _network(tmp_path / "town.gpkg")
+    _parcels(["P1", "P2", "P3"]).to_file(gpkg, layer="tax::parcels")
+    ws = io.open_workspace(gpkg, layers={"parcels": "tax::parcels"})
+    assert sorted(ws.layers["parcels"]["parcel_id"]) == ["P1", "P2", "P3"]
+    ws = io.open_workspace(gpkg, layers={"parcels": f"{gpkg}::tax::parcels"})
+    assert len(ws.layers["parcels"]) == 3

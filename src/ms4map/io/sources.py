@@ -162,11 +162,28 @@ def _check_zip(path: Path) -> None:
     check_zip(path)
 
 
+def _is_layer_of(base: Path | None, name: str) -> bool:
+    """Whether ``name`` is a layer of the multi-layer file ``base`` (GeoPackage, .gdb)."""
+    if base is None or base.suffix.lower() not in (".gpkg", ".gdb") or not base.exists():
+        return False
+    try:
+        return name in {str(r[0]) for r in pyogrio.list_layers(base)}
+    except Exception:  # noqa: BLE001 - unreadable: the usual path says why
+        return False
+
+
 def _resolve_source(spec: str, base: Path | None, role: str | None = None) -> Source:
     """Turn a ``--layer`` value into a :class:`Source` (``role``: the role it feeds, for
     messages)."""
     if "::" in spec:
-        file_part, layer = spec.rsplit("::", 1)
+        if _is_layer_of(base, spec):  # a layer named 'x::y' in the workspace itself
+            return Source(base, spec, spec)  # type: ignore[arg-type]
+        file_part, layer = spec.split("::", 1)  # FILE::LAYER, where LAYER may hold '::'
+        near = base if base is None or base.is_dir() else base.parent
+        if not Path(file_part).expanduser().exists() and not (
+            near is not None and (near / file_part).exists()
+        ):
+            file_part, layer = spec.rsplit("::", 1)
         fp = _resolve_file(file_part, base)
         return Source(fp, layer, layer)
     if _looks_like_file(spec):
