@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 
 from ..core.errors import InputOpenError
 from ..io.sources import MAX_ZIP_MEMBERS, MAX_ZIP_UNPACKED
+from .upload_limits import OWNER_FILE, check_quota, check_unpacked, folder_bytes
 
 __all__ = [
     "MAX_UPLOAD_BYTES",
@@ -235,6 +236,7 @@ def store_upload(
     max_bytes: int = MAX_UPLOAD_BYTES,
     max_unpacked: int = MAX_ZIP_UNPACKED,
     max_members: int = MAX_ZIP_MEMBERS,
+    user: str = "",
 ) -> StoredUpload:
     """Check and store one uploaded file; unpack it when it is a zip.
 
@@ -247,6 +249,8 @@ def store_upload(
         Default :func:`app_data_dir`.
     max_bytes, max_unpacked, max_members : int
         Limits (200 MB upload; zips 1 GiB unpacked, 10,000 members).
+    user : str
+        Who uploads it (the per-user quota; :mod:`ms4map.app.upload_limits`).
 
     Returns
     -------
@@ -276,6 +280,7 @@ def store_upload(
         stored = _scan(final, name)
         stored.reused = True
         return stored
+    check_quota(root / "uploads", user, size)  # before anything is written
     folder = root / "uploads" / f".tmp-{uuid.uuid4().hex[:12]}"
     folder.mkdir(parents=True)
     try:
@@ -293,7 +298,10 @@ def store_upload(
             base = folder / "files"
             base.mkdir()
             (base / clean).write_bytes(data)
+        check_unpacked(base, name=name)  # side files no bigger than their layers need
+        check_quota(root / "uploads", user, folder_bytes(folder), exclude=folder)
         (folder / "name.txt").write_text(name[:300], encoding="utf-8")
+        (folder / OWNER_FILE).write_text(user[:100], encoding="utf-8")
         stored = _scan(folder, name)
         if not stored.layers and not stored.rasters:
             raise InputOpenError(

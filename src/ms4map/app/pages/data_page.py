@@ -192,7 +192,7 @@ def _store_files(files: list[Any]) -> dict[str, Any]:
             continue
         try:
             auth.require_data_manager("Uploading")
-            stored[fid] = (f.name, store_upload(f.name, f.getvalue()))
+            stored[fid] = (f.name, store_upload(f.name, f.getvalue(), user=auth.current().name))
         except Exception as exc:  # noqa: BLE001 - every bad file becomes a message
             stored[fid] = (f.name, exc)
     current = {getattr(f, "file_id", None) or f.name for f in files}
