@@ -86,3 +86,13 @@ def test_screening_shows_a_hostile_water_name_as_text(
     assert any("127.0.0.1:9" in _shown(t) for t in texts), texts
     live = [t for t in texts if "127.0.0.1:9" in _shown(t) and LIVE.search(t)]
     assert not live, live
+
+
+def test_addresses_in_data_are_not_autolinked() -> None:
+    """Escaping stops Markdown links but not GitHub-flavoured autolinks of bare addresses
+    (the chromium test found four live links); a zero-width space breaks them."""
+    from ms4map.app.state import plain
+
+    for said in (data_text("see http://127.0.0.1:9/y or www.evil.com or a@evil.com"),):
+        assert not re.search(r"http\\:\\/|www\\\.|\\@\w", said), said
+    assert "://" not in plain("see http://127.0.0.1:9/y") and "www." not in plain("www.x.com")

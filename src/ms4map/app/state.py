@@ -346,14 +346,20 @@ def workspace(*, show_error: bool = True) -> Workspace | None:
 
 def plain(text: Any) -> str:
     """Text shown as is in Streamlit's markdown: GDAL's ``'<DRIVER>:'`` is not swallowed as
-    an HTML tag (the message looked cut off), ``$`` does not start a formula."""
+    an HTML tag (the message looked cut off), ``$`` does not start a formula, an address
+    is not a link."""
     parts = str(text).split("`")
     if len(parts) % 2 == 0:  # an unpaired backtick: no code spans at all
         parts = [str(text).replace("`", "'")]
     for i in range(0, len(parts), 2):  # outside `code spans` (escapes show there)
         for ch in ("\\", "<", ">", "$", "*", "_", "[", "]"):
             parts[i] = parts[i].replace(ch, "\\" + ch)
+        # nor an address a link (GitHub-flavoured autolinks): a zero-width space breaks it
+        parts[i] = _BARE_LINK.sub("\\1\u200b", parts[i])
     return "`".join(parts)
+
+
+_BARE_LINK = re.compile(r"(?i)(:(?=//)|www(?=\.))")
 
 
 #: Every ASCII punctuation mark: CommonMark lets a backslash make any of them literal.
@@ -365,7 +371,15 @@ def data_text(value: Any) -> str:
     every punctuation mark escaped, so a water named ``![m](http://host/x.png)`` is not
     an image the browser fetches, ``[click](...)`` not a link, ``$x$`` not math, and a
     URL not turned into a link.  For messages with ``code`` spans, :func:`plain`."""
-    return _PUNCTUATION.sub(r"\\\1", " ".join(str(value).split()))
+    text = _PUNCTUATION.sub(r"\\\1", " ".join(str(value).split()))
+    # escaping does not stop GitHub-flavoured autolinks (http://..., www...., a@b.c): a
+    # zero-width space between two escapes breaks them and leaves the text as it reads
+    return _AUTOLINK.sub("\\1\u200b", text)
+
+
+#: Where an autolink would start in escaped text: a scheme's ``\:`` before ``\/``,
+#: ``www`` before ``\.``, ``\@`` before a word.
+_AUTOLINK = re.compile(r"(\\:(?=\\/)|(?i:www)(?=\\\.)|\\@(?=\w))")
 
 
 #: The command line's advice -> what to do in the app (the library's messages are
