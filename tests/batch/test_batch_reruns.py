@@ -97,3 +97,41 @@ def test_a_killed_runs_temporary_output_is_removed_by_the_next_run(valley) -> No
     assert main(argv) == 0
     assert not left.exists() and not legacy.exists()
     assert running.exists()
+
+
+# -- issue 29 item 11: a scheduler address where no Dask scheduler listens ------------------
+def test_a_web_server_as_scheduler_is_refused_in_bounded_time() -> None:
+    """An HTTP server there never answers Dask's handshake: the old batch waited 60 s
+    and more; now it is a usage error within 3 x timeout + 5 s."""
+    import threading
+    import time
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    pytest.importorskip("distributed")
+    from distributed import Client
+
+    from ms4map.batch.cluster import _client_at
+    from ms4map.core.errors import UsageError
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SimpleHTTPRequestHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    address = f"tcp://127.0.0.1:{server.server_address[1]}"
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(UsageError, match="does not answer as a Dask scheduler"):
+            _client_at(Client, address, 1.0)
+    finally:
+        server.shutdown()
+    assert time.monotonic() - t0 < 30
+
+
+def test_another_service_failing_dask_is_said_not_crashed_on() -> None:
+    from ms4map.batch.cluster import _client_at
+    from ms4map.core.errors import UsageError
+
+    def reads_a_huge_frame(address, timeout):
+        raise MemoryError
+
+    with pytest.raises(UsageError, match="is not a Dask scheduler .*MemoryError"):
+        _client_at(reads_a_huge_frame, "tcp://127.0.0.1:6379", 1.0)

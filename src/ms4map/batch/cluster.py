@@ -399,14 +399,47 @@ def _connect(kind: str, arg: Any, timeout: float) -> tuple[Any, Any]:
                 "otherwise run with the scheduler 'none' to see the error in this process."
             ) from exc
         return Client(cluster), cluster
-    try:
-        return Client(arg, timeout=timeout), None
-    except (OSError, TimeoutError, ValueError) as exc:
+    return _client_at(Client, arg, timeout), None
+
+
+def _client_at(client_class: Any, address: str, timeout: float) -> Any:
+    """A client of the scheduler at ``address``, or a :class:`UsageError` within about
+    three times ``timeout``: a service there that is not a Dask scheduler (a web server
+    that never answers Dask's handshake, a service whose reply Dask reads as a huge
+    message and fails with MemoryError) is said as such, not waited for or crashed on."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = client_class(address, timeout=timeout)
+        except BaseException as exc:  # noqa: BLE001 - said below, in the caller's thread
+            box["error"] = exc
+
+    fix = (
+        f"Fix: start a scheduler (`dask scheduler`, then `dask worker {address}` on each "
+        "machine), check the address and port, or use --scheduler local."
+    )
+    worker = threading.Thread(target=connect, name="ms4map-connect", daemon=True)
+    worker.start()
+    worker.join(3 * timeout + 5)
+    if worker.is_alive():
         raise UsageError(
-            f"Cannot reach the Dask scheduler at {arg} within {timeout:g} s: {exc}. Fix: "
-            f"start it (`dask scheduler`, then `dask worker {arg}` on each machine), check "
-            "the address, or use --scheduler local."
+            f"{address} does not answer as a Dask scheduler within {3 * timeout + 5:g} s "
+            f"(something listens there, but not Dask). {fix}"
+        )
+    exc = box.get("error")
+    if isinstance(exc, (OSError, TimeoutError)):
+        raise UsageError(
+            f"Cannot reach the Dask scheduler at {address} within {timeout:g} s: {exc}. {fix}"
         ) from None
+    if exc is not None:
+        raise UsageError(
+            f"{address} is not a Dask scheduler (connecting failed with "
+            f"{type(exc).__name__}: {str(exc)[:200]}). {fix}"
+        ) from None
+    return box["client"]
 
 
 def _dashboard(client: Any) -> str:
