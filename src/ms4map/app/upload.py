@@ -250,6 +250,13 @@ def store_upload(
     ms4map.core.errors.InputOpenError
         Too large, not a layer, an unsafe or broken zip: the message says
         which and how to fix it.  Nothing is left behind on error.
+    ms4map.core.errors.UsageError
+        A zip holding two layers of the same name in different folders (both named).
+
+    Notes
+    -----
+    Layers are found in any sub-folder of a zip; what macOS and Windows add
+    (``__MACOSX/``, ``._*``, ``.DS_Store``, ``Thumbs.db``) is not extracted.
     """
     size = len(data)
     if size > max_bytes:
@@ -313,11 +320,20 @@ def store_upload(
 
 def _scan(folder: Path, name: str) -> StoredUpload:
     """The layers, rasters, skipped files and arrival checks of an upload folder."""
+    from ..io.sources import is_zip_junk, zip_layer_members
+
     base = folder / "files"
     stored = StoredUpload(folder)
-    for p in sorted(base.rglob("*")):
-        if not p.is_file():
-            continue
+    files = [
+        p
+        for p in sorted(base.rglob("*"))
+        if p.is_file() and not is_zip_junk(str(p.relative_to(base)))
+    ]
+    # layers in any sub-folder; two of the same name in different folders are refused
+    zip_layer_members(
+        [str(p.relative_to(base)) for p in files if p.suffix.lower() in SPATIAL_SUFFIXES]
+    )
+    for p in files:
         low = p.name.lower()
         suffix = p.suffix.lower()
         if suffix in SPATIAL_SUFFIXES:
@@ -406,7 +422,7 @@ def safe_extract_zip(
         On a broken zip, too many members, too many bytes, a member path that is
         absolute or climbs out (``..``), or a symlink / device member.
     """
-    from ..io.sources import check_zip
+    from ..io.sources import check_zip, is_zip_junk
 
     archive, dest = Path(archive), Path(dest)
     # the library's one zip check (members, size, paths, links), then the extraction plan
@@ -415,7 +431,9 @@ def safe_extract_zip(
         plan: list[tuple[zipfile.ZipInfo, PurePosixPath]] = []
         for info in zf.infolist():
             parts = PurePosixPath(info.filename.replace("\\", "/")).parts
-            if not info.is_dir():
+            # macOS's __MACOSX/._parcels.shp is not a layer (and would be cleaned to the
+            # real layer's name): what macOS and Windows add is not extracted
+            if not info.is_dir() and not is_zip_junk(info.filename):
                 plan.append((info, PurePosixPath(*[_clean_name(p) for p in parts])))
         dest.mkdir(parents=True, exist_ok=True)
         root = dest.resolve()
