@@ -19,6 +19,7 @@ import uuid
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ..core.errors import InputOpenError
 from ..io.sources import MAX_ZIP_MEMBERS, MAX_ZIP_UNPACKED
@@ -34,9 +35,11 @@ __all__ = [
     "app_data_dir",
     "check_layer_file",
     "check_raster_file",
+    "import_303d_csv",
     "list_uploads",
     "remove_upload",
     "safe_extract_zip",
+    "store_table_upload",
     "store_upload",
     "uploads_dir",
 ]
@@ -463,3 +466,92 @@ def safe_extract_zip(
                 ) from None
             out.append(target)
         return out
+
+
+#: The tables the Data page takes besides layers: a 303(d) list CSV.
+TABLE_SUFFIXES = (".csv", ".txt", ".tsv")
+
+
+def store_table_upload(
+    name: str,
+    data: bytes,
+    *,
+    data_dir: str | Path | None = None,
+    max_bytes: int = MAX_UPLOAD_BYTES,
+) -> Path:
+    """Store an uploaded 303(d) list CSV as it came (in its own upload folder, like a
+    layer); the path of the stored file.
+
+    Raises
+    ------
+    ms4map.core.errors.InputOpenError
+        Too large, empty, or not a CSV.
+    """
+    import hashlib
+
+    size = len(data)
+    if size > max_bytes:
+        raise InputOpenError(
+            f"'{name}' is {size / 2**20:.0f} MB; the upload limit is {max_bytes / 2**20:.0f} MB."
+        )
+    if size == 0:
+        raise InputOpenError(f"'{name}' is empty.")
+    clean = _clean_name(name)
+    if not clean.lower().endswith(TABLE_SUFFIXES) or b"\x00" in data[:4096]:
+        raise InputOpenError(
+            f"'{name}' is not a CSV file. Fix: save the 303(d) list from your spreadsheet as "
+            "CSV (comma, semicolon or tab separated)."
+        )
+    root = Path(data_dir) if data_dir is not None else app_data_dir()
+    digest = hashlib.sha256(clean.encode() + b"\0" + data).hexdigest()[:12]
+    final = root / "uploads" / digest
+    if not (final / _COMPLETE).exists():
+        folder = root / "uploads" / f".tmp-{uuid.uuid4().hex[:12]}"
+        (folder / "files").mkdir(parents=True)
+        try:
+            (folder / "files" / clean).write_bytes(data)
+            (folder / "name.txt").write_text(name[:300], encoding="utf-8")
+            (folder / _COMPLETE).write_text("")
+            try:
+                folder.rename(final)
+            except OSError:  # stored meanwhile by another session
+                shutil.rmtree(folder, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+    return final / "files" / clean
+
+
+def import_303d_csv(path: str | Path, columns: dict[str, str] | None = None) -> tuple[str, Any]:
+    """Read a stored 303(d) list CSV (NYSDEC or ATTAINS; delimiter sniffed; ``columns``:
+    the impairments column -> the CSV's header) and write its table as the
+    ``impairments`` table of a GeoPackage beside it.
+
+    Returns
+    -------
+    (str, ImpairmentsRead)
+        The layer spec (``FILE.gpkg::impairments``) the workspace reads, and what was read
+        (its rows skipped are in ``.qa``).
+
+    Raises
+    ------
+    ms4map.core.errors.DataError
+        A required column not found (the message names the columns the file has).
+    """
+    import hashlib
+    import json
+
+    import pyogrio
+
+    from ..io.impairments import read_impairments
+
+    path = Path(path)
+    read = read_impairments(path, columns=columns or None)
+    tag = hashlib.sha256(json.dumps(columns or {}, sort_keys=True).encode()).hexdigest()[:8]
+    out = path.with_name(f"{path.stem}-303d-{tag}.gpkg")
+    if not out.exists():
+        table = read.table.astype({"list_year": "float64"})
+        tmp = out.with_name(f".{out.name}.{uuid.uuid4().hex[:8]}.gpkg")
+        pyogrio.write_dataframe(table, tmp, layer="impairments", driver="GPKG")
+        os.replace(tmp, out)
+    return f"{out}::impairments", read
