@@ -17,10 +17,10 @@ from ms4map.core.errors import InputOpenError  # noqa: E402
 
 TIMEOUT = 180
 CSV = (
-    "Water ID;Water;What is wrong;Part;List Year\n"
-    "1999-0001;Mill Creek;Phosphorus;1;2018\n"
-    '1999-0002;Hudson River;"PCBs; Mercury";2b;2018\n'
-).encode()
+    b"Water ID;Water;What is wrong;Part;List Year\n"
+    b"1999-0001;Mill Creek;Phosphorus;1;2018\n"
+    b'1999-0002;Hudson River;"PCBs; Mercury";2b;2018\n'
+)
 
 
 def data_page(user: str | None = None) -> AppTest:
