@@ -226,7 +226,7 @@ def _impairments_csv(name: str, path: Path) -> list[tuple[str, str, Path]]:
     """A 303(d) list CSV: which column holds what (automatic: the usual names), read
     into the ``impairments`` table; ``[(label, spec, file)]`` once it reads, else ``[]``
     after saying why."""
-    from ...io.listcsv import read_text_csv
+    from ...io.impairments import read_text_csv
 
     try:
         headers = list(read_text_csv(path).columns)
