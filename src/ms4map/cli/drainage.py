@@ -107,7 +107,10 @@ def run(args: argparse.Namespace) -> int:
     path = write_layers(out, res.layers(), ws=ws, settings=settings)
     d = res.drainage
     n = d["parcel_id"].nunique()
-    print(f"{n} parcels -> {path} (layers parcel_drainage, parcel_drainage_map, inlet_catchments, sewersheds, qa)")
+    print(
+        f"{n} parcels -> {path} (layers parcel_drainage, parcel_drainage_map, "
+        "inlet_catchments, sewersheds, qa)"
+    )
     if len(d):
         # weighted by each parcel's area (a mean of per-parcel fractions is no area share)
         share, label = pipeline.drainage_shares(d, ws.get("parcels"))
