@@ -111,3 +111,14 @@ def test_an_app_upload_with_two_parcels_is_refused_naming_both(tmp_path):
         store_upload("two.zip", z.read_bytes(), data_dir=data)
     assert "old/parcels.shp" in str(err.value)
     assert not [p for p in (data / "uploads").iterdir()]  # nothing kept
+
+
+def test_a_zipped_single_layer_in_a_folder_feeds_a_role(tmp_path):
+    files = _shapefiles(tmp_path / "src", roles=("parcels",))
+    z = tmp_path / "parcels.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        for f in files:
+            zf.write(f, f"Export Folder/{f.name}")
+            zf.writestr(f"__MACOSX/Export Folder/._{f.name}", JUNK)
+    ws = open_workspace(None, layers={"parcels": str(z)}, roles=["parcels"])
+    assert len(ws.layers["parcels"]) == len(town_layers()["parcels"])
