@@ -175,7 +175,13 @@ def test_zip_shapefiles_fields_csv_and_tables(results, tmp_path):
     n = pyogrio.read_info(results["drainage"], layer="parcel_drainage")["features"]
     assert len(table) == res.layers["parcel_drainage"] == n
     prov = pd.read_csv(tmp_path / "x" / "provenance.csv")
-    assert set(prov["layer"]) == {"inlet_catchments", "sewersheds", "parcel_drainage", "qa"}
+    assert set(prov["layer"]) == {
+        "inlet_catchments",
+        "sewersheds",
+        "parcel_drainage",
+        "parcel_drainage_map",
+        "qa",
+    }
     # the style beside the shapefile names its 10-character fields
     qml = (tmp_path / "x" / "inlet_catchments.qml").read_text()
     assert "&quot;target_kin&quot;" in qml and "&quot;target_kind&quot;" not in qml

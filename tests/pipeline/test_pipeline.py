@@ -127,7 +127,13 @@ def test_result_is_typed_with_a_one_line_repr():
     assert isinstance(res.join, NetworkJoin)
     text = repr(res)
     assert "\n" not in text and text.startswith("<Result in-memory: ")
-    assert set(res.layers()) == {"parcel_drainage", "inlet_catchments", "sewersheds", "qa"}
+    assert set(res.layers()) == {
+        "parcel_drainage",
+        "parcel_drainage_map",
+        "inlet_catchments",
+        "sewersheds",
+        "qa",
+    }
 
 
 @pytest.fixture()

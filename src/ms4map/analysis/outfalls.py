@@ -164,6 +164,26 @@ def _candidates_text(d: pd.DataFrame, oid: str) -> pd.Series:
     return words.groupby(rows["parcel_id"].astype(str)).agg(lambda s: "; ".join(dict.fromkeys(s)))
 
 
+#: How an outfall was found, in words (``method`` of the network's outfalls).
+_FOUND_BY = {
+    "outfalls_layer": "outfalls layer",
+    "outfall_structure": "outfall structure",
+    "terminal_at_water": "guessed: a pipe end at a water",
+    "headwall_at_end": "guessed: a headwall at a pipe end",
+    "terminal_at_structure": "guessed: a pipe end at a structure",
+    "terminal_loose_end": "guessed: a loose pipe end",
+}
+
+
+def outfall_found_by(method: Any) -> tuple[bool, str]:
+    """``(guessed, words)`` of an outfall's ``method``: guessed unless it comes from the
+    outfalls layer or an outfall structure (an outfall inferred at a line end)."""
+    m = "" if method is None or is_na(method) else str(method)
+    if m in ("outfalls_layer", "outfall_structure"):
+        return False, _FOUND_BY[m]
+    return True, _FOUND_BY.get(m, "guessed: where the lines end")
+
+
 def outfall_inventory(
     ws: Workspace, result: Result | None, *, septic: pd.DataFrame | None = None
 ) -> pd.DataFrame:
@@ -183,8 +203,10 @@ def outfall_inventory(
     DataFrame
         ``outfall_id, receiving_water, pwl_id, status, latitude, longitude,
         sewershed_acres, structures_upstream, parcels_upstream,
-        septic_parcels_upstream, x, y`` (latitude/longitude in WGS 84, x, y in the
-        working CRS); counts are NA without a pipeline result.  A parcel draining to
+        septic_parcels_upstream, x, y, guessed, found_by`` (latitude/longitude in WGS
+        84, x, y in the working CRS; ``guessed``: the outfall was inferred from where
+        the lines end, not taken from the outfalls layer or an outfall structure,
+        ``found_by`` says how in words); counts are NA without a pipeline result.  A parcel draining to
         several outfalls is counted in each of their rows (see
         :func:`inventory_totals` for the town's totals, each parcel once).
     """
@@ -201,6 +223,8 @@ def outfall_inventory(
         "septic_parcels_upstream",
         "x",
         "y",
+        "guessed",
+        "found_by",
     ]
     net = getattr(result, "network", None) if result is not None else None
     outs = getattr(net, "outfalls", None)
@@ -267,6 +291,13 @@ def outfall_inventory(
     inv["structures_upstream"] = n_struct
     inv["parcels_upstream"] = n_parc
     inv["septic_parcels_upstream"] = n_sept
+    # an outfall inferred from where the lines end is a guess (issue 28 item 16)
+    if "method" in base.columns:
+        found = [outfall_found_by(m) for m in base["method"]]
+    else:  # the workspace's outfalls layer
+        found = [(False, "outfalls layer")] * len(base)
+    inv["guessed"] = [g for g, _w in found]
+    inv["found_by"] = [w for _g, w in found]
     return inv[cols].sort_values("outfall_id", kind="stable").reset_index(drop=True)
 
 

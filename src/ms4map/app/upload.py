@@ -19,6 +19,7 @@ import uuid
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ..core.errors import InputOpenError
 from ..io.sources import MAX_ZIP_MEMBERS, MAX_ZIP_UNPACKED
@@ -35,9 +36,11 @@ __all__ = [
     "app_data_dir",
     "check_layer_file",
     "check_raster_file",
+    "import_303d_csv",
     "list_uploads",
     "remove_upload",
     "safe_extract_zip",
+    "store_table_upload",
     "store_upload",
     "uploads_dir",
 ]
@@ -261,6 +264,13 @@ def store_upload(
     ms4map.core.errors.InputOpenError
         Too large, not a layer, an unsafe or broken zip: the message says
         which and how to fix it.  Nothing is left behind on error.
+    ms4map.core.errors.UsageError
+        A zip holding two layers of the same name in different folders (both named).
+
+    Notes
+    -----
+    Layers are found in any sub-folder of a zip; what macOS and Windows add
+    (``__MACOSX/``, ``._*``, ``.DS_Store``, ``Thumbs.db``) is not extracted.
     """
     size = len(data)
     if size > max_bytes:
@@ -328,11 +338,20 @@ def store_upload(
 
 def _scan(folder: Path, name: str) -> StoredUpload:
     """The layers, rasters, skipped files and arrival checks of an upload folder."""
+    from ..io.sources import is_zip_junk, zip_layer_members
+
     base = folder / "files"
     stored = StoredUpload(folder)
-    for p in sorted(base.rglob("*")):
-        if not p.is_file():
-            continue
+    files = [
+        p
+        for p in sorted(base.rglob("*"))
+        if p.is_file() and not is_zip_junk(str(p.relative_to(base)))
+    ]
+    # layers in any sub-folder; two of the same name in different folders are refused
+    zip_layer_members(
+        [str(p.relative_to(base)) for p in files if p.suffix.lower() in SPATIAL_SUFFIXES]
+    )
+    for p in files:
         low = p.name.lower()
         suffix = p.suffix.lower()
         if suffix in SPATIAL_SUFFIXES:
@@ -421,7 +440,7 @@ def safe_extract_zip(
         On a broken zip, too many members, too many bytes, a member path that is
         absolute or climbs out (``..``), or a symlink / device member.
     """
-    from ..io.sources import check_zip
+    from ..io.sources import check_zip, is_zip_junk
 
     archive, dest = Path(archive), Path(dest)
     # the library's one zip check (members, size, paths, links), then the extraction plan
@@ -430,7 +449,9 @@ def safe_extract_zip(
         plan: list[tuple[zipfile.ZipInfo, PurePosixPath]] = []
         for info in zf.infolist():
             parts = PurePosixPath(info.filename.replace("\\", "/")).parts
-            if not info.is_dir():
+            # macOS's __MACOSX/._parcels.shp is not a layer (and would be cleaned to the
+            # real layer's name): what macOS and Windows add is not extracted
+            if not info.is_dir() and not is_zip_junk(info.filename):
                 plan.append((info, PurePosixPath(*[_clean_name(p) for p in parts])))
         dest.mkdir(parents=True, exist_ok=True)
         root = dest.resolve()
@@ -460,3 +481,96 @@ def safe_extract_zip(
                 ) from None
             out.append(target)
         return out
+
+
+#: The tables the Data page takes besides layers: a 303(d) list CSV.
+TABLE_SUFFIXES = (".csv", ".txt", ".tsv")
+
+
+def store_table_upload(
+    name: str,
+    data: bytes,
+    *,
+    data_dir: str | Path | None = None,
+    max_bytes: int = MAX_UPLOAD_BYTES,
+    user: str = "",
+) -> Path:
+    """Store an uploaded 303(d) list CSV as it came (in its own upload folder, like a
+    layer, within the same quotas: ``user`` as for :func:`store_upload`); the path of
+    the stored file.
+
+    Raises
+    ------
+    ms4map.core.errors.InputOpenError
+        Too large, empty, or not a CSV.
+    """
+    import hashlib
+
+    size = len(data)
+    if size > max_bytes:
+        raise InputOpenError(
+            f"'{name}' is {size / 2**20:.0f} MB; the upload limit is {max_bytes / 2**20:.0f} MB."
+        )
+    if size == 0:
+        raise InputOpenError(f"'{name}' is empty.")
+    clean = _clean_name(name)
+    if not clean.lower().endswith(TABLE_SUFFIXES) or b"\x00" in data[:4096]:
+        raise InputOpenError(
+            f"'{name}' is not a CSV file. Fix: save the 303(d) list from your spreadsheet as "
+            "CSV (comma, semicolon or tab separated)."
+        )
+    root = Path(data_dir) if data_dir is not None else app_data_dir()
+    digest = hashlib.sha256(clean.encode() + b"\0" + data).hexdigest()[:12]
+    final = root / "uploads" / digest
+    if not (final / _COMPLETE).exists():
+        check_quota(root / "uploads", user, size)
+        folder = root / "uploads" / f".tmp-{uuid.uuid4().hex[:12]}"
+        (folder / "files").mkdir(parents=True)
+        try:
+            (folder / "files" / clean).write_bytes(data)
+            (folder / "name.txt").write_text(name[:300], encoding="utf-8")
+            (folder / OWNER_FILE).write_text(user[:100], encoding="utf-8")
+            (folder / _COMPLETE).write_text("")
+            try:
+                folder.rename(final)
+            except OSError:  # stored meanwhile by another session
+                shutil.rmtree(folder, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+    return final / "files" / clean
+
+
+def import_303d_csv(path: str | Path, columns: dict[str, str] | None = None) -> tuple[str, Any]:
+    """Read a stored 303(d) list CSV (NYSDEC or ATTAINS; delimiter sniffed; ``columns``:
+    the impairments column -> the CSV's header) and write its table as the
+    ``impairments`` table of a GeoPackage beside it.
+
+    Returns
+    -------
+    (str, ImpairmentsRead)
+        The layer spec (``FILE.gpkg::impairments``) the workspace reads, and what was read
+        (its rows skipped are in ``.qa``).
+
+    Raises
+    ------
+    ms4map.core.errors.DataError
+        A required column not found (the message names the columns the file has).
+    """
+    import hashlib
+    import json
+
+    import pyogrio
+
+    from ..io.impairments import read_impairments
+
+    path = Path(path)
+    read = read_impairments(path, columns=columns or None)
+    tag = hashlib.sha256(json.dumps(columns or {}, sort_keys=True).encode()).hexdigest()[:8]
+    out = path.with_name(f"{path.stem}-303d-{tag}.gpkg")
+    if not out.exists():
+        table = read.table.astype({"list_year": "float64"})
+        tmp = out.with_name(f".{out.name}.{uuid.uuid4().hex[:8]}.gpkg")
+        pyogrio.write_dataframe(table, tmp, layer="impairments", driver="GPKG")
+        os.replace(tmp, out)
+    return f"{out}::impairments", read

@@ -8,7 +8,14 @@ steps of a town live in the packages below (``ms4map.pipeline``, ``ms4map.rules`
 Importing this package loads no GIS library.  Details in ``docs/batch.md``.
 """
 
-from .cluster import WORKER_PRELOAD, BatchRun, parse_scheduler, run_batch, start_worker_server
+from .cluster import (
+    WORKER_PRELOAD,
+    BatchRun,
+    cpu_cores,
+    parse_scheduler,
+    run_batch,
+    start_worker_server,
+)
 from .manifest import Town, read_manifest
 from .town import (
     LAYERS,
@@ -28,6 +35,7 @@ __all__ = [
     "BatchRun",
     "Town",
     "check_outputs",
+    "cpu_cores",
     "off_dem_parcels",
     "output_path",
     "parse_scheduler",

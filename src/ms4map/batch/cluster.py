@@ -27,6 +27,8 @@ from .town import STATUSES, check_outputs, run_town, write_summary
 __all__ = [
     "WORKER_PRELOAD",
     "BatchRun",
+    "cpu_cores",
+    "local_cluster_options",
     "parse_scheduler",
     "run_batch",
     "start_worker_server",
@@ -67,6 +69,7 @@ def run_batch(
     on_result: Callable[[dict[str, Any], int, int], None] | None = None,
     task: TaskFn | None = None,
     connect_timeout: float = 5.0,
+    dashboard: bool = False,
 ) -> BatchRun:
     """Run every town (one task each) and write ``summary.csv`` as they finish.
 
@@ -91,16 +94,21 @@ def run_batch(
         :func:`run_town`.
     connect_timeout : float
         Seconds to wait for a scheduler address.
+    dashboard : bool
+        Serve the Dask dashboard of a local cluster on ``127.0.0.1:8787`` (only this
+        machine can open it; it has no password).  Off by default.
 
     Raises
     ------
     UsageError
-        A bad scheduler, or a scheduler address that cannot be reached (before any town
-        runs).
+        A bad scheduler, a cluster without the ``dask`` extra installed, or a scheduler
+        address that cannot be reached (before any town runs).
     """
     t0 = time.perf_counter()
     _refuse_in_worker_start()
     kind, arg = parse_scheduler(scheduler)
+    if kind != "none":
+        require_dask()
     # the workers' fork server imports their modules while the outputs are checked and
     # the scheduler starts
     forked = kind == "local" and start_worker_server()
@@ -138,7 +146,16 @@ def run_batch(
                     dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
                 )
             work = _Work(towns, out, fn, force, finished, retry)
-            _run_cluster(run, kind, arg, connect_timeout=connect_timeout, say=say, work=work, t0=t0)
+            _run_cluster(
+                run,
+                kind,
+                arg,
+                connect_timeout=connect_timeout,
+                say=say,
+                work=work,
+                t0=t0,
+                dashboard=dashboard,
+            )
     run.rows = [rows[t.name] for t in towns if t.name in rows]
     run.wall_seconds = time.perf_counter() - t0
     run.summary_path = out / "summary.csv"
@@ -150,6 +167,9 @@ def run_batch(
 def parse_scheduler(text: str) -> tuple[str, Any]:
     """``none`` -> ("none", None); ``local`` / ``local:N`` -> ("local", N);
     an address (``tcp://host:8786``) -> ("address", text).
+
+    N is capped at the cores this process may use (:func:`cpu_cores`): a local cluster
+    never has more worker processes than cores (``local:999`` on 2 cores gives 2).
 
     Raises
     ------
@@ -165,7 +185,7 @@ def parse_scheduler(text: str) -> tuple[str, Any]:
     if low.startswith("local:"):
         n = low.split(":", 1)[1]
         if n.isdigit() and int(n) >= 1:
-            return "local", int(n)
+            return "local", min(int(n), _cores())
         raise UsageError(
             f"--scheduler {text!r}: the number of workers must be a whole number >= 1, "
             "e.g. local:2."
@@ -176,6 +196,29 @@ def parse_scheduler(text: str) -> tuple[str, Any]:
         f"--scheduler {text!r} is not one of local, local:N, none or a scheduler address "
         "such as tcp://host:8786."
     )
+
+
+#: The message when a cluster is asked for without dask and distributed installed.
+DASK_MISSING = (
+    "Running towns on Dask needs the dask extra, which is not installed. Fix: "
+    "python -m pip install 'ms4map[dask]', or run the towns in this process with "
+    "--scheduler none."
+)
+
+
+def require_dask() -> None:
+    """Raise :class:`UsageError` (exit 4) naming the ``dask`` extra when dask or
+    distributed cannot be imported."""
+    try:
+        import dask  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError:
+        raise UsageError(DASK_MISSING) from None
+
+
+def cpu_cores() -> int:
+    """The cores this process may use: the most workers a local cluster gets."""
+    return _cores()
 
 
 def _cores() -> int:
@@ -260,15 +303,19 @@ def _run_cluster(
     say: Callable[[str], None],
     work: _Work,
     t0: float,
+    dashboard: bool = False,
 ) -> None:
     """Start or reach the cluster, run the towns on it and close it."""
-    client, cluster = _connect(kind, arg, connect_timeout)
+    client, cluster = _connect(kind, arg, connect_timeout, dashboard=dashboard)
     run.startup_seconds = time.perf_counter() - t0
     try:
         run.workers = len(client.scheduler_info().get("workers", {}))
-        run.dashboard = _dashboard(client)
+        run.dashboard = _dashboard(client) if dashboard or kind != "local" else "off"
         if kind == "local":
-            say(f"Dask: local cluster of {arg} worker(s), dashboard {run.dashboard}")
+            board = run.dashboard
+            if not dashboard:
+                board = "off (--dashboard serves it on this machine only, 127.0.0.1:8787)"
+            say(f"Dask: local cluster of {arg} worker(s), dashboard {board}")
         else:
             wait = "" if run.workers else "; no worker yet: the towns wait for one"
             say(
@@ -374,24 +421,37 @@ _LOCAL_CLUSTER_CONFIG = {
 }
 
 
-def _connect(kind: str, arg: Any, timeout: float) -> tuple[Any, Any]:
-    try:
-        import dask
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise UsageError(
-            "Running towns on Dask needs the dask extra. Fix: "
-            "python -m pip install 'ms4map[dask]', or use --scheduler none."
-        ) from None
+#: Where a local cluster serves its dashboard when asked to (``dashboard=True``): this
+#: machine only.  Dask's own default (``:8787``) listens on every interface, and the
+#: dashboard has no password (worker addresses, folders, logs, errors).
+DASHBOARD_ADDRESS = "127.0.0.1:8787"
+
+
+def local_cluster_options(n_workers: int, *, dashboard: bool = False) -> dict[str, Any]:
+    """The keyword arguments of the ``LocalCluster`` of ``--scheduler local:N``.
+
+    The scheduler listens on 127.0.0.1; the dashboard is off unless ``dashboard``,
+    then on :data:`DASHBOARD_ADDRESS` (never on all interfaces).
+    """
+    return {
+        "n_workers": int(min(n_workers, _cores())),
+        "threads_per_worker": 1,
+        "processes": True,
+        "host": "127.0.0.1",
+        "dashboard_address": DASHBOARD_ADDRESS if dashboard else None,
+        "silence_logs": logging.CRITICAL,
+    }
+
+
+def _connect(kind: str, arg: Any, timeout: float, *, dashboard: bool = False) -> tuple[Any, Any]:
+    require_dask()
+    import dask
+    from distributed import Client, LocalCluster
+
     if kind == "local":
         try:
             with dask.config.set(_LOCAL_CLUSTER_CONFIG):
-                cluster = LocalCluster(
-                    n_workers=int(arg),
-                    threads_per_worker=1,
-                    processes=True,
-                    silence_logs=logging.CRITICAL,
-                )
+                cluster = LocalCluster(**local_cluster_options(int(arg), dashboard=dashboard))
         except RuntimeError as exc:  # "Nanny failed to start": the worker's error is above
             raise UsageError(
                 f"The local Dask cluster did not start: its worker processes failed "

@@ -52,7 +52,13 @@ SUMMARY_COLUMNS = (
     "condition_a_undetermined",
 )
 #: Layers of a town's GeoPackage: those of ``ms4map drainage`` then ``ms4map screen --all``.
-DRAINAGE_LAYERS = ("parcel_drainage", "inlet_catchments", "sewersheds", "qa")
+DRAINAGE_LAYERS = (
+    "parcel_drainage",
+    "parcel_drainage_map",
+    "inlet_catchments",
+    "sewersheds",
+    "qa",
+)
 SCREEN_LAYERS = ("screening", "septic")
 LAYERS = DRAINAGE_LAYERS + SCREEN_LAYERS
 STATUSES = ("ok", "failed", "skipped")

@@ -217,6 +217,9 @@ def workspace_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     for text in args.field or []:
         role, src_layer, column, source = parse_field_option(text)
         fmap.set(role, column, source, source_layer=src_layer, origin=f"--field {text}")
+    if getattr(args, "impairments", None):
+        # the columns of the --impairments CSV (read by itself), not of a workspace layer
+        fmap.columns = {k: v for k, v in fmap.columns.items() if k[0] != "impairments"}
     return {
         "layers": layers or None,
         "field_map": fmap,

@@ -36,8 +36,15 @@ def _options(p: argparse.ArgumentParser) -> None:
         default="local",
         metavar="local|local:N|ADDRESS|none",
         help="local: a local Dask cluster, one single-threaded worker per core (default); "
-        "local:N: N workers; tcp://host:8786: an existing scheduler; none: in this process, "
-        "without Dask",
+        "local:N: N workers (at most one per core); tcp://host:8786: an existing scheduler; "
+        "none: in this process, without Dask. Every scheduler but none needs the dask extra: "
+        "python -m pip install 'ms4map[dask]'",
+    )
+    p.add_argument(
+        "--dashboard",
+        action="store_true",
+        help="serve the local cluster's Dask dashboard on 127.0.0.1:8787 (this machine only; "
+        "it has no password). Off by default",
     )
     p.add_argument(
         "--force", action="store_true", help="recompute towns whose output is up to date"
@@ -70,11 +77,20 @@ def _early(argv: list[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..batch import parse_scheduler, read_manifest, run_batch, start_worker_server
+    from ..batch import cpu_cores, parse_scheduler, read_manifest, run_batch, start_worker_server
 
     # a typo is a usage error before the manifest is read
-    if parse_scheduler(args.scheduler)[0] == "local":
+    kind, n_workers = parse_scheduler(args.scheduler)
+    if kind == "local":
         start_worker_server()  # the workers' imports go on while the manifest is checked
+        asked = args.scheduler.strip().lower().partition(":")[2]
+        if asked.isdigit() and int(asked) > n_workers:
+            print(
+                f"ms4map: note: --scheduler {args.scheduler} asks for {int(asked)} workers; "
+                f"this machine has {cpu_cores()} core(s), so the local cluster gets "
+                f"{n_workers} (never more worker processes than cores).",
+                file=sys.stderr,
+            )
     towns = read_manifest(args.manifest)
 
     def note(msg: str) -> None:
@@ -113,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         on_start=note,
         on_result=on_result,
+        dashboard=args.dashboard,
     )
     c = res.counts()
     print(

@@ -21,7 +21,8 @@ ABOUT = """parcel drainage table, inlet catchments and sewersheds
 
 Route runoff over the DEM to the first inlet, open conveyance, water, closed depression or
 DEM edge, then through the pipes to the outfall and receiving water. Writes the layers
-parcel_drainage, inlet_catchments, sewersheds and qa to --out (default: the sidecar
+parcel_drainage, parcel_drainage_map (the parcels with their answer, styled for QGIS),
+inlet_catchments, sewersheds and qa to --out (default: the sidecar
 <stem>.ms4map.gpkg beside PATH). Input files are never modified. Methods and settings are
 described in docs/hydrology.md.
 """
@@ -106,7 +107,10 @@ def run(args: argparse.Namespace) -> int:
     path = write_layers(out, res.layers(), ws=ws, settings=settings)
     d = res.drainage
     n = d["parcel_id"].nunique()
-    print(f"{n} parcels -> {path} (layers parcel_drainage, inlet_catchments, sewersheds, qa)")
+    print(
+        f"{n} parcels -> {path} (layers parcel_drainage, parcel_drainage_map, "
+        "inlet_catchments, sewersheds, qa)"
+    )
     if len(d):
         # weighted by each parcel's area (a mean of per-parcel fractions is no area share)
         share, label = pipeline.drainage_shares(d, ws.get("parcels"))

@@ -49,8 +49,10 @@ def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--impairments",
         metavar="CSV",
-        help="303(d) listings from a CSV (NYSDEC list table or ATTAINS export) "
-        "instead of the workspace's impairments layer",
+        help="303(d) listings from a CSV (NYSDEC list table or ATTAINS export; comma, "
+        "semicolon or tab separated) instead of the workspace's impairments layer; name "
+        "its columns with --field impairments.wb_id=COLUMN (also pollutant, category, "
+        "list_year, source)",
     )
     batch = p.add_argument_group("batch")
     batch.add_argument("--all", action="store_true", help="screen every parcel")
@@ -114,7 +116,27 @@ def _profile(args: argparse.Namespace) -> Any:
 def _waters(args: argparse.Namespace, ws: Workspace) -> Any:
     from ..rules.waters import waters_for
 
-    return waters_for(ws, args.impairments, warn=lambda line: print(line, file=sys.stderr))
+    return waters_for(
+        ws,
+        args.impairments,
+        warn=lambda line: print(line, file=sys.stderr),
+        columns=impairment_columns(args),
+    )
+
+
+def impairment_columns(args: argparse.Namespace) -> dict[str, str]:
+    """The 303(d) CSV's columns the user named: ``[impairments]`` of ``--field-map`` and
+    ``--field impairments.COLUMN=HEADER`` (canonical column -> the CSV's header)."""
+    from ..io import FieldMap
+    from ..io.fieldmap import parse_field_option
+
+    fmap = FieldMap.from_toml(args.field_map) if getattr(args, "field_map", None) else FieldMap()
+    out = dict(fmap.columns.get(("impairments", None), {}))
+    for text in getattr(args, "field", None) or []:
+        role, _layer, column, source = parse_field_option(text)
+        if role == "impairments":
+            out[column] = source
+    return out
 
 
 def _problem_text(finding: Any) -> str:

@@ -87,7 +87,9 @@ def _utm_zone_of(raw: dict) -> CRS:
     for _src, df in _frames_with_crs(raw):
         if len(df):
             b = df.to_crs(4326).total_bounds
-            if np.all(np.isfinite(b)):
+            # degrees beyond +-180/90 (a layer in metres declared as degrees) are
+            # reported by io.coords and give no zone
+            if np.all(np.isfinite(b)) and np.abs(b[[0, 2]]).max() <= 180:
                 bounds = b
                 break
     lon = 0.5 * (bounds[0] + bounds[2]) if bounds is not None else -75.0

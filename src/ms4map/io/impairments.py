@@ -18,7 +18,7 @@ documented in ``docs/screening.md``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ import pandas as pd
 from ..core.errors import DataError, InputOpenError
 from ..core.nulls import is_blank
 from ..core.qa import QAReport
+from .listcsv import apply_column_map, read_text_csv
 
 __all__ = [
     "CATEGORIES",
@@ -158,14 +159,27 @@ def normalize_category(value: Any, *, list_part: bool = False) -> str | None:
 # CSV importers
 # --------------------------------------------------------------------------------------
 _NYSDEC_COLUMNS: dict[str, tuple[str, ...]] = {
-    "wb_id": ("pwl_id", "pwl", "pwlid", "waterbody_id", "wbid", "wb_id"),
-    "name": ("waterbody_name", "waterbody", "water_body_name", "name"),
-    "wb_type": ("type", "waterbody_type", "water_type"),
-    "pollutant": ("cause_pollutant", "cause", "pollutant", "causes_pollutants", "pollutant_cause"),
-    "source": ("suspected_source", "suspected_sources", "source", "sources"),
-    "list_part": ("list_part", "part", "category", "list_category"),
-    "list_year": ("list_year", "year", "cycle"),
-}
+    "wb_id": (
+        "pwl_id", "pwl", "pwlid", "waterbody_id", "wbid", "wb_id", "pwl_number", "pwl_no",
+        "pwl_segment", "pwl_segment_id", "water_body_id", "segment_id", "wi_pwl_id",
+    ),
+    "name": ("waterbody_name", "waterbody", "water_body_name", "name", "water_name", "water"),
+    "wb_type": ("type", "waterbody_type", "water_type", "water_body_type"),
+    "pollutant": (
+        "cause_pollutant", "cause", "pollutant", "causes_pollutants", "pollutant_cause",
+        "pollutants", "causes", "impairment", "impairments", "cause_of_impairment",
+        "impairment_cause", "known_pollutant", "parameter",
+    ),
+    "source": (
+        "suspected_source", "suspected_sources", "source", "sources", "source_of_impairment",
+        "pollutant_source", "probable_source",
+    ),
+    "list_part": (
+        "list_part", "part", "category", "list_category", "listing_part", "303d_part",
+        "303_d_part", "section_303d_part", "ir_category", "listing_category",
+    ),
+    "list_year": ("list_year", "year", "cycle", "listing_year", "year_listed", "list_cycle"),
+}  # fmt: skip
 _ATTAINS_COLUMNS: dict[str, tuple[str, ...]] = {
     "au_id": (
         "assessment_unit_id",
@@ -212,16 +226,8 @@ def _map_headers(cols: list[str], spec: dict[str, tuple[str, ...]]) -> dict[str,
 
 
 def _read_csv(path: str | Path) -> pd.DataFrame:
-    p = Path(path)
-    if not p.is_file():
-        raise InputOpenError(f"CSV file {str(p)!r} does not exist or is not a file.")
-    try:
-        return pd.read_csv(p, dtype=str, keep_default_na=False, encoding="utf-8-sig")
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise DataError(
-            f"Cannot parse {str(p)!r} as CSV: {exc}. Fix: save it as a "
-            "comma-separated UTF-8 file with one header row."
-        ) from exc
+    """The CSV as text; comma, semicolon or tab separated (sniffed)."""
+    return read_text_csv(path)
 
 
 def _finish(
@@ -293,19 +299,26 @@ def _read_list_csv(
     *,
     what: str,
     fix: str,
+    columns: Mapping[str, str] | None = None,
+    translate: Mapping[str, str] | None = None,
 ) -> tuple[Path, pd.DataFrame, dict[str, str]]:
-    """Read a list CSV and map its headers (``spec``); refuse a bad ``on_error`` and a file
-    that lacks a ``required`` column (canonical name -> the name its users know)."""
+    """Read a list CSV and map its headers (``spec``, then the user's ``columns``); refuse
+    a bad ``on_error`` and a file that lacks a ``required`` column (canonical name -> the
+    name its users know)."""
     if on_error not in ("raise", "skip"):
         raise ValueError(f"Unknown on_error: {on_error!r}, select from ['raise', 'skip']")
     p = Path(path)
     raw = _read_csv(p)
-    cols = _map_headers(list(raw.columns), spec)
+    headers = list(raw.columns)
+    cols = _map_headers(headers, spec)
+    cols = apply_column_map(cols, columns, headers, translate=translate, what=f"{what} {p.name}")
     missing = [c for c in required if c not in cols]
     if missing:
+        back = {v: k for k, v in (translate or {}).items()}
+        mapping = " ".join(f"--field impairments.{back.get(m, m)}=COLUMN" for m in missing)
         raise DataError(
             f"{what} {str(p)!r} lacks the column(s) {[required[m] for m in missing]}; it has "
-            f"{list(raw.columns)}. Fix: {fix}"
+            f"{headers}. Fix: {fix} Or say which column holds each with {mapping}."
         )
     return p, raw, cols
 
@@ -490,6 +503,8 @@ class _ListFormat:
     fix: str  # what to do when a required column is missing
     parse: _ListingParser
     origin: str  # the rows' ``origin``
+    #: the impairments layer's column names (``--field impairments.COLUMN=``) -> its own
+    translate: dict[str, str] = field(default_factory=dict)
 
 
 _NYSDEC_CSV = _ListFormat(
@@ -500,6 +515,7 @@ _NYSDEC_CSV = _ListFormat(
     "Cause/Pollutant, Suspected Source, List Part).",
     parse=_nysdec_listing,
     origin="nysdec_303d_csv",
+    translate={"category": "list_part"},
 )
 _ATTAINS_CSV = _ListFormat(
     what="ATTAINS CSV",
@@ -508,6 +524,7 @@ _ATTAINS_CSV = _ListFormat(
     fix="export assessment unit id, parameter, category and action id columns.",
     parse=_attains_listing,
     origin="attains_csv",
+    translate={"wb_id": "au_id"},
 )
 
 
@@ -552,7 +569,12 @@ class ImpairmentsRead:
         return out
 
 
-def _read_listings(path: str | Path, on_error: str, fmt: _ListFormat) -> ImpairmentsRead:
+def _read_listings(
+    path: str | Path,
+    on_error: str,
+    fmt: _ListFormat,
+    columns: Mapping[str, str] | None = None,
+) -> ImpairmentsRead:
     """Read a listing CSV of kind ``fmt`` (see :func:`read_303d`).
 
     Parameters
@@ -560,6 +582,9 @@ def _read_listings(path: str | Path, on_error: str, fmt: _ListFormat) -> Impairm
     path : str or Path
     on_error : {"raise", "skip"}
     fmt : _ListFormat
+    columns : mapping, optional
+        The impairments layer's column (``wb_id``, ``pollutant``, ``category``,
+        ``list_year``, ``source``) -> the CSV's header holding it.
 
     Returns
     -------
@@ -568,7 +593,14 @@ def _read_listings(path: str | Path, on_error: str, fmt: _ListFormat) -> Impairm
         skipped, the file and the QA findings.
     """
     p, raw, cols = _read_list_csv(
-        path, on_error, fmt.spec, fmt.required, what=fmt.what, fix=fmt.fix
+        path,
+        on_error,
+        fmt.spec,
+        fmt.required,
+        what=fmt.what,
+        fix=fmt.fix,
+        columns=columns,
+        translate=fmt.translate,
     )
     rows, problems, skipped = _csv_listings(raw, cols, fmt.parse, origin=fmt.origin)
     df, qa = _finish(rows, problems, path=p, kind=fmt.what, on_error=on_error)
@@ -580,14 +612,17 @@ def _read_listings(path: str | Path, on_error: str, fmt: _ListFormat) -> Impairm
     )
 
 
-def read_303d(path: str | Path, *, on_error: str = "raise") -> ImpairmentsRead:
+def read_303d(
+    path: str | Path, *, on_error: str = "raise", columns: Mapping[str, str] | None = None
+) -> ImpairmentsRead:
     """Read a CSV with the columns of the NYSDEC 303(d) list's table.
 
     Columns (header names are matched case- and punctuation-insensitively):
     ``PWL ID`` (required), ``Waterbody Name``, ``Type``, ``Cause/Pollutant``
     (required; several causes in one cell separated by ``;``), ``Suspected Source``,
     ``List Part`` (required: NYSDEC part ``1``, ``2a``-``2d``, ``3a``-``3c``, or an
-    EPA category ``5``, ``4a``, ...) and optionally ``List Year``.
+    EPA category ``5``, ``4a``, ...) and optionally ``List Year``.  Comma, semicolon
+    and tab separated files are read alike (the delimiter is sniffed).
 
     Parameters
     ----------
@@ -599,6 +634,10 @@ def read_303d(path: str | Path, *, on_error: str = "raise") -> ImpairmentsRead:
         ones (not the duplicates) are in :attr:`ImpairmentsRead.skipped_rows`, which
         :class:`ms4map.rules.waters.Waters` keeps in ``Waters.skipped`` (their waters
         are never "not listed").
+    columns : mapping, optional
+        Columns named otherwise than the aliases know: the impairments layer's column
+        (``wb_id``, ``pollutant``, ``category`` (the list part), ``list_year``,
+        ``source``) -> the CSV's header (``--field impairments.wb_id=Water ID``).
 
     Returns
     -------
@@ -613,7 +652,7 @@ def read_303d(path: str | Path, *, on_error: str = "raise") -> ImpairmentsRead:
         ``NNNN-NNNN``, unknown list part/category, missing pollutant, duplicate
         PWL ID + pollutant).
     """
-    return _read_listings(path, on_error, _NYSDEC_CSV)
+    return _read_listings(path, on_error, _NYSDEC_CSV, columns)
 
 
 def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
@@ -623,7 +662,9 @@ def read_303d_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
     return read_303d(path, on_error=on_error).to_frame()
 
 
-def read_attains(path: str | Path, *, on_error: str = "raise") -> ImpairmentsRead:
+def read_attains(
+    path: str | Path, *, on_error: str = "raise", columns: Mapping[str, str] | None = None
+) -> ImpairmentsRead:
     """Read an ATTAINS-style CSV export of assessment-unit parameters.
 
     Columns (matched case- and punctuation-insensitively): assessment unit id
@@ -635,7 +676,7 @@ def read_attains(path: str | Path, *, on_error: str = "raise") -> ImpairmentsRea
     Parameters and return value as :func:`read_303d`; ``origin`` is
     ``"attains_csv"`` and ``action_id`` is filled.
     """
-    return _read_listings(path, on_error, _ATTAINS_CSV)
+    return _read_listings(path, on_error, _ATTAINS_CSV, columns)
 
 
 def read_attains_csv(path: str | Path, *, on_error: str = "raise") -> pd.DataFrame:
@@ -702,13 +743,15 @@ def validate_impairments(df: pd.DataFrame, *, layer: str = "impairments") -> pd.
     return out
 
 
-def read_impairments(path: str | Path) -> ImpairmentsRead:
+def read_impairments(
+    path: str | Path, *, columns: Mapping[str, str] | None = None
+) -> ImpairmentsRead:
     """An impaired-waters CSV, NYSDEC 303(d) or EPA ATTAINS (told apart by its header).
 
     Rows that cannot be read are skipped and reported as QA findings in
     :attr:`ImpairmentsRead.qa` (``impairment_row_skipped``).  Used by ``ms4map screen
     --impairments`` and by ``ms4map batch`` for a town's ``impairments``
-    (:func:`ms4map.rules.waters.waters_for`).
+    (:func:`ms4map.rules.waters.waters_for`).  ``columns``: as for :func:`read_303d`.
 
     Raises
     ------
@@ -721,7 +764,7 @@ def read_impairments(path: str | Path) -> ImpairmentsRead:
         raise InputOpenError(f"--impairments {str(path)!r} does not exist or is empty.")
     low = head[0].lower()
     reader = read_attains if "assessment" in low or "parameter" in low else read_303d
-    return reader(path, on_error="skip")
+    return reader(path, on_error="skip", columns=columns)
 
 
 def read_impairments_csv(path: str | Path) -> pd.DataFrame:

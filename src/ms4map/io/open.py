@@ -25,6 +25,7 @@ from ..core.errors import InputOpenError, UsageError, ValidationError
 from ..core.qa import QAReport
 from .canonical import _canonicalise, _columns_some_layers_lack
 from .checks import _check_layers
+from .coords import check_coordinates
 from .crs import _choose_crs, _source_crs, _user_crs
 from .dem import _dem_coverage, _dem_crs, _dem_overlap, _find_dem, read_dem
 from .fieldmap import FieldMap
@@ -343,6 +344,8 @@ def _working_crs(
                 )
 
     dem_path = _find_dem(req.base, req.dem, no_dem)
+    # numbers that cannot be in their declared CRS (UTM metres declared as degrees)
+    check_coordinates(raw, report, dem_path=dem_path)
     dem_crs = None
     if dem_path is not None:
         dem_crs = _dem_crs(dem_path, report)

@@ -28,9 +28,11 @@ __all__ = [
     "VECTOR_SUFFIXES",
     "Source",
     "check_zip",
+    "is_zip_junk",
     "list_source_layers",
     "parse_layer_option",
     "read_source",
+    "zip_layer_members",
 ]
 
 VECTOR_SUFFIXES = (".gpkg", ".shp", ".geojson", ".json", ".zip", ".fgb", ".gml", ".kml", ".gdb")
@@ -48,17 +50,89 @@ MAX_ZIP_UNPACKED = 1 << 30  # 1 GiB
 
 @dataclass(frozen=True)
 class Source:
-    """One source layer: a file (or folder) and a layer name inside it (or None)."""
+    """One source layer: a file (or folder) and a layer name inside it (or None);
+    ``member``: the file inside a zip it is (``town/parcels.shp``), if any."""
 
     path: Path
     layer: str | None
     label: str  # the name findings and field maps use for this source layer
+    member: str | None = None
 
     def gdal_path(self) -> str:
         p = str(self.path)
         if self.path.suffix.lower() == ".zip":
-            return f"/vsizip/{p}"
+            member = self.member
+            if member is None and self.layer is None:
+                # a zipped single layer (--layer parcels=parcels.zip), maybe in a folder
+                found = zip_layer_members(self.path)
+                if len(found) == 1:
+                    member = next(iter(found.values()))
+            return f"/vsizip/{p}/{member}" if member else f"/vsizip/{p}"
         return p
+
+
+#: Files inside a zip that a layer can be (one file each; a Shapefile's side files go
+#: with its ``.shp``).
+ZIP_LAYER_SUFFIXES = (".shp", ".geojson", ".json", ".fgb", ".gml", ".kml")
+#: What macOS and Windows add to a zip beside the files: never layers.
+_ZIP_JUNK_NAMES = {".ds_store", "thumbs.db", "desktop.ini"}
+
+
+def is_zip_junk(name: str) -> bool:
+    """Whether a zip member is an operating system's addition, not data: anything under
+    ``__MACOSX/``, AppleDouble ``._*`` files, ``.DS_Store``, ``Thumbs.db``."""
+    parts = PurePosixPath(name.replace("\\", "/")).parts
+    if not parts:
+        return False
+    if "__MACOSX" in parts:
+        return True
+    base = parts[-1]
+    return base.startswith("._") or base.lower() in _ZIP_JUNK_NAMES
+
+
+def zip_layer_members(zip_or_names: str | Path | list[str]) -> dict[str, str]:
+    """The layers of a zip, in any sub-folder: layer name (the file's stem) -> member path.
+
+    ``__MACOSX/`` and ``._*`` entries (:func:`is_zip_junk`) are ignored.  A GeoPackage
+    or File Geodatabase inside the zip is not listed (GDAL reads those itself).
+
+    Parameters
+    ----------
+    zip_or_names : path or list of str
+        A zip file (checked with :func:`check_zip`) or its member names.
+
+    Raises
+    ------
+    UsageError
+        Two layers of the same name in different folders (``a/parcels.shp`` and
+        ``b/parcels.shp``): the message names both paths.
+    """
+    if isinstance(zip_or_names, (str, Path)):
+        label = Path(zip_or_names).name
+        names = [i.filename for i in check_zip(zip_or_names)]
+    else:
+        label, names = "the zip", list(zip_or_names)
+    found: dict[str, str] = {}
+    for raw in names:
+        name = raw.replace("\\", "/")
+        if name.endswith("/") or is_zip_junk(name):
+            continue
+        member = PurePosixPath(name)
+        if member.suffix.lower() not in ZIP_LAYER_SUFFIXES:
+            continue
+        if any(p.lower().endswith(".gdb") for p in member.parts[:-1]):
+            continue
+        stem = member.stem
+        other = found.get(stem)
+        if other is not None and other != name:
+            raise UsageError(
+                f"'{label}' holds two layers named '{stem}': '{other}' and '{name}'; "
+                "ms4map does not pick one. Fix: remove one of them from the zip, or rename "
+                "one (e.g. parcels_old.shp) and say which to use with --layer "
+                f"ROLE={stem}."
+            )
+        found[stem] = name
+    return found
 
 
 def parse_layer_option(text: str) -> tuple[str, str]:
@@ -86,7 +160,9 @@ def list_source_layers(path: str | Path) -> list[str]:
             f.stem for f in p.iterdir() if f.suffix.lower() in VECTOR_SUFFIXES and f.is_file()
         )
     if p.suffix.lower() == ".zip":
-        _check_zip(p)
+        members = zip_layer_members(p)  # checks the zip first
+        if members:
+            return sorted(members)
     try:
         return [str(r[0]) for r in pyogrio.list_layers(_gdal(p))]
     except Exception as exc:  # GDAL raises several types
@@ -172,20 +248,40 @@ def _is_layer_of(base: Path | None, name: str) -> bool:
         return False
 
 
+def _split_file_layer(spec: str, base: Path | None) -> tuple[str, str]:
+    """``FILE::LAYER`` split where FILE exists (LAYER may hold ``::``), else at the last
+    ``::``."""
+    file_part, layer = spec.split("::", 1)
+    near = base if base is None or base.is_dir() else base.parent
+    if Path(file_part).expanduser().exists() or (near is not None and (near / file_part).exists()):
+        return file_part, layer
+    file_part, layer = spec.rsplit("::", 1)
+    return file_part, layer
+
+
+def _file_layer_source(spec: str, base: Path | None) -> Source:
+    """The source of ``FILE::LAYER`` (or of a layer of ``base`` named with ``::``)."""
+    if _is_layer_of(base, spec):  # a layer named 'x::y' in the workspace itself
+        return Source(base, spec, spec)  # type: ignore[arg-type]
+    file_part, layer = _split_file_layer(spec, base)
+    fp = _resolve_file(file_part, base)
+    if fp.suffix.lower() == ".zip":
+        found = _zip_member(fp, layer)
+        if found is not None:
+            return Source(fp, None, PurePosixPath(found).stem, member=found)
+    return Source(fp, layer, layer)
+
+
 def _resolve_source(spec: str, base: Path | None, role: str | None = None) -> Source:
     """Turn a ``--layer`` value into a :class:`Source` (``role``: the role it feeds, for
     messages)."""
     if "::" in spec:
-        if _is_layer_of(base, spec):  # a layer named 'x::y' in the workspace itself
-            return Source(base, spec, spec)  # type: ignore[arg-type]
-        file_part, layer = spec.split("::", 1)  # FILE::LAYER, where LAYER may hold '::'
-        near = base if base is None or base.is_dir() else base.parent
-        if not Path(file_part).expanduser().exists() and not (
-            near is not None and (near / file_part).exists()
-        ):
-            file_part, layer = spec.rsplit("::", 1)
-        fp = _resolve_file(file_part, base)
-        return Source(fp, layer, layer)
+        return _file_layer_source(spec, base)
+    if base is not None and base.suffix.lower() == ".zip":
+        # a layer of a zipped workspace: by name or by its path in the zip
+        found = _zip_member(base, spec)
+        if found is not None:
+            return Source(base, None, PurePosixPath(found).stem, member=found)
     if _looks_like_file(spec):
         fp = _resolve_file(spec, base)
         if fp.is_dir() and fp.suffix.lower() != ".gdb":
@@ -223,6 +319,15 @@ def _resolve_source(spec: str, base: Path | None, role: str | None = None) -> So
             "Fix: use one of these names in --layer ROLE=LAYER."
         )
     return Source(base, spec, spec)
+
+
+def _zip_member(zip_path: Path, spec: str) -> str | None:
+    """The member of a zip a layer spec names (its stem or its path in the zip), if any."""
+    members = zip_layer_members(zip_path)
+    if spec in members:
+        return members[spec]
+    wanted = spec.replace("\\", "/").strip("/")
+    return next((m for m in members.values() if m == wanted), None)
 
 
 def _looks_like_file(spec: str) -> bool:

@@ -305,6 +305,8 @@ LAYER_STYLES: dict[str, LayerStyle] = {
     "inlet_catchments": LayerStyle(
         "Inlet catchments", "polygon", _drainage_classes("target_kind"), fill_opacity=0.2
     ),
+    # ``ms4map drainage``'s parcels with their answer (pipeline.parcel_drainage_map)
+    "parcel_drainage_map": _parcel("Parcel drainage", _drainage_classes("target_kind")),
     # -- result layers the app does not draw: the same palette -----------------------------
     "structure_outfalls": LayerStyle(
         "Structures by outfall method",

@@ -50,7 +50,7 @@ from .tables import (
     StructureTable,
     node_xy,
 )
-from .termini import find_outfalls, junction_outfall_ids
+from .termini import find_outfalls, junction_outfall_ids, outfall_guessed
 
 if TYPE_CHECKING:
     from ..io import Workspace
@@ -292,6 +292,8 @@ def network_frames(
     odf = pd.DataFrame({c: data[c] for c in cols})
     for c in cols:
         odf[c] = pd.array(odf[c].astype(object).where(odf[c].notna(), None), dtype="str")
+    # an outfall inferred from where the lines end is a guess (issue 28 item 16)
+    odf["guessed"] = np.array([outfall_guessed(m) for m in odf["method"]], dtype=bool)
     odf["geometry"] = shapely.points(xy) if len(xy) else np.zeros(0, dtype=object)
     outfalls = gpd.GeoDataFrame(odf, geometry="geometry", crs=cfg.crs).set_index("outfall_id")
     sn = pd.DataFrame(

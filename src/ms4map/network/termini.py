@@ -37,7 +37,24 @@ from .tables import (
 if TYPE_CHECKING:
     from ..io import Workspace
 
-__all__ = ["find_outfalls", "junction_outfall_ids", "rank_terminals", "sink_pool_outfalls"]
+__all__ = [
+    "MAPPED_OUTFALL_METHODS",
+    "find_outfalls",
+    "junction_outfall_ids",
+    "outfall_guessed",
+    "rank_terminals",
+    "sink_pool_outfalls",
+]
+
+#: The outfall methods that do not guess: the outfalls layer and outfall structures.
+#: Every other method infers the outfall from where the lines end (a guess, to be
+#: checked in the field).
+MAPPED_OUTFALL_METHODS = frozenset({"outfalls_layer", "outfall_structure"})
+
+
+def outfall_guessed(method: Any) -> bool:
+    """Whether an outfall of this ``method`` was inferred from where the lines end."""
+    return ("" if method is None else str(method)) not in MAPPED_OUTFALL_METHODS
 
 
 def rank_terminals(
@@ -338,5 +355,7 @@ def _add_outfalls(net: StormNetwork, new_rows: list[dict[str, Any]]) -> None:
     for col in add.columns:
         if col != "geometry":
             add[col] = pd.array(add[col].astype(object).where(add[col].notna(), None), dtype="str")
+    if "guessed" in net.outfalls.columns:
+        add["guessed"] = True  # a pool's terminal is inferred from where the lines end
     net.outfalls = pd.concat([net.outfalls, add])
     net._cache.clear()

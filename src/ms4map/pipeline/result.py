@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..io import Workspace
     from ..network import StormNetwork
 
-__all__ = ["PipelineResult", "Result", "outfall_points"]
+__all__ = ["PipelineResult", "Result", "outfall_points", "parcel_drainage_map"]
 
 
 @dataclass
@@ -75,18 +75,26 @@ class Result:
     workspace: Workspace | None = None
 
     def layers(self) -> dict[str, Any]:
-        """The output layers of ``ms4map drainage``: parcel_drainage, inlet_catchments,
+        """The output layers of ``ms4map drainage``: parcel_drainage (a table, one row per
+        parcel and target), parcel_drainage_map (the parcels with their answer, to draw:
+        :func:`parcel_drainage_map`; when the workspace has parcels), inlet_catchments,
         sewersheds, qa."""
         qa_frame = self.qa.to_frame()
         for c in qa_frame.columns:
             if qa_frame[c].dtype == object:
                 qa_frame[c] = qa_frame[c].map(lambda v: None if v is None else str(v))
-        return {
-            "parcel_drainage": self.drainage,
-            "inlet_catchments": self.inlet_catchments,
-            "sewersheds": self.sewersheds,
-            "qa": qa_frame,
-        }
+        out: dict[str, Any] = {"parcel_drainage": self.drainage}
+        parcels = self.workspace.layers.get("parcels") if self.workspace is not None else None
+        if parcels is not None:
+            out["parcel_drainage_map"] = parcel_drainage_map(self.drainage, parcels)
+        out.update(
+            {
+                "inlet_catchments": self.inlet_catchments,
+                "sewersheds": self.sewersheds,
+                "qa": qa_frame,
+            }
+        )
+        return out
 
     def __repr__(self) -> str:
         path = getattr(self.workspace, "path", None)
@@ -119,3 +127,53 @@ def outfall_points(result: Result, workspace: Workspace | None) -> dict[str, Any
         for i, g in zip(o["outfall_id"], o.geometry, strict=True):
             pts[str(i)] = g
     return pts
+
+
+#: Target kinds of ``parcel_drainage`` by where the runoff goes.
+_MS4_KINDS = ("inlet", "conveyance")
+_PARTS = {
+    "ms4_fraction": _MS4_KINDS,
+    "direct_fraction": ("water_direct",),
+    "internal_fraction": ("depression",),
+    "off_dem_fraction": ("off_dem",),
+}
+
+
+def parcel_drainage_map(drainage: pd.DataFrame, parcels: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    """The parcels with their drainage answer, one row each (``parcel_drainage`` has no
+    geometry: one row per parcel and target).
+
+    Columns: ``parcel_id``; ``target_kind``, ``outfall_id``, ``receiving_water``,
+    ``pwl_id``, ``method`` of the target of the parcel's largest share (what the map
+    colours by: the QGIS style of ``ms4map.io.styles``); the shares of its runoff
+    reaching the MS4 (``ms4_fraction``), water directly, a depression and the DEM's
+    edge; ``outfall_ids`` every outfall it reaches (``;``-separated); ``targets`` the
+    number of its targets; the parcel's geometry.  A parcel without a drainage row has
+    ``target_kind`` ``not computed``.
+    """
+    d = drainage.copy()
+    d["parcel_id"] = d["parcel_id"].astype(str)
+    d["fraction"] = pd.to_numeric(d["fraction"], errors="coerce").fillna(0.0)
+    kind = d["target_kind"].astype(str)
+    main = d.sort_values("fraction", ascending=False, kind="stable").drop_duplicates("parcel_id")
+    main = main.set_index("parcel_id")
+    ids = parcels["parcel_id"].astype(str)
+    out = pd.DataFrame({"parcel_id": ids.to_numpy()})
+    for col in ("target_kind", "outfall_id", "receiving_water", "pwl_id", "method"):
+        if col in main.columns:
+            vals = ids.map(main[col].astype(object).where(main[col].notna(), None))
+            out[col] = vals.to_numpy()
+    out["target_kind"] = out["target_kind"].where(ids.isin(main.index).to_numpy(), "not computed")
+    for name, kinds in _PARTS.items():
+        share = d.loc[kind.isin(kinds)].groupby("parcel_id")["fraction"].sum()
+        out[name] = ids.map(share).fillna(0.0).round(4).to_numpy()
+    outs = d.dropna(subset=["outfall_id"])
+    every = outs.groupby("parcel_id")["outfall_id"].agg(
+        lambda s: ";".join(dict.fromkeys(s.astype(str)))
+    )
+    out["outfall_ids"] = ids.map(every).to_numpy()
+    out["targets"] = ids.map(d.groupby("parcel_id").size()).fillna(0).astype("int64").to_numpy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            out[col] = pd.array(out[col].where(out[col].notna(), None), dtype="str")
+    return gpd.GeoDataFrame(out, geometry=parcels.geometry.to_numpy(), crs=parcels.crs)

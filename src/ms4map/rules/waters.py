@@ -19,7 +19,7 @@ the lists (:func:`normalize_pollutant`, :func:`normalize_category`) are in
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -457,16 +457,21 @@ SKIPPED_ROWS_FIX = (
 
 
 def waters_for(
-    workspace: Workspace, impairments: str | Path | None = None, *, warn: Any = None
+    workspace: Workspace,
+    impairments: str | Path | None = None,
+    *,
+    warn: Any = None,
+    columns: Mapping[str, str] | None = None,
 ) -> Waters:
     """The waters a screening reads: the workspace's, with ``impairments`` (a CSV) instead
     of its 303(d) layer when given.
 
-    ``warn`` (a callable) is given one line per row of the CSV that was skipped.
+    ``warn`` (a callable) is given one line per row of the CSV that was skipped;
+    ``columns`` names the CSV's columns (as :func:`ms4map.io.read_303d`).
     """
     if not impairments:
         return Waters.from_workspace(workspace)
-    read = read_impairments(impairments)
+    read = read_impairments(impairments, columns=columns)
     if warn is not None:
         for finding in read.qa.findings:
             warn(f"ms4map: warning: {Path(impairments).name}: skipped {finding.message}")

@@ -18,8 +18,11 @@ from .. import auth, state
 from ..state import plain
 from ..upload import (
     MAX_UPLOAD_BYTES,
+    TABLE_SUFFIXES,
+    import_303d_csv,
     list_uploads,
     remove_upload,
+    store_table_upload,
     store_upload,
     uploads_dir,
 )
@@ -150,7 +153,8 @@ def _uploaded_layers() -> tuple[list[tuple[str, str, Path]], list[tuple[str, Pat
     spec, file)`` and rasters ``(label, file)`` of the stored uploads."""
     st.header("Upload layers")
     st.caption(
-        f"Zipped Shapefile, GeoPackage or GeoJSON layers and a DEM GeoTIFF; up to "
+        f"Zipped Shapefile, GeoPackage or GeoJSON layers, a DEM GeoTIFF and the 303(d) "
+        f"list as a CSV (comma, semicolon or tab separated); up to "
         f"{MAX_UPLOAD_BYTES // 2**20} MB per file. Each file is checked as it arrives. Copies "
         f"are kept in {uploads_dir()} (listed below, where you can remove them); your own "
         "files are never modified."
@@ -160,7 +164,7 @@ def _uploaded_layers() -> tuple[list[tuple[str, str, Path]], list[tuple[str, Pat
         st.caption("Only the SMO uploads (viewers read).")
     files = st.file_uploader(
         "Layer files and DEM",
-        type=["zip", "gpkg", "geojson", "json", "fgb", "tif", "tiff"],
+        type=["zip", "gpkg", "geojson", "json", "fgb", "tif", "tiff", "csv", "txt", "tsv"],
         accept_multiple_files=True,
         key="data_upload",
         disabled=not may,
@@ -171,6 +175,10 @@ def _uploaded_layers() -> tuple[list[tuple[str, str, Path]], list[tuple[str, Pat
     for name, item in stored.values():
         if isinstance(item, Exception):
             st.error(f"{name}: {plain(item)}")
+            continue
+        if isinstance(item, Path):  # a 303(d) list CSV
+            if item.exists():
+                layer_files += _impairments_csv(name, item)
             continue
         if not item.folder.exists():  # removed below in another run
             continue
@@ -192,13 +200,67 @@ def _store_files(files: list[Any]) -> dict[str, Any]:
             continue
         try:
             auth.require_data_manager("Uploading")
-            stored[fid] = (f.name, store_upload(f.name, f.getvalue(), user=auth.current().name))
+            user = auth.current().name
+            if f.name.lower().endswith(TABLE_SUFFIXES):  # the 303(d) list
+                stored[fid] = (f.name, store_table_upload(f.name, f.getvalue(), user=user))
+            else:
+                stored[fid] = (f.name, store_upload(f.name, f.getvalue(), user=user))
         except Exception as exc:  # noqa: BLE001 - every bad file becomes a message
             stored[fid] = (f.name, exc)
     current = {getattr(f, "file_id", None) or f.name for f in files}
     for fid in [k for k in stored if k not in current]:  # removed from the uploader
         stored.pop(fid)
     return stored
+
+
+#: The impairments columns a 303(d) list CSV's boxes name (column -> words).
+IMPAIRMENT_BOXES = {
+    "wb_id": "PWL ID (the water's id, NNNN-NNNN)",
+    "pollutant": "Cause / pollutant",
+    "category": "List part or EPA category",
+    "list_year": "List year",
+    "source": "Suspected source",
+}
+
+
+def _impairments_csv(name: str, path: Path) -> list[tuple[str, str, Path]]:
+    """A 303(d) list CSV: which column holds what (automatic: the usual names), read
+    into the ``impairments`` table; ``[(label, spec, file)]`` once it reads, else ``[]``
+    after saying why."""
+    from ...io.impairments import read_text_csv
+
+    try:
+        headers = list(read_text_csv(path).columns)
+    except Exception as exc:  # noqa: BLE001 - every bad file becomes a message
+        st.error(f"{name}: {plain(exc)}")
+        return []
+    columns: dict[str, str] = {}
+    with st.expander(f"Columns of the 303(d) list {name}"):
+        st.caption(
+            "Which column of the CSV holds what. Automatic: the usual names (PWL ID, "
+            "Cause/Pollutant, List Part, ... or an ATTAINS export's)."
+        )
+        for col, words in IMPAIRMENT_BOXES.items():
+            choice = st.selectbox(
+                words,
+                [AUTO, *headers],
+                key=f"data_303d_{name}_{col}",
+                disabled=not auth.can_manage_data(),
+            )
+            if choice != AUTO:
+                columns[col] = choice
+    try:
+        spec, read = import_303d_csv(path, columns)
+    except Exception as exc:  # noqa: BLE001
+        st.error(
+            f"{name}: {plain(state.app_fixes(exc))} Choose the columns under "
+            f"'Columns of the 303(d) list {name}'."
+        )
+        return []
+    st.info(f"{name}: {len(read.table):,} listing(s) of the 303(d) list read.")
+    for finding in read.qa.findings:
+        st.warning(f"{name}: skipped {plain(finding.message)}")
+    return [(f"{name}: impairments (303(d) list)", spec, path)]
 
 
 def _upload_messages(name: str, item: StoredUpload) -> None:
