@@ -72,3 +72,22 @@ def test_the_quotas_refuse_naming_the_limit(
     with pytest.raises(InputOpenError, match="over the app's limit of 1.5 MB"):
         store_upload("d.geojson", big + b"   ", data_dir=data, user="clerk")
     assert len([p for p in (data / "uploads").iterdir() if not p.name.startswith(".")]) == 3
+
+
+# -- issue 29 item 14: refusals said of the user's file, in the user's names --------------
+def test_zip_refusals_name_the_users_file_not_the_stored_copy(tmp_path: Path) -> None:
+    with pytest.raises(InputOpenError) as err:
+        store_upload("my town.zip", _zip({"../x.geojson": GEOJSON}), data_dir=tmp_path / "d")
+    assert "'my town.zip' is unsafe" in str(err.value)
+    assert "upload.zip" not in str(err.value) and str(tmp_path) not in str(err.value)
+
+
+def test_two_members_that_clean_to_one_name_are_named(tmp_path: Path) -> None:
+    """They were called 'damaged', with a server path."""
+    with pytest.raises(InputOpenError) as err:
+        store_upload(
+            "town.zip", _zip({"a b.geojson": GEOJSON, "a_b.geojson": GEOJSON}), data_dir=tmp_path
+        )
+    said = str(err.value)
+    assert "'a b.geojson' and 'a_b.geojson'" in said and "rename one of them" in said
+    assert "damaged" not in said and str(tmp_path) not in said

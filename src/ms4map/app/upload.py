@@ -299,9 +299,14 @@ def store_upload(
         if is_zip:
             archive = folder / "upload.zip"
             archive.write_bytes(data)
-            safe_extract_zip(
-                archive, folder / "files", max_unpacked=max_unpacked, max_members=max_members
-            )
+            try:
+                safe_extract_zip(
+                    archive, folder / "files", max_unpacked=max_unpacked, max_members=max_members
+                )
+            except InputOpenError as exc:  # said of the user's file, not the stored copy
+                raise InputOpenError(
+                    str(exc).replace(f"'{archive.name}'", f"'{name}'").replace(str(folder), "")
+                ) from None
             archive.unlink()
             base = folder / "files"
         else:
@@ -453,6 +458,7 @@ def safe_extract_zip(
             # real layer's name): what macOS and Windows add is not extracted
             if not info.is_dir() and not is_zip_junk(info.filename):
                 plan.append((info, PurePosixPath(*[_clean_name(p) for p in parts])))
+        _check_one_name_each(plan)
         dest.mkdir(parents=True, exist_ok=True)
         root = dest.resolve()
         written = 0
@@ -481,6 +487,21 @@ def safe_extract_zip(
                 ) from None
             out.append(target)
         return out
+
+
+def _check_one_name_each(plan: list[tuple[zipfile.ZipInfo, PurePosixPath]]) -> None:
+    """Refuse two members whose names become one file once made safe (``a b.geojson`` and
+    ``a_b.geojson``), naming both as they are in the zip."""
+    seen: dict[str, str] = {}
+    for info, rel in plan:
+        key = rel.as_posix().lower()  # one file on a case-insensitive disk too
+        if key in seen:
+            raise InputOpenError(
+                f"The zip holds '{seen[key]}' and '{info.filename}', which would both be "
+                f"stored as '{rel.as_posix()}' (spaces and other marks become '_'). Nothing "
+                "from it is used. Fix: rename one of them and zip again."
+            )
+        seen[key] = info.filename
 
 
 #: The tables the Data page takes besides layers: a 303(d) list CSV.
