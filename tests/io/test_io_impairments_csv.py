@@ -97,3 +97,14 @@ def test_screen_reads_a_renamed_tab_separated_list_with_field(tmp_path, demo_cop
     out = capsys.readouterr()
     assert code == 0, out.err
     assert "SWPPP required" in out.out
+
+
+def test_a_file_that_is_no_303d_list_is_not_echoed(tmp_path: Path) -> None:
+    """Issue 29 item 14: a batch given another CSV put its first line into summary.csv."""
+    p = tmp_path / "payroll.csv"
+    p.write_text("employee,salary,ssn\nJ Doe,50000,123-45-6789\n", encoding="utf-8")
+    with pytest.raises(DataError) as err:
+        read_303d(p)
+    said = str(err.value)
+    assert "none of its 3 column(s) is a column of such a list" in said
+    assert "salary" not in said and "ssn" not in said

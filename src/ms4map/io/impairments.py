@@ -316,9 +316,15 @@ def _read_list_csv(
     if missing:
         back = {v: k for k, v in (translate or {}).items()}
         mapping = " ".join(f"--field impairments.{back.get(m, m)}=COLUMN" for m in missing)
+        if cols:  # a list with other names: its headers help to map them
+            shown = [h if len(h) <= 40 else h[:37] + "..." for h in headers[:12]]
+            more = f" and {len(headers) - 12} more" if len(headers) > 12 else ""
+            has = f"it has {shown}{more}"
+        else:  # not such a list at all: its first line is not repeated (it may be anything)
+            has = f"none of its {len(headers)} column(s) is a column of such a list"
         raise DataError(
-            f"{what} {str(p)!r} lacks the column(s) {[required[m] for m in missing]}; it has "
-            f"{headers}. Fix: {fix} Or say which column holds each with {mapping}."
+            f"{what} {str(p)!r} lacks the column(s) {[required[m] for m in missing]}; {has}. "
+            f"Fix: {fix} Or say which column holds each with {mapping}."
         )
     return p, raw, cols
 
