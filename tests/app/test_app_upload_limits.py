@@ -91,3 +91,25 @@ def test_two_members_that_clean_to_one_name_are_named(tmp_path: Path) -> None:
     said = str(err.value)
     assert "'a b.geojson' and 'a_b.geojson'" in said and "rename one of them" in said
     assert "damaged" not in said and str(tmp_path) not in said
+
+
+def test_one_unreadable_view_does_not_refuse_the_geopackage(tmp_path: Path) -> None:
+    """A GeoPackage with one broken view was refused whole, with no fix."""
+    import shutil
+    import sqlite3
+
+    import ms4map
+
+    gpkg = tmp_path / "town.gpkg"
+    shutil.copy(ms4map.datasets.get_path("alder_falls"), gpkg)
+    with sqlite3.connect(gpkg) as con:
+        con.execute("CREATE VIEW broken AS SELECT fid, geom FROM no_such_table")
+        con.execute(
+            "INSERT INTO gpkg_contents (table_name, data_type, identifier, srs_id) "
+            "VALUES ('broken', 'features', 'broken', 0)"
+        )
+        con.execute("INSERT INTO gpkg_geometry_columns VALUES ('broken','geom','POINT',0,0,0)")
+    up = store_upload("town.gpkg", gpkg.read_bytes(), data_dir=tmp_path / "data")
+    assert not up.problems
+    assert "layer 'broken' of 'town.gpkg' cannot be read" in up.notes["town.gpkg"]
+    assert "the other layers are used" in up.notes["town.gpkg"]

@@ -136,12 +136,12 @@ def check_layer_file(path: str | Path) -> tuple[str | None, str | None]:
             "file.",
             None,
         )
-    problems, notes = [], []
+    problems, notes, unreadable = [], [], []
     for lyr in layer_names or [path.stem]:
         try:
             info = pyogrio.read_info(path, layer=lyr)
         except Exception as exc:  # noqa: BLE001
-            problems.append(f"layer '{lyr}' of '{name}' cannot be read: GDAL says: {exc}")
+            unreadable.append(f"layer '{lyr}' of '{name}' cannot be read (GDAL says: {exc})")
             continue
         n = int(info.get("features") or 0)
         if n <= 0:
@@ -167,6 +167,14 @@ def check_layer_file(path: str | Path) -> tuple[str | None, str | None]:
                 f"layer '{lyr}' of '{name}' has no CRS (a Shapefile without its .prj?): "
                 "choose its CRS below before validating."
             )
+    if unreadable and len(unreadable) == len(layer_names or [path.stem]):
+        problems += unreadable  # nothing of the file can be read
+    elif unreadable:  # one broken view does not refuse the file's other layers
+        notes += [
+            f"{u}: it is left out and the other layers are used. Fix: repair or delete it "
+            "in your GIS if a layer you need is in it."
+            for u in unreadable
+        ]
     return ("; ".join(problems) or None), (" ".join(notes) or None)
 
 
