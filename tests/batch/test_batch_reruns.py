@@ -113,7 +113,11 @@ def test_a_web_server_as_scheduler_is_refused_in_bounded_time() -> None:
     from ms4map.batch.cluster import _client_at
     from ms4map.core.errors import UsageError
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), SimpleHTTPRequestHandler)
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:  # Dask's handshake is a bad request
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     address = f"tcp://127.0.0.1:{server.server_address[1]}"
