@@ -179,6 +179,30 @@ def _error(exc: BaseException) -> None:
         st.error(f"{type(exc).__name__}: {exc}")
 
 
+# -- forms: keep what was typed until it is saved -----------------------------------------
+def form_start(name: str, prefixes: tuple[str, ...]) -> None:
+    """Before a form is drawn: show the confirmation of the last save and, after a save,
+    empty its fields (the keys starting with ``prefixes``).
+
+    Forms are not ``clear_on_submit``: a refused entry keeps everything typed and the
+    error names the field to fix; only a saved entry empties the form (see
+    :func:`form_saved`).
+    """
+    saved = st.session_state.pop(f"{name}_saved", None)
+    if st.session_state.pop(f"{name}_clear", False):
+        for k in [k for k in st.session_state if str(k).startswith(prefixes)]:
+            del st.session_state[k]
+    if saved:
+        st.success(saved)
+
+
+def form_saved(name: str, message: str) -> None:
+    """After a save: the next run confirms it and starts the form empty, then reruns."""
+    st.session_state[f"{name}_saved"] = message
+    st.session_state[f"{name}_clear"] = True
+    st.rerun()
+
+
 # -- the inspection form -------------------------------------------------------------------
 def _label(f: Any) -> str:
     words = f.name.replace("_", " ").replace("temperature c", "temperature").capitalize()
@@ -223,10 +247,8 @@ def inspection_form(key: str, outfall_id: str) -> int | None:
     if records_location() is None:
         st.info("Records are kept with a workspace opened from a path (Data page).")
         return None
-    saved = st.session_state.pop(f"{key}_saved", None)
-    if saved:
-        st.success(saved)
-    with st.form(f"{key}_ins_form", clear_on_submit=True):
+    form_start(f"{key}_ins", (f"{key}_date", f"{key}_f_", f"{key}_photos"))
+    with st.form(f"{key}_ins_form"):
         st.markdown(f"**Record an inspection of {outfall_id}** (outfall reconnaissance)")
         day = st.date_input(
             "Date", value=dt.date.today(), max_value=dt.date.today(), key=f"{key}_date"
@@ -255,10 +277,12 @@ def inspection_form(key: str, outfall_id: str) -> int | None:
     except Exception as exc:  # noqa: BLE001 - every refusal is shown
         _error(exc)
         return None
-    st.session_state[f"{key}_saved"] = f"Inspection {iid} of {outfall_id} recorded by {s.name}" + (
-        f" with {len(files)} photo(s)." if files else "."
+    # the history, the chart and the map show it at once; the form starts empty
+    form_saved(
+        f"{key}_ins",
+        f"Inspection {iid} of {outfall_id} recorded by {s.name}"
+        + (f" with {len(files)} photo(s)." if files else "."),
     )
-    st.rerun()  # the history, the chart and the map show it at once
     return iid  # pragma: no cover - st.rerun ends the run
 
 
@@ -366,7 +390,8 @@ def open_case_form(key: str, outfall_id: str) -> int | None:
             int(i)
             for i in ins.loc[ins["outfall_id"].astype(str) == str(outfall_id), "inspection_id"]
         ]
-    with st.form(f"{key}_case_form", clear_on_submit=True):
+    form_start(f"{key}_case", (f"{key}_case_",))
+    with st.form(f"{key}_case_form"):
         st.markdown(f"**Open a case at {outfall_id}**")
         c = st.columns(3)
         origin = c[0].selectbox("Origin", list(ORIGINS), key=f"{key}_case_origin")
@@ -390,8 +415,8 @@ def open_case_form(key: str, outfall_id: str) -> int | None:
     except Exception as exc:  # noqa: BLE001
         _error(exc)
         return None
-    st.success(f"Case {cid} opened at {outfall_id}. Advance it on the Cases page.")
-    return cid
+    form_saved(f"{key}_case", f"Case {cid} opened at {outfall_id}. Advance it on the Cases page.")
+    return cid  # pragma: no cover - st.rerun ends the run
 
 
 # -- the map: derived status and open cases ------------------------------------------------

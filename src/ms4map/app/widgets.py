@@ -28,7 +28,46 @@ __all__ = [
     "page_link",
     "search_box",
     "show_path",
+    "sticky_select",
 ]
+
+
+def sticky_select(
+    where: Any,
+    label: str,
+    options: list[Any],
+    *,
+    key: str,
+    format_func: Any = str,
+    default: Any = None,
+    pick: Any = None,
+) -> Any:
+    """A selectbox whose choice is kept by its option (an id) across reruns.
+
+    Streamlit keeps a selectbox's choice by its label: when ``format_func`` gives an
+    option a new label (a case's status after a step, an outfall's status after an
+    inspection), the choice would fall back to the first or default option.  Here the
+    chosen option is remembered in ``st.session_state[key + "_chosen"]`` and written to
+    the widget's state before it is drawn (no ``index=`` is passed, so Streamlit sees no
+    second default).  ``default`` is the first choice; ``pick`` (when one of the
+    options) replaces the choice, e.g. from a link.
+    """
+    opts = list(options)
+    if not opts:
+        return None
+    memo = f"{key}_chosen"
+    if pick is not None and pick in opts:
+        st.session_state[memo] = pick
+    chosen = st.session_state.get(memo)
+    if chosen not in opts:
+        chosen = default if default in opts else opts[0]
+    st.session_state[memo] = chosen
+    st.session_state[key] = chosen
+
+    def remember() -> None:
+        st.session_state[memo] = st.session_state.get(key)
+
+    return where.selectbox(label, opts, format_func=format_func, key=key, on_change=remember)
 
 
 def search_box(
