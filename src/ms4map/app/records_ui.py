@@ -440,6 +440,55 @@ def derived_status() -> tuple[Any, Any, Any] | None:
     return s, cases, dl
 
 
+def outfall_statuses(ws: Workspace | None = None) -> pd.DataFrame | None:
+    """The one status of every outfall: :func:`ms4map.records.summary.outfall_status`
+    (the outfalls layer's status merged with the records), which the map's colours and
+    panel, the inventory's counts and table, the investigation's selector, the printable
+    outfall map and the exports all read.  Without a records file, the same function on
+    the layer alone; ``None`` without outfalls."""
+    got = derived_status()
+    if got is not None:
+        return got[0]
+    if ws is None:
+        ctx = state.context()
+        ws = None if ctx is None else ctx.ws
+    of = None if ws is None else ws.layers.get("outfalls")
+    if of is None or "outfall_id" not in of:
+        return None
+    from ..records.summary import outfall_status
+
+    return outfall_status(pd.DataFrame(of.drop(columns="geometry")), pd.DataFrame(), pd.DataFrame())
+
+
+def with_status(inv: pd.DataFrame, ws: Workspace | None = None) -> pd.DataFrame:
+    """The inventory with ``status`` the one status of each outfall (and ``status_reason``)."""
+    status = outfall_statuses(ws)
+    if status is None or "outfall_id" not in inv:
+        return inv
+    m = status.set_index(status["outfall_id"].astype(str))
+    ids = inv["outfall_id"].astype(str)
+    out = inv.drop(columns=["status_reason"], errors="ignore")
+    known = ids.isin(m.index).to_numpy()
+    old = out["status"] if "status" in out else pd.Series([None] * len(out), index=out.index)
+    out["status"] = [m.at[i, "status"] if k else o for i, k, o in zip(ids, known, old, strict=True)]
+    at = list(out.columns).index("status") + 1
+    out.insert(
+        at,
+        "status_reason",
+        [m.at[i, "reason"] if k else None for i, k in zip(ids, known, strict=True)],
+    )
+    return out
+
+
+def status_token(inv: pd.DataFrame) -> str:
+    """A short fingerprint of the inventory's statuses (a PDF made before a status
+    changed is not offered again)."""
+    import hashlib
+
+    text = "|".join(f"{o}={s}" for o, s in zip(inv["outfall_id"], inv["status"], strict=True))
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
 def open_cases(cases: Any, deadlines: Any) -> Any:
     """The cases not closed nor eliminated, with ``overdue`` (any deadline overdue)."""
     if cases is None or not len(cases):
@@ -584,7 +633,7 @@ def outfall_records(key: str, outfall_id: str) -> None:
 def inventory_records(inv: pd.DataFrame) -> None:
     """The inventory page's records part: coverage, last inspections, annual report, form."""
     st.subheader("Inspections (IDDE records)")
-    table, fig = inventory_columns(inv)
+    table, fig = inventory_columns(inv if "status_reason" in inv else with_status(inv))
     c = st.columns(3)
     c[0].metric(
         "Screened in the permit's 5-year cycle",
@@ -593,7 +642,7 @@ def inventory_records(inv: pd.DataFrame) -> None:
     )
     c[1].metric(f"Screened in {fig.get('year', dt.date.today().year)}", fig["screened"])
     c[2].metric("Outfalls", fig["outfalls"])
-    cols = [x for x in ("outfall_id", "status", "derived_status", "last_inspection") if x in table]
+    cols = [x for x in ("outfall_id", "status", "status_reason", "last_inspection") if x in table]
     st.dataframe(table[cols], hide_index=True, width="stretch", key="inventory_records_table")
     rec = reader()
     if rec is not None:
@@ -629,11 +678,13 @@ def layers_with_status(ws: Workspace, layers: dict[str, Any]) -> dict[str, Any]:
 
 
 def outfall_status_line(outfall_id: str) -> None:
-    """One line on a selected outfall: its derived status, why, its open cases."""
-    got = derived_status()
-    if got is None:
+    """One line on a selected outfall: its one status (:func:`outfall_statuses`), why,
+    its open cases."""
+    status = outfall_statuses()
+    if status is None:
         return
-    status, cases, dl = got
+    got = derived_status()
+    cases, dl = (None, None) if got is None else got[1:]
     row = status[status["outfall_id"].astype(str) == str(outfall_id)]
     if not len(row):
         return
@@ -646,7 +697,7 @@ def outfall_status_line(outfall_id: str) -> None:
     )
     n_over = int(mine["overdue"].sum()) if len(mine) else 0
     st.markdown(
-        f"**IDDE records**: status **{r['status']}** ({r['reason']})"
+        f"**Status**: **{str(r['status']).replace('_', ' ')}** ({state.data_text(r['reason'])})"
         + (f"; {len(mine)} open case(s), {n_over} overdue" if len(mine) else "")
         + "."
     )

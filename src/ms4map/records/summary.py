@@ -21,6 +21,7 @@ __all__ = [
     "SUMMARY_KEYS",
     "SUSPECT_FLOW_TYPES",
     "annual_report",
+    "layer_status",
     "outfall_status",
     "parse_year_start",
     "reporting_period",
@@ -143,6 +144,29 @@ def _walk(inspections: list[dict[str, Any]], *, cap: str | None = None) -> tuple
     return cur
 
 
+def layer_status(value: Any) -> str | None:
+    """A status of the outfalls layer as a status code (``None``: blank or not one)."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    code = str(value).strip().lower().replace(" ", "_").replace("-", "_")
+    return code if code in (*STATUS_ORDER[1:], "eliminated") else None
+
+
+def _with_layer(
+    value: Any, got: tuple[str, str], method: str, *, ended: bool
+) -> tuple[tuple[str, str], str]:
+    """Rule 5 of :func:`outfall_status`: the layer's status as the first evidence."""
+    lay = layer_status(value)
+    if lay is None or ended:
+        return got, method
+    said = f"the outfalls layer says {lay.replace('_', ' ')}"
+    if method == "never_inspected":
+        return (lay, f"{said}; no inspection or case recorded"), "outfalls_layer"
+    if lay in ("suspect", "illicit") and _rank(lay) > _rank(got[0]):
+        return (lay, f"{said}; {got[1]}, which does not clear it"), "outfalls_layer"
+    return got, method
+
+
 def outfall_status(
     outfalls: pd.DataFrame, inspections: pd.DataFrame, cases: pd.DataFrame
 ) -> pd.DataFrame:
@@ -166,7 +190,14 @@ def outfall_status(
        gives ``eliminated`` while no later inspection finds more than no flow; a case
        closed without elimination leaves what the inspections showed, capped at
        ``flowing``, then the inspections after it count in full;
-    5. never inspected, no case: ``unknown``.
+    5. the outfalls layer's own ``status`` (when ``outfalls`` has one) is the first
+       evidence: alone (no inspection, no case) it is the status; a ``suspect`` or
+       ``illicit`` there is not lowered by an inspection, only by a case that ended;
+       a flow finding there is replaced by an inspection's;
+    6. never inspected, no case, no layer status: ``unknown``.
+
+    This is the one status of an outfall: the app's map, panels, counts, selectors,
+    the printable outfall map and the exports all read it.
 
     Returns
     -------
@@ -186,6 +217,11 @@ def outfall_status(
     def blank(v: Any) -> bool:
         return v is None or pd.isna(v) or str(v) == ""
 
+    layer = (
+        dict(zip(outfalls["outfall_id"].astype(str), outfalls["status"], strict=True))
+        if "status" in outfalls
+        else None
+    )
     for oid in outfalls["outfall_id"].astype(str):
         mine = by_ins.get(oid, [])
         lr = mine[-1] if mine else None
@@ -242,6 +278,8 @@ def outfall_status(
             got, method = case_got, case_method
         if got is None:
             got, method = ("unknown", "no inspection and no case"), "never_inspected"
+        if layer is not None:
+            got, method = _with_layer(layer.get(oid), got, method, ended=bool(ended))
         rows.append(
             {
                 "outfall_id": oid,
