@@ -349,7 +349,7 @@ def outfall_history(key: str, outfall_id: str) -> pd.DataFrame:
     if not len(hist):
         st.caption("Nothing recorded yet at this outfall.")
         return hist
-    hist = hist.sort_values(["date", "record"]).reset_index(drop=True)
+    hist = sort_history(hist)
     st.dataframe(hist, hide_index=True, width="stretch", key=f"{key}_history")
     mine = (
         att[(att["target_table"] == "inspections") & att["target_id"].isin(ins["inspection_id"])]
@@ -365,14 +365,49 @@ def outfall_history(key: str, outfall_id: str) -> pd.DataFrame:
                     caption=f"inspection {a['target_id']}: {a['filename']}",
                     width=320,
                 )
+    chart = field_tests_chart(hist)
+    if chart is not None:
+        st.caption("Field tests over time (mg/L)")
+        st.altair_chart(chart, width="stretch")
+    return hist
+
+
+def sort_history(hist: pd.DataFrame) -> pd.DataFrame:
+    """Records by date, then inspections before samples, each by its number
+    ("sample 2" before "sample 10")."""
+    kind = hist["record"].astype(str).str.split(" ").str[0]
+    num = pd.to_numeric(hist["record"].astype(str).str.extract(r"^\S+ (\d+)")[0], errors="coerce")
+    order = pd.DataFrame({"d": hist["date"].astype(str), "k": kind, "n": num})
+    idx = order.sort_values(["d", "k", "n"], kind="stable").index
+    return hist.loc[idx].reset_index(drop=True)
+
+
+def field_tests_chart(hist: pd.DataFrame) -> Any | None:
+    """The field tests over time: a line with a point at every date (one date shows as
+    points), the y axis from 0 to above the highest value; ``None`` without tests."""
+    import altair as alt
+
     tests = hist[["date", *FIELD_TESTS]].copy()
     tests[list(FIELD_TESTS)] = tests[list(FIELD_TESTS)].apply(pd.to_numeric, errors="coerce")
     tests = tests.dropna(how="all", subset=list(FIELD_TESTS))
-    if len(tests):
-        tests["date"] = pd.to_datetime(tests["date"])
-        st.caption("Field tests over time (mg/L)")
-        st.line_chart(tests.groupby("date")[list(FIELD_TESTS)].max(), height=200)
-    return hist
+    if not len(tests):
+        return None
+    tests["date"] = pd.to_datetime(tests["date"])
+    wide = tests.groupby("date")[list(FIELD_TESTS)].max().reset_index()
+    long = wide.melt("date", var_name="test", value_name="mg/L").dropna(subset=["mg/L"])
+    top = float(long["mg/L"].max())
+    top = top * 1.15 if top > 0 else 1.0
+    return (
+        alt.Chart(long)
+        .mark_line(point=alt.OverlayMarkDef(size=60))
+        .encode(
+            x=alt.X("date:T", title="date"),
+            y=alt.Y("mg/L:Q", title="mg/L", scale=alt.Scale(domain=[0, top], nice=False)),
+            color=alt.Color("test:N", title="field test"),
+            tooltip=["date:T", "test:N", "mg/L:Q"],
+        )
+        .properties(height=220)
+    )
 
 
 # -- cases ------------------------------------------------------------------------------------
