@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from ..core.errors import UsageError
+from ..idde import flow_type_of
 
 __all__ = [
     "STATUS_ORDER",
@@ -106,8 +107,6 @@ def _inspection_status(r: dict[str, Any]) -> tuple[str, str]:
     flow = None if flow is None or pd.isna(flow) else bool(flow)
     ftype = r.get("flow_type")
     if ftype is None or (not isinstance(ftype, str) and pd.isna(ftype)):
-        from ..idde import flow_type_of
-
         ftype = flow_type_of(r)[0]
     when = f"inspection {r['inspection_id']} on {r['date']}"
     if char == "obvious":
