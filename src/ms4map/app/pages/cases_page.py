@@ -54,6 +54,7 @@ def render() -> None:
             f"case {c} — {_case(cases, c)['outfall_id']} — {_case(cases, c)['status']}"
         ),
         key="cases_case",
+        query="case",  # a reload keeps the chosen case
     )
     case = _case(cases, cid)
     records_ui.read_only_note("cases")
