@@ -138,3 +138,15 @@ def test_a_refused_sample_and_case_keep_what_was_typed(with_users: Path) -> None
     assert any("recorded twice" in e.value for e in at.error)
     assert at.text_input(key="inv_case_desc").value == "soap smell"
     assert at.selectbox(key="inv_case_origin").value == "complaint"
+
+
+def test_the_chosen_case_is_in_the_address_and_a_new_session_keeps_it(with_users: Path) -> None:
+    smo = _records(with_users, SMO, "smo")
+    ids = [smo.open_case(OUTFALL, f"2025-07-0{d}", origin="complaint", again=True) for d in (1, 2)]
+    at = _login(page("cases").run(), SMO, SMO_PW)
+    at.selectbox(key="cases_case").set_value(ids[0]).run()
+    assert at.query_params["case"] == [str(ids[0])] or at.query_params["case"] == str(ids[0])
+    fresh = page("cases")  # a reload: a new session with the same address
+    fresh.query_params["case"] = str(ids[0])
+    fresh = _login(fresh.run(), SMO, SMO_PW)
+    assert fresh.selectbox(key="cases_case").value == ids[0]
