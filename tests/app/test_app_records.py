@@ -309,7 +309,8 @@ def test_inventory_shows_last_inspection_and_screening_coverage(with_users: Path
     table = [d.value for d in at.dataframe if "last_inspection" in d.value.columns][0]
     row = table[table["outfall_id"] == OUTFALL].iloc[0]
     assert row["last_inspection"] == dt.date.today().isoformat()
-    assert row["derived_status"] == "not_flowing"
+    # the layer says suspect; an inspection finding no flow does not clear it (item 4/6)
+    assert row["status"] == "suspect" and "does not clear it" in row["status_reason"]
     assert table["last_inspection"].isna().sum() == n - 1
     labels = [str(b.proto.label) for b in at.get("download_button")]
     assert "Download the annual report (CSV)" in labels
@@ -355,5 +356,6 @@ def test_a_selected_outfall_on_the_map_says_its_derived_status(with_users: Path)
     at = _login(page("map").run(), VIEWER, VIEWER_PW)
     at.text_input(key="map_search_query").set_value(OUTFALL).run()
     assert not at.exception, [e.value for e in at.exception]
-    line = [m.value for m in at.markdown if m.value.startswith("**IDDE records**")]
-    assert line and "status **suspect**" in line[0] and "1 open case(s), 0 overdue" in line[0]
+    line = [m.value for m in at.markdown if m.value.startswith("**Status**")]
+    # obvious at the inspection: illicit; the open case does not lower it (issue 28 item 4)
+    assert line and "**illicit**" in line[0] and "1 open case(s), 0 overdue" in line[0]

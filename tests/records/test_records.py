@@ -364,7 +364,7 @@ def test_summary_on_hand_built_records(records) -> None:
     case_b = r.open_case("OF-2", "2025-05-02")
     case_c = r.open_case("OF-3", "2024-11-01")
     r.advance_case(case_c, "source_found", "2024-12-01", parcel_id="P-2")
-    r.advance_case(case_c, "notice_sent", "2025-01-05")
+    r.advance_case(case_c, "notice_sent", "2025-01-05", deadline="2025-02-05")
     r.add_sample(case_b, "MH-1", "2025-05-03", result="flow")
     r.add_sample(case_b, "MH-2", "2025-05-03", result="clean")
     s = r.summary(2025)

@@ -63,10 +63,13 @@ def test_stillwater_deadlines(tmp_path) -> None:
 
 def test_stillwater_remedy_left_to_the_notice(tmp_path) -> None:
     r = rec.open_records(make_town(tmp_path), user="smo", profile="stillwater")
-    cid = _case(r)
+    with pytest.raises(DataError, match="needs the remedy deadline the notice sets"):
+        _case(r)  # issue 28 item 16: a notice without its remedy deadline is refused
+    cid = int(r.cases()["case_id"].iloc[0])
+    r.advance_case(cid, "notice_sent", "2025-06-06", deadline="2025-06-20")
     d = r.deadlines(today="2025-06-10", case_id=cid).set_index("deadline")
-    assert d.loc["remedy", "status"] == "not_set"
-    assert "the deadline set in the notice of violation" in d.loc["remedy", "reason"]
+    assert d.loc["remedy", "status"] == "due"
+    assert "recorded in the notice" in d.loc["remedy", "reason"]
     r.correct("cases", cid, remedy_deadline="2025-07-01")
     assert _deadlines(r, cid, "2025-06-10")["remedy"] == ("2025-07-01", "due")
 
@@ -90,13 +93,13 @@ def test_kingsbury_deadlines(tmp_path) -> None:
 
 def test_kiryas_joel_states_no_periods(tmp_path) -> None:
     r = rec.open_records(make_town(tmp_path), user="smo", profile="kiryas_joel")
-    cid = _case(r)
+    cid = _case(r, deadline="2025-06-16")
     r.advance_case(cid, "appeal_filed", "2025-06-10")
     r.advance_case(cid, "appeal_decided", "2025-06-20", outcome="upheld")
     r.advance_case(cid, "closed", "2025-06-30")
     d = r.deadlines(today="2025-07-01", case_id=cid).set_index("deadline")
     assert d["status"].to_dict() == {
-        "remedy": "not_set",
+        "remedy": "overdue",
         "appeal_window": "not_stated",
         "appeal_hearing": "not_stated",
         "decision_filed": "not_stated",
@@ -104,7 +107,7 @@ def test_kiryas_joel_states_no_periods(tmp_path) -> None:
         "records_retention": "not_stated",
     }
     assert "appeal_days = 'not stated'" in d.loc["appeal_window", "reason"]
-    assert d["due"].isna().all()
+    assert d.drop(index="remedy")["due"].isna().all()
 
 
 def test_business_days_and_bad_steps(tmp_path) -> None:

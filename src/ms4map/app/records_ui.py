@@ -179,6 +179,30 @@ def _error(exc: BaseException) -> None:
         st.error(f"{type(exc).__name__}: {exc}")
 
 
+# -- forms: keep what was typed until it is saved -----------------------------------------
+def form_start(name: str, prefixes: tuple[str, ...]) -> None:
+    """Before a form is drawn: show the confirmation of the last save and, after a save,
+    empty its fields (the keys starting with ``prefixes``).
+
+    Forms are not ``clear_on_submit``: a refused entry keeps everything typed and the
+    error names the field to fix; only a saved entry empties the form (see
+    :func:`form_saved`).
+    """
+    saved = st.session_state.pop(f"{name}_saved", None)
+    if st.session_state.pop(f"{name}_clear", False):
+        for k in [k for k in st.session_state if str(k).startswith(prefixes)]:
+            del st.session_state[k]
+    if saved:
+        st.success(saved)
+
+
+def form_saved(name: str, message: str) -> None:
+    """After a save: the next run confirms it and starts the form empty, then reruns."""
+    st.session_state[f"{name}_saved"] = message
+    st.session_state[f"{name}_clear"] = True
+    st.rerun()
+
+
 # -- the inspection form -------------------------------------------------------------------
 def _label(f: Any) -> str:
     words = f.name.replace("_", " ").replace("temperature c", "temperature").capitalize()
@@ -223,10 +247,8 @@ def inspection_form(key: str, outfall_id: str) -> int | None:
     if records_location() is None:
         st.info("Records are kept with a workspace opened from a path (Data page).")
         return None
-    saved = st.session_state.pop(f"{key}_saved", None)
-    if saved:
-        st.success(saved)
-    with st.form(f"{key}_ins_form", clear_on_submit=True):
+    form_start(f"{key}_ins", (f"{key}_date", f"{key}_f_", f"{key}_photos"))
+    with st.form(f"{key}_ins_form"):
         st.markdown(f"**Record an inspection of {outfall_id}** (outfall reconnaissance)")
         day = st.date_input(
             "Date", value=dt.date.today(), max_value=dt.date.today(), key=f"{key}_date"
@@ -255,10 +277,12 @@ def inspection_form(key: str, outfall_id: str) -> int | None:
     except Exception as exc:  # noqa: BLE001 - every refusal is shown
         _error(exc)
         return None
-    st.session_state[f"{key}_saved"] = f"Inspection {iid} of {outfall_id} recorded by {s.name}" + (
-        f" with {len(files)} photo(s)." if files else "."
+    # the history, the chart and the map show it at once; the form starts empty
+    form_saved(
+        f"{key}_ins",
+        f"Inspection {iid} of {outfall_id} recorded by {s.name}"
+        + (f" with {len(files)} photo(s)." if files else "."),
     )
-    st.rerun()  # the history, the chart and the map show it at once
     return iid  # pragma: no cover - st.rerun ends the run
 
 
@@ -325,7 +349,7 @@ def outfall_history(key: str, outfall_id: str) -> pd.DataFrame:
     if not len(hist):
         st.caption("Nothing recorded yet at this outfall.")
         return hist
-    hist = hist.sort_values(["date", "record"]).reset_index(drop=True)
+    hist = sort_history(hist)
     st.dataframe(hist, hide_index=True, width="stretch", key=f"{key}_history")
     mine = (
         att[(att["target_table"] == "inspections") & att["target_id"].isin(ins["inspection_id"])]
@@ -341,14 +365,49 @@ def outfall_history(key: str, outfall_id: str) -> pd.DataFrame:
                     caption=f"inspection {a['target_id']}: {a['filename']}",
                     width=320,
                 )
+    chart = field_tests_chart(hist)
+    if chart is not None:
+        st.caption("Field tests over time (mg/L)")
+        st.altair_chart(chart, width="stretch")
+    return hist
+
+
+def sort_history(hist: pd.DataFrame) -> pd.DataFrame:
+    """Records by date, then inspections before samples, each by its number
+    ("sample 2" before "sample 10")."""
+    kind = hist["record"].astype(str).str.split(" ").str[0]
+    num = pd.to_numeric(hist["record"].astype(str).str.extract(r"^\S+ (\d+)")[0], errors="coerce")
+    order = pd.DataFrame({"d": hist["date"].astype(str), "k": kind, "n": num})
+    idx = order.sort_values(["d", "k", "n"], kind="stable").index
+    return hist.loc[idx].reset_index(drop=True)
+
+
+def field_tests_chart(hist: pd.DataFrame) -> Any | None:
+    """The field tests over time: a line with a point at every date (one date shows as
+    points), the y axis from 0 to above the highest value; ``None`` without tests."""
+    import altair as alt
+
     tests = hist[["date", *FIELD_TESTS]].copy()
     tests[list(FIELD_TESTS)] = tests[list(FIELD_TESTS)].apply(pd.to_numeric, errors="coerce")
     tests = tests.dropna(how="all", subset=list(FIELD_TESTS))
-    if len(tests):
-        tests["date"] = pd.to_datetime(tests["date"])
-        st.caption("Field tests over time (mg/L)")
-        st.line_chart(tests.groupby("date")[list(FIELD_TESTS)].max(), height=200)
-    return hist
+    if not len(tests):
+        return None
+    tests["date"] = pd.to_datetime(tests["date"])
+    wide = tests.groupby("date")[list(FIELD_TESTS)].max().reset_index()
+    long = wide.melt("date", var_name="test", value_name="mg/L").dropna(subset=["mg/L"])
+    top = float(long["mg/L"].max())
+    top = top * 1.15 if top > 0 else 1.0
+    return (
+        alt.Chart(long)
+        .mark_line(point=alt.OverlayMarkDef(size=60))
+        .encode(
+            x=alt.X("date:T", title="date"),
+            y=alt.Y("mg/L:Q", title="mg/L", scale=alt.Scale(domain=[0, top], nice=False)),
+            color=alt.Color("test:N", title="field test"),
+            tooltip=["date:T", "test:N", "mg/L:Q"],
+        )
+        .properties(height=220)
+    )
 
 
 # -- cases ------------------------------------------------------------------------------------
@@ -366,7 +425,8 @@ def open_case_form(key: str, outfall_id: str) -> int | None:
             int(i)
             for i in ins.loc[ins["outfall_id"].astype(str) == str(outfall_id), "inspection_id"]
         ]
-    with st.form(f"{key}_case_form", clear_on_submit=True):
+    form_start(f"{key}_case", (f"{key}_case_",))
+    with st.form(f"{key}_case_form"):
         st.markdown(f"**Open a case at {outfall_id}**")
         c = st.columns(3)
         origin = c[0].selectbox("Origin", list(ORIGINS), key=f"{key}_case_origin")
@@ -390,8 +450,8 @@ def open_case_form(key: str, outfall_id: str) -> int | None:
     except Exception as exc:  # noqa: BLE001
         _error(exc)
         return None
-    st.success(f"Case {cid} opened at {outfall_id}. Advance it on the Cases page.")
-    return cid
+    form_saved(f"{key}_case", f"Case {cid} opened at {outfall_id}. Advance it on the Cases page.")
+    return cid  # pragma: no cover - st.rerun ends the run
 
 
 # -- the map: derived status and open cases ------------------------------------------------
@@ -413,6 +473,55 @@ def derived_status() -> tuple[Any, Any, Any] | None:
         rec, str(rec.path), (stat.st_mtime_ns, stat.st_size), dt.date.today().isoformat()
     )
     return s, cases, dl
+
+
+def outfall_statuses(ws: Workspace | None = None) -> pd.DataFrame | None:
+    """The one status of every outfall: :func:`ms4map.records.summary.outfall_status`
+    (the outfalls layer's status merged with the records), which the map's colours and
+    panel, the inventory's counts and table, the investigation's selector, the printable
+    outfall map and the exports all read.  Without a records file, the same function on
+    the layer alone; ``None`` without outfalls."""
+    got = derived_status()
+    if got is not None:
+        return got[0]
+    if ws is None:
+        ctx = state.context()
+        ws = None if ctx is None else ctx.ws
+    of = None if ws is None else ws.layers.get("outfalls")
+    if of is None or "outfall_id" not in of:
+        return None
+    from ..records.summary import outfall_status
+
+    return outfall_status(pd.DataFrame(of.drop(columns="geometry")), pd.DataFrame(), pd.DataFrame())
+
+
+def with_status(inv: pd.DataFrame, ws: Workspace | None = None) -> pd.DataFrame:
+    """The inventory with ``status`` the one status of each outfall (and ``status_reason``)."""
+    status = outfall_statuses(ws)
+    if status is None or "outfall_id" not in inv:
+        return inv
+    m = status.set_index(status["outfall_id"].astype(str))
+    ids = inv["outfall_id"].astype(str)
+    out = inv.drop(columns=["status_reason"], errors="ignore")
+    known = ids.isin(m.index).to_numpy()
+    old = out["status"] if "status" in out else pd.Series([None] * len(out), index=out.index)
+    out["status"] = [m.at[i, "status"] if k else o for i, k, o in zip(ids, known, old, strict=True)]
+    at = list(out.columns).index("status") + 1
+    out.insert(
+        at,
+        "status_reason",
+        [m.at[i, "reason"] if k else None for i, k in zip(ids, known, strict=True)],
+    )
+    return out
+
+
+def status_token(inv: pd.DataFrame) -> str:
+    """A short fingerprint of the inventory's statuses (a PDF made before a status
+    changed is not offered again)."""
+    import hashlib
+
+    text = "|".join(f"{o}={s}" for o, s in zip(inv["outfall_id"], inv["status"], strict=True))
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
 def open_cases(cases: Any, deadlines: Any) -> Any:
@@ -559,7 +668,7 @@ def outfall_records(key: str, outfall_id: str) -> None:
 def inventory_records(inv: pd.DataFrame) -> None:
     """The inventory page's records part: coverage, last inspections, annual report, form."""
     st.subheader("Inspections (IDDE records)")
-    table, fig = inventory_columns(inv)
+    table, fig = inventory_columns(inv if "status_reason" in inv else with_status(inv))
     c = st.columns(3)
     c[0].metric(
         "Screened in the permit's 5-year cycle",
@@ -568,7 +677,7 @@ def inventory_records(inv: pd.DataFrame) -> None:
     )
     c[1].metric(f"Screened in {fig.get('year', dt.date.today().year)}", fig["screened"])
     c[2].metric("Outfalls", fig["outfalls"])
-    cols = [x for x in ("outfall_id", "status", "derived_status", "last_inspection") if x in table]
+    cols = [x for x in ("outfall_id", "status", "status_reason", "last_inspection") if x in table]
     st.dataframe(table[cols], hide_index=True, width="stretch", key="inventory_records_table")
     rec = reader()
     if rec is not None:
@@ -604,11 +713,13 @@ def layers_with_status(ws: Workspace, layers: dict[str, Any]) -> dict[str, Any]:
 
 
 def outfall_status_line(outfall_id: str) -> None:
-    """One line on a selected outfall: its derived status, why, its open cases."""
-    got = derived_status()
-    if got is None:
+    """One line on a selected outfall: its one status (:func:`outfall_statuses`), why,
+    its open cases."""
+    status = outfall_statuses()
+    if status is None:
         return
-    status, cases, dl = got
+    got = derived_status()
+    cases, dl = (None, None) if got is None else got[1:]
     row = status[status["outfall_id"].astype(str) == str(outfall_id)]
     if not len(row):
         return
@@ -621,7 +732,7 @@ def outfall_status_line(outfall_id: str) -> None:
     )
     n_over = int(mine["overdue"].sum()) if len(mine) else 0
     st.markdown(
-        f"**IDDE records**: status **{r['status']}** ({r['reason']})"
+        f"**Status**: **{str(r['status']).replace('_', ' ')}** ({state.data_text(r['reason'])})"
         + (f"; {len(mine)} open case(s), {n_over} overdue" if len(mine) else "")
         + "."
     )

@@ -28,7 +28,55 @@ __all__ = [
     "page_link",
     "search_box",
     "show_path",
+    "sticky_select",
 ]
+
+
+def sticky_select(
+    where: Any,
+    label: str,
+    options: list[Any],
+    *,
+    key: str,
+    format_func: Any = str,
+    default: Any = None,
+    pick: Any = None,
+    query: str | None = None,
+) -> Any:
+    """A selectbox whose choice is kept by its option (an id) across reruns.
+
+    Streamlit keeps a selectbox's choice by its label: when ``format_func`` gives an
+    option a new label (a case's status after a step, an outfall's status after an
+    inspection), the choice would fall back to the first or default option.  Here the
+    chosen option is remembered in ``st.session_state[key + "_chosen"]`` and written to
+    the widget's state before it is drawn (no ``index=`` is passed, so Streamlit sees no
+    second default).  ``default`` is the first choice; ``pick`` (when one of the
+    options) replaces the choice, e.g. from a link.  With ``query`` the choice is also
+    kept in the page's address (``?case=2``), so a reload keeps it.
+    """
+    opts = list(options)
+    if not opts:
+        return None
+    memo = f"{key}_chosen"
+    if pick is not None and pick in opts:
+        st.session_state[memo] = pick
+    if query and memo not in st.session_state:  # a new session (a reload): the address
+        by_text = {str(o): o for o in opts}
+        if st.query_params.get(query) in by_text:
+            st.session_state[memo] = by_text[st.query_params[query]]
+    chosen = st.session_state.get(memo)
+    if chosen not in opts:
+        chosen = default if default in opts else opts[0]
+    st.session_state[memo] = chosen
+    st.session_state[key] = chosen
+
+    def remember() -> None:
+        st.session_state[memo] = st.session_state.get(key)
+
+    got = where.selectbox(label, opts, format_func=format_func, key=key, on_change=remember)
+    if query and st.query_params.get(query) != str(got):
+        st.query_params[query] = str(got)
+    return got
 
 
 def search_box(

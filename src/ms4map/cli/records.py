@@ -176,7 +176,11 @@ def _case_options(p: argparse.ArgumentParser) -> None:
     a.add_argument("--step", required=True, help=", ".join(list(STEPS)[1:]))
     a.add_argument("--date", required=True, metavar="YYYY-MM-DD")
     a.add_argument("--parcel", metavar="ID", help="source parcel (step source_found)")
-    a.add_argument("--deadline", metavar="YYYY-MM-DD", help="remedy deadline (notice_sent)")
+    a.add_argument(
+        "--deadline",
+        metavar="YYYY-MM-DD",
+        help="remedy deadline (notice_sent; required unless the profile sets one, e.g. 48 hours)",
+    )
     a.add_argument("--outcome", help="upheld or overturned (appeal_decided)")
     a.add_argument("--reason", metavar="TEXT", help="why the case is closed (closed)")
     a.add_argument("--notes", metavar="TEXT")

@@ -17,8 +17,9 @@ Tables (each row with ``created_at`` and ``created_by``):
 
 Every table is append-only (SQLite triggers refuse UPDATE and DELETE): a correction is
 a new version of a row, and the read methods return the current versions.  Outfall
-status (``flowing``, ``suspect``, ``illicit``, ``eliminated``, ...) is derived from
-the latest inspection and the cases, never typed by hand.
+status (``not_flowing`` < ``flowing`` < ``suspect`` < ``illicit``; ``eliminated`` only
+by a case) is derived from the inspections, the cases and the outfalls layer, never
+typed by hand, and never lowered by an inspection (:func:`~ms4map.records.summary.outfall_status`).
 
 Modules: :mod:`~ms4map.records.open` (:func:`open_records`), :mod:`~ms4map.records.records`
 (the :class:`Records` facade), :mod:`~ms4map.records.reads` and

@@ -48,10 +48,20 @@ STEPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "appeal_filed": ("appeal_filed_on", ("notice_on",)),
     "appeal_decided": ("appeal_decided_on", ("appeal_filed_on",)),
     "decision_filed": ("decision_filed_on", ("appeal_decided_on",)),
-    "corrected": ("corrected_on", ()),
+    "corrected": ("corrected_on", ("source_found_on",)),
     "eliminated": ("eliminated_on", ()),
     "closed": ("closed_on", ()),
 }
+
+#: The investigation's chain: a step of it is never dated after a later one already recorded.
+STEP_CHAIN = (
+    "investigation",
+    "source_found",
+    "notice_sent",
+    "appeal_filed",
+    "appeal_decided",
+    "decision_filed",
+)
 
 #: What :func:`case_deadlines` reports in ``status``.
 DEADLINE_STATUSES = (
@@ -126,6 +136,16 @@ def check_step(case: Mapping[str, Any] | None, step: str, date: dt.date) -> None
                 f"Case {case.get('case_id')}: step '{step}' needs step '{first}' first "
                 f"({need} is empty). Fix: record '{first}' before '{step}'."
             )
+    if step in STEP_CHAIN:
+        for later in STEP_CHAIN[STEP_CHAIN.index(step) + 1 :]:
+            ld = _d(case.get(STEPS[later][0]))
+            if ld is not None and date > ld:
+                raise DataError(
+                    f"Case {case.get('case_id')}: step '{step}' dated {date.isoformat()} is "
+                    f"after step '{later}' ({ld.isoformat()}): steps go in the order "
+                    f"{' > '.join(STEP_CHAIN)}. Fix: date '{step}' on or before "
+                    f"{ld.isoformat()}, or leave it out."
+                )
     earlier = [(c, _d(case.get(c))) for c in ("opened_on", *needs)]
     for c, d in earlier:
         if d is not None and date < d:

@@ -271,13 +271,15 @@ def next_sample(
         node = plan[(plan["after"] == n["order"]) & (plan["if_result"] == taken[sid])]
     used = {f.split(":")[0] for f in out["followed"]}
     out["unused"] = [f"{k}: {v}" for k, v in taken.items() if k not in used]
-    path = "; ".join(out["followed"]) or "no samples yet"
+    head = (
+        f"After {'; '.join(out['followed'])}: " if out["followed"] else "First sample (none yet): "
+    )
     if out["struct_id"] is not None:
         row = plan[plan["struct_id"] == out["struct_id"]].iloc[0]
-        out["reason"] = f"After {path}: {row['reason']}"
+        out["reason"] = f"{head}{row['reason']}"
     else:
         out["reason"] = (
-            f"After {path}: no structure left whose sample would split what is still "
+            f"{head}no structure left whose sample would split what is still "
             "suspect; the source is isolated between the samples taken."
         )
     if out["unused"]:

@@ -119,10 +119,13 @@ class Records:
         return reads.audit(self)
 
     def outfall_status(self) -> gpd.GeoDataFrame:
-        """Every outfall's status, derived from its latest inspection and its cases.
+        """Every outfall's one status: its inspections, its cases and the outfalls
+        layer's own ``status``, ordered ``not_flowing`` < ``flowing`` < ``suspect`` <
+        ``illicit`` (``eliminated`` only by a case); no inspection lowers ``suspect`` or
+        ``illicit``.
 
         See :func:`ms4map.records.summary.outfall_status` for the rules; the layer's
-        own ``status`` column is kept as ``layer_status`` for comparison.
+        own ``status`` column is also kept as ``layer_status``.
         """
         return reads.status(self)
 

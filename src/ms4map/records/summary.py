@@ -15,10 +15,14 @@ from typing import Any
 import pandas as pd
 
 from ..core.errors import UsageError
+from ..idde import flow_type_of
 
 __all__ = [
+    "STATUS_ORDER",
     "SUMMARY_KEYS",
+    "SUSPECT_FLOW_TYPES",
     "annual_report",
+    "layer_status",
     "outfall_status",
     "parse_year_start",
     "reporting_period",
@@ -84,16 +88,34 @@ def _true(s: pd.Series) -> pd.Series:
     return s.map(lambda v: bool(v) if v is not None and not pd.isna(v) else False).astype(bool)
 
 
+#: Order of the statuses an inspection or a case can give (``eliminated`` aside: only
+#: a case that eliminated the discharge gives it).
+STATUS_ORDER = ("unknown", "not_flowing", "flowing", "suspect", "illicit")
+#: Flow types (of :func:`ms4map.idde.flow_type`) that make an outfall at least suspect.
+SUSPECT_FLOW_TYPES = ("sewage", "wash_water", "sewage_or_wash_water")
+
+
+def _rank(status: str | None) -> int:
+    return STATUS_ORDER.index(status) if status in STATUS_ORDER else -1
+
+
 def _inspection_status(r: dict[str, Any]) -> tuple[str, str]:
+    """What one inspection shows: ``(status, reason)`` (its flow type counted)."""
     char = r.get("characterization")
     char = None if char is None or pd.isna(char) else str(char)
     flow = r.get("flow_present")
     flow = None if flow is None or pd.isna(flow) else bool(flow)
+    ftype = r.get("flow_type")
+    if ftype is None or (not isinstance(ftype, str) and pd.isna(ftype)):
+        ftype = flow_type_of(r)[0]
     when = f"inspection {r['inspection_id']} on {r['date']}"
     if char == "obvious":
         return "illicit", f"{when} characterised the discharge as obvious"
     if char in ("suspect", "potential"):
         return "suspect", f"{when} characterised the discharge as {char}"
+    if flow is not False and str(ftype) in SUSPECT_FLOW_TYPES:
+        words = str(ftype).replace("_", " ")
+        return "suspect", f"{when}: its field tests point to {words} (flow-type chart)"
     if flow is True:
         return "flowing", f"{when} found dry-weather flow"
     if flow is False:
@@ -101,21 +123,80 @@ def _inspection_status(r: dict[str, Any]) -> tuple[str, str]:
     return "unknown", f"{when} recorded neither flow nor a characterization"
 
 
+def _walk(inspections: list[dict[str, Any]], *, cap: str | None = None) -> tuple[str, str] | None:
+    """The status of a run of inspections in date order: a later inspection replaces an
+    earlier flow finding (flowing / not flowing), but never lowers ``suspect`` or
+    ``illicit`` (only a case clears those); ``cap`` limits what the run can reach."""
+    cur: tuple[str, str] | None = None
+    for r in inspections:
+        s, why = _inspection_status(r)
+        if cap is not None and _rank(s) > _rank(cap):
+            s = cap
+        if s == "unknown" and cur is not None:
+            continue
+        if cur is None or _rank(s) >= _rank(cur[0]) or cur[0] in ("unknown", "not_flowing"):
+            cur = (s, why)
+        elif cur[0] == "flowing" and s == "not_flowing":
+            cur = (s, why)
+        elif s != "unknown":  # suspect/illicit stay; say that the later one does not clear
+            cur = (cur[0], f"{cur[1]}; {why}, which does not clear it")
+    return cur
+
+
+def layer_status(value: Any) -> str | None:
+    """A status of the outfalls layer as a status code (``None``: blank or not one)."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    code = str(value).strip().lower().replace(" ", "_").replace("-", "_")
+    return code if code in (*STATUS_ORDER[1:], "eliminated") else None
+
+
+def _with_layer(
+    value: Any, got: tuple[str, str], method: str, *, ended: bool
+) -> tuple[tuple[str, str], str]:
+    """Rule 5 of :func:`outfall_status`: the layer's status as the first evidence."""
+    lay = layer_status(value)
+    if lay is None or ended:
+        return got, method
+    said = f"the outfalls layer says {lay.replace('_', ' ')}"
+    if method == "never_inspected":
+        return (lay, f"{said}; no inspection or case recorded"), "outfalls_layer"
+    if lay in ("suspect", "illicit") and _rank(lay) > _rank(got[0]):
+        return (lay, f"{said}; {got[1]}, which does not clear it"), "outfalls_layer"
+    return got, method
+
+
 def outfall_status(
     outfalls: pd.DataFrame, inspections: pd.DataFrame, cases: pd.DataFrame
 ) -> pd.DataFrame:
-    """The status of every outfall, derived from its latest inspection and its cases.
+    """The status of every outfall, from its inspections and its cases.
 
-    Rules, first match wins:
+    Statuses are ordered ``not_flowing`` < ``flowing`` < ``suspect`` < ``illicit``
+    (:data:`STATUS_ORDER`); ``eliminated`` comes only from a case that eliminated the
+    discharge.  Rules:
 
-    1. an active case (neither eliminated nor closed) with a source found or a notice
-       sent: ``illicit``; an active case still being investigated: ``suspect``;
-    2. a case eliminated and no later inspection that finds more than no flow:
-       ``eliminated``;
-    3. the latest inspection (by date, then id): characterization ``obvious`` ->
-       ``illicit``, ``suspect`` or ``potential`` -> ``suspect``, else flow present ->
-       ``flowing``, no flow -> ``not_flowing``;
-    4. never inspected, no case: ``unknown``.
+    1. each inspection shows a status: characterization ``obvious`` -> ``illicit``;
+       ``suspect`` or ``potential``, or field tests whose flow type is sewage or wash
+       water (:data:`SUSPECT_FLOW_TYPES`, the tool's own chart) -> ``suspect``; else flow
+       present -> ``flowing``, no flow -> ``not_flowing``;
+    2. inspections are taken in date order; a later one replaces a flow finding
+       (``flowing`` / ``not_flowing``) but never lowers ``suspect`` or ``illicit``: no
+       inspection clears the evidence of another, only a case does;
+    3. an active case (neither eliminated nor closed) with a source found or a notice
+       sent makes the outfall ``illicit``, one still being investigated at least
+       ``suspect``; the higher of the case and the inspections holds;
+    4. a case eliminated or closed clears the evidence up to its date: a case eliminated
+       gives ``eliminated`` while no later inspection finds more than no flow; a case
+       closed without elimination leaves what the inspections showed, capped at
+       ``flowing``, then the inspections after it count in full;
+    5. the outfalls layer's own ``status`` (when ``outfalls`` has one) is the first
+       evidence: alone (no inspection, no case) it is the status; a ``suspect`` or
+       ``illicit`` there is not lowered by an inspection, only by a case that ended;
+       a flow finding there is replaced by an inspection's;
+    6. never inspected, no case, no layer status: ``unknown``.
+
+    This is the one status of an outfall: the app's map, panels, counts, selectors,
+    the printable outfall map and the exports all read it.
 
     Returns
     -------
@@ -128,7 +209,6 @@ def outfall_status(
     by_ins: dict[str, list[dict[str, Any]]] = {}  # outfall -> its inspections in order
     for r in ins.to_dict("records") if len(ins) else []:
         by_ins.setdefault(str(r["outfall_id"]), []).append(r)
-    last = {oid: rs[-1] for oid, rs in by_ins.items()}
     by_outfall: dict[str, list[dict[str, Any]]] = {}
     for r in cases.to_dict("records") if len(cases) else []:
         by_outfall.setdefault(str(r["outfall_id"]), []).append(r)
@@ -136,8 +216,14 @@ def outfall_status(
     def blank(v: Any) -> bool:
         return v is None or pd.isna(v) or str(v) == ""
 
+    layer = (
+        dict(zip(outfalls["outfall_id"].astype(str), outfalls["status"], strict=True))
+        if "status" in outfalls
+        else None
+    )
     for oid in outfalls["outfall_id"].astype(str):
-        lr = last.get(oid)
+        mine = by_ins.get(oid, [])
+        lr = mine[-1] if mine else None
         cs = by_outfall.get(oid, [])
         active = [c for c in cs if blank(c.get("eliminated_on")) and blank(c.get("closed_on"))]
         found = [
@@ -145,41 +231,60 @@ def outfall_status(
             for c in active
             if not blank(c.get("source_found_on")) or not blank(c.get("notice_on"))
         ]
-        elim = max(
-            (str(c["eliminated_on"]) for c in cs if not blank(c.get("eliminated_on"))), default=None
-        )
+        # the latest case that ended (eliminated, else closed): it clears what came before
+        ended = [
+            (str(c["eliminated_on"] if not blank(c.get("eliminated_on")) else c["closed_on"]), c)
+            for c in cs
+            if c not in active
+        ]
+        end_on, end_case = max(ended, key=lambda t: t[0]) if ended else (None, None)
+        before = [i for i in mine if end_on is not None and str(i["date"]) <= end_on]
+        since = [i for i in mine if end_on is None or str(i["date"]) > end_on]
+        got = _walk(since)
+        method = "latest_inspection"
+        if end_case is not None:
+            cid = end_case["case_id"]
+            if not blank(end_case.get("eliminated_on")):
+                if all(_inspection_status(i)[0] in ("not_flowing", "unknown") for i in since):
+                    after = f"; {got[1]} since" if got is not None else ""
+                    got = ("eliminated", f"case {cid} eliminated the discharge on {end_on}{after}")
+                    method = "case_eliminated"
+            else:
+                earlier = _walk(before, cap="flowing")
+                closed = f"case {cid} closed on {end_on}"
+                if got is None and earlier is not None:
+                    got = (earlier[0], f"{earlier[1]}; {closed}")
+                elif got is None:
+                    got = ("unknown", f"{closed}; no inspection since")
+                    method = "case_closed"
         if found:
             c = found[0]
             src = c.get("source_parcel_id")
-            status, method = "illicit", "active_case_source_found"
             on = c["notice_on"] if blank(c.get("source_found_on")) else c["source_found_on"]
             who = "the source" if blank(src) else f"source parcel {src}"
-            reason = f"case {c['case_id']} is active; {who} found (by {on})"
+            case_got = ("illicit", f"case {c['case_id']} is active; {who} found (by {on})")
+            case_method = "active_case_source_found"
         elif active:
             c = active[0]
-            status, method = "suspect", "active_case"
-            reason = f"case {c['case_id']} is active since {c['opened_on']} (source not yet found)"
+            case_got = (
+                "suspect",
+                f"case {c['case_id']} is active since {c['opened_on']} (source not yet found)",
+            )
+            case_method = "active_case"
         else:
-            status, method, reason = "unknown", "never_inspected", "no inspection and no case"
-            if lr is not None:
-                status, reason = _inspection_status(lr)
-                method = "latest_inspection"
-            # rule 2 holds while no inspection since the elimination found more than no
-            # flow (a discharge that came back and stopped again is not "eliminated")
-            since = [i for i in by_ins.get(oid, []) if str(i["date"]) > elim] if elim else []
-            if elim is not None and all(
-                _inspection_status(i)[0] in ("not_flowing", "unknown") for i in since
-            ):
-                cid = next(c["case_id"] for c in cs if str(c.get("eliminated_on")) == elim)
-                after = f"; {reason} since" if lr is not None and str(lr["date"]) > elim else ""
-                status, method = "eliminated", "case_eliminated"
-                reason = f"case {cid} eliminated the discharge on {elim}{after}"
+            case_got, case_method = None, ""
+        if case_got is not None and (got is None or _rank(case_got[0]) >= _rank(got[0])):
+            got, method = case_got, case_method
+        if got is None:
+            got, method = ("unknown", "no inspection and no case"), "never_inspected"
+        if layer is not None:
+            got, method = _with_layer(layer.get(oid), got, method, ended=bool(ended))
         rows.append(
             {
                 "outfall_id": oid,
-                "status": status,
+                "status": got[0],
                 "method": method,
-                "reason": reason,
+                "reason": got[1],
                 "last_inspection_id": None if lr is None else int(lr["inspection_id"]),
                 "last_inspection_date": None if lr is None else str(lr["date"]),
                 "active_cases": len(active),

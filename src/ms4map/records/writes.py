@@ -190,7 +190,7 @@ def advance_case(
         check_step(old, step, day)
         prof = _profile_of(records, con, old)
         if step == "notice_sent" and deadline is None:  # the law's own period, if any
-            values["remedy_deadline"] = _law_remedy(prof, old, day)
+            values["remedy_deadline"] = _notice_remedy(prof, old, day)
         row = {**old, **values, "version": int(old["version"]) + 1}
         # the whole row as a correction is checked; step/status = its last dated step
         # (a step recorded late, dated before one already there, does not become it)
@@ -497,6 +497,20 @@ def _profile_of(records: Any, con: Any, case: Mapping[str, Any]) -> Profile | No
     if prof is records.profile:
         keep_profile(con, prof)
     return prof
+
+
+def _notice_remedy(prof: Profile | None, case: Mapping[str, Any], day: dt.date) -> str:
+    """The law's remedy deadline for a notice on ``day``; refused when the law leaves it
+    to the notice (a notice is then recorded with the deadline it sets)."""
+    dl = _law_remedy(prof, case, day)
+    if dl is None:
+        raise DataError(
+            f"Case {case.get('case_id')}: step 'notice_sent' needs the remedy deadline the "
+            f"notice sets (the profile {getattr(prof, 'name', '')!s} leaves it to the "
+            "notice). Fix: give the remedy deadline (--deadline YYYY-MM-DD; in the app, the "
+            "'Remedy deadline' box)."
+        )
+    return dl
 
 
 def _law_remedy(prof: Profile | None, case: Mapping[str, Any], day: dt.date) -> str | None:

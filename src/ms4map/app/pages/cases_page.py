@@ -44,14 +44,17 @@ def render() -> None:
     cols += ["source_parcel_id", "notice_on", "remedy_deadline", "created_by"]
     st.dataframe(shown[[c for c in cols if c in shown]], hide_index=True, width="stretch")
     ids = [int(c) for c in cases["case_id"]]
-    cid = st.selectbox(
+    # kept by case id: the label (its status) changes when a step is recorded
+    cid = widgets.sticky_select(
+        st,
         "Case",
         ids,
-        index=len(ids) - 1,
+        default=ids[-1],
         format_func=lambda c: (
             f"case {c} — {_case(cases, c)['outfall_id']} — {_case(cases, c)['status']}"
         ),
         key="cases_case",
+        query="case",  # a reload keeps the chosen case
     )
     case = _case(cases, cid)
     records_ui.read_only_note("cases")
@@ -114,8 +117,19 @@ def advance_form(cid: int, case: dict[str, Any]) -> None:
         st.caption(f"Case {cid} is closed: no further step.")
         return
     st.markdown(f"**Advance case {cid}**")
+    records_ui.form_start(
+        "cases_step",
+        (
+            "cases_step_date",
+            "cases_parcel",
+            "cases_deadline",
+            "cases_outcome",
+            "cases_reason",
+            "cases_notes",
+        ),
+    )
     step = st.selectbox("Next step", options, key="cases_step")
-    with st.form("cases_step_form", clear_on_submit=True):
+    with st.form("cases_step_form"):
         day = st.date_input(
             "Date", value=dt.date.today(), max_value=dt.date.today(), key="cases_step_date"
         )
@@ -124,7 +138,8 @@ def advance_form(cid: int, case: dict[str, Any]) -> None:
             kw["parcel_id"] = st.text_input("Source parcel id (SBL)", key="cases_parcel") or None
         if step == "notice_sent":
             kw["deadline"] = st.date_input(
-                "Remedy deadline (blank = the profile's remedy period, if it states one)",
+                "Remedy deadline (blank = the profile's remedy period; required when the "
+                "profile leaves it to the notice)",
                 value=None,
                 key="cases_deadline",
             )
@@ -140,8 +155,7 @@ def advance_form(cid: int, case: dict[str, Any]) -> None:
         except Exception as exc:  # noqa: BLE001
             records_ui._error(exc)
             return
-        st.success(f"Case {cid}: {step} recorded (version {v}).")
-        st.rerun()
+        records_ui.form_saved("cases_step", f"Case {cid}: {step} recorded (version {v}).")
 
 
 def notice_download(ctx: Any, case: dict[str, Any], profile: Any) -> None:
@@ -265,10 +279,12 @@ def track_down(ctx: Any, rec: Any, cid: int, case: dict[str, Any]) -> None:
         return
     from ...records import SAMPLE_FIELDS
 
-    with st.form("cases_sample_form", clear_on_submit=True):
+    records_ui.form_start("cases_sample", ("cases_sample_",))
+    propose_structure(cid, sid)
+    with st.form("cases_sample_form"):
         st.markdown("**Record a sample**")
         c = st.columns(4)
-        struct = c[0].text_input("Structure", value=sid or "", key="cases_sample_struct")
+        struct = c[0].text_input("Structure", key=STRUCT_KEY)
         day = c[1].date_input(
             "Date", value=dt.date.today(), max_value=dt.date.today(), key="cases_sample_date"
         )
@@ -294,11 +310,34 @@ def track_down(ctx: Any, rec: Any, cid: int, case: dict[str, Any]) -> None:
         if det is not None:
             fields["detergents"] = det
         try:
-            records_ui.save_sample(cid, struct.strip(), day, **fields)
+            n = records_ui.save_sample(cid, struct.strip(), day, **fields)
         except Exception as exc:  # noqa: BLE001
             records_ui._error(exc)
             return
-        st.rerun()
+        records_ui.form_saved(
+            "cases_sample",
+            f"Sample {n} saved: {struct.strip()} on {day}, {fields['result']} (case {cid}).",
+        )
+
+
+#: The Structure box of the sample form.
+STRUCT_KEY = "cases_sample_struct"
+
+
+def propose_structure(cid: int, sid: str | None) -> None:
+    """Put the plan's next structure in the Structure box when the proposal changes.
+
+    A keyed text box ignores a new ``value=`` after its first run, so the box is set
+    through its session state, before it is drawn, each time the case or the proposal
+    differs from the last one proposed (what the user typed over the same proposal
+    stays).
+    """
+    proposal = (int(cid), sid or "")
+    if st.session_state.get(f"{STRUCT_KEY}_proposed") != proposal or (
+        STRUCT_KEY not in st.session_state
+    ):
+        st.session_state[f"{STRUCT_KEY}_proposed"] = proposal
+        st.session_state[STRUCT_KEY] = proposal[1]
 
 
 def suspect_network(

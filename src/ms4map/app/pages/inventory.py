@@ -10,7 +10,7 @@ from .. import state, widgets
 
 
 @st.cache_data(show_spinner="Drawing the outfall map ...", max_entries=4)
-def _pdf(_ws, _result, fingerprint: str, _inv) -> bytes:
+def _pdf(_ws, _result, fingerprint: str, statuses: str, _inv) -> bytes:
     return outfall_map_pdf(_ws, _result, _inv)
 
 
@@ -27,9 +27,13 @@ def render() -> None:
     septic = (
         state.septic_layer(ws, result) if result is not None and "parcels" in ws.layers else None
     )
-    inv = state.outfall_inventory(ws, result, septic)
+    from .. import records_ui
+
+    # one status per outfall: the layer's merged with the records (map, counts, PDF, CSV)
+    inv = records_ui.with_status(state.outfall_inventory(ws, result, septic), ws)
     if not widgets.has_outfalls(inv):
         return
+    token = records_ui.status_token(inv)
     c = st.columns(5)
     c[0].metric("Outfalls", len(inv))
     c[1].metric("With a PWL id", int(inv["pwl_id"].notna().sum()))
@@ -72,11 +76,12 @@ def render() -> None:
         key="inventory_dl_csv",
     )
     if c2.button("Make the printable outfall map (PDF)", key="inventory_make_pdf"):
-        st.session_state["inventory_pdf"] = _pdf(ws, result, ws.fingerprint(), inv)
-    if st.session_state.get("inventory_pdf"):
+        st.session_state["inventory_pdf"] = (token, _pdf(ws, result, ws.fingerprint(), token, inv))
+    made = st.session_state.get("inventory_pdf")
+    if made and made[0] == token:  # a map made before a status changed is not offered
         c2.download_button(
             "Download outfall map (PDF)",
-            st.session_state["inventory_pdf"],
+            made[1],
             file_name="outfall_map.pdf",
             mime="application/pdf",
             key="inventory_dl_pdf",
@@ -93,8 +98,6 @@ def render() -> None:
             key="inventory_export",
             token=ws.fingerprint(),
         )
-    from .. import records_ui
-
     records_ui.inventory_records(inv)
 
 

@@ -19,7 +19,9 @@ def render() -> None:
     if ctx is None:
         return
     ws, result = ctx.ws, ctx.result
-    inv = outfall_inventory(ws, result)
+    from .. import records_ui
+
+    inv = records_ui.with_status(outfall_inventory(ws, result), ws)  # the one status
     if not widgets.has_outfalls(inv):
         return
     ids = inv["outfall_id"].tolist()
@@ -29,16 +31,20 @@ def render() -> None:
     rank = {"illicit": 0, "suspect": 1, "flowing": 2}
     ids.sort(key=lambda o: (rank.get(status.get(o, ""), 9), o))
     asked = st.query_params.get("outfall")  # a link from the Map page: ?outfall=OF-009
+    pick = None
     if asked and st.session_state.get("inv_outfall_asked") != asked:
         st.session_state["inv_outfall_asked"] = asked
         if asked in ids:
-            st.session_state["inv_outfall"] = asked
+            pick = asked
         else:
             st.warning(f"Outfall {asked!r} (from the link) is not in this workspace's outfalls.")
-    oid = st.selectbox(
+    # kept by outfall id: its label changes when a record changes its status
+    oid = widgets.sticky_select(
+        st,
         "Outfall",
         ids,
-        format_func=lambda o: f"{o} — {status.get(o)} — {water.get(o)}",
+        pick=pick,
+        format_func=lambda o: f"{o} — {str(status.get(o)).replace('_', ' ')} — {water.get(o)}",
         key="inv_outfall",
     )
     if result is None:
@@ -73,8 +79,6 @@ def render() -> None:
         focus_zoom=(12, 18),
         height=480,
     )
-    from .. import records_ui
-
     if not widgets.has_parcels(ws, "Candidate sources and notices of violation"):
         records_ui.outfall_records("inv", oid)
         return
