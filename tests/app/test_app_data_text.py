@@ -96,3 +96,21 @@ def test_addresses_in_data_are_not_autolinked() -> None:
     for said in (data_text("see http://127.0.0.1:9/y or www.evil.com or a@evil.com"),):
         assert not re.search(r"http\\:\\/|www\\\.|\\@\w", said), said
     assert "://" not in plain("see http://127.0.0.1:9/y") and "www." not in plain("www.x.com")
+
+
+def test_the_investigations_address_is_not_reflected_as_a_link(
+    evil_town: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29 item 4: /investigation?outfall=[Session expired: click to log in
+    again](http://...) showed a clickable link in the app's own warning."""
+    monkeypatch.setenv("MS4MAP_WORKSPACE", str(evil_town))
+    monkeypatch.setenv("MS4MAP_DATA_DIR", str(tmp_path / "data"))
+    at = AppTest.from_string(
+        "from ms4map.app import run_page\nrun_page('investigation')", default_timeout=180
+    )
+    at.query_params["outfall"] = "[Session expired: click to log in again](http://127.0.0.1:9/)"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [w.value for w in at.warning if "from the link" in w.value]
+    assert said and "Session expired" in _shown(said[0])
+    assert not LIVE.search(said[0]) and "](" not in said[0].replace("\\](", "")

@@ -176,7 +176,7 @@ def _error(exc: BaseException) -> None:
     if isinstance(exc, PermissionError | Ms4mapError):
         st.error(str(exc))
     else:  # pragma: no cover - a bug: say what
-        st.error(f"{type(exc).__name__}: {exc}")
+        st.error(f"{type(exc).__name__}: {state.plain(exc)}")
 
 
 # -- forms: keep what was typed until it is saved -----------------------------------------
@@ -249,7 +249,9 @@ def inspection_form(key: str, outfall_id: str) -> int | None:
         return None
     form_start(f"{key}_ins", (f"{key}_date", f"{key}_f_", f"{key}_photos"))
     with st.form(f"{key}_ins_form"):
-        st.markdown(f"**Record an inspection of {outfall_id}** (outfall reconnaissance)")
+        st.markdown(
+            f"**Record an inspection of {state.data_text(outfall_id)}** (outfall reconnaissance)"
+        )
         day = st.date_input(
             "Date", value=dt.date.today(), max_value=dt.date.today(), key=f"{key}_date"
         )
@@ -300,7 +302,7 @@ def outfall_history(key: str, outfall_id: str) -> pd.DataFrame:
     """The outfall's inspections and samples (table) and its field tests over time (chart)."""
     rec = reader()
     if rec is None:
-        st.caption(f"No records yet for {outfall_id}.")
+        st.caption(f"No records yet for {state.data_text(outfall_id)}.")
         return pd.DataFrame()
     oid = str(outfall_id)
     ins = rec.inspections()
@@ -345,7 +347,9 @@ def outfall_history(key: str, outfall_id: str) -> pd.DataFrame:
             }
         )
     hist = pd.DataFrame(rows)
-    st.markdown(f"**History of {oid}**: {len(ins)} inspection(s), {len(smp)} sample(s)")
+    st.markdown(
+        f"**History of {state.data_text(oid)}**: {len(ins)} inspection(s), {len(smp)} sample(s)"
+    )
     if not len(hist):
         st.caption("Nothing recorded yet at this outfall.")
         return hist
@@ -427,7 +431,7 @@ def open_case_form(key: str, outfall_id: str) -> int | None:
         ]
     form_start(f"{key}_case", (f"{key}_case_",))
     with st.form(f"{key}_case_form"):
-        st.markdown(f"**Open a case at {outfall_id}**")
+        st.markdown(f"**Open a case at {state.data_text(outfall_id)}**")
         c = st.columns(3)
         origin = c[0].selectbox("Origin", list(ORIGINS), key=f"{key}_case_origin")
         day = c[1].date_input(
@@ -659,7 +663,7 @@ def annual_report_pdf() -> bytes | None:
 
 def outfall_records(key: str, outfall_id: str) -> None:
     """The records section of an outfall page: history, chart, inspection and case forms."""
-    st.subheader(f"Records of {outfall_id}")
+    st.subheader(f"Records of {state.data_text(outfall_id)}")
     outfall_history(key, outfall_id)
     inspection_form(key, outfall_id)
     open_case_form(key, outfall_id)

@@ -186,7 +186,7 @@ def page_link(name: str, label: str, **query: str) -> None:
         st.page_link(target, label=label, query_params=query or None)
     else:
         url = name + (f"?{urlencode(query)}" if query else "")
-        st.markdown(f"[{label}]({url})")
+        st.markdown(f"[{state.data_text(label)}](<{url}>)")
 
 
 def outfall_summary(

@@ -60,7 +60,7 @@ def render() -> None:
     records_ui.read_only_note("cases")
     steps = rec.cases(history=True)
     steps = steps[steps["case_id"] == cid]
-    st.markdown(f"**Steps of case {cid}** at {case['outfall_id']}")
+    st.markdown(f"**Steps of case {cid}** at {state.data_text(case['outfall_id'])}")
     st.dataframe(
         pd.DataFrame(steps.drop(columns="geometry"))[["version", "step", "step_on", "created_by"]],
         hide_index=True,
@@ -201,7 +201,7 @@ def notice_download(ctx: Any, case: dict[str, Any], profile: Any) -> None:
             finding=finding,
         )
     except Exception as exc:  # noqa: BLE001
-        st.error(f"The notice could not be drafted: {exc}")
+        st.error(f"The notice could not be drafted: {state.plain(exc)}")
         return
     widgets.notice_download(
         notice,
@@ -222,11 +222,14 @@ def track_down(ctx: Any, rec: Any, cid: int, case: dict[str, Any]) -> None:
     try:
         nxt = rec.next_sample(cid, result=ctx.result)
     except Exception as exc:  # noqa: BLE001
-        st.error(f"No sampling plan: {exc}")
+        st.error(f"No sampling plan: {state.plain(exc)}")
         return
     sid = nxt.get("struct_id")
     if sid:
-        st.markdown(f"**Next structure to sample: {sid}** ({nxt.get('kind')})")
+        st.markdown(
+            f"**Next structure to sample: {state.data_text(sid)}** "
+            f"({state.data_text(nxt.get('kind'))})"
+        )
     else:
         st.markdown("**The source reach is isolated**: no structure left to split.")
     st.caption(nxt["reason"])

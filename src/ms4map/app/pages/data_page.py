@@ -67,7 +67,8 @@ def _current_workspace() -> None:
     """The workspace in use: its name, QA report, layers and DEM, and the way back to
     the demo town."""
     src = state.workspace_source()
-    st.markdown(f"**Current workspace:** `{src.get('label') or 'demo'}`")
+    label = str(src.get("label") or "demo").replace("`", "'")  # a code span: shown as typed
+    st.markdown(f"**Current workspace:** `{label}`")
     ws = state.workspace()
     if ws is not None:
         with st.expander("Validation / QA report of the current workspace"):
@@ -400,7 +401,7 @@ def _crs_select(
         if not typed:
             return None
         if not typed.isdigit():
-            st.warning(f"'{typed}' is not an EPSG code (a number such as 26918).")
+            st.warning(f"'{state.data_text(typed)}' is not an EPSG code (a number such as 26918).")
             return None
         try:
             from pyproj import CRS

@@ -37,7 +37,10 @@ def render() -> None:
         if asked in ids:
             pick = asked
         else:
-            st.warning(f"Outfall {asked!r} (from the link) is not in this workspace's outfalls.")
+            st.warning(  # shown as text: the address is anyone's to write
+                f"Outfall '{state.data_text(asked[:80])}' (from the link) is not in this "
+                "workspace's outfalls."
+            )
     # kept by outfall id: its label changes when a record changes its status
     oid = widgets.sticky_select(
         st,
@@ -131,7 +134,7 @@ def _notice_drafter(ws, result, cand) -> None:
                 deadline=deadline,
             )
         except Exception as exc:  # noqa: BLE001 - shown to the officer
-            st.error(f"The notice could not be drafted: {exc}")
+            st.error(f"The notice could not be drafted: {state.plain(exc)}")
             return
         widgets.notice_download(
             notice,

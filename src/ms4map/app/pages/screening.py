@@ -346,7 +346,7 @@ def _screen(ws, result, site, *, mode, disturbed, plan, ptype, exemption, profil
         if isinstance(exc, Ms4mapError):
             st.error(str(exc))
         else:
-            st.error(f"Screening failed: {type(exc).__name__}: {exc}")
+            st.error(f"Screening failed: {type(exc).__name__}: {state.plain(exc)}")
         return
     st.session_state["screen_det"] = det
     st.session_state["screen_det_inputs"] = _inputs_key(mode, site)
@@ -373,7 +373,7 @@ def _application(det: Any) -> Any:
     try:
         return det.with_application(fields)
     except UsageError as exc:
-        st.warning(f"{exc} The report leaves the date blank.")
+        st.warning(f"{state.plain(exc)} The report leaves the date blank.")
         return det.with_application({**fields, "date": None})
 
 
