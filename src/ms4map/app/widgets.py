@@ -186,7 +186,7 @@ def page_link(name: str, label: str, **query: str) -> None:
         st.page_link(target, label=label, query_params=query or None)
     else:
         url = name + (f"?{urlencode(query)}" if query else "")
-        st.markdown(f"[{state.data_text(label)}](<{url}>)")
+        st.markdown(f"[{label}]({url})")  # label: the caller shows its values as text
 
 
 def outfall_summary(
