@@ -346,3 +346,30 @@ def test_the_browser_gets_no_error_details() -> None:
     assert cmd[cmd.index("--client.showErrorDetails") + 1] == "none"
     config = tomllib.loads((Path(__file__).parents[2] / ".streamlit" / "config.toml").read_text())
     assert config["client"]["showErrorDetails"] == "none"
+
+
+def test_a_screening_that_runs_too_long_is_said_and_left(
+    app_env: Path, demo_result, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29 item 9: screening is time-boxed (a 1,000-corner zig-zag ran 400 s)."""
+    import time
+
+    from ms4map.app.pages import screening
+
+    monkeypatch.setattr(screening, "SCREEN_SECONDS", 0.5)
+    real = screening.conditions.evaluate_site
+
+    def slow(*a, **kw):
+        time.sleep(2)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(screening.conditions, "evaluate_site", slow)
+    at = page("screening").run()
+    at.text_input(key="screen_parcel_ids").set_value(PLAZA).run()
+    at.number_input(key="screen_acres").set_value(1.0)
+    at.button[-1].click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = " ".join(e.value for e in at.error)
+    assert "took more than 0 s" in said or "took more than 1 s" in said, said
+    assert not at.metric

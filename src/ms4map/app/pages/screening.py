@@ -202,6 +202,28 @@ def _site_inputs(ws: Workspace, mode: str) -> Any:
         return []
 
 
+#: Seconds a screening may take in the app before the page says so and moves on (the
+#: one run left finishing in the background is bounded by :data:`MAX_CORNERS`).
+SCREEN_SECONDS = 120.0
+
+
+def _time_boxed(func: Any, *args: Any, **kwargs: Any) -> Any:
+    """``func(*args, **kwargs)``, or a :class:`TimeoutError` naming the limit after
+    :data:`SCREEN_SECONDS` (the page is not held; the run finishes in its thread)."""
+    import concurrent.futures as cf
+
+    pool = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ms4map-screen")
+    try:
+        return pool.submit(func, *args, **kwargs).result(timeout=SCREEN_SECONDS)
+    except cf.TimeoutError:
+        raise TimeoutError(
+            f"the screening took more than {SCREEN_SECONDS:.0f} s. Fix: screen fewer parcels "
+            "or a simpler outline, or run `ms4map screen` on the command line"
+        ) from None
+    finally:
+        pool.shutdown(wait=False)
+
+
 #: Corners a typed or clicked site polygon may have: a person's outline of a site needs
 #: far fewer; a bigger surveyed boundary comes as a file (ms4map screen --site FILE).
 MAX_CORNERS = 200
@@ -327,7 +349,8 @@ def _screen(ws, result, site, *, mode, disturbed, plan, ptype, exemption, profil
             st.warning(str(exc))
             return
     try:
-        det = conditions.evaluate_site(
+        det = _time_boxed(
+            conditions.evaluate_site,
             result,  # None (the analysis failed): evaluate_site runs it on the workspace
             site_arg,
             disturbed_acres=float(disturbed),
