@@ -113,3 +113,18 @@ def test_one_unreadable_view_does_not_refuse_the_geopackage(tmp_path: Path) -> N
     assert not up.problems
     assert "layer 'broken' of 'town.gpkg' cannot be read" in up.notes["town.gpkg"]
     assert "the other layers are used" in up.notes["town.gpkg"]
+
+
+def test_a_geojson_with_a_stray_dbf_is_used_as_a_layer(tmp_path: Path) -> None:
+    """Issue 29 item 14: a GeoJSON and a stray ``.dbf`` (no ``.shp``) in one zip gave
+    'index 0 is out of bounds'; the GeoJSON is the layer, the .dbf a side file."""
+    import ms4map
+
+    shp = tmp_path / "shp"
+    shp.mkdir()
+    gpd.GeoDataFrame({"a": [1]}, geometry=[Point(0, 0)], crs="EPSG:4326").to_file(shp / "p.shp")
+    blob = _zip({"town.geojson": GEOJSON, "parcels.dbf": (shp / "p.dbf").read_bytes()})
+    up = store_upload("town.zip", blob, data_dir=tmp_path / "data")
+    assert [p.name for p in up.layers] == ["town.geojson"] and not up.problems
+    ws = ms4map.open_workspace(up.folder / "files", layers={"outfalls": str(up.layers[0])})
+    assert len(ws.layers["outfalls"]) == 1
