@@ -86,6 +86,20 @@ def _press(page, button: str, confirmation: str, *, done, shot: str) -> None:
         raise
 
 
+def _go(page, name: str) -> None:
+    """Follow the sidebar's link to page ``name`` and wait for its heading; follow it
+    again when a rerun of the page being left swallowed the click."""
+    for attempt in range(3):
+        _idle(page)
+        page.get_by_role("link", name=name).click()
+        try:
+            page.get_by_role("heading", name=name, exact=True).wait_for(timeout=60_000)
+            return
+        except Exception:
+            if attempt == 2:
+                raise
+
+
 def _choose(page, label: str, option: str) -> None:
     """A Streamlit selectbox (a combobox named by its label): open it, pick the option.
 
@@ -280,7 +294,7 @@ def test_records_round_samples_steps_reload_and_one_status(app_with_users) -> No
         _idle(page)
         shown = page.get_by_role("combobox", name="Outfall").input_value()
         assert shown.startswith(f"{OUTFALL} — {want}"), shown
-        page.get_by_role("link", name="Map").click()
+        _go(page, "Map")  # (the cases page has a map too: wait for this page's heading)
         _map_frame(page, timeout=240)
         _idle(page)
         search = page.get_by_role(
