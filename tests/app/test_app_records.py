@@ -7,6 +7,7 @@ are made with :mod:`ms4map.users` (what ``ms4map users add`` does) in that data 
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,8 @@ def _texts(at: AppTest) -> str:
     parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
     parts += [e.value for e in at.error] + [e.value for e in at.warning]
     parts += [e.value for e in at.info] + [e.value for e in at.success]
-    return "\n".join(str(p) for p in parts)
+    # as a reader sees it: the app escapes values from the data (OF\-009)
+    return re.sub(r"\\(.)", r"\1", "\n".join(str(p) for p in parts))
 
 
 def _button(at: AppTest, label: str):

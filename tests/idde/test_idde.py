@@ -411,7 +411,7 @@ def test_notice_without_a_stated_period_leaves_the_deadline_blank(demo_result) -
     assert n.officer_title == "Stormwater Management Administrator"
     assert "states no appeal period" in n.appeal_text
     assert "Each day's continued violation" in n.penalty_text
-    assert any("set the deadline" in w for w in n.warnings)
+    assert any("set the remedy deadline of this notice" in w for w in n.warnings)
     assert any("drainage" in w for w in n.warnings)  # no result given
     assert "______" in n.to_html()
 

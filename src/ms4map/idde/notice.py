@@ -502,7 +502,9 @@ def _remedy_deadline(
     remedy_period = str(enf.get("remedy_period", ""))
     if dl is None:
         warnings.append(
-            f"The profile's remedy period is '{remedy_period}': set the deadline (deadline=)."
+            f"The profile's remedy period is '{remedy_period}': set the remedy deadline of "
+            "this notice (the Remedy deadline box in the app; deadline= in Python, --deadline "
+            "on the command line), or the notice leaves it blank."
         )
     return dl, remedy_period
 
