@@ -44,19 +44,20 @@ def render() -> None:
     cols += ["source_parcel_id", "notice_on", "remedy_deadline", "created_by"]
     st.dataframe(shown[[c for c in cols if c in shown]], hide_index=True, width="stretch")
     ids = [int(c) for c in cases["case_id"]]
-    # kept by case id: the label (its status) changes when a step is recorded
+    # kept by case id; the labels stay the same when a step is recorded (a label that
+    # changed made the browser reset the box to another case now and then), and the
+    # case's current status is said under the box
     cid = widgets.sticky_select(
         st,
         "Case",
         ids,
         default=ids[-1],
-        format_func=lambda c: (
-            f"case {c} — {_case(cases, c)['outfall_id']} — {_case(cases, c)['status']}"
-        ),
+        format_func=lambda c: f"case {c} — {_case(cases, c)['outfall_id']}",
         key="cases_case",
         query="case",  # a reload keeps the chosen case
     )
     case = _case(cases, cid)
+    st.caption(f"Case {cid} is at the step: {state.data_text(case['status'])}.")
     records_ui.read_only_note("cases")
     steps = rec.cases(history=True)
     steps = steps[steps["case_id"] == cid]
