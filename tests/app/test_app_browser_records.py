@@ -269,14 +269,26 @@ def test_records_round_samples_steps_reload_and_one_status(app_with_users) -> No
         page.screenshot(path=str(ARTIFACTS / "browser_records_round.png"), full_page=True)
         # steps, on the chosen case
         _choose(page, "Next step", "investigation")
-        page.get_by_role("button", name="Record the step").click()
-        page.get_by_text(f"Case {cid}: investigation recorded").wait_for(timeout=90_000)
+        _press(
+            page,
+            "Record the step",
+            f"Case {cid}: investigation recorded",
+            done=lambda: records().cases().set_index("case_id").loc[cid, "status"] != "opened",
+            shot="browser_records_step_fail.png",
+        )
         _idle(page)
         assert page.get_by_role("combobox", name="Case").input_value().startswith(f"case {cid} ")
         _choose(page, "Next step", "source_found")
         page.get_by_role("textbox", name="Source parcel id (SBL)").fill("106.12-2-14")
-        page.get_by_role("button", name="Record the step").click()
-        page.get_by_text(f"Case {cid}: source_found recorded").wait_for(timeout=90_000)
+        _press(
+            page,
+            "Record the step",
+            f"Case {cid}: source_found recorded",
+            done=lambda: (
+                records().cases().set_index("case_id").loc[cid, "status"] == "source_found"
+            ),
+            shot="browser_records_step_fail.png",
+        )
         _idle(page)
         label = page.get_by_role("combobox", name="Case").input_value()
         assert label == f"case {cid} — {OUTFALL}", label
