@@ -116,6 +116,24 @@ def app_url(tmp_path_factory: pytest.TempPathFactory):
         log.close()
 
 
+@contextmanager
+def _serving(cmd: list[str], data: Path, env: dict[str, str], port: int):
+    """Run the app's server ``cmd`` (logging to ``data/streamlit.log``) until the block
+    ends; yields its address once it answers."""
+    log = open(data / "streamlit.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        _wait_http(f"http://127.0.0.1:{port}/_stcore/health")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
 LOCAL = ("http://127.0.0.1", "http://localhost", "ws://127.0.0.1", "ws://localhost")
 NO_INTERNET = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"
 TMDL_LOT = "102.15-2-9"  # demo scenario (f): in the Tamarack Lake phosphorus TMDL watershed

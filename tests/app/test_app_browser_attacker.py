@@ -25,12 +25,11 @@ pytestmark = pytest.mark.browser
 
 from test_app_browser import (  # noqa: E402
     ARTIFACTS,
-    REPO,
     _browser,
     _free_port,
     _idle,
     _need_chromium,
-    _wait_http,
+    _serving,
 )
 
 SMO, SMO_PW = "jsmith", "smo password 1"
@@ -72,18 +71,8 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     port = _free_port()
     cmd = app_command(port=port, address="127.0.0.1", headless=True)
     cmd += ["--server.fileWatcherType", "none"]
-    log = open(data / "streamlit.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        _wait_http(f"http://127.0.0.1:{port}/_stcore/health")
-        yield f"http://127.0.0.1:{port}", data, town / demo.name, env
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with _serving(cmd, data, env, port) as url:
+        yield url, data, town / demo.name, env
 
 
 def _try_login(page, name: str, password: str) -> None:

@@ -21,13 +21,12 @@ pytestmark = pytest.mark.browser
 
 from test_app_browser import (  # noqa: E402
     ARTIFACTS,
-    REPO,
     _browser,
     _free_port,
     _idle,
     _map_frame,
     _need_chromium,
-    _wait_http,
+    _serving,
 )
 
 SMO, SMO_PW = "jsmith", "smo password 1"
@@ -62,18 +61,8 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     port = _free_port()
     cmd = app_command(port=port, address="127.0.0.1", headless=True)
     cmd += ["--server.fileWatcherType", "none"]
-    log = open(data / "streamlit.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        _wait_http(f"http://127.0.0.1:{port}/_stcore/health")
-        yield f"http://127.0.0.1:{port}", data, town / demo.name
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with _serving(cmd, data, env, port) as url:
+        yield url, data, town / demo.name
 
 
 def _log_in(page, name: str, password: str) -> None:
