@@ -32,7 +32,11 @@ from ms4map.io.fieldmap import FieldMap, mapping_to_cli, mapping_to_toml, parse_
         ("Outfall", "outfall"),
         ("Manhole-CB", "catch_basin"),
         ("Water Quality BMP", "bmp"),
-        ("PEHW", "headwall"),
+        # Norfolk: PE* pipe ends are where ditches enter the pipes, PO* pipe outlets
+        ("PEHW", "inlet"),
+        ("PE", "inlet"),
+        ("POEW", "headwall"),
+        ("POPE", "headwall"),
         ("zzz-unknown", "other"),
         (None, None),
     ],

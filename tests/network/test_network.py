@@ -130,7 +130,8 @@ def test_rule_chain_ids_flowdir_structures_digitized():
     assert e.loc["ids", "orient_method"] == "ids" and e.loc["ids", "from_node"] == "B"
     assert e.loc["fd", "orient_method"] == "flow_dir" and e.loc["fd", "from_node"] == "D"
     assert e.loc["bi", "orient_method"] == "flow_dir_bi" and bool(e.loc["bi", "bidirectional"])
-    assert e.loc["dig", "orient_method"] == "digitized" and e.loc["dig", "from_node"] == "G"
+    # nothing orients G-H and both ends are open: it runs to the end it is drawn to
+    assert e.loc["dig", "orient_method"] == "outlet_path" and e.loc["dig", "from_node"] == "G"
     # structure inverts decide when nothing else does
     cv2 = conveyances([{"conv_id": "s", "coords": [(0, 0), (100, 0)]}])
     net2 = build_network(ws_of(st.iloc[:2], cv2))
@@ -145,6 +146,7 @@ def test_rule_chain_ids_flowdir_structures_digitized():
         "structure_inverts",
         "structure_rims",
         "digitized",
+        "outlet_path",
         "assumed_lateral",
     }
 

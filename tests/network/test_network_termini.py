@@ -143,13 +143,15 @@ def test_two_headwalls_and_a_stub():
     cv = [
         {"conv_id": "A", "coords": [(0, 0), (100, 0)]},  # against the flow
         {"conv_id": "B", "coords": [(80, 500), (0, 500)]},  # with the flow
-        {"conv_id": "STUB", "coords": [(500, 0), (560, 0)]},  # no outlet: as drawn
+        # no real outlet: it runs to its open end (a catch basin is where water enters)
+        {"conv_id": "STUB", "coords": [(560, 0), (500, 0)]},
     ]
     net = build_network(network_workspace(st, cv))
     e = _edges(net)
     assert e.loc["A", "orient_method"] == "outlet_path" and e.loc["A", "to_node"] == "HW1"
     assert e.loc["B", "orient_method"] == "outlet_path" and e.loc["B", "to_node"] == "HW2"
-    assert e.loc["STUB", "orient_method"] == "digitized"
+    assert e.loc["STUB", "orient_method"] == "outlet_path"
+    assert e.loc["STUB", "from_node"] == "CB3"  # turned against its drawing
     methods = net.outfalls["method"].to_dict()
     assert methods == {
         "HW1": "headwall_at_end",

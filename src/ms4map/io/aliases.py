@@ -217,7 +217,7 @@ _STRUCTURE_CODES: dict[str, str] = {
     "PLUG": "junction",
     "COST": "cleanout",
     "CO": "cleanout",
-    "PE": "headwall",
+    "PE": "inlet",
     "HW": "headwall",
     "EW": "headwall",
     "FES": "headwall",
@@ -255,7 +255,7 @@ _STRUCTURE_CODES: dict[str, str] = {
 }
 # Norfolk pipe-end codes beginning with PE/PO are end sections (headwalls) of various kinds.
 _STRUCTURE_PREFIXES: tuple[tuple[str, str], ...] = (
-    ("PE", "headwall"),
+    ("PE", "inlet"),
     ("PO", "headwall"),
     ("CB", "catch_basin"),
     ("MH", "manhole"),

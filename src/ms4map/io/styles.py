@@ -120,6 +120,10 @@ POINT_OUTLINE = "#222222"
 AMBIGUOUS_CATEGORY = "outfall ambiguous (uncertain)"
 AMBIGUOUS_COLOUR = "#8c8c8c"
 AMBIGUOUS_DASH = "6 4"
+#: Outfalls the network guessed from where the mapped lines end (not in the outfalls layer).
+GUESSED_OUTFALL_CATEGORY = "outfall guessed from a line end (check in the field)"
+GUESSED_OUTFALL_COLOUR = "#ffffff"
+GUESSED_OUTFALL_DASH = "3 3"
 #: The drainage target kinds of the parcel table, as the app's drainage classes.
 DRAINAGE_CLASS_OF_TARGET = {
     "inlet": "MS4",

@@ -22,7 +22,8 @@ import shapely
 from scipy.spatial import cKDTree
 
 from ..core.qa import QAReport
-from .costs import follow, outlet_costs, second_outlet_costs, split_cost
+from ..core.schema import INLET_KINDS
+from .costs import PENALTY_UNIT, follow, outlet_costs, second_outlet_costs, split_cost
 from .tables import (
     BuildConfig,
     ConveyanceTable,
@@ -216,6 +217,12 @@ OVERRULE_COST = {
 #: inverts run every way is left as drawn (docs/network.md "The whole-network rule").
 SINK_COST = 1.5 * OVERRULE_COST["inverts"]
 
+#: What ending at an open end no evidence orients costs, where nothing checks the
+#: terminals (:func:`open_leaf_targets`): more than an evidenced sink inside the network.
+LEAF_COST = 2 * SINK_COST
+#: ... and at such an end that is a catch basin or inlet (water enters there).
+INLET_LEAF_COST = 4 * SINK_COST
+
 #: Where the nearest outlet of a node whose way out no evidence decides is reached
 #: within this factor of the path to the next-nearest *other* outlet, the node is
 #: ``ambiguous`` (docs/network.md "The ambiguous answer").
@@ -342,8 +349,19 @@ def orient_lines(
         # a sink inside the network (two or more lines flow in) is less likely than one
         # wrong invert and more likely than two: ending there costs SINK_COST
         deg = np.bincount(np.r_[seg_u, seg_v], minlength=n_nodes)
-        targets = np.r_[outlets, sinks]
-        start = np.r_[np.zeros(len(outlets)), np.where(deg[sinks] >= 2, SINK_COST, 0.0)]
+        s_uni = np.where(is_lat, 0, ev["flow_dir_uni"][line])
+        leaves, leaf_start = open_leaf_targets(
+            seg_u,
+            seg_v,
+            ev_pref,
+            s_bi,
+            deg,
+            uni=s_uni,
+            kind=st.kind,
+            n_structures=ends.n_structures,
+        )
+        targets = np.r_[outlets, sinks, leaves]
+        start = np.r_[np.zeros(len(outlets)), np.where(deg[sinks] >= 2, SINK_COST, 0.0), leaf_start]
     else:
         start = np.zeros(len(targets))
     cost, nxt = outlet_costs(
@@ -439,6 +457,45 @@ def evidenced_sinks(
     sink[into] = True
     sink[out_of] = False
     return np.where(sink)[0].astype(int)
+
+
+def open_leaf_targets(
+    u: np.ndarray,
+    v: np.ndarray,
+    pref: np.ndarray,
+    bi: np.ndarray,
+    deg: np.ndarray,
+    *,
+    uni: np.ndarray,
+    kind: np.ndarray,
+    n_structures: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Open ends no evidence orients, as last-resort targets, and what ending there costs.
+
+    Where nothing checks the terminals, a piece of network with no real outlet and no
+    evidence still drains somewhere: to one of its open ends (a node one line touches,
+    that line no evidence orients, nor a "uni" flow-direction value away from it).  Ending at one costs :data:`LEAF_COST`, more than at
+    an evidenced sink, so a piece with a real outlet or evidence never ends there; an end
+    at a structure of an inlet kind (catch basin, inlet: where water *enters* the system)
+    costs :data:`INLET_LEAF_COST`, so it is the way out only of a piece whose every open end
+    is an inlet.  Which open end is the outlet is a guess the outfall table marks
+    (``guessed``); where two are nearly as close the answer is ``ambiguous``.
+    """
+    free = (pref == 0) & ~bi
+    n = len(deg)
+    leaf = np.zeros(n, dtype=bool)
+    leaf[u[free & (uni != 1)]] = True  # (a "uni" value says flow leaves the first end)
+    leaf[v[free & (uni != -1)]] = True
+    drawn_from = np.zeros(n, dtype=bool)  # the line is drawn starting at the end
+    drawn_from[u[free]] = True
+    nodes = np.where(leaf & (deg == 1))[0].astype(int)
+    k = np.full(len(nodes), None, dtype=object)
+    at_st = nodes < n_structures
+    k[at_st] = np.asarray(kind, dtype=object)[nodes[at_st]]
+    keep = ~np.isin(k.astype(str), INLET_KINDS)
+    nodes = nodes[keep]
+    start = np.full(len(nodes), LEAF_COST)
+    return nodes, start + np.where(drawn_from[nodes], PENALTY_UNIT, 0.0)
 
 
 def _ambiguous_nodes(

@@ -27,6 +27,9 @@ from ...io.styles import (
     AMBIGUOUS_DASH,
     CONVEYANCE_COLOURS,
     DRAINAGE_CLASS_OF_TARGET,
+    GUESSED_OUTFALL_CATEGORY,
+    GUESSED_OUTFALL_COLOUR,
+    GUESSED_OUTFALL_DASH,
     IMPAIRED_COLOURS,
     MS4_AREA_COLOUR,
     OUTFALL_COLOURS,
@@ -387,7 +390,7 @@ def build_layers(
         ),
         "structures": _structures_layer(get("structures"), result),
         "conveyances": _conveyances_layer(get("conveyances"), result),
-        "outfalls": _outfalls_layer(get("outfalls")),
+        "outfalls": _outfalls_layer(get("outfalls"), result),
         "waterbodies": _waterbodies_layer(get("waterbodies")),
         "impaired_waters": _impaired_layer(get("waterbodies"), get("impairments")),
         "tmdl_watersheds": _tmdl_layer(get("tmdl_watersheds")),
@@ -493,17 +496,50 @@ def _conveyances_layer(
     return _uncertain_layer("conveyances", conv, ids, kind, table=table, colours=CONVEYANCE_COLOURS)
 
 
-def _outfalls_layer(outfalls: gpd.GeoDataFrame | None) -> MapLayer | None:
+def _outfalls_layer(
+    outfalls: gpd.GeoDataFrame | None, result: PipelineResult | None = None
+) -> MapLayer | None:
     """Outfalls by status; suspect and flowing ones drawn last, on top of their
-    'unknown' neighbours."""
-    if not _has_rows(outfalls):
+    'unknown' neighbours.  The outfalls the network guessed from where the mapped lines
+    end (``guessed``, not in the outfalls layer) are drawn too, hollow and dashed
+    (:data:`GUESSED_OUTFALL_CATEGORY`): a town without an outfalls layer sees where its
+    traces end, and that each end is a guess to check in the field."""
+    net = getattr(result, "network", None) if result is not None else None
+    guessed = _guessed_outfalls(getattr(net, "outfalls", None), outfalls)
+    frames = []
+    if _has_rows(outfalls):
+        frames.append(
+            _layer_frame(
+                outfalls, _ids(outfalls, "outfall_id"), _col(outfalls, "status").fillna("unknown")
+            )
+        )
+    if guessed is not None:
+        cat = pd.Series(GUESSED_OUTFALL_CATEGORY, index=guessed.index)
+        frames.append(_layer_frame(guessed, pd.Series(guessed.index.astype(str)), cat))
+    if not frames:
         return None
-    of_frame = _layer_frame(
-        outfalls, _ids(outfalls, "outfall_id"), _col(outfalls, "status").fillna("unknown")
-    )
+    of_frame = gpd.GeoDataFrame(pd.concat(frames, ignore_index=True), crs=frames[0].crs)
     rank = of_frame["category"].map(OUTFALL_PRIORITY).fillna(0)
     of_frame = of_frame.iloc[np.argsort(rank.to_numpy(), kind="stable")].reset_index(drop=True)
-    return _map_layer("outfalls", of_frame, OUTFALL_COLOURS)
+    styles = {**OUTFALL_COLOURS, GUESSED_OUTFALL_CATEGORY: GUESSED_OUTFALL_COLOUR}
+    dashes = {GUESSED_OUTFALL_CATEGORY: GUESSED_OUTFALL_DASH} if guessed is not None else {}
+    return _map_layer("outfalls", of_frame, styles, dash_categories=dashes)
+
+
+def _guessed_outfalls(
+    net_outfalls: gpd.GeoDataFrame | None, layer: gpd.GeoDataFrame | None
+) -> gpd.GeoDataFrame | None:
+    """The network's guessed outfalls with a point that the outfalls layer does not hold
+    (by id), or None."""
+    if not _has_rows(net_outfalls) or "guessed" not in net_outfalls.columns:
+        return None
+    g = net_outfalls[net_outfalls["guessed"].map(is_truthy).astype(bool)]
+    g = g[g.geometry.notna() & ~g.geometry.is_empty]
+    if _has_rows(layer):
+        g = g[~g.index.astype(str).isin(set(_ids(layer, "outfall_id").astype(str)))]
+    if not len(g):
+        return None
+    return g if layer is None or g.crs == layer.crs else g.to_crs(layer.crs)
 
 
 def _waterbodies_layer(waterbodies: gpd.GeoDataFrame | None) -> MapLayer | None:
