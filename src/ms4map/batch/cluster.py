@@ -317,6 +317,7 @@ def _run_cluster(
                 board = "off (--dashboard serves it on this machine only, 127.0.0.1:8787)"
             say(f"Dask: local cluster of {arg} worker(s), dashboard {board}")
         else:
+            _check_worker_versions(client, arg)
             wait = "" if run.workers else "; no worker yet: the towns wait for one"
             say(
                 f"Dask: scheduler {arg} with {run.workers} worker(s){wait}, "
@@ -329,6 +330,44 @@ def _run_cluster(
         if cluster is not None:
             cluster.close()
         run.shutdown_seconds = time.perf_counter() - t1
+
+
+def _ms4map_version() -> str:
+    """This process's ms4map version (run on each worker by :func:`_check_worker_versions`)."""
+    from ..core.version import __version__
+
+    return str(__version__)
+
+
+def _check_worker_versions(client: Any, address: str) -> None:
+    """Refuse a cluster whose workers run another ms4map version than this process
+    (their answers would differ from a run here), naming the workers and both versions.
+
+    Raises
+    ------
+    UsageError
+        A worker runs another version, or cannot import ms4map at all.
+    """
+    mine = _ms4map_version()
+    try:
+        theirs = client.run(_ms4map_version)
+    except Exception as exc:  # noqa: BLE001 - a worker without ms4map: said below
+        client.close()
+        raise UsageError(
+            f"The workers of the Dask scheduler at {address} cannot run ms4map "
+            f"({type(exc).__name__}: {str(exc)[:200]}). Fix: install ms4map {mine} (the "
+            "same version as here) in the Python environment of every worker "
+            "(docs/batch.md, 'A cluster of your own')."
+        ) from None
+    other = {w: v for w, v in theirs.items() if v != mine}
+    if other:
+        client.close()
+        named = ", ".join(f"{w} has {v}" for w, v in sorted(other.items())[:5])
+        raise UsageError(
+            f"The workers of the Dask scheduler at {address} run another ms4map version "
+            f"than this machine ({mine}): {named}. Fix: install ms4map {mine} on every "
+            "worker (docs/batch.md, 'A cluster of your own'), or run with --scheduler local."
+        )
 
 
 #: Modules a town's task uses, imported once in the fork server the workers of a local

@@ -178,7 +178,7 @@ def _compute(town: Town, out: Path) -> dict[str, Any]:
     protected = [*ws.inputs, town.workspace, *town.option_files()]
     out = _check_town_output(out, protected)
     settings = pipeline.command_settings()  # `ms4map drainage`'s defaults
-    res = pipeline.run(ws, use_cache=False, **settings)
+    res = pipeline.run(ws, use_cache=False, settings=settings)
     # `ms4map screen` runs the chain with the default settings; reuse the drainage run
     # when they are the same (they are, unless the drainage command's defaults change)
     same = all(pipeline.DEFAULT_SETTINGS.get(k) == v for k, v in settings.items())
