@@ -192,7 +192,11 @@ def add_workspace_options(parser: argparse.ArgumentParser, *, path_required: boo
         "--field-map", metavar="FILE", help="TOML field map (tables per role, value maps)"
     )
     g.add_argument(
-        "--dem", metavar="FILE", help="DEM GeoTIFF (default: <stem>_dem.tif beside PATH)"
+        "--dem",
+        nargs="+",
+        metavar="FILE",
+        help="DEM: a GeoTIFF, a .vrt, a folder of GeoTIFF tiles, or several tile files "
+        "(read as one mosaic); default: <stem>_dem.tif beside PATH",
     )
     g.add_argument("--crs", metavar="CRS", help="projected working CRS, e.g. EPSG:26918")
     g.add_argument(
@@ -223,7 +227,7 @@ def workspace_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "layers": layers or None,
         "field_map": fmap,
-        "dem": args.dem,
+        "dem": args.dem[0] if args.dem and len(args.dem) == 1 else args.dem,
         "crs": args.crs,
         "repair_geometry": bool(args.repair_geometry),
     }
@@ -236,11 +240,12 @@ def input_paths(args: argparse.Namespace) -> list[Path]:
     ``--out`` can never overwrite the user's data.
     """
     found: list[Path] = []
-    cands = [
-        getattr(args, "path", None),
-        getattr(args, "dem", None),
-        getattr(args, "field_map", None),
-    ]
+    dem = getattr(args, "dem", None) or []
+    cands = [getattr(args, "path", None), getattr(args, "field_map", None)]
+    for d in [dem] if isinstance(dem, str) else dem:  # a folder of tiles: each tile too
+        cands.append(d)
+        if Path(d).expanduser().is_dir():
+            cands += [str(f) for f in Path(d).expanduser().iterdir() if f.is_file()]
     for text in getattr(args, "layer", None) or []:
         layer = text.split("=", 1)[-1]
         cands.append(layer.split("::", 1)[0])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,20 +14,27 @@ from pyproj import CRS
 from ..core.errors import DataError, InputOpenError
 from ..core.qa import QAReport
 from .crs import metres_to_crs_units
+from .dem_tiles import (
+    DemSource,
+    _dem_open_error,
+    dem_label,
+    dem_source,
+    open_dem_dataset,
+    tile_files,
+)
 from .sources import _short
 from .workspace import Dem
 
 __all__ = ["PLAUSIBLE_ELEVATION_M", "read_dem", "warp_bilinear"]
 
 
-def _find_dem(base: Path | None, dem: Any, no_dem: bool) -> Path | None:
+def _find_dem(base: Path | None, dem: Any, no_dem: bool) -> DemSource | None:
+    """The DEM source: ``dem`` as given (a file, a ``.vrt``, a folder of tiles, a list),
+    else ``<stem>_dem.tif`` beside the workspace file, else None."""
     if no_dem:
         return None
     if dem is not None:
-        p = Path(dem).expanduser()
-        if not p.exists():
-            raise InputOpenError(f"DEM '{p}' does not exist. Fix: check the --dem path.")
-        return p
+        return dem_source(dem)
     if base is not None and base.is_file():
         cand = base.with_name(f"{base.stem}_dem.tif")
         if cand.exists():
@@ -34,31 +42,24 @@ def _find_dem(base: Path | None, dem: Any, no_dem: bool) -> Path | None:
     return None
 
 
-def _dem_crs(path: Path, report: QAReport) -> CRS | None:
+def _dem_crs(path: DemSource, report: QAReport) -> CRS | None:
+    """The CRS of the DEM (of its first tile), or None (an error in ``report``)."""
     import rasterio
 
+    first = tile_files(path)[0]
     try:
-        with rasterio.open(path) as src:
+        with rasterio.open(first) as src:
             if src.crs is None:
                 report.error(
                     "missing_crs",
                     "dem",
-                    f"DEM '{path.name}' has no CRS.",
+                    f"DEM '{first.name}' has no CRS.",
                     fix="Assign its CRS (gdal_edit.py -a_srs EPSG:26918 dem.tif) and re-run.",
                 )
                 return None
             return CRS.from_user_input(src.crs.to_wkt())
     except rasterio.errors.RasterioIOError as exc:
-        raise _dem_open_error(path, exc) from None
-
-
-def _dem_open_error(path: Path, exc: Exception) -> InputOpenError:
-    """The error for a DEM GDAL cannot open (not a raster, or its header is cut off)."""
-    return InputOpenError(
-        f"DEM '{path}' cannot be opened: {_short(exc).rstrip('.')}. Fix: give a GeoTIFF (or another "
-        "raster GDAL reads; `gdalinfo FILE` shows whether it can); a file cut off while "
-        "copying or downloading must be copied or exported again."
-    )
+        raise _dem_open_error(first, exc) from None
 
 
 def warp_bilinear(
@@ -91,7 +92,12 @@ def warp_bilinear(
     return out
 
 
-def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = None) -> Dem:
+def read_dem(
+    path: str | Path | Sequence[str | Path],
+    *,
+    crs: Any = None,
+    report: QAReport | None = None,
+) -> Dem:
     """Read a DEM into a :class:`~ms4map.io.workspace.Dem`, warping it into ``crs`` if needed.
 
     Nodata becomes NaN, and so do values no elevation on Earth can have (voids written
@@ -101,8 +107,10 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
 
     Parameters
     ----------
-    path : str or Path
-        The DEM raster (band 1 is read).
+    path : str or Path or list of them
+        The DEM raster (band 1 is read): one file GDAL reads (a ``.vrt`` is GDAL's
+        mosaic), a folder of GeoTIFF tiles, or a list of tiles; tiles are read as one
+        mosaic on the first one's grid (:mod:`ms4map.io.dem_tiles`).
     crs : optional
         The CRS to warp it into (the working CRS); ``None`` keeps the DEM's.
     report : QAReport, optional
@@ -120,16 +128,12 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
         No CRS, a geographic CRS whose coordinates are no degrees, a warp GDAL cannot
         do, no cells or no valid cell; each message names the file and the fix.
     """
-    import rasterio
-
     report = report if report is not None else QAReport()
-    p = Path(path)
-    try:
-        # NUM_THREADS: GDAL decompresses the blocks of a compressed GeoTIFF on every core
-        src = rasterio.open(p, num_threads="ALL_CPUS")
-    except rasterio.errors.RasterioIOError as exc:
-        raise _dem_open_error(p, exc) from None
-    with src:
+    source = dem_source(path)
+    # a folder or list: named by its first tile in messages; NUM_THREADS=ALL_CPUS (GDAL
+    # decompresses the blocks of a compressed GeoTIFF on every core) in open_dem_dataset
+    p = source if isinstance(source, Path) else Path(dem_label(source))
+    with open_dem_dataset(source, report=report) as src:
         if src.crs is None:
             raise DataError(
                 f"DEM '{p.name}' has no CRS. Fix: assign one (gdal_edit.py -a_srs EPSG:... {p})."
@@ -177,7 +181,7 @@ def read_dem(path: str | Path, *, crs: Any = None, report: QAReport | None = Non
         array=arr,
         transform=transform,
         crs=CRS.from_user_input(crs) if crs else src_crs,
-        path=p,
+        path=source if isinstance(source, Path) else source[0],
         vertical_unit=unit_name,
         z_to_m=z_to_m,
     )

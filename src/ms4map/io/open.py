@@ -119,7 +119,11 @@ def open_workspace(
         {
             "path": str(req.base) if req.base else None,
             "layers": {r: list(s) for r, s in role_specs.items()},
-            "dem": str(dem_path) if dem_path else None,
+            "dem": (
+                [str(f) for f in dem_path]
+                if isinstance(dem_path, tuple)
+                else (str(dem_path) if dem_path else None)
+            ),
             "crs": work_crs.to_string() if work_crs is not None else None,
             "repair_geometry": req.repair_geometry,
             "field_map": json.dumps(mapping_used, sort_keys=True),
@@ -396,7 +400,7 @@ def _canonical_layers(
 
 
 def _attach_dem(
-    dem_path: Path | None,
+    dem_path: Path | tuple[Path, ...] | None,
     work_crs: CRS | None,
     out_layers: dict[str, Any],
     inputs: dict[str, str],
@@ -407,7 +411,8 @@ def _attach_dem(
     dem_obj: Dem | None = None
     if dem_path is not None and work_crs is not None and not report.has_errors:
         dem_obj = read_dem(dem_path, crs=work_crs, report=report)
-        inputs[str(dem_path.resolve())] = ""
+        for f in dem_path if isinstance(dem_path, tuple) else (dem_path,):
+            inputs[str(f.resolve())] = ""
         _dem_overlap(dem_obj, out_layers, report)
         if dem_obj is not None and "parcels" in out_layers:
             _dem_coverage(dem_obj, out_layers["parcels"], report)
