@@ -52,7 +52,18 @@ from pathlib import Path
 
 import numpy as np
 
-N = 6000  # cells per side
+
+def _size_arg(default: int = 6000) -> int:
+    """``--n CELLS`` from the command line, read before the constants below use it."""
+    for i, a in enumerate(sys.argv):
+        if a == "--n" and i + 1 < len(sys.argv):
+            return int(sys.argv[i + 1])
+        if a.startswith("--n="):
+            return int(a.split("=", 1)[1])
+    return default
+
+
+N = _size_arg()  # cells per side (a multiple of TILE): --n 3000 for a county of 6 x 6 km
 CELL = 2.0
 TILE = 500  # cells per tile side (1 km)
 X0, Y0 = 500000.0, 4700000.0 + N * CELL  # top-left corner, EPSG:26918
@@ -67,7 +78,8 @@ LOT_SLOPE = 0.03
 TOWN_X1 = 960.0  # streets and lots end here; the creek valley is east of it
 CREEK_X = 991.0  # creek centre line (tile-local x; a cell centre)
 BASE_SLOPE = 0.002  # the county falls southwards
-N_TOWN = 50
+K = N // 500  # tiles per side (TILE cells each)
+N_TOWN = round(50 * K * K / 144)  # 50 of 144 at the default size
 LOT_W = 20.0
 RURAL_K = 13
 RURAL_NOISE = 0.03  # m, standard deviation of the rural tiles' ground noise
@@ -78,9 +90,9 @@ VERSION = "3"  # bump when the generator changes (the cache is keyed by it)
 def tile_kinds() -> np.ndarray:
     """True for town tiles (12 x 12), chosen deterministically."""
     rng = np.random.default_rng(SEED)
-    town = np.zeros(144, dtype=bool)
-    town[rng.choice(144, N_TOWN, replace=False)] = True
-    return town.reshape(12, 12)
+    town = np.zeros(K * K, dtype=bool)
+    town[rng.choice(K * K, N_TOWN, replace=False)] = True
+    return town.reshape(K, K)
 
 
 def _base(yg: np.ndarray) -> np.ndarray:
@@ -165,8 +177,8 @@ def write_dem(path: Path) -> None:
     }
     tmp = path.with_suffix(".tmp.tif")
     with rasterio.open(tmp, "w", **profile) as dst:
-        for ti in range(12):
-            band = np.hstack([tile_dem(ti, tj, bool(town[ti, tj])) for tj in range(12)])
+        for ti in range(K):
+            band = np.hstack([tile_dem(ti, tj, bool(town[ti, tj])) for tj in range(K)])
             dst.write(band.astype("float32"), 1, window=Window(0, ti * TILE, N, TILE))
         dst.set_band_unit(1, "metre")
         dst.update_tags(SOURCE="benchmarks/drainage_county.py (synthetic county)")
@@ -343,14 +355,14 @@ def build_layers() -> dict:
     town = tile_kinds()
     crs = f"EPSG:{EPSG}"
     c = _County(town)
-    for tj in range(12):
+    for tj in range(K):
         c.waters.append({"wb_id": f"1302-{tj + 1:04d}", "name": f"Creek {tj + 1}", "kind": "creek"})
         c.w_geom.append(
             shapely.LineString([(_gx(tj, CREEK_X), Y0), (_gx(tj, CREEK_X), Y0 - N * CELL)])
         )
 
-    for ti in range(12):
-        for tj in range(12):
+    for ti in range(K):
+        for tj in range(K):
             tag = f"{ti:02d}{tj:02d}"
             creek = f"1302-{tj + 1:04d}"
             cname = f"Creek {tj + 1}"
@@ -388,7 +400,7 @@ def build(workdir: Path) -> Path:
     workdir.mkdir(parents=True, exist_ok=True)
     gpkg, dem = workdir / "county.gpkg", workdir / "county_dem.tif"
     stamp = workdir / "county.version"
-    if gpkg.exists() and dem.exists() and stamp.exists() and stamp.read_text() == VERSION:
+    if gpkg.exists() and dem.exists() and stamp.exists() and stamp.read_text() == f"{VERSION}-{N}":
         print(f"county workspace: reusing {gpkg} + {dem.name}")
         return gpkg
     t = time.perf_counter()
@@ -404,7 +416,7 @@ def build(workdir: Path) -> Path:
             kw["geometry_type"] = "Unknown"
         pyogrio.write_dataframe(df, tmp, **kw)
     tmp.replace(gpkg)
-    stamp.write_text(VERSION)
+    stamp.write_text(f"{VERSION}-{N}")
     print(
         f"county workspace built in {time.perf_counter() - t:.0f} s: "
         + ", ".join(f"{r} {len(df)}" for r, df in layers.items())
@@ -458,7 +470,7 @@ def _probe_values(dem: Path) -> list[tuple[int, int, float]]:
 
     out = []
     with rasterio.open(dem) as src:
-        for r, c in ((0, 0), (22, 50), (N // 2, N // 3), (N - 1, N - 1), (4321, 1234)):
+        for r, c in ((0, 0), (22, 50), (N // 2, N // 3), (N - 1, N - 1), (N * 7 // 10, N // 5)):
             out.append((r, c, float(src.read(1, window=Window(c, r, 1, 1))[0, 0])))
     return out
 
@@ -500,7 +512,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--workdir", required=True, type=Path, help="cache/output folder")
     ap.add_argument("--runs", type=int, default=1, help="drainage + baseline pairs (default 1)")
+    ap.add_argument(
+        "--n", type=int, default=6000, help="cells per side, a multiple of 500 (default 6000)"
+    )
+    ap.add_argument(
+        "--slope",
+        metavar="N1,N2",
+        help="run both sizes (each in its own process, one run) and print the peak memory's "
+        "growth per cell between them (issue 34: <= 25 bytes per cell)",
+    )
     a = ap.parse_args()
+    if a.slope:
+        slope(a.workdir, [int(x) for x in a.slope.split(",")])
+        return
     load0 = os.getloadavg()
     gpkg = build(a.workdir)
     dem = gpkg.with_name(f"{gpkg.stem}_dem.tif")
@@ -540,12 +564,38 @@ def main() -> None:
         f"fill_depressions {b['fill']:.2f}; read_raster is lazy, the file is read in the fill)\n"
         f"ratio               {ratio:7.2f}x  (target <= 4x: {ok_ratio})\n"
         f"peak RSS (drainage) {peak / 1024**2:7.2f} GiB  ({peak * 1024 / 1e6:.0f} MB; "
-        f"target <= 3 GB: {ok_peak})"
+        f"target <= 3 GB: {ok_peak})\n"
+        f"bytes per cell      {peak * 1024 / (N * N):7.1f}  (peak RSS / {N * N / 1e6:.0f}M cells; "
+        "the growth per cell between two sizes: --slope)"
     )
     load1 = os.getloadavg()
     print(
         f"load average (1/5/15 min): start {load0[0]:.2f}/{load0[1]:.2f}/{load0[2]:.2f}, "
         f"end {load1[0]:.2f}/{load1[1]:.2f}/{load1[2]:.2f} on {os.cpu_count()} cores"
+    )
+
+
+def slope(workdir: Path, sizes: list[int]) -> None:
+    """Run the benchmark at each size (a process each) and print the peak RSS's growth
+    per cell between the first and the last size."""
+    peaks = {}
+    for n in sizes:
+        cmd = [sys.executable, __file__, "--workdir", str(workdir / f"n{n}"), "--n", str(n)]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        m = re.search(r"peak RSS \(drainage\)\s+[0-9.]+ GiB\s+\((\d+) MB", out)
+        t = re.search(r"whole process\s+([0-9.]+) s", out)
+        r = re.search(r"ratio\s+([0-9.]+)x", out)
+        peaks[n] = int(m.group(1)) * 1e6
+        print(
+            f"n = {n} ({n * n / 1e6:.0f}M cells): drainage {t.group(1)} s, ratio to the fill "
+            f"{r.group(1)}x, peak RSS {peaks[n] / 1e6:.0f} MB ({peaks[n] / (n * n):.1f} bytes per cell)",
+            flush=True,
+        )
+    a, b = sizes[0], sizes[-1]
+    per = (peaks[b] - peaks[a]) / (b * b - a * a)
+    print(
+        f"growth of the peak between {a * a / 1e6:.0f}M and {b * b / 1e6:.0f}M cells: "
+        f"{per:.1f} bytes per cell (target <= 25)"
     )
 
 
