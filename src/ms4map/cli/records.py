@@ -127,7 +127,19 @@ def _inspect_options(p: argparse.ArgumentParser) -> None:
 def _records_command_options(p: argparse.ArgumentParser) -> None:
     _records_options(p, by_required=False)
     p.add_argument("--summary", action="store_true", help="figures of one reporting year")
-    p.add_argument("--year", type=int, metavar="YYYY", help="reporting year (default: this one)")
+    p.add_argument(
+        "--year",
+        type=int,
+        metavar="YYYY",
+        help="the reporting period that starts in YYYY (under the New York profiles the permit "
+        "year: --year 2025 = 3 January 2025 to 2 January 2026; default: the one today is in)",
+    )
+    p.add_argument(
+        "--period",
+        metavar="KIND",
+        help="permit_year, interim (3 January - 30 June), calendar, fiscal (default: the "
+        "profile's, docs/records.md 'Reporting periods')",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--status", action="store_true", help="derived status of every outfall")
     p.add_argument("--deadlines", action="store_true", help="deadlines of every case")
@@ -300,19 +312,19 @@ def run_records(args: argparse.Namespace) -> int:
                 ms4map_gpkg=opt != "--backup",  # a backup refuses any existing file
             )
     rec = _open(args)
+    period = rec.period(args.year, args.period)  # an unknown period refused here
+    if args.year is not None or args.period is not None:
+        print(f"Reporting period: {period.text()}.", file=sys.stderr)
     if args.summary:
-        s = rec.summary(args.year)
+        s = rec.summary(args.year, period=args.period)
         if args.json:
             print(json.dumps(s, indent=1))
         else:
             from ..records.annual import LABELS
 
-            print(
-                f"IDDE summary, reporting year {s['year']} ({s['period_start']} to "
-                f"{s['period_end']}), {rec.profile.municipality}"
-            )
+            print(f"IDDE summary, {period.text()}, {rec.profile.municipality}")
             for k, label in LABELS.items():
-                if k in ("period_start", "period_end"):
+                if k in ("period", "period_start", "period_end"):
                     continue
                 v = f"{s[k]:.0%}" if k == "screened_last_5_years" else s[k]
                 print(f"  {label}: {v}")
@@ -328,7 +340,7 @@ def run_records(args: argparse.Namespace) -> int:
         from ..records.annual import write_annual_report
 
         out = write_annual_report(
-            rec.annual_report(args.year),
+            rec.annual_report(args.year, period=args.period),
             args.annual_report,
             title=f"{rec.profile.municipality} - {rec.profile.law}",
             protected=[*protected, *rec.inputs, rec.path],

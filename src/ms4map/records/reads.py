@@ -27,7 +27,8 @@ from . import gpkg
 from .case_profile import case_profile, kept_profiles, profile_not_known
 from .cases import case_deadlines
 from .fields import CASE_FIELDS, INSPECTION_FIELDS, SAMPLE_FIELDS, as_date
-from .summary import annual_report, outfall_status, reporting_year, summary
+from .periods import Period, first_record_day
+from .summary import annual_report, outfall_status, summary
 
 if TYPE_CHECKING:
     from ..pipeline import PipelineResult
@@ -212,21 +213,50 @@ def _unknown_deadlines(case: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- the reporting year
-def year_summary(records: Any, year: int | None = None) -> dict[str, Any]:
-    """The figures of a reporting year (default: the one today falls in)."""
-    return summary(*_year_tables(records), _year(records, year), start=records.year_start)
+def period_of(records: Any, year: int | None = None, kind: str | None = None) -> Period:
+    """The period of ``kind`` (default: the profile's) starting in ``year`` (default: the
+    one today falls in)."""
+    settings = records.periods
+    if year is None:
+        year = settings.year_of(dt.date.today(), kind)
+    return settings.period(int(year), kind)
 
 
-def year_report(records: Any, year: int | None = None) -> pd.DataFrame:
-    """One row of year figures per reporting year up to ``year``."""
+def check_period_begun(records: Any, period: Period) -> None:
+    """Refuse a period of a year before the records begin (a typo of the year, most often);
+    with no record at all every year is accepted."""
+    ins, smp, cas = records.inspections(), records.samples(), records.cases()
+    first = first_record_day((ins, ("date",)), (smp, ("date",)), (cas, ("opened_on",)))
+    begins = None if first is None else records.periods.year_of(first, period.kind)
+    if begins is not None and period.year < begins:
+        raise UsageError(
+            f"year = {period.year}: the {period.text()} ends before the records begin "
+            f"(first record on {first.isoformat()}: the {period.words}s with records start "
+            f"in {begins}). Fix: give --year {begins} or later."
+        )
+
+
+def year_summary(
+    records: Any, year: int | None = None, *, kind: str | None = None
+) -> dict[str, Any]:
+    """The figures of a reporting period (default: the one today falls in)."""
+    period = period_of(records, year, kind)
+    check_period_begun(records, period)
+    return summary(*_year_tables(records), period.year, period=period)
+
+
+def year_report(records: Any, year: int | None = None, *, kind: str | None = None) -> pd.DataFrame:
+    """One row of figures per reporting period up to ``year``."""
+    period = period_of(records, year, kind)
+    if year is not None:
+        check_period_begun(records, period)
     return annual_report(
-        *_year_tables(records), last_year=_year(records, year), start=records.year_start
+        *_year_tables(records),
+        last_year=period.year,
+        start=records.year_start,
+        periods=records.periods,
+        kind=kind,
     )
-
-
-def _year(records: Any, year: int | None) -> int:
-    """``year``, or the reporting year today falls in."""
-    return reporting_year(dt.date.today(), records.year_start) if year is None else int(year)
 
 
 def _year_tables(records: Any) -> tuple[Any, ...]:
