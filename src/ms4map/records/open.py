@@ -387,9 +387,11 @@ def open_records(
         else:  # a file made before the audit chain: add it (the old rows stay unchained)
             with gpkg.read_tx(rec) as con:
                 missing = tamper.guards_missing(con)
-            if missing:
+                columns = gpkg.missing_columns(con)  # fields added since (found_lat, ...)
+            if missing or columns:
                 with gpkg.write_tx(rec) as con:
                     tamper.ensure_guards(con)
+                    gpkg.add_missing_columns(con)
         if not _has_styles(rec):  # first use, or a first use cut short before its styles
             # QGIS draws the inspections, samples and cases styled (docs/exports.md)
             write_layer_styles(rec, description="ms4map records")

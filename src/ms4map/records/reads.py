@@ -43,6 +43,7 @@ __all__ = [
     "export",
     "inspections",
     "integrity_check",
+    "network_result",
     "next_sample",
     "profile_of",
     "samples",
@@ -315,6 +316,11 @@ def next_sample(
     if out["unused"]:
         out["reason"] += f" Samples off the plan, not used: {', '.join(out['unused'])}."
     return out
+
+
+def network_result(records: Any) -> PipelineResult:
+    """The pipeline's result of the records' workspace (cached by the pipeline)."""
+    return pipeline.run(open_workspace(records.workspace, **_ws_kwargs(records)))
 
 
 def _ws_kwargs(records: Any) -> dict[str, Any]:
