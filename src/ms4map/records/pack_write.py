@@ -30,9 +30,10 @@ from .annual import _annual_pages, _table
 from .pack import expedited_list, idde_counts, mapping_progress, open_case_ages, overrides
 from .periods import Period
 from .reads import _ws_kwargs, check_period_begun, period_of
+from .schedule import priority_scores, priority_weights, upstream_counts
 from .verify import verified_outfalls
 
-__all__ = ["CompliancePack", "build_pack", "write_pack"]
+__all__ = ["CompliancePack", "build_pack", "outfall_priorities", "write_pack"]
 
 
 @dataclass
@@ -81,6 +82,42 @@ def _tmdl_of(outfalls: Any, tmdl: Any) -> dict[str, str]:
     for r in hit.to_dict("records"):
         out.setdefault(str(r["outfall_id"]), str(r.get(name, "")) if name else "")
     return out
+
+
+def _listed(lay: dict[str, Any]) -> set[str]:
+    """PWL ids with a 303(d) listing (category 5) or an approved TMDL (4a)."""
+    imp = Waters.from_workspace(lay["ws"]).impairments
+    if not len(imp):
+        return set()
+    return set(imp.loc[imp["category"].astype(str).isin(["5", "4a"]), "wb_id"].astype(str))
+
+
+def outfall_priorities(records: Any, *, result: Any = None) -> pd.DataFrame:
+    """:func:`ms4map.records.schedule.priority_scores` of the records' outfalls: the
+    upstream trace from ``result`` (a pipeline result; without one the upstream
+    components are not known), the records, the impaired waters and TMDL watersheds,
+    the weights of the profile's ``[records.priority]``."""
+    lay = _workspace_layers(records)
+    outfalls = lay["outfalls"] if lay["outfalls"] is not None else records.outfalls
+    weights, classes = priority_weights(records.profile.raw.get("records"))
+    upstream = None
+    if result is not None:
+        parcels = result.workspace.layers.get("parcels") if result.workspace else None
+        upstream = upstream_counts(result.drainage, parcels, classes=classes)
+    listed = _listed(lay)
+    impaired = {
+        str(r["outfall_id"])
+        for r in outfalls.to_dict("records")
+        if not pd.isna(r.get("pwl_id")) and str(r.get("pwl_id")).strip() in listed
+    } | set(_tmdl_of(outfalls, lay["tmdl_watersheds"]))
+    return priority_scores(
+        outfalls,
+        records.inspections(),
+        records.cases(),
+        upstream=upstream,
+        impaired=impaired,
+        weights=weights,
+    )
 
 
 def build_pack(
@@ -132,13 +169,7 @@ def build_pack(
         conveyances=lay["conveyances"],
         sewersheds=sheds,
     )
-    waters = Waters.from_workspace(lay["ws"])
-    imp = waters.impairments
-    listed = (
-        set(imp.loc[imp["category"].astype(str).isin(["5", "4a"]), "wb_id"].astype(str))
-        if len(imp)
-        else set()
-    )
+    listed = _listed(lay)
     five = idde.set_index("key").loc["screened_last_5_years", "ids"]
     shed_ids = None
     if sheds is not None:

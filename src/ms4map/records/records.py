@@ -18,9 +18,10 @@ import pandas as pd
 from ..rules.profiles import Profile
 from . import reads, tamper, verify, writes
 from .pack import check_override, record_override
-from .pack_write import CompliancePack, build_pack
+from .pack_write import CompliancePack, build_pack, outfall_priorities
 from .periods import Period, PeriodSettings
 from .photos import MAX_PHOTO_BYTES
+from .schedule import screening_schedule
 
 if TYPE_CHECKING:
     from ..pipeline import PipelineResult
@@ -201,6 +202,33 @@ class Records:
         pk = self.pack(year, period=period)
         computed = int(pk.idde.set_index("key").loc[key, "count"])
         return record_override(self, pk.period, key, value, reason=reason, computed=computed)
+
+    def priorities(
+        self, *, result: PipelineResult | None = None, network: bool = False
+    ) -> pd.DataFrame:
+        """Each outfall's priority, its components (weighted by the profile's
+        ``[records.priority]``) and why (:func:`ms4map.records.schedule.priority_scores`)."""
+        if result is None and network:
+            result = reads.network_result(self)
+        return outfall_priorities(self, result=result)
+
+    def schedule(
+        self,
+        start: int,
+        *,
+        years: int = 5,
+        per_year: int,
+        result: PipelineResult | None = None,
+        network: bool = False,
+    ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+        """Outfall priorities and the screening schedule (:mod:`ms4map.records.schedule`):
+        ``(priorities, schedule, warnings)``; ``network=True`` runs the pipeline (cached)
+        for the upstream traces when no ``result`` is given."""
+        if result is None and network:
+            result = reads.network_result(self)
+        scores = outfall_priorities(self, result=result)
+        plan, warnings = screening_schedule(scores, start=start, years=years, per_year=per_year)
+        return scores, plan, warnings
 
     def verification(self) -> pd.DataFrame:
         """Verified versus mapped-only per outfall, the distance moved and the position
