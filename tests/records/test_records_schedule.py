@@ -148,3 +148,28 @@ def test_demo_schedule_from_the_upstream_traces(tmp_path: Path) -> None:
     )
     assert first[:-1] == never["outfall_id"].tolist()
     assert (scores["septic_parcels"] > 0).any()  # the traces count septic parcels upstream
+
+
+def test_off_plan_samples_count_in_the_track_down(demo_result, tmp_path: Path) -> None:
+    import ms4map.datasets as datasets
+    from ms4map import idde
+    from ms4map.network import trace_downstream, trace_upstream
+
+    _ws, result = demo_result
+    r = rec.open_records(
+        datasets.get_path("alder_falls"), user="jsmith", records=tmp_path / "d.records.gpkg"
+    )
+    cid = r.open_case("OF-009", "2025-06-02", origin="finding")
+    plan = idde.sampling_plan(result, "OF-009", max_samples=1, weight="structures")
+    first = str(plan.iloc[0]["struct_id"])
+    # a structure downstream of the plan's first sample, off the plan: found clean, it
+    # clears everything above it, the plan's first sample included
+    down = trace_downstream(result.network, first).nodes["struct_id"].dropna().astype(str)
+    off = next(s for s in down if s not in (first,) and not s.startswith("OF"))
+    above = set(trace_upstream(result.network, off).nodes["struct_id"].dropna().astype(str))
+    assert first in above
+    r.add_sample(cid, off, "2025-06-03", result="clean")
+    nxt = r.next_sample(cid, result, weight="structures")
+    assert nxt["unused"] == [f"{off}: clean"]
+    assert "counted in the track-down" in nxt["reason"]
+    assert nxt["struct_id"] is None or nxt["struct_id"] not in above  # old code: `first`

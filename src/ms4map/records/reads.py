@@ -302,6 +302,15 @@ def next_sample(
         node = plan[(plan["after"] == n["order"]) & (plan["if_result"] == taken[sid])]
     used = {f.split(":")[0] for f in out["followed"]}
     out["unused"] = [f"{k}: {v}" for k, v in taken.items() if k not in used]
+    if out["unused"]:  # samples off the plan count too: plan again from what all leave
+        again = idde.sampling_plan(result, oid, max_samples=1, weight=weight, known=taken)
+        nxt = again.iloc[0] if len(again) else None
+        out.update(
+            struct_id=None if nxt is None else str(nxt["struct_id"]),
+            kind=None if nxt is None else str(nxt["kind"]),
+            sample=None if nxt is None else len(taken) + 1,
+        )
+        plan = again
     head = (
         f"After {'; '.join(out['followed'])}: " if out["followed"] else "First sample (none yet): "
     )
@@ -314,7 +323,10 @@ def next_sample(
             "suspect; the source is isolated between the samples taken."
         )
     if out["unused"]:
-        out["reason"] += f" Samples off the plan, not used: {', '.join(out['unused'])}."
+        out["reason"] += (
+            f" Samples off the plan, counted in the track-down: {', '.join(out['unused'])} "
+            "(the suspect part is what every sample taken leaves)."
+        )
     return out
 
 
