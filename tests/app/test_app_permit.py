@@ -1,0 +1,60 @@
+"""AppTest: the Permit year page (issue 30): the compliance pack with its drill-down, the
+screening schedule, field verification, on the demo town with seeded records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+import ms4map
+
+pytestmark = pytest.mark.slow  # the quick lane (-m "not slow and not browser") skips it
+
+TIMEOUT = 240
+
+
+@pytest.fixture()
+def seeded(app_env: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("MS4MAP_USERS_FILE", raising=False)
+    monkeypatch.delenv("MS4MAP_RECORDS", raising=False)
+    from ms4map.records import open_records
+
+    r = open_records(
+        ms4map.datasets.get_path("alder_falls"),
+        user="jsmith",
+        records=app_env / "records" / "demo.records.gpkg",
+    )
+    r.add_inspection("OF-009", "2025-06-02", flow_present=True, characterization="suspect")
+    r.add_inspection("OF-010", "2026-01-02", flow_present=False)  # permit year 2025
+    r.open_case("OF-009", "2025-06-03", origin="complaint")
+    return app_env
+
+
+def test_permit_page_shows_the_pack_schedule_and_verification(seeded: Path) -> None:
+    at = AppTest.from_string(
+        "from ms4map.app import run_page\nrun_page('permit')", default_timeout=TIMEOUT
+    )
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.number_input(key="permit_year").set_value(2025).run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = "\n".join(m.value for m in at.markdown).replace("\\", "")
+    assert "permit year 2025 (3 January 2025 to 2 January 2026" in texts
+    counts = [d.value for d in at.dataframe if "Count" in d.value.columns][0]
+    row = counts.set_index("What")
+    assert row.loc["Outfalls screened in the period", "Count"] == 2  # OF-009 and OF-010
+    assert row.loc["Complaints received (cases opened on a complaint)", "Count"] == 1
+    assert "Outfalls screened in the period** (2): OF-009, OF-010" in texts
+    plan = [
+        d.value for d in at.dataframe if "Why" in d.value.columns and "Visit" in d.value.columns
+    ]
+    assert plan and set(plan[0]["Outfall"]) >= {"OF-009", "OF-010"}
+    labels = [str(b.proto.label) for b in at.get("download_button")]
+    assert "Download the schedule (CSV)" in labels
+    assert "Download the counts with their ids (CSV)" in labels
+    ver = [m for m in at.metric if m.label == "Outfalls verified in the field"]
+    assert ver and ver[0].value == "0 of 24"
