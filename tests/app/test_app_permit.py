@@ -58,3 +58,32 @@ def test_permit_page_shows_the_pack_schedule_and_verification(seeded: Path) -> N
     assert "Download the counts with their ids (CSV)" in labels
     ver = [m for m in at.metric if m.label == "Outfalls verified in the field"]
     assert ver and ver[0].value == "0 of 24"
+
+
+def test_inventory_shows_verified_versus_mapped_only(seeded: Path) -> None:
+    from ms4map.records import open_records
+
+    r = open_records(
+        ms4map.datasets.get_path("alder_falls"),
+        user="jsmith",
+        records=seeded / "records" / "demo.records.gpkg",
+    )
+    of = r.outfalls.to_crs(4326).set_index("outfall_id").geometry["OF-010"]
+    r.add_inspection("OF-010", "2025-07-01", found_lat=of.y + 0.0001, found_lon=of.x)
+    at = AppTest.from_string(
+        "from ms4map.app import run_page\nrun_page('inventory')", default_timeout=TIMEOUT
+    ).run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = [d.value for d in at.dataframe if "verification" in d.value.columns][0]
+    got = table.set_index("outfall_id")["verification"]
+    assert got["OF-010"] == "verified in the field" and got["OF-009"] == "mapped only"
+    assert any(m.label.startswith("Screened in the permit year") for m in at.metric)
+    at = AppTest.from_string(
+        "from ms4map.app import run_page\nrun_page('permit')", default_timeout=TIMEOUT
+    ).run()
+    ver = [m for m in at.metric if m.label == "Outfalls verified in the field"]
+    assert ver[0].value == "1 of 24"
+    v = [d.value for d in at.dataframe if "Moved (m)" in d.value.columns][0].set_index("Outfall")
+    assert 5 < v.loc["OF-010", "Moved (m)"] < 20  # 0.0001 degree of latitude: about 11 m
+    assert v.loc["OF-010", "Move"] == "found elsewhere, move not accepted"
+    assert v.loc["OF-010", "Position the traces use"] == "mapped"
