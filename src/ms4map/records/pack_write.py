@@ -231,7 +231,7 @@ def _section_lines(pack: CompliancePack) -> list[tuple[str, float]]:
         ids_lines(r["ids"])
     lines += [("", 8), ("Mapping progress", 12)]
     for r in pack.mapping.to_dict("records"):
-        lines.append((f"{r['label']}: {r['count']} of {r['total']} ({r['share']:.0%})", 8.5))
+        lines.append((f"{r['label']}: {r['count']} of {r['total']} ({r['share']:.1%})", 8.5))
         ids_lines(r["ids"])
     lines += [("", 8), ("Cases still open at the end of the period, with their age", 12)]
     if not len(pack.open_cases):

@@ -89,7 +89,7 @@ def _pack(rec, result) -> None:  # noqa: ANN001
                 "What": pk.mapping["label"],
                 "Done": pk.mapping["count"],
                 "Of": pk.mapping["total"],
-                "Share": [f"{s:.0%}" for s in pk.mapping["share"]],
+                "Share": [f"{s:.1%}" for s in pk.mapping["share"]],
             }
         ),
         hide_index=True,
