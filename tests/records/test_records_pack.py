@@ -323,3 +323,47 @@ def test_demo_with_seeded_records_counts_are_their_lists(tmp_path) -> None:
     assert len(pk.expedited) >= 1  # the demo's Alder Kill is listed
     drill = pk.drilldown()
     assert len(drill) == pk.idde["count"].sum() + pk.mapping["count"].sum()
+
+
+def test_traces_use_the_mapped_position_until_the_move_is_accepted(tmp_path) -> None:
+    import shutil
+
+    import ms4map.datasets as datasets
+    from ms4map.records.reads import traced_workspace
+
+    demo = tmp_path / "demo.gpkg"
+    shutil.copy(datasets.get_path("alder_falls"), demo)
+    r = rec.open_records(demo, user="jsmith")
+    mapped = r.outfalls.set_index("outfall_id").geometry["OF-009"]
+    wgs = r.outfalls.to_crs(4326).set_index("outfall_id").geometry["OF-009"]
+    iid = r.add_inspection("OF-009", "2025-06-02", found_lat=wgs.y + 0.0001, found_lon=wgs.x)
+    before = traced_workspace(r)
+    assert before.layers["outfalls"].set_index("outfall_id").geometry["OF-009"].equals(mapped)
+    assert "outfall_moves" not in before.settings
+    r.accept_move("OF-009", inspection_id=iid, reason="found upstream of the headwall")
+    after = traced_workspace(r)
+    moved = after.layers["outfalls"].set_index("outfall_id").geometry
+    assert 5 < moved["OF-009"].distance(mapped) < 20
+    other = r.outfalls.set_index("outfall_id").geometry["OF-010"]
+    assert moved["OF-010"].equals(other)  # only the accepted move
+    assert after.fingerprint() != before.fingerprint()  # the pipeline's cache sees it
+
+
+def test_outfalls_verification_and_accept_move_cli(designed, capsys) -> None:
+    path, _r = designed
+    assert main(["outfalls", "verification", str(path), "--json"]) == 0
+    rows = {v["outfall_id"]: v for v in json.loads(capsys.readouterr().out)}
+    assert rows["OF-1"]["move"] == "pending" and rows["OF-2"]["verification"] == "mapped_only"
+    code = main(
+        ["outfalls", "accept-move", str(path), "--outfall", "OF-1", "--inspection", "2",
+         "--by", "jsmith", "--reason", "found 10 m north"]
+    )  # fmt: skip
+    assert code == 0 and "accepted by jsmith" in capsys.readouterr().out
+    assert main(["outfalls", "verification", str(path), "--json"]) == 0
+    rows = {v["outfall_id"]: v for v in json.loads(capsys.readouterr().out)}
+    assert rows["OF-1"]["move"] == "accepted" and rows["OF-1"]["position_used"] == "field"
+    code = main(
+        ["outfalls", "accept-move", str(path), "--outfall", "OF-1", "--inspection", "2",
+         "--by", "guest", "--role", "viewer"]
+    )  # fmt: skip
+    assert code == 4

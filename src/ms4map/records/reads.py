@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
 import pandas as pd
+from shapely.geometry import Point
 
 from .. import idde, pipeline
 from ..core.errors import DataError, UsageError
@@ -29,6 +30,7 @@ from .cases import case_deadlines
 from .fields import CASE_FIELDS, INSPECTION_FIELDS, SAMPLE_FIELDS, as_date
 from .periods import Period, first_record_day
 from .summary import annual_report, outfall_status, summary
+from .verify import accepted_moves
 
 if TYPE_CHECKING:
     from ..pipeline import PipelineResult
@@ -44,6 +46,7 @@ __all__ = [
     "inspections",
     "integrity_check",
     "network_result",
+    "traced_workspace",
     "next_sample",
     "profile_of",
     "samples",
@@ -280,7 +283,7 @@ def next_sample(
     for s in samples.to_dict("records"):
         taken[str(s["struct_id"])] = str(s["result"])
     if result is None:
-        result = pipeline.run(open_workspace(records.workspace, **_ws_kwargs(records)))
+        result = network_result(records)
     plan = idde.sampling_plan(result, oid, max_samples=len(taken) + 1, weight=weight)
     out: dict[str, Any] = {
         "case_id": int(case_id),
@@ -331,8 +334,34 @@ def next_sample(
 
 
 def network_result(records: Any) -> PipelineResult:
-    """The pipeline's result of the records' workspace (cached by the pipeline)."""
-    return pipeline.run(open_workspace(records.workspace, **_ws_kwargs(records)))
+    """The pipeline's result of the records' workspace (cached by the pipeline), the
+    outfalls at the position the traces use (:func:`traced_workspace`)."""
+    return pipeline.run(traced_workspace(records))
+
+
+def traced_workspace(records: Any) -> Any:
+    """The records' workspace with every outfall whose move the SMO accepted
+    (:func:`ms4map.records.verify.accept_move`) at its field position; the others stay
+    at their mapped one.  The moves are in the workspace's settings, so the pipeline's
+    cache key changes with them."""
+    ws = open_workspace(records.workspace, **_ws_kwargs(records))
+    moves = accepted_moves(audit(records))
+    of = ws.layers.get("outfalls")
+    if not moves or of is None:
+        return ws
+    pts = gpd.GeoSeries(
+        [Point(m["x"], m["y"]) for m in moves.values()], crs=records.outfalls.crs
+    ).to_crs(of.crs)
+    where = dict(zip(moves, pts, strict=True))
+    of = of.copy()
+    ids = of["outfall_id"].astype(str)
+    of["geometry"] = [where.get(i, g) for i, g in zip(ids, of.geometry, strict=True)]
+    ws.layers["outfalls"] = of
+    ws.settings = {
+        **ws.settings,
+        "outfall_moves": tuple(sorted((k, round(p.x, 3), round(p.y, 3)) for k, p in where.items())),
+    }
+    return ws
 
 
 def _ws_kwargs(records: Any) -> dict[str, Any]:
