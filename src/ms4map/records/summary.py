@@ -31,7 +31,7 @@ __all__ = [
     "summary",
 ]
 
-#: Keys of :func:`summary` (after ``year``, ``period_start``, ``period_end``).
+#: Keys of :func:`summary` (after ``year``, ``period``, ``period_start``, ``period_end``).
 SUMMARY_KEYS = (
     "outfalls",
     "outfalls_screened",
