@@ -87,3 +87,17 @@ def test_inventory_shows_verified_versus_mapped_only(seeded: Path) -> None:
     assert 5 < v.loc["OF-010", "Moved (m)"] < 20  # 0.0001 degree of latitude: about 11 m
     assert v.loc["OF-010", "Move"] == "found elsewhere, move not accepted"
     assert v.loc["OF-010", "Position the traces use"] == "mapped"
+
+
+def test_permit_page_is_behind_the_login(seeded: Path) -> None:
+    pytest.importorskip("argon2")
+    from ms4map.records import users
+
+    users.add_user("jsmith", "smo", "smo password 1")
+    at = AppTest.from_string(
+        "from ms4map.app import run_page\nrun_page('permit')", default_timeout=TIMEOUT
+    ).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [b for b in at.button if b.label == "Log in"]
+    assert not [h for h in at.header if h.value == "Compliance pack"]
+    assert not at.dataframe
