@@ -367,3 +367,26 @@ def test_outfalls_verification_and_accept_move_cli(designed, capsys) -> None:
          "--by", "guest", "--role", "viewer"]
     )  # fmt: skip
     assert code == 4
+
+
+def test_a_records_file_made_before_found_positions(tmp_path) -> None:
+    import sqlite3
+
+    path = make_designed(tmp_path)
+    r = rec.open_records(path, user="jsmith")
+    r.add_inspection("OF-1", "2025-03-01", flow_present=True)
+    con = sqlite3.connect(r.path)  # as an older ms4map made it: no found_lat, found_lon
+    with con:
+        for col in ("found_lat", "found_lon"):
+            con.execute(f"ALTER TABLE inspections DROP COLUMN {col}")
+    con.close()
+    viewer = rec.open_records(path, user="guest", role="viewer")
+    assert "found_lat" not in viewer.inspections()
+    assert set(viewer.verification()["verification"]) == {"mapped_only"}
+    counts = viewer.pack(2025, today="2026-03-01").idde.set_index("key")["ids"]
+    assert counts["outfalls_verified"] == [] and counts["outfalls_screened"] == ["OF-1"]
+    smo = rec.open_records(path, user="jsmith")  # the SMO's opening adds the columns
+    assert "found_lat" in smo.inspections()
+    smo.add_inspection("OF-3", "2025-05-05", found_lat=_LAT, found_lon=_LON)
+    assert smo.verification().set_index("outfall_id").loc["OF-3", "verification"] == "verified"
+    assert smo.verify()["ok"], smo.verify()["problems"]
