@@ -101,3 +101,70 @@ def test_permit_page_is_behind_the_login(seeded: Path) -> None:
     assert [b for b in at.button if b.label == "Log in"]
     assert not [h for h in at.header if h.value == "Compliance pack"]
     assert not at.dataframe
+
+
+def _as_smo(seeded: Path) -> AppTest:
+    pytest.importorskip("argon2")
+    from ms4map.records import users
+
+    users.add_user("jsmith", "smo", "smo password 1")
+    return AppTest.from_string(
+        "import streamlit as st\nfrom ms4map.app import run_page\n"
+        "st.session_state['ms4map_auth'] = {'user': 'jsmith'}\nrun_page('permit')",
+        default_timeout=TIMEOUT,
+    )
+
+
+def test_smo_overrides_a_count_with_a_reason_audited(seeded: Path) -> None:
+    from ms4map.records import open_records
+
+    at = _as_smo(seeded).run()
+    at.number_input(key="permit_year").set_value(2025).run()
+    assert not at.exception, [e.value for e in at.exception]
+    label = "Complaints received (cases opened on a complaint)"
+    at.selectbox(key="permit_override_key").set_value(label)
+    at.number_input(key="permit_override_n").set_value(4)
+    at.text_input(key="permit_override_reason").set_value("   ")
+    [b for b in at.button if b.label == "Record the override"][0].click().run()
+    assert any("a reason is required" in e.value for e in at.error)
+    r = open_records(
+        ms4map.datasets.get_path("alder_falls"),
+        user="x",
+        role="viewer",
+        records=seeded / "records" / "demo.records.gpkg",
+    )
+    assert not (r.audit()["table_name"] == "pack_overrides").any()  # nothing written
+    at.text_input(key="permit_override_reason").set_value("two calls not entered")
+    [b for b in at.button if b.label == "Record the override"][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    a = r.audit()
+    row = a[a["table_name"] == "pack_overrides"].iloc[-1]
+    assert row["created_by"] == "jsmith" and "two calls not entered" in row["new_values"]
+    counts = [d.value for d in at.dataframe if "Reported" in d.value.columns][0].set_index("What")
+    assert counts.loc[label, "Count"] == 1 and counts.loc[label, "Reported"] == 4
+    assert counts.loc[label, "Override"] == "two calls not entered"
+
+
+def test_smo_accepts_a_move_and_it_is_audited(seeded: Path) -> None:
+    from ms4map.records import open_records
+
+    r = open_records(
+        ms4map.datasets.get_path("alder_falls"),
+        user="jsmith",
+        records=seeded / "records" / "demo.records.gpkg",
+    )
+    of = r.outfalls.to_crs(4326).set_index("outfall_id").geometry["OF-010"]
+    r.add_inspection("OF-010", "2025-07-01", found_lat=of.y + 0.0001, found_lon=of.x)
+    at = _as_smo(seeded).run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.selectbox(key="permit_move_oid").set_value("OF-010")
+    at.text_input(key="permit_move_reason").set_value("headwall found 11 m north")
+    label = "Accept the move (the traces use the field position)"
+    [b for b in at.button if b.label == label][0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    v = [d.value for d in at.dataframe if "Moved (m)" in d.value.columns][0].set_index("Outfall")
+    assert v.loc["OF-010", "Move"] == "move accepted"
+    assert v.loc["OF-010", "Position the traces use"] == "field"
+    a = r.audit()
+    row = a[a["table_name"] == "outfall_moves"].iloc[-1]
+    assert row["created_by"] == "jsmith" and "headwall found 11 m north" in row["new_values"]

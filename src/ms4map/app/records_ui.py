@@ -158,6 +158,18 @@ def save_sample(case_id: int, struct_id: str, date: dt.date | str, **fields: Any
     return _writer("Recording a sample").add_sample(case_id, struct_id, date, **fields)
 
 
+def save_override(key: str, value: int, *, reason: str, year: int, period: str) -> int:
+    """Type over a count of the compliance pack (recorded in the audit trail)."""
+    rec = _writer("Overriding a count of the compliance pack")
+    return rec.override(key, value, reason=reason, year=year, period=period)
+
+
+def save_move(outfall_id: str, inspection_id: int, reason: str) -> int:
+    """Accept the position an inspection found for an outfall (recorded in the audit trail)."""
+    rec = _writer("Accepting an outfall's moved position")
+    return rec.accept_move(outfall_id, inspection_id=inspection_id, reason=reason)
+
+
 def read_only_note(key: str) -> None:
     """Say why there is no form (the role, no login, no users file)."""
     s = auth.current()

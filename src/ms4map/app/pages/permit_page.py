@@ -12,7 +12,7 @@ import streamlit as st
 from ...core.tables import csv_text
 from ...records.pack_write import write_pack
 from ...records.periods import PERIOD_KINDS
-from .. import records_ui, state
+from .. import auth, records_ui, state
 
 _VERIFY_WORDS = {"verified": "verified in the field", "mapped_only": "mapped only"}
 _MOVE_WORDS = {
@@ -133,6 +133,38 @@ def _pack(rec, result) -> None:  # noqa: ANN001
         )
     for n in pk.notes:
         st.caption(n)
+    if auth.current().role == "smo":
+        _override_form(pk)
+
+
+def _override_form(pk) -> None:  # noqa: ANN001
+    """The SMO types over a count: recorded in the audit trail with a reason (required)."""
+    with st.expander("Type over a count (an override, recorded in the audit trail)"):
+        labels = dict(zip(pk.idde["label"], pk.idde["key"], strict=True))
+        with st.form("permit_override_form"):
+            label = st.selectbox("Count", list(labels), key="permit_override_key")
+            value = st.number_input("Number reported", min_value=0, step=1, key="permit_override_n")
+            reason = st.text_input("Reason (required)", key="permit_override_reason")
+            go = st.form_submit_button("Record the override")
+        if go:
+            try:
+                n = records_ui.save_override(
+                    labels[label],
+                    int(value),
+                    reason=reason,
+                    year=pk.period.year,
+                    period=pk.period.kind,
+                )
+            except Exception as exc:  # noqa: BLE001 - every refusal is shown
+                st.error(str(exc))
+            else:
+                st.session_state["permit_override_saved"] = (
+                    f"Override {n} recorded: {label} reported as {int(value)}."
+                )
+                st.rerun()
+    said = st.session_state.pop("permit_override_saved", None)
+    if said:
+        st.success(said)
 
 
 def _schedule(rec, result) -> None:  # noqa: ANN001
@@ -210,3 +242,19 @@ def _verification(rec) -> None:  # noqa: ANN001
         width="stretch",
         key="permit_verification",
     )
+    pending = v[v["move"] == "pending"]
+    if auth.current().role == "smo" and len(pending):
+        with st.form("permit_move_form"):
+            oid = st.selectbox(
+                "Outfall found elsewhere", pending["outfall_id"].tolist(), key="permit_move_oid"
+            )
+            reason = st.text_input("Why the field position is right", key="permit_move_reason")
+            go = st.form_submit_button("Accept the move (the traces use the field position)")
+        if go:
+            row = pending.set_index("outfall_id").loc[oid]
+            try:
+                records_ui.save_move(oid, int(row["inspection_id"]), reason)
+            except Exception as exc:  # noqa: BLE001 - every refusal is shown
+                st.error(str(exc))
+            else:
+                st.rerun()
