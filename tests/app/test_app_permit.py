@@ -168,3 +168,21 @@ def test_smo_accepts_a_move_and_it_is_audited(seeded: Path) -> None:
     a = r.audit()
     row = a[a["table_name"] == "outfall_moves"].iloc[-1]
     assert row["created_by"] == "jsmith" and "headwall found 11 m north" in row["new_values"]
+
+
+def test_a_viewer_forced_override_is_refused_on_the_server(seeded: Path) -> None:
+    pytest.importorskip("argon2")
+    from ms4map.records import users
+
+    users.add_user("guest", "viewer", "viewer password 1")
+    script = (
+        "import streamlit as st\nfrom ms4map.app import records_ui\n"
+        "st.session_state['ms4map_auth'] = {'user': 'guest'}\n"
+        "try:\n"
+        "    records_ui.save_override('cases_opened', 9, reason='x', year=2025, "
+        "period='permit_year')\n"
+        "except PermissionError as exc:\n"
+        "    st.session_state['refused'] = str(exc)\n"
+    )
+    at = AppTest.from_string(script, default_timeout=TIMEOUT).run()
+    assert "viewer" in at.session_state["refused"]
