@@ -51,10 +51,10 @@ def test_inspect_and_records_commands(tmp_path, capsys) -> None:
         1,
     )
     assert main(["records", str(town), "--summary", "--year", "2025"]) == 0
-    assert "Outfalls screened (inspected) this year: 1" in capsys.readouterr().out
+    assert "Outfalls screened (inspected) in the period: 1" in capsys.readouterr().out
     exp, rep = tmp_path / "out" / "records.gpkg", tmp_path / "out" / "annual.csv"
     assert main(["records", str(town), "--export", str(exp), "--annual-report", str(rep)]) == 0
-    assert exp.exists() and rep.read_text().startswith("year,period_start")
+    assert exp.exists() and rep.read_text().startswith("year,period,period_start")
     assert main(["records", str(town), "--export", str(town)]) == 4  # an input file
     assert main(["records", str(town)]) == 4  # nothing asked
 

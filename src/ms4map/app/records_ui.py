@@ -158,6 +158,18 @@ def save_sample(case_id: int, struct_id: str, date: dt.date | str, **fields: Any
     return _writer("Recording a sample").add_sample(case_id, struct_id, date, **fields)
 
 
+def save_override(key: str, value: int, *, reason: str, year: int, period: str) -> int:
+    """Type over a count of the compliance pack (recorded in the audit trail)."""
+    rec = _writer("Overriding a count of the compliance pack")
+    return rec.override(key, value, reason=reason, year=year, period=period)
+
+
+def save_move(outfall_id: str, inspection_id: int, reason: str) -> int:
+    """Accept the position an inspection found for an outfall (recorded in the audit trail)."""
+    rec = _writer("Accepting an outfall's moved position")
+    return rec.accept_move(outfall_id, inspection_id=inspection_id, reason=reason)
+
+
 def read_only_note(key: str) -> None:
     """Say why there is no form (the role, no login, no users file)."""
     s = auth.current()
@@ -204,8 +216,16 @@ def form_saved(name: str, message: str) -> None:
 
 
 # -- the inspection form -------------------------------------------------------------------
+#: Words of the fields whose names do not say it (the position found in the field).
+_FIELD_WORDS = {
+    "found_lat": "Latitude found in the field",
+    "found_lon": "Longitude found in the field",
+}
+
+
 def _label(f: Any) -> str:
     words = f.name.replace("_", " ").replace("temperature c", "temperature").capitalize()
+    words = _FIELD_WORDS.get(f.name, words)
     words = "pH" if f.name == "ph" else words
     if f.kind == "number" and f.unit:
         return f"{words} ({f.unit})"
@@ -231,6 +251,8 @@ def _field_widget(f: Any, key: str, user: str) -> Any:
     if f.kind == "choice":
         v = st.selectbox(_label(f), [_UNSET, *f.choices], key=wkey)
         return None if v == _UNSET else v
+    if f.kind in ("number", "int") and f.name in _FIELD_WORDS:  # a GPS position: ~0.1 m
+        return st.number_input(_label(f), value=None, step=1e-6, format="%.6f", key=wkey)
     if f.kind in ("number", "int"):
         return st.number_input(_label(f), value=None, step=0.1, format="%.2f", key=wkey)
     return st.text_input(_label(f), key=wkey) or None
@@ -632,11 +654,15 @@ def inventory_columns(inv: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     ids = inv["outfall_id"].astype(str)
     inv["derived_status"] = ids.map(m["status"]).to_numpy()
     inv["last_inspection"] = ids.map(m["last_inspection_date"]).to_numpy()
+    v = rec.verification().set_index("outfall_id")
+    words = {"verified": "verified in the field", "mapped_only": "mapped only"}
+    inv["verification"] = ids.map(v["verification"].map(words)).to_numpy()
     s = rec.summary()
     figures.update(
         screened_share=float(s.get("screened_last_5_years") or 0.0),
         screened=int(s.get("outfalls_screened") or 0),
         year=s.get("year"),
+        period=s.get("period"),
         summary=s,
     )
     return inv, figures
@@ -679,9 +705,13 @@ def inventory_records(inv: pd.DataFrame) -> None:
         f"{fig['screened_share']:.0%}",
         help="Share of the outfalls inspected in the five reporting years ending this year.",
     )
-    c[1].metric(f"Screened in {fig.get('year', dt.date.today().year)}", fig["screened"])
+    c[1].metric(
+        f"Screened in the {fig.get('period', 'year')} {fig.get('year', dt.date.today().year)}",
+        fig["screened"],
+    )
     c[2].metric("Outfalls", fig["outfalls"])
-    cols = [x for x in ("outfall_id", "status", "status_reason", "last_inspection") if x in table]
+    shown = ("outfall_id", "status", "status_reason", "last_inspection", "verification")
+    cols = [x for x in shown if x in table]
     st.dataframe(table[cols], hide_index=True, width="stretch", key="inventory_records_table")
     rec = reader()
     if rec is not None:

@@ -127,7 +127,19 @@ def _inspect_options(p: argparse.ArgumentParser) -> None:
 def _records_command_options(p: argparse.ArgumentParser) -> None:
     _records_options(p, by_required=False)
     p.add_argument("--summary", action="store_true", help="figures of one reporting year")
-    p.add_argument("--year", type=int, metavar="YYYY", help="reporting year (default: this one)")
+    p.add_argument(
+        "--year",
+        type=int,
+        metavar="YYYY",
+        help="the reporting period that starts in YYYY (under the New York profiles the permit "
+        "year: --year 2025 = 3 January 2025 to 2 January 2026; default: the one today is in)",
+    )
+    p.add_argument(
+        "--period",
+        metavar="KIND",
+        help="permit_year, interim (3 January - 30 June), calendar, fiscal (default: the "
+        "profile's, docs/records.md 'Reporting periods')",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--status", action="store_true", help="derived status of every outfall")
     p.add_argument("--deadlines", action="store_true", help="deadlines of every case")
@@ -142,6 +154,25 @@ def _records_command_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--annual-report", metavar="FILE.csv|FILE.pdf", help="figures per reporting year"
     )
+    p.add_argument(
+        "--pack",
+        metavar="DIR",
+        help="the compliance pack of the period: a PDF (the annual report first, then the IDDE "
+        "counts, mapping progress, open cases, expedited list) and a CSV per section, every "
+        "count with the ids behind it (CSV only: openpyxl is not a dependency)",
+    )
+    p.add_argument(
+        "--network",
+        action="store_true",
+        help="with --pack: run the pipeline (cached) to count the sewersheds drawn",
+    )
+    p.add_argument(
+        "--override",
+        metavar="KEY=N",
+        help="type over a count of the pack (e.g. complaints_received=3): recorded in the "
+        "audit trail with --by, the time and --reason (required)",
+    )
+    p.add_argument("--reason", metavar="TEXT", help="why the count is typed over (--override)")
     p.add_argument("--backup", metavar="FILE.gpkg", help="consistent copy (SQLite backup API)")
     p.add_argument(
         "--verify",
@@ -277,11 +308,14 @@ def run_records(args: argparse.Namespace) -> int:
             args.annual_report,
             args.backup,
             args.verify,
+            args.pack,
+            args.override,
         )
     ):
         print(
             "ms4map records: error: say what to do: --summary, --status, --deadlines, "
-            "--export FILE, --annual-report FILE, --backup FILE or --verify.",
+            "--export FILE, --annual-report FILE, --pack DIR, --override KEY=N, --backup FILE "
+            "or --verify.",
             file=sys.stderr,
         )
         return EXIT_USAGE
@@ -300,22 +334,11 @@ def run_records(args: argparse.Namespace) -> int:
                 ms4map_gpkg=opt != "--backup",  # a backup refuses any existing file
             )
     rec = _open(args)
+    period = rec.period(args.year, args.period)  # an unknown period refused here
+    if args.year is not None or args.period is not None:
+        print(f"Reporting period: {period.text()}.", file=sys.stderr)
     if args.summary:
-        s = rec.summary(args.year)
-        if args.json:
-            print(json.dumps(s, indent=1))
-        else:
-            from ..records.annual import LABELS
-
-            print(
-                f"IDDE summary, reporting year {s['year']} ({s['period_start']} to "
-                f"{s['period_end']}), {rec.profile.municipality}"
-            )
-            for k, label in LABELS.items():
-                if k in ("period_start", "period_end"):
-                    continue
-                v = f"{s[k]:.0%}" if k == "screened_last_5_years" else s[k]
-                print(f"  {label}: {v}")
+        _print_summary(rec, args, period)
     if args.status:
         st = rec.outfall_status()
         _print_table(st.drop(columns="geometry"), args.json)
@@ -328,18 +351,74 @@ def run_records(args: argparse.Namespace) -> int:
         from ..records.annual import write_annual_report
 
         out = write_annual_report(
-            rec.annual_report(args.year),
+            rec.annual_report(args.year, period=args.period),
             args.annual_report,
             title=f"{rec.profile.municipality} - {rec.profile.law}",
             protected=[*protected, *rec.inputs, rec.path],
         )
         print(f"Annual report written to {out}", file=sys.stderr)
+    if args.override and (code := _override(rec, args, period)):
+        return code
+    if args.pack:
+        _write_pack(rec, args, protected)
     if args.backup:
         out = rec.backup(args.backup)
         print(f"Backup of {rec.path.name} written to {out}", file=sys.stderr)
     if args.verify:
         return _print_verify(rec)
     return 0
+
+
+def _print_summary(rec: Any, args: argparse.Namespace, period: Any) -> None:
+    """``--summary``: the figures of the period, as a table or JSON."""
+    s = rec.summary(args.year, period=args.period)
+    if args.json:
+        print(json.dumps(s, indent=1))
+    else:
+        from ..records.annual import LABELS
+
+        print(f"IDDE summary, {period.text()}, {rec.profile.municipality}")
+        for k, label in LABELS.items():
+            if k in ("period", "period_start", "period_end"):
+                continue
+            v = f"{s[k]:.0%}" if k == "screened_last_5_years" else s[k]
+            print(f"  {label}: {v}")
+
+
+def _override(rec: Any, args: argparse.Namespace, period: Any) -> int:
+    """``--override KEY=N --reason TEXT``: recorded in the audit trail (0, or exit 4)."""
+    key, _, value = args.override.partition("=")
+    try:
+        oid = rec.override(
+            key.strip(), value, reason=args.reason, year=args.year, period=args.period
+        )
+    except PermissionError as exc:
+        return _refused(exc)
+    print(
+        f"Override {oid}: {key.strip()} = {value.strip()} for the {period.name}, by "
+        f"{rec.user}, recorded in the audit trail ({args.reason.strip()})."
+    )
+    return 0
+
+
+def _write_pack(rec: Any, args: argparse.Namespace, protected: list[Any]) -> None:
+    """``--pack DIR``: the compliance pack of the period."""
+    from ..records.pack_write import write_pack
+
+    pk = rec.pack(args.year, period=args.period, network=args.network, today=args.today)
+    paths = write_pack(
+        pk,
+        args.pack,
+        title=f"{rec.profile.municipality} - {rec.profile.law}",
+        protected=[*protected, *rec.inputs, rec.path],
+    )
+    print(f"Compliance pack of the {pk.period.text()}:")
+    for r in pk.idde.to_dict("records"):
+        over = f" (reported {r['reported']}: override)" if r["override_reason"] else ""
+        print(f"  {r['label']}: {r['count']}{over}")
+    for path in paths:
+        print(f"  written: {path}", file=sys.stderr)
+    print("  (CSV only: openpyxl is not a dependency of ms4map, no XLSX written)", file=sys.stderr)
 
 
 def _print_verify(rec: Any) -> int:

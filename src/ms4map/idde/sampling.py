@@ -8,6 +8,7 @@ walks the plan along the results.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -96,6 +97,7 @@ def sampling_plan(
     weight: str = "area",
     workspace: Workspace | None = None,
     candidates: pd.DataFrame | None = None,
+    known: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Where to sample upstream of a flowing outfall to isolate the source.
 
@@ -126,6 +128,11 @@ def sampling_plan(
         Defaults to ``result.workspace``.
     candidates : DataFrame, optional
         From :func:`candidate_sources` (computed when needed and not given).
+    known : mapping, optional
+        Samples already taken, ``struct_id -> "flow" | "clean"``, wherever they were
+        taken (off a plan too): the plan starts from what they leave suspect (flow at a
+        structure: only what is above it; clean: only what is not), and never proposes
+        a structure sampled already.  Structures not above the outfall are ignored.
 
     Returns
     -------
@@ -159,12 +166,35 @@ def sampling_plan(
     if weight == "candidates" and candidates is None and _has_drainage(result):
         candidates = candidate_sources(result, oid, workspace=ws)
     entries = _entries_at_nodes(result, ws, nodes, edges, candidates)
+    start = _known_suspect(nodes, reach, root, known)
     rows = _bisection_rows(
-        nodes, reach, root, entries, weight=weight, max_samples=max_samples, oid=oid
+        nodes, reach, root, entries, weight=weight, max_samples=max_samples, oid=oid, start=start
     )
     out = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
     out["after"] = out["after"].astype("Int64")
     return out
+
+
+def _known_suspect(
+    nodes: pd.DataFrame, reach: Any, root: int, known: Mapping[str, str] | None
+) -> tuple[np.ndarray, frozenset[int]]:
+    """What the samples ``known`` leave suspect, and the rows they sampled."""
+    n = len(nodes)
+    suspect = np.ones(n, dtype=bool)
+    sampled = {root}
+    if not known:
+        return suspect, frozenset(sampled)
+    sid = nodes["struct_id"].astype(str).to_numpy()
+    for struct, res in known.items():
+        hit = np.where(sid == str(struct))[0]
+        if not len(hit):
+            continue
+        x = int(hit[0])
+        up = np.zeros(n, dtype=bool)
+        up[reach[x].indices] = True
+        suspect &= up if str(res) == "flow" else ~up
+        sampled.add(x)
+    return suspect, frozenset(sampled)
 
 
 def _check_plan_settings(weight: str, max_samples: Any) -> None:
@@ -260,8 +290,10 @@ def _bisection_rows(
     weight: str,
     max_samples: int,
     oid: str,
+    start: tuple[np.ndarray, frozenset[int]] | None = None,
 ) -> list[dict[str, Any]]:
-    """The plan's rows, breadth first: each sample splits what is still suspect in two."""
+    """The plan's rows, breadth first: each sample splits what is still suspect in two
+    (from ``start``: the suspect mask and the rows sampled already)."""
     n = len(nodes)
     node_ids = nodes.index.astype(str)
     is_struct = nodes["struct_id"].map(lambda s: isinstance(s, str) and bool(s)).to_numpy()
@@ -276,8 +308,9 @@ def _bisection_rows(
 
     rows: list[dict[str, Any]] = []
     # queue of (suspect mask, depth, after order, if_result, sampled set)
+    first, done0 = start if start is not None else (np.ones(n, dtype=bool), frozenset({root}))
     queue: list[tuple[np.ndarray, int, int | None, str | None, frozenset[int]]] = [
-        (np.ones(n, dtype=bool), 1, None, None, frozenset({root}))
+        (first, 1, None, None, done0)
     ]
     while queue:
         suspect, depth, after, if_result, sampled = queue.pop(0)

@@ -26,7 +26,10 @@ Modules: :mod:`~ms4map.records.open` (:func:`open_records`), :mod:`~ms4map.recor
 :mod:`~ms4map.records.writes` (its work), :mod:`~ms4map.records.layers` (the workspace
 layers read without the pipeline), :mod:`~ms4map.records.gpkg` (the file), and
 :mod:`~ms4map.records.fields`, :mod:`~ms4map.records.cases`,
-:mod:`~ms4map.records.summary`, :mod:`~ms4map.records.photos` (pure rules).
+:mod:`~ms4map.records.summary`, :mod:`~ms4map.records.photos` (pure rules);
+:mod:`~ms4map.records.periods` (the permit year and the other reporting periods),
+:mod:`~ms4map.records.pack` and :mod:`~ms4map.records.pack_write` (the compliance
+pack), :mod:`~ms4map.records.verify` (field verification of outfalls).
 
 Examples
 --------
@@ -41,7 +44,20 @@ Examples
 
 from __future__ import annotations
 
-from . import annual, case_profile, cases, fields, gpkg, logins, photos, users
+from . import (
+    annual,
+    case_profile,
+    cases,
+    fields,
+    gpkg,
+    logins,
+    pack,
+    pack_write,
+    periods,
+    photos,
+    users,
+    verify,
+)
 from .cases import DEADLINE_STATUSES, STEPS, case_deadlines
 from .fields import (
     CASE_FIELDS,
@@ -83,6 +99,10 @@ __all__ = [
     "fields",
     "gpkg",
     "logins",
+    "pack",
+    "pack_write",
+    "periods",
     "photos",
     "users",
+    "verify",
 ]

@@ -15,10 +15,11 @@ __all__ = ["LABELS", "write_annual_report"]
 
 #: Row labels of the report, in order.
 LABELS = {
-    "period_start": "Reporting year starts",
-    "period_end": "Reporting year ends",
+    "period": "Reporting period",
+    "period_start": "Period starts",
+    "period_end": "Period ends",
     "outfalls": "Outfalls in the MS4",
-    "outfalls_screened": "Outfalls screened (inspected) this year",
+    "outfalls_screened": "Outfalls screened (inspected) in the period",
     "screened_last_5_years": "Share of outfalls screened in the last 5 years",
     "flowing": "Outfalls found flowing (dry weather)",
     "suspect_or_obvious": "Outfalls characterised suspect or obvious",
@@ -28,11 +29,13 @@ LABELS = {
     "illicit_found": "Illicit discharges found (source identified)",
     "notices_sent": "Notices of violation sent",
     "illicit_eliminated": "Illicit discharges eliminated",
-    "cases_open": "Cases open at the end of the year",
+    "cases_open": "Cases open at the end of the period",
 }
 
 
 def _table(report: pd.DataFrame) -> pd.DataFrame:
+    if "period" not in report:  # a report made before the periods
+        report = report.assign(period="reporting year")
     t = report.set_index("year")[list(LABELS)].T
     t.index = [LABELS[k] for k in t.index]
     t.columns = [str(c) for c in t.columns]

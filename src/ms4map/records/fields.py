@@ -127,6 +127,9 @@ INSPECTION_FIELDS: tuple[Field, ...] = (
     Field("characterization", "choice", choices=CHARACTERIZATIONS),
     Field("sample_taken", "bool"),
     Field("notes", "text"),
+    # the position found in the field (a phone's GPS): the outfall is then verified
+    Field("found_lat", "number", "degrees WGS 84", lo=-90.0, hi=90.0),
+    Field("found_lon", "number", "degrees WGS 84", lo=-180.0, hi=180.0),
 )
 
 #: Keyword fields of a track-down sample at a structure.

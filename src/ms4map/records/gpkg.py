@@ -432,6 +432,24 @@ def ensure_schema(
     )
 
 
+def missing_columns(con: sqlite3.Connection) -> list[tuple[str, str]]:
+    """``(table, column definition)`` of the user fields a file made by an older ms4map
+    lacks (e.g. ``found_lat`` of the inspections)."""
+    out = []
+    for table, spec in TABLES.items():
+        have = {r[1] for r in con.execute(f"PRAGMA table_info({table})")}
+        if not have:
+            continue
+        out += [(table, f"{f.name} {f.sql_type}") for f in spec["fields"] if f.name not in have]
+    return out
+
+
+def add_missing_columns(con: sqlite3.Connection) -> None:
+    """Add :func:`missing_columns` (inside the caller's write transaction)."""
+    for table, col in missing_columns(con):
+        con.execute(f"ALTER TABLE {table} ADD COLUMN {col}")
+
+
 def file_srs(con: sqlite3.Connection) -> tuple[int, str] | None:
     """``(srs_id, WKT definition)`` of the records' geometry columns, or None."""
     row = con.execute(

@@ -28,6 +28,7 @@ from ..io.styles import write_layer_styles
 from ..rules.profiles import Profile, load_profile
 from . import gpkg, tamper
 from .layers import _read_role
+from .periods import period_settings
 from .records import Records
 from .summary import parse_year_start
 from .users import users_file_path
@@ -298,8 +299,10 @@ def open_records(
     users_file : path, optional
         TOML with ``[users.NAME] role = "viewer"``.
     year_start : "MM-DD", optional
-        First day of the reporting year (default: the profile's
-        ``[records] reporting_year_start``, else ``"01-01"``).
+        First day of a reporting year replacing the profile's periods (default: the
+        profile's ``[records]`` periods, :mod:`ms4map.records.periods`: the permit year
+        3 January - 2 January under the New York profiles; the calendar year under a
+        profile without ``[records]``).
 
     Returns
     -------
@@ -355,12 +358,11 @@ def open_records(
         rec, protected=inputs, suffixes=(".gpkg",), option="--records", ms4map_gpkg=False
     )
     prof = load_profile(profile)
-    ys = (
-        year_start
-        if year_start is not None
-        else (prof.raw.get("records") or {}).get("reporting_year_start")
-    )
-    start = parse_year_start(ys)
+    if year_start is not None:
+        parse_year_start(year_start)  # the message of old: MM-DD
+    periods = period_settings(prof.raw.get("records"), year_start=year_start)
+    yearly = periods.period(2001, periods.annual).start
+    start = (yearly.month, yearly.day)
     keep = ["outfall_id", *(c for c in ("receiving_water", "status") if c in outfalls), "geometry"]
     outfalls = outfalls[keep].copy()
     if eff_role == "viewer" and not rec.exists():
@@ -385,9 +387,11 @@ def open_records(
         else:  # a file made before the audit chain: add it (the old rows stay unchained)
             with gpkg.read_tx(rec) as con:
                 missing = tamper.guards_missing(con)
-            if missing:
+                columns = gpkg.missing_columns(con)  # fields added since (found_lat, ...)
+            if missing or columns:
                 with gpkg.write_tx(rec) as con:
                     tamper.ensure_guards(con)
+                    gpkg.add_missing_columns(con)
         if not _has_styles(rec):  # first use, or a first use cut short before its styles
             # QGIS draws the inspections, samples and cases styled (docs/exports.md)
             write_layer_styles(rec, description="ms4map records")
@@ -401,4 +405,5 @@ def open_records(
         inputs=inputs,
         options=options,
         year_start=start,
+        periods=periods,
     )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
 import pandas as pd
+from shapely.geometry import Point
 
 from .. import idde, pipeline
 from ..core.errors import DataError, UsageError
@@ -27,7 +28,9 @@ from . import gpkg
 from .case_profile import case_profile, kept_profiles, profile_not_known
 from .cases import case_deadlines
 from .fields import CASE_FIELDS, INSPECTION_FIELDS, SAMPLE_FIELDS, as_date
-from .summary import annual_report, outfall_status, reporting_year, summary
+from .periods import Period, first_record_day
+from .summary import annual_report, outfall_status, summary
+from .verify import accepted_moves
 
 if TYPE_CHECKING:
     from ..pipeline import PipelineResult
@@ -42,6 +45,8 @@ __all__ = [
     "export",
     "inspections",
     "integrity_check",
+    "network_result",
+    "traced_workspace",
     "next_sample",
     "profile_of",
     "samples",
@@ -212,21 +217,50 @@ def _unknown_deadlines(case: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- the reporting year
-def year_summary(records: Any, year: int | None = None) -> dict[str, Any]:
-    """The figures of a reporting year (default: the one today falls in)."""
-    return summary(*_year_tables(records), _year(records, year), start=records.year_start)
+def period_of(records: Any, year: int | None = None, kind: str | None = None) -> Period:
+    """The period of ``kind`` (default: the profile's) starting in ``year`` (default: the
+    one today falls in)."""
+    settings = records.periods
+    if year is None:
+        year = settings.year_of(dt.date.today(), kind)
+    return settings.period(int(year), kind)
 
 
-def year_report(records: Any, year: int | None = None) -> pd.DataFrame:
-    """One row of year figures per reporting year up to ``year``."""
+def check_period_begun(records: Any, period: Period) -> None:
+    """Refuse a period of a year before the records begin (a typo of the year, most often);
+    with no record at all every year is accepted."""
+    ins, smp, cas = records.inspections(), records.samples(), records.cases()
+    first = first_record_day((ins, ("date",)), (smp, ("date",)), (cas, ("opened_on",)))
+    begins = None if first is None else records.periods.year_of(first, period.kind)
+    if begins is not None and period.year < begins:
+        raise UsageError(
+            f"year = {period.year}: the {period.text()} ends before the records begin "
+            f"(first record on {first.isoformat()}: the {period.words}s with records start "
+            f"in {begins}). Fix: give --year {begins} or later."
+        )
+
+
+def year_summary(
+    records: Any, year: int | None = None, *, kind: str | None = None
+) -> dict[str, Any]:
+    """The figures of a reporting period (default: the one today falls in)."""
+    period = period_of(records, year, kind)
+    check_period_begun(records, period)
+    return summary(*_year_tables(records), period.year, period=period)
+
+
+def year_report(records: Any, year: int | None = None, *, kind: str | None = None) -> pd.DataFrame:
+    """One row of figures per reporting period up to ``year``."""
+    period = period_of(records, year, kind)
+    if year is not None:
+        check_period_begun(records, period)
     return annual_report(
-        *_year_tables(records), last_year=_year(records, year), start=records.year_start
+        *_year_tables(records),
+        last_year=period.year,
+        start=records.year_start,
+        periods=records.periods,
+        kind=kind,
     )
-
-
-def _year(records: Any, year: int | None) -> int:
-    """``year``, or the reporting year today falls in."""
-    return reporting_year(dt.date.today(), records.year_start) if year is None else int(year)
 
 
 def _year_tables(records: Any) -> tuple[Any, ...]:
@@ -249,7 +283,7 @@ def next_sample(
     for s in samples.to_dict("records"):
         taken[str(s["struct_id"])] = str(s["result"])
     if result is None:
-        result = pipeline.run(open_workspace(records.workspace, **_ws_kwargs(records)))
+        result = network_result(records)
     plan = idde.sampling_plan(result, oid, max_samples=len(taken) + 1, weight=weight)
     out: dict[str, Any] = {
         "case_id": int(case_id),
@@ -271,6 +305,15 @@ def next_sample(
         node = plan[(plan["after"] == n["order"]) & (plan["if_result"] == taken[sid])]
     used = {f.split(":")[0] for f in out["followed"]}
     out["unused"] = [f"{k}: {v}" for k, v in taken.items() if k not in used]
+    if out["unused"]:  # samples off the plan count too: plan again from what all leave
+        again = idde.sampling_plan(result, oid, max_samples=1, weight=weight, known=taken)
+        nxt = again.iloc[0] if len(again) else None
+        out.update(
+            struct_id=None if nxt is None else str(nxt["struct_id"]),
+            kind=None if nxt is None else str(nxt["kind"]),
+            sample=None if nxt is None else len(taken) + 1,
+        )
+        plan = again
     head = (
         f"After {'; '.join(out['followed'])}: " if out["followed"] else "First sample (none yet): "
     )
@@ -283,8 +326,42 @@ def next_sample(
             "suspect; the source is isolated between the samples taken."
         )
     if out["unused"]:
-        out["reason"] += f" Samples off the plan, not used: {', '.join(out['unused'])}."
+        out["reason"] += (
+            f" Samples off the plan, counted in the track-down: {', '.join(out['unused'])} "
+            "(the suspect part is what every sample taken leaves)."
+        )
     return out
+
+
+def network_result(records: Any) -> PipelineResult:
+    """The pipeline's result of the records' workspace (cached by the pipeline), the
+    outfalls at the position the traces use (:func:`traced_workspace`)."""
+    return pipeline.run(traced_workspace(records))
+
+
+def traced_workspace(records: Any) -> Any:
+    """The records' workspace with every outfall whose move the SMO accepted
+    (:func:`ms4map.records.verify.accept_move`) at its field position; the others stay
+    at their mapped one.  The moves are in the workspace's settings, so the pipeline's
+    cache key changes with them."""
+    ws = open_workspace(records.workspace, **_ws_kwargs(records))
+    moves = accepted_moves(audit(records))
+    of = ws.layers.get("outfalls")
+    if not moves or of is None:
+        return ws
+    pts = gpd.GeoSeries(
+        [Point(m["x"], m["y"]) for m in moves.values()], crs=records.outfalls.crs
+    ).to_crs(of.crs)
+    where = dict(zip(moves, pts, strict=True))
+    of = of.copy()
+    ids = of["outfall_id"].astype(str)
+    of["geometry"] = [where.get(i, g) for i, g in zip(ids, of.geometry, strict=True)]
+    ws.layers["outfalls"] = of
+    ws.settings = {
+        **ws.settings,
+        "outfall_moves": tuple(sorted((k, round(p.x, 3), round(p.y, 3)) for k, p in where.items())),
+    }
+    return ws
 
 
 def _ws_kwargs(records: Any) -> dict[str, Any]:

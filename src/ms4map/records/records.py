@@ -17,6 +17,8 @@ import pandas as pd
 
 from ..rules.profiles import Profile
 from . import reads, tamper, writes
+from .periods import Period, PeriodSettings
+from .permit import PermitYear
 from .photos import MAX_PHOTO_BYTES
 
 if TYPE_CHECKING:
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["Records"]
 
 
-class Records:
+class Records(PermitYear):
     """The IDDE records of one workspace (use :func:`open_records`).
 
     Attributes
@@ -54,6 +56,7 @@ class Records:
         inputs: list[Path],
         options: dict[str, Any],
         year_start: tuple[int, int],
+        periods: PeriodSettings | None = None,
     ) -> None:
         self.path = path
         self.workspace = workspace
@@ -63,6 +66,7 @@ class Records:
         self.outfalls = outfalls
         self.inputs = inputs
         self.year_start = year_start
+        self.periods = periods if periods is not None else PeriodSettings()
         self._options = options
         self._srs_id = int(outfalls.crs.to_epsg() or 100000) if outfalls.crs else 100000
         self._structures: gpd.GeoDataFrame | None = None
@@ -140,17 +144,28 @@ class Records:
         not at hand (:mod:`ms4map.records.case_profile`)."""
         return reads.profile_of(self, case)
 
-    def summary(self, year: int | None = None) -> dict[str, Any]:
-        """The figures of a reporting year (default: the one today falls in).
+    def period(self, year: int | None = None, kind: str | None = None) -> Period:
+        """The reporting period of ``kind`` (default: the profile's, e.g. the permit year)
+        that starts in ``year`` (default: the one today falls in)."""
+        return reads.period_of(self, year, kind)
 
-        See :func:`ms4map.records.summary.summary`; the year starts on the profile's
-        ``[records] reporting_year_start`` (default January 1).
+    def summary(self, year: int | None = None, *, period: str | None = None) -> dict[str, Any]:
+        """The figures of a reporting period (default: the profile's period today falls in).
+
+        See :func:`ms4map.records.summary.summary`; ``year`` is the year the period
+        starts in (under the New York profiles the permit year 2025 runs 3 January 2025 to
+        2 January 2026), ``period`` one of :data:`ms4map.records.periods.PERIOD_KINDS`.
+
+        Raises
+        ------
+        UsageError
+            An unknown period; a year whose period ends before the first record.
         """
-        return reads.year_summary(self, year)
+        return reads.year_summary(self, year, kind=period)
 
-    def annual_report(self, year: int | None = None) -> pd.DataFrame:
-        """One row of :meth:`summary` figures per reporting year up to ``year``."""
-        return reads.year_report(self, year)
+    def annual_report(self, year: int | None = None, *, period: str | None = None) -> pd.DataFrame:
+        """One row of :meth:`summary` figures per reporting period up to ``year``."""
+        return reads.year_report(self, year, kind=period)
 
     def next_sample(
         self, case_id: int, result: PipelineResult | None = None, *, weight: str = "area"

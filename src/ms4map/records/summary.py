@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..core.errors import UsageError
 from ..idde import flow_type_of
+from .periods import Period, PeriodSettings
 
 __all__ = [
     "STATUS_ORDER",
@@ -30,7 +31,7 @@ __all__ = [
     "summary",
 ]
 
-#: Keys of :func:`summary` (after ``year``, ``period_start``, ``period_end``).
+#: Keys of :func:`summary` (after ``year``, ``period``, ``period_start``, ``period_end``).
 SUMMARY_KEYS = (
     "outfalls",
     "outfalls_screened",
@@ -303,8 +304,9 @@ def summary(
     year: int,
     *,
     start: tuple[int, int] = (1, 1),
+    period: Period | None = None,
 ) -> dict[str, Any]:
-    """Figures of one reporting year (counts of outfalls or cases, not of rows).
+    """Figures of one reporting period (counts of outfalls or cases, not of rows).
 
     Parameters
     ----------
@@ -314,11 +316,15 @@ def summary(
         Current versions (see :class:`~ms4map.records.Records`).
     year : int
         The reporting year, which starts on ``start`` (month, day) of ``year``.
+    period : Period, optional
+        The period counted instead (:mod:`ms4map.records.periods`: the permit year, the
+        interim period, ...); its ``year`` replaces ``year``.
 
     Returns
     -------
     dict
-        ``year, period_start, period_end`` and :data:`SUMMARY_KEYS`:
+        ``year, period, period_start, period_end`` (``period``: its words, e.g.
+        ``"permit year"``) and :data:`SUMMARY_KEYS`:
         ``outfalls`` (in the workspace), ``outfalls_screened`` (with an inspection in
         the year), ``screened_last_5_years`` (share of the workspace's outfalls
         inspected in the five reporting years ending with this one), ``flowing``
@@ -329,12 +335,17 @@ def summary(
         ``notices_sent``, ``illicit_eliminated`` (cases eliminated in the year),
         ``cases_open`` (cases opened before the year ended and not closed by then).
     """
-    lo, hi = reporting_period(year, start)
-    lo5 = reporting_period(year - 4, start)[0]
+    if period is None:
+        lo, hi = reporting_period(year, start)
+        words = "calendar year" if tuple(start) == (1, 1) else "reporting year"
+    else:
+        year, lo, hi, words = period.year, period.start, period.stop, period.words
+    lo5 = dt.date(year - 4, lo.month, lo.day)
     known = set(outfalls["outfall_id"].astype(str))
     n = len(known)
     out: dict[str, Any] = {
         "year": int(year),
+        "period": words,
         "period_start": lo.isoformat(),
         "period_end": (hi - dt.timedelta(days=1)).isoformat(),
         "outfalls": n,
@@ -376,7 +387,7 @@ def summary(
         out.update(
             cases_opened=0, illicit_found=0, notices_sent=0, illicit_eliminated=0, cases_open=0
         )
-    return {k: out[k] for k in ("year", "period_start", "period_end", *SUMMARY_KEYS)}
+    return {k: out[k] for k in ("year", "period", "period_start", "period_end", *SUMMARY_KEYS)}
 
 
 def annual_report(
@@ -388,11 +399,15 @@ def annual_report(
     last_year: int,
     first_year: int | None = None,
     start: tuple[int, int] = (1, 1),
+    periods: PeriodSettings | None = None,
+    kind: str | None = None,
 ) -> pd.DataFrame:
     """One :func:`summary` row per reporting year, from the first year with a record.
 
     ``first_year`` defaults to the reporting year of the earliest inspection, sample
-    or case step (``last_year`` when there is none).
+    or case step (``last_year`` when there is none).  With ``periods`` (a profile's
+    :class:`~ms4map.records.periods.PeriodSettings`) each row is the period of ``kind``
+    (default: the profile's) that starts in its year.
     """
     if first_year is None:
         days: list[dt.date] = []
@@ -404,10 +419,21 @@ def annual_report(
             for c in cols:
                 if len(df) and c in df:
                     days += [d for d in _dates(df[c]) if d is not None and not pd.isna(d)]
-        first_year = min((reporting_year(d, start) for d in days), default=last_year)
+        if periods is not None:
+            first_year = min((periods.year_of(d, kind) for d in days), default=last_year)
+        else:
+            first_year = min((reporting_year(d, start) for d in days), default=last_year)
     first_year = min(first_year, last_year)
     rows = [
-        summary(outfalls, inspections, samples, cases, y, start=start)
+        summary(
+            outfalls,
+            inspections,
+            samples,
+            cases,
+            y,
+            start=start,
+            period=None if periods is None else periods.period(y, kind),
+        )
         for y in range(first_year, last_year + 1)
     ]
     return pd.DataFrame(rows)
