@@ -341,29 +341,18 @@ def orient_lines(
     outlets, open_targets_ok = real_outlet_nodes(
         ws, st, ends, sp, cfg=cfg, wtree=wtree, with_check=True
     )
-    targets = outlets
-    if open_targets_ok:
-        # (an assumed lateral is no evidence of where the mapped system stops)
-        ev_pref = np.where(is_lat, 0, sp_)
-        sinks = evidenced_sinks(seg_u, seg_v, ev_pref, s_bi, n_nodes)
-        # a sink inside the network (two or more lines flow in) is less likely than one
-        # wrong invert and more likely than two: ending there costs SINK_COST
-        deg = np.bincount(np.r_[seg_u, seg_v], minlength=n_nodes)
-        s_uni = np.where(is_lat, 0, ev["flow_dir_uni"][line])
-        leaves, leaf_start = open_leaf_targets(
-            seg_u,
-            seg_v,
-            ev_pref,
-            s_bi,
-            deg,
-            uni=s_uni,
-            kind=st.kind,
-            n_structures=ends.n_structures,
-        )
-        targets = np.r_[outlets, sinks, leaves]
-        start = np.r_[np.zeros(len(outlets)), np.where(deg[sinks] >= 2, SINK_COST, 0.0), leaf_start]
-    else:
-        start = np.zeros(len(targets))
+    targets, start = _search_targets(
+        outlets,
+        open_targets_ok,
+        seg=(seg_u, seg_v),
+        is_lat=is_lat,
+        pref=sp_,
+        bi=s_bi,
+        uni=np.where(is_lat, 0, ev["flow_dir_uni"][line]),
+        kind=st.kind,
+        n_structures=ends.n_structures,
+        n_nodes=n_nodes,
+    )
     cost, nxt = outlet_costs(
         seg_u, seg_v, w_uv, w_vu, n_nodes=n_nodes, targets=targets, start=start
     )
@@ -441,6 +430,39 @@ def orient_lines(
         node_alt=node_alt,
         uni_ok=uni_ok,
     )
+
+
+def _search_targets(
+    outlets: np.ndarray,
+    open_targets_ok: bool,
+    *,
+    seg: tuple[np.ndarray, np.ndarray],
+    is_lat: np.ndarray,
+    pref: np.ndarray,
+    bi: np.ndarray,
+    uni: np.ndarray,
+    kind: np.ndarray,
+    n_structures: int,
+    n_nodes: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The targets of the least-cost search and what ending at each costs: the real
+    outlets; where nothing checks the terminals, also the evidenced sinks
+    (:func:`evidenced_sinks`) and the open ends no evidence orients
+    (:func:`open_leaf_targets`)."""
+    if not open_targets_ok:
+        return outlets, np.zeros(len(outlets))
+    seg_u, seg_v = seg
+    # (an assumed lateral is no evidence of where the mapped system stops)
+    sinks = evidenced_sinks(seg_u, seg_v, np.where(is_lat, 0, pref), bi, n_nodes)
+    # a sink inside the network (two or more lines flow in) is less likely than one
+    # wrong invert and more likely than two: ending there costs SINK_COST
+    deg = np.bincount(np.r_[seg_u, seg_v], minlength=n_nodes)
+    leaves, leaf_start = open_leaf_targets(
+        seg_u, seg_v, pref, bi, deg, uni=uni, kind=kind, n_structures=n_structures
+    )
+    targets = np.r_[outlets, sinks, leaves]
+    start = np.r_[np.zeros(len(outlets)), np.where(deg[sinks] >= 2, SINK_COST, 0.0), leaf_start]
+    return targets, start
 
 
 def evidenced_sinks(
