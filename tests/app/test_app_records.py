@@ -323,20 +323,20 @@ def test_map_colours_outfalls_by_derived_status_and_rings_open_cases(
     with_users: Path,
 ) -> None:
     from ms4map import open_workspace
-    from ms4map.app import records_ui
+    from ms4map.app import records_map
     from ms4map.outputs import maps
 
     ws = open_workspace(ms4map.datasets.get_path("alder_falls"), no_dem=True)
     layers = maps.build_layers(ws)
     base = layers["outfalls"].frame.set_index("fid")["category"]
-    same, groups, legend = records_ui.map_overlay(ws, layers)
+    same, groups, legend = records_map.map_overlay(ws, layers)
     assert same is layers and not groups  # no records: the layer's own status
     smo = _records(with_users, SMO, "smo")
     smo.add_inspection(OUTFALL, "2025-06-02", flow_present=True, characterization="obvious")
     cid = smo.open_case("OF-001", "2025-06-03")
     smo.advance_case(cid, "source_found", "2025-06-04", parcel_id="106.12-2-14")
     smo.advance_case(cid, "notice_sent", "2025-06-05", deadline="2025-06-20")
-    out, groups, legend = records_ui.map_overlay(ws, layers)
+    out, groups, legend = records_map.map_overlay(ws, layers)
     cat = out["outfalls"].frame.set_index("fid")["category"]
     assert cat[OUTFALL] == "illicit" and cat["OF-001"] == "illicit"
     others = [f for f in cat.index if f not in (OUTFALL, "OF-001")]
@@ -349,6 +349,33 @@ def test_map_colours_outfalls_by_derived_status_and_rings_open_cases(
     groups[0].add_to(m)
     html = m.get_root().render()
     assert "#b2182b" in html  # the overdue ring
+
+
+def test_map_rings_the_outfalls_verified_in_the_field(with_users: Path) -> None:
+    """Issue 30 item 3: the map shows verified versus mapped-only."""
+    import folium
+
+    from ms4map import open_workspace
+    from ms4map.app import records_map
+    from ms4map.outputs import maps
+
+    ws = open_workspace(ms4map.datasets.get_path("alder_falls"), no_dem=True)
+    layers = maps.build_layers(ws)
+    smo = _records(with_users, SMO, "smo")
+    smo.add_inspection("OF-003", "2025-06-02", flow_present=False)  # no position found
+    of = smo.outfalls.to_crs(4326).set_index("outfall_id").geometry[OUTFALL]
+    smo.add_inspection(
+        OUTFALL, "2025-06-02", flow_present=False, found_lat=of.y + 0.0001, found_lon=of.x
+    )
+    _out, groups, legend = records_map.map_overlay(ws, layers)
+    assert "verified in the field (1)" in legend and "no ring: mapped only" in legend
+    (ring,) = [g for g in groups if g.layer_name == "Verified in the field"]
+    m = folium.Map()
+    ring.add_to(m)
+    html = m.get_root().render()
+    assert records_map.VERIFIED_COLOUR in html
+    assert OUTFALL in html and "OF-003" not in html  # only the verified one is ringed
+    assert "from the mapped point (move not accepted" in html
 
 
 def test_a_selected_outfall_on_the_map_says_its_derived_status(with_users: Path) -> None:

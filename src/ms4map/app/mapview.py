@@ -218,7 +218,7 @@ def _records_overlay(ws: Workspace, layers: dict[str, Any], visible: list[str] |
     if visible is not None and "outfalls" not in visible:
         return layers, [], ""
     try:
-        from .records_ui import map_overlay
+        from .records_map import map_overlay
 
         return map_overlay(ws, layers)
     except Exception as exc:  # noqa: BLE001 - the map draws without records

@@ -35,7 +35,6 @@ __all__ = [
     "CASE_COLOURS",
     "FIELD_TESTS",
     "inspection_form",
-    "map_overlay",
     "open_case_form",
     "outfall_history",
     "reader",
@@ -564,83 +563,6 @@ def open_cases(cases: Any, deadlines: Any) -> Any:
     return active
 
 
-def map_overlay(ws: Workspace, layers: dict[str, Any]) -> tuple[dict[str, Any], list[Any], str]:
-    """Outfalls recoloured by their derived status, and the open-cases rings.
-
-    Returns ``(layers, extra folium groups, legend HTML)``; without records the
-    layers are returned as they are.  An outfall never inspected and without a case
-    keeps the status of the outfalls layer.
-    """
-    import dataclasses
-
-    import folium
-    import numpy as np
-
-    from ..outputs import maps
-    from ..outputs.maps.layers import OUTFALL_PRIORITY
-
-    got = derived_status()
-    if got is None or "outfalls" not in layers:
-        return layers, [], ""
-    status, cases, dl = got
-    lay = layers["outfalls"]
-    frame = lay.frame.copy()
-    known = status[status["method"] != "never_inspected"]
-    derived = dict(zip(known["outfall_id"].astype(str), known["status"].astype(str), strict=True))
-    frame["category"] = [
-        derived.get(str(f), c) for f, c in zip(frame["fid"], frame["category"], strict=True)
-    ]
-    rank = frame["category"].map(OUTFALL_PRIORITY).fillna(0).to_numpy()
-    frame = frame.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)
-    out = dict(layers)
-    out["outfalls"] = dataclasses.replace(lay, frame=frame)
-    active = open_cases(cases, dl)
-    groups: list[Any] = []
-    legend = ""
-    if active is not None and len(active):
-        import geopandas as gpd
-
-        fg = folium.FeatureGroup(name="Open cases")
-        pts = gpd.GeoDataFrame(active, geometry="geometry", crs=cases.crs).to_crs(ws.crs)
-        for overdue, part in pts.groupby("overdue"):
-            label = "open case, deadline overdue" if overdue else "open case"
-            colour = CASE_COLOURS[label]
-            part = part.assign(case=part["case_id"].astype(int), status=part["status"].astype(str))
-            folium.GeoJson(
-                maps.display_geojson(part, properties=["case", "outfall_id", "status"]),
-                marker=folium.CircleMarker(radius=12 if overdue else 10, fill=False),
-                style_function=_style(
-                    {
-                        "color": colour,
-                        "weight": 4 if overdue else 2.5,
-                        "fill": False,
-                        "dashArray": None if overdue else "4 3",
-                    }
-                ),
-                tooltip=folium.GeoJsonTooltip(["case", "outfall_id", "status"]),
-                interactive=True,
-            ).add_to(fg)
-        groups.append(fg)
-        n_over = int(active["overdue"].sum())
-        legend = (
-            "<b>Open cases</b><br>"
-            + "".join(
-                f'<span style="display:inline-block;width:12px;height:12px;border-radius:50%;'
-                f'border:3px solid {c}"></span>&nbsp;{lab}<br>'
-                for lab, c in CASE_COLOURS.items()
-            )
-            + f"{len(active)} open, {n_over} overdue"
-        )
-    return out, groups, legend
-
-
-def _style(style: dict[str, Any]):
-    def fn(_feature: Any) -> dict[str, Any]:
-        return style
-
-    return fn
-
-
 def inventory_columns(inv: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The inventory with ``derived_status`` and ``last_inspection``; and the coverage figures."""
     rec = reader()
@@ -736,14 +658,6 @@ def inventory_records(inv: pd.DataFrame) -> None:
     ids = inv["outfall_id"].astype(str).tolist()
     oid = st.selectbox("Outfall to inspect", ids, key="inventory_ins_outfall")
     inspection_form("inventory", oid)
-
-
-def layers_with_status(ws: Workspace, layers: dict[str, Any]) -> dict[str, Any]:
-    """The layers with outfalls in their derived status (what a click picks among)."""
-    try:
-        return map_overlay(ws, layers)[0]
-    except Exception:  # noqa: BLE001 - without records the layers as they are
-        return layers
 
 
 def outfall_status_line(outfall_id: str) -> None:

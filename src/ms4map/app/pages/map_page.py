@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import mapview, records_ui, state, widgets
+from .. import mapview, records_map, state, widgets
 
 PARCEL_COLOURINGS = {
     "drainage": "Drainage (where runoff goes)",
@@ -46,7 +46,7 @@ def render() -> None:
             + state.app_fixes(" ".join(missing_layer_reason(m) for m in missing))
         )
     layers = state.map_layers(ws, result, parcel_colour=colour, septic=septic, screening=screening)
-    layers = records_ui.layers_with_status(ws, layers)  # a click picks by derived status
+    layers = records_map.layers_with_status(ws, layers)  # a click picks by derived status
     controls = mapview.map_controls(
         "map", layers=layers, default_hidden=("sewer_districts", "ms4_area", "tmdl_watersheds")
     )
