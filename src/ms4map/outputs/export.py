@@ -67,6 +67,7 @@ FORMATS = {
     ".gdb": "File Geodatabase (unstyled)",
     ".zip": "zipped shapefiles + fields.csv",
     ".geojson": "GeoJSON, one layer, WGS 84",
+    ".inp": "EPA SWMM model of the traced network and its inlet catchments",
 }
 #: Tables of an ms4map GeoPackage that describe the layers rather than being layers.
 META_TABLES = ("provenance", "layer_styles")
@@ -728,6 +729,7 @@ def export(
     layers: Sequence[str] | None = None,
     *,
     protected: Iterable[str | Path] = (),
+    storm_depth_mm: float | None = None,
 ) -> ExportResult:
     """Copy layers of the ms4map GeoPackage ``src`` to ``dest`` (format by suffix).
 
@@ -743,6 +745,8 @@ def export(
         ``layer_styles`` tables, which go along with the layers they describe).
     protected : paths
         More files never to write (the workspace's inputs).
+    storm_depth_mm : float, optional
+        ``.inp`` only: the design storm's 24-hour depth (:mod:`ms4map.outputs.swmm_out`).
 
     Raises
     ------
@@ -753,6 +757,11 @@ def export(
         ``src`` cannot be opened, or a layer named is not in it.
     """
     src_path = Path(src).expanduser()
+    if Path(dest).suffix.lower() == ".inp":  # a model, built from the layers it needs
+        from .swmm_out import export_swmm
+
+        r = export_swmm(src_path, dest, storm_depth_mm=storm_depth_mm, protected=list(protected))
+        return ExportResult(path=r.path, format=FORMATS[".inp"], layers=r.layers, notes=r.notes)
     guard = [src_path, *(Path(p) for p in protected), *_recorded_inputs(src_path)]
     # what to export is checked first: a refused export makes no folder
     available = source_layers(src_path)
