@@ -110,7 +110,7 @@ def _ground(ws: Any, geoms: gpd.GeoSeries) -> np.ndarray:
     for i, g in enumerate(geoms):
         if g is None or g.is_empty:
             continue
-        col, row = inv * (g.x, g.y)
+        col, row = inv @ (g.x, g.y)
         r, c = int(np.floor(row)), int(np.floor(col))
         if 0 <= r < h and 0 <= c < w:
             out[i] = dem.array[r, c]
