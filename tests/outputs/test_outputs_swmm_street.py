@@ -1,0 +1,62 @@
+"""SWMM models out (issue 33): the designed three-inlet street gives the hand-worked
+subcatchments (``terrains.three_inlet_street``)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import shapely
+from terrains import THREE_INLET_CATCHMENTS, three_inlet_workspace
+from test_hydrology_overland_fixtures import CELL, cell_box
+
+from ms4map import pipeline
+from ms4map.io import write_outputs
+from ms4map.outputs import export
+
+
+@pytest.fixture(scope="module")
+def street_model(tmp_path_factory):
+    pipeline.clear_cache()
+    ws = three_inlet_workspace()
+    res = pipeline.run(ws)
+    d = tmp_path_factory.mktemp("street")
+    src = d / "street.gpkg"
+    write_outputs(src, {**res.layers(), **pipeline.model_layers(res)}, provenance=ws.provenance())
+    out = d / "street.inp"
+    export(src, out, storm_depth_mm=25.4)
+    from swmm_api import SwmmInput
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return SwmmInput.read_file(str(out))
+
+
+def test_three_subcatchments_match_the_hand_worked_catchments(street_model):
+    sc = street_model["SUBCATCHMENTS"].frame
+    assert dict(zip(sc.index, sc["outlet"], strict=True)) == {"SC_A": "A", "SC_B": "B", "SC_C": "C"}
+    polys = street_model["POLYGONS"]
+    for inlet, box in THREE_INLET_CATCHMENTS.items():
+        hand = cell_box(*box)
+        got = shapely.Polygon(polys[f"SC_{inlet}"].polygon)
+        # within one cell per edge: bounds at most a cell off, area off by at most a cell
+        # strip along the outline
+        assert np.allclose(got.bounds, hand.bounds, atol=CELL), (inlet, got.bounds, hand.bounds)
+        tol = hand.length * CELL
+        assert abs(got.area - hand.area) <= tol
+        assert got.symmetric_difference(hand).area <= tol
+        area_ha = float(sc.loc[f"SC_{inlet}", "area"])
+        assert abs(area_ha * 1e4 - hand.area) <= tol, (inlet, area_ha * 1e4, hand.area)
+
+
+def test_street_subcatchments_take_their_values_from_the_tables(street_model):
+    sc = street_model["SUBCATCHMENTS"].frame
+    # by hand: rows 0-19 one-family (30 %), rows 20-26 street (60 %), rows 27-39 commercial
+    # building 484 -> the commercial 400s (85 %)
+    hand = (20 * 30 + 7 * 60 + 13 * 85) / 40
+    for name in sc.index:
+        assert float(sc.loc[name, "imperviousness"]) == pytest.approx(hand, abs=1.5)
+        assert float(sc.loc[name, "slope"]) > 1.0  # lots at 3 %, street and gutter lower
+    n = street_model["CONDUITS"].frame["roughness"].to_dict()
+    assert n == {"P1": 0.013, "P2": 0.012, "P3": 0.013}  # RCP, HDPE (smooth-lined)
