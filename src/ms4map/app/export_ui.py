@@ -83,7 +83,7 @@ def model_download(result: Any, ws: Workspace, *, key: str) -> None:
     from pathlib import Path
 
     from ..io import write_outputs
-    from ..outputs.swmm_out import export_swmm
+    from ..outputs import export
     from ..pipeline import model_layers
     from .upload import app_data_dir
 
@@ -104,7 +104,7 @@ def model_download(result: Any, ws: Workspace, *, key: str) -> None:
             src = Path(td) / "results.gpkg"
             layers = {**result.layers(), **model_layers(result)}
             write_outputs(src, layers, provenance=ws.provenance())
-            res = export_swmm(src, Path(td) / "ms4map_model.inp", storm_depth_mm=float(depth))
+            res = export(src, Path(td) / "ms4map_model.inp", storm_depth_mm=float(depth))
             st.session_state[f"{key}_file"] = (token, res.path.read_bytes(), res.notes)
     got = st.session_state.get(f"{key}_file")
     if got and got[0] == token:  # not a model of another storm or another town

@@ -58,6 +58,7 @@ from ..io.styles import (
     style_for,
 )
 from ..io.write import provenance_rows, replace_durably, writing
+from .swmm_out import export_swmm
 
 __all__ = ["FORMATS", "META_TABLES", "ExportResult", "export", "export_frames", "source_layers"]
 
@@ -758,8 +759,6 @@ def export(
     """
     src_path = Path(src).expanduser()
     if Path(dest).suffix.lower() == ".inp":  # a model, built from the layers it needs
-        from .swmm_out import export_swmm
-
         r = export_swmm(src_path, dest, storm_depth_mm=storm_depth_mm, protected=list(protected))
         return ExportResult(path=r.path, format=FORMATS[".inp"], layers=r.layers, notes=r.notes)
     guard = [src_path, *(Path(p) for p in protected), *_recorded_inputs(src_path)]
