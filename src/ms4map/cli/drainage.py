@@ -24,8 +24,7 @@ DEM edge, then through the pipes to the outfall and receiving water. Writes the 
 parcel_drainage, parcel_drainage_map (the parcels with their answer, styled for QGIS),
 inlet_catchments, sewersheds and qa, and the traced network (structures, conveyances,
 outfalls: what `ms4map export --to model.inp` builds an EPA SWMM model from) to --out
-(default: the sidecar
-<stem>.ms4map.gpkg beside PATH). Input files are never modified. Methods and settings are
+(default: the sidecar <stem>.ms4map.gpkg beside PATH). Input files are never modified. Methods and settings are
 described in docs/hydrology.md.
 """
 
