@@ -81,8 +81,9 @@ def test_subcatchment_outlets_are_the_inlets_of_the_drainage_table(demo_model, d
     sc = _sections(inp)["SUBCATCHMENTS"]
     ic = gpd.read_file(gpkg, layer="inlet_catchments")
     # one subcatchment per inlet catchment, named after it, draining to that inlet
-    assert len(sc) == len(ic)
-    assert dict(zip(sc.index, sc["outlet"], strict=True)) == {
+    ours = sc[sc.index.isin("SC_" + ic["node_id"].astype(str))]
+    assert len(ours) == len(ic)
+    assert dict(zip(ours.index, ours["outlet"], strict=True)) == {
         f"SC_{n}": n for n in ic["node_id"].astype(str)
     }
     # every inlet the drainage table sends a parcel's share to is a subcatchment's outlet,
@@ -90,10 +91,27 @@ def test_subcatchment_outlets_are_the_inlets_of_the_drainage_table(demo_model, d
     _ws, res = demo_result
     d = res.drainage
     inlets = set(d.loc[d["target_kind"] == "inlet", "target_id"].astype(str))
-    assert inlets and inlets <= set(sc["outlet"])
+    assert inlets and inlets <= set(ours["outlet"])
     area = dict(zip(ic["node_id"].astype(str), ic["area_m2"] / 1e4, strict=True))
-    for _name, row in sc.iterrows():
+    for _name, row in ours.iterrows():
         assert row["area"] == pytest.approx(area[row["outlet"]], rel=1e-4)
+
+
+def test_ditch_and_water_catchments_drain_where_the_drainage_table_says(demo_model):
+    """An open conveyance's catchment drains to the conveyance's downstream node; a water
+    reached directly gets an outfall of its own, W_<water id>, at its lowest cell."""
+    gpkg, inp = demo_model
+    s = _sections(inp)
+    sc, ofs = s["SUBCATCHMENTS"], s["OUTFALLS"]
+    surf = gpd.read_file(gpkg, layer="surface_catchments")
+    cv = gpd.read_file(gpkg, layer="conveyances").set_index("conv_id")
+    assert {"conveyance", "water_direct"} <= set(surf["target_kind"])
+    for kind, tid in zip(surf["target_kind"], surf["target_id"], strict=True):
+        if kind == "conveyance":
+            assert sc.loc[f"SC_{tid}", "outlet"] == cv.loc[tid, "to_node"]
+        else:
+            assert sc.loc[f"SC_W_{tid}", "outlet"] == f"W_{tid}" and f"W_{tid}" in ofs.index
+    assert len(sc) == len(surf) + len(gpd.read_file(gpkg, layer="inlet_catchments"))
 
 
 def test_outfalls_and_defaults_are_marked(demo_model):

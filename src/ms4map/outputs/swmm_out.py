@@ -189,6 +189,8 @@ def _read_layers(src: Path) -> dict[str, gpd.GeoDataFrame]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         layers = {n: gpd.read_file(src, layer=n) for n in NEEDED_LAYERS}
+        if "surface_catchments" in have:  # open conveyances' and waters' catchments
+            layers["surface_catchments"] = gpd.read_file(src, layer="surface_catchments")
     crs = layers["structures"].crs
     if crs is None or CRS.from_user_input(crs).is_geographic:
         name = "no CRS" if crs is None else f"the geographic CRS {CRS(crs).name}"
@@ -226,7 +228,8 @@ def build_model(
     notes: list[str] = []
     nodes = _nodes(layers, u, inp, tags)
     _links(layers["conveyances"], nodes, u, inp, tags)
-    n_sc = _subcatchments(layers["inlet_catchments"], nodes, u, inp, tags=tags, notes=notes)
+    areas = _catchments(layers, nodes, u, inp, tags)
+    n_sc = _subcatchments(areas, nodes, u, inp, tags=tags, notes=notes)
     storm_default = storm_depth_mm is None
     depth = 25.4 if storm_default else float(storm_depth_mm)
     _rain(inp, depth * u.rain_per_mm, tags, default=storm_default)
@@ -379,7 +382,7 @@ def _offset(end: float, node_invert: float) -> float:
 
 
 def _subcatchments(
-    ic: gpd.GeoDataFrame,
+    ic: gpd.GeoDataFrame,  # of :func:`_catchments`
     nodes: pd.DataFrame,
     u: _Units,
     inp: Any,
@@ -399,11 +402,10 @@ def _subcatchments(
     skipped = []
     n = 0
     for r, g in zip(ic.itertuples(index=False), ic.geometry, strict=True):
-        outlet = str(r.node_id)
+        outlet, name = str(r.outlet), str(r.name)
         if outlet not in nodes.index:
-            skipped.append(outlet)
+            skipped.append(str(r.what))
             continue
-        name = f"SC_{outlet}"
         area_m2 = float(r.area_m2)
         marks = ["imperv", "subareas", "infiltration"]
         flow_len = getattr(r, "flow_length_m", np.nan)
@@ -438,15 +440,87 @@ def _subcatchments(
         ring = _outline(g)
         if ring is not None:
             inp.add_obj(Polygon(name, [tuple(p) for p in np.round(ring * u.to_len, 3)]))
-        tags[("Subcatch", name)] = "DEFAULT:" + ",".join(marks)
+        tags[("Subcatch", name)] = f"drains:{r.kind}|DEFAULT:" + ",".join(marks)
         n += 1
     if skipped:
         notes.append(
-            f"{len(skipped)} inlet catchment(s) drain to an inlet that is not in the traced "
+            f"{len(skipped)} catchment(s) drain to a target that is not a node of the traced "
             f"network ({', '.join(skipped[:5])}{' ...' if len(skipped) > 5 else ''}): not "
             "written (a subcatchment's outlet must be a node of the model)."
         )
     return n
+
+
+def _catchments(
+    layers: dict[str, gpd.GeoDataFrame], nodes: pd.DataFrame, u: _Units, inp: Any, tags: dict
+) -> gpd.GeoDataFrame:
+    """Every catchment to write: ``name``, ``outlet``, ``kind``, ``what``, ``area_m2``,
+    ``slope_pct``, ``flow_length_m``, ``parcel_classes``.  A water reached directly gets
+    an outfall node of its own, ``W_<water id>``, at its lowest cell (the node is added
+    here, to the model and to ``nodes``)."""
+    from swmm_api.input_file.sections import Coordinate, Outfall
+
+    ic = layers["inlet_catchments"]
+    ids = ic["node_id"].astype(str)
+    parts = [
+        pd.DataFrame(
+            {
+                "name": "SC_" + ids,
+                "outlet": ids,
+                "kind": "inlet",
+                "what": "inlet " + ids,
+                **_hydro(ic),
+            }
+        ).set_geometry(ic.geometry.to_numpy(), crs=ic.crs)
+    ]
+    sc = layers.get("surface_catchments")
+    if sc is not None and len(sc):
+        kind = sc["target_kind"].astype(str).to_numpy()
+        tid = sc["target_id"].astype(str).to_numpy()
+        outlet = sc["outlet_node"].astype(object).where(sc["outlet_node"].notna(), "").astype(str)
+        outlet = np.where(kind == "water_direct", np.char.add("W_", tid.astype(str)), outlet)
+        for i in np.flatnonzero(kind == "water_direct"):
+            node = str(outlet[i])
+            x, y, z = (float(sc[c].iloc[i]) for c in ("low_x", "low_y", "low_elev"))
+            if node in nodes.index or not (np.isfinite(x) and np.isfinite(y)):
+                continue
+            z = z if np.isfinite(z) else 0.0
+            inp.add_obj(Outfall(node, round(z * u.to_len, 3), "FREE"))
+            inp.add_obj(Coordinate(node, round(x * u.to_len, 3), round(y * u.to_len, 3)))
+            name = _token(sc["name"].iloc[i]) if "name" in sc.columns else "none"
+            tags[("Node", node)] = f"waterbody:{_token(tid[i])}|water:{name}|DEFAULT:invert"
+            nodes.loc[node] = [z * u.to_len, "outfall"]
+        parts.append(
+            pd.DataFrame(
+                {
+                    "name": np.char.add("SC_", np.where(kind == "water_direct", outlet, tid)),
+                    "outlet": outlet,
+                    "kind": kind,
+                    "what": np.char.add(np.char.add(kind.astype(str), " "), tid.astype(str)),
+                    **_hydro(sc),
+                }
+            ).set_geometry(sc.geometry.to_numpy(), crs=sc.crs)
+        )
+    return gpd.GeoDataFrame(pd.concat(parts, ignore_index=True), geometry="geometry")
+
+
+def _hydro(frame: gpd.GeoDataFrame) -> dict[str, Any]:
+    """The columns of a catchment layer a subcatchment takes its values from."""
+    n = len(frame)
+
+    def col(name: str, default: Any = np.nan) -> np.ndarray:
+        if name in frame.columns:
+            return frame[name].to_numpy()
+        return np.full(n, default, dtype=object if default is None else float)
+
+    return {
+        "area_m2": pd.to_numeric(frame["area_m2"], errors="coerce").to_numpy(float),
+        "slope_pct": pd.to_numeric(pd.Series(col("slope_pct")), errors="coerce").to_numpy(float),
+        "flow_length_m": pd.to_numeric(pd.Series(col("flow_length_m")), errors="coerce").to_numpy(
+            float
+        ),
+        "parcel_classes": col("parcel_classes", None),
+    }
 
 
 def _outline(g: Any) -> np.ndarray | None:

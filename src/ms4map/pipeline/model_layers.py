@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from ..network import assign_outfalls
+from ..network import assign_outfalls, crs_unit_factor
 
 if TYPE_CHECKING:
     from .result import Result
@@ -82,16 +82,61 @@ def model_layers(result: Result) -> dict[str, Any]:
         out["conveyances"] = _conveyances(net, ws)
         out["outfalls"] = _outfalls(net)
     if result.overland is not None and ws is not None and ws.dem is not None:
-        ic = result.inlet_catchments.copy()
         hyd = catchment_hydrology(result)
+        inlets = hyd[hyd["target_kind"] == "inlet"].set_index("target_id")
+        ic = result.inlet_catchments.copy()
         ids = ic["node_id"].astype(str)
-        ic["slope_pct"] = ids.map(hyd["slope_pct"]).astype(float).to_numpy()
-        ic["flow_length_m"] = ids.map(hyd["flow_length_m"]).astype(float).to_numpy()
+        for col in ("slope_pct", "flow_length_m"):
+            ic[col] = ids.map(inlets[col]).astype(float).to_numpy()
         out["inlet_catchments"] = ic
-    if "inlet_catchments" in out and ws is not None and ws.get("parcels") is not None:
-        ic = out["inlet_catchments"]
-        ic["parcel_classes"] = _text(_class_areas(ic, ws.get("parcels")))
+        out["surface_catchments"] = _surface_catchments(result, hyd, net)
+    parcels = ws.get("parcels") if ws is not None else None
+    for name in ("inlet_catchments", "surface_catchments"):
+        if name in out and parcels is not None and len(out[name]):
+            out[name]["parcel_classes"] = _text(_class_areas(out[name], parcels))
     return out
+
+
+def _surface_catchments(result: Result, hyd: pd.DataFrame, net: Any) -> gpd.GeoDataFrame:
+    """The catchments of open conveyances and of waters reached directly: ``target_kind``,
+    ``target_id``, ``name``, ``area_m2``, ``slope_pct``, ``flow_length_m``, ``outlet_node``
+    (a conveyance's downstream node in the traced network), ``low_x``, ``low_y``,
+    ``low_elev`` (a water's lowest cell)."""
+    ov = result.overland
+    polys = ov.catchments(("conveyance", "water_direct")).reset_index(drop=True)
+    # a target may hold several labels (a water's parts): its lowest cell, longest path
+    by = hyd.sort_values("low_elev", kind="stable").groupby(["target_kind", "target_id"])
+    key = by.first()
+    key["slope_pct"] = by["slope_pct"].mean()
+    key["flow_length_m"] = by["flow_length_m"].max()
+    keys = list(zip(polys["target_kind"].astype(str), polys["target_id"].astype(str), strict=True))
+    h = key.reindex(pd.MultiIndex.from_tuples(keys)) if keys else key.iloc[:0]
+    names = ov.targets.drop_duplicates(["target_kind", "target_id"]).set_index(
+        ["target_kind", "target_id"]
+    )["name"]
+    outlet = [None] * len(polys)
+    if net is not None and len(polys):
+        e = net.edges.sort_values("part")
+        last = e.drop_duplicates("conv_id", keep="last").set_index(e["conv_id"].astype(str))
+        last = last[~last.index.duplicated()]
+        for i, (kind, tid) in enumerate(keys):
+            if kind == "conveyance" and tid in last.index:
+                outlet[i] = str(last.at[tid, "to_node"])
+    frame = pd.DataFrame(
+        {
+            "target_kind": _text([k for k, _ in keys]),
+            "target_id": _text([t for _, t in keys]),
+            "name": _text([names.get(k) for k in keys]),
+            "area_m2": pd.to_numeric(polys["area_m2"], errors="coerce").to_numpy(float),
+            "slope_pct": h["slope_pct"].to_numpy(float),
+            "flow_length_m": h["flow_length_m"].to_numpy(float),
+            "outlet_node": _text(outlet),
+            "low_x": h["low_x"].to_numpy(float),
+            "low_y": h["low_y"].to_numpy(float),
+            "low_elev": h["low_elev"].to_numpy(float),
+        }
+    )
+    return gpd.GeoDataFrame(frame, geometry=polys.geometry.to_numpy(), crs=ov.crs)
 
 
 def _text(values: Any) -> pd.arrays.StringArray:
@@ -207,7 +252,8 @@ def _class_areas(catchments: gpd.GeoDataFrame, parcels: gpd.GeoDataFrame) -> lis
 
 
 def catchment_hydrology(result: Result) -> pd.DataFrame:
-    """Mean slope and longest flow path of each inlet's catchment, from the DEM.
+    """Mean slope, longest flow path and lowest target cell of each routing target's
+    catchment, from the DEM.
 
     Parameters
     ----------
@@ -217,16 +263,19 @@ def catchment_hydrology(result: Result) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        Index the inlet's ``node_id``; ``slope_pct`` (mean over the catchment's cells of
-        the DEM's steepest-gradient slope, by central differences, in percent) and
-        ``flow_length_m`` (the longest D8 path of a cell to the inlet, in metres of the
-        working CRS; at least one cell).
+        Index the target's ``label`` (:attr:`~ms4map.hydrology.OverlandResult.targets`);
+        ``target_kind``, ``target_id``; ``slope_pct`` (mean over the catchment's cells of
+        the DEM's steepest-gradient slope, by central differences, in percent),
+        ``flow_length_m`` (the longest D8 path of a cell to the target, in metres; at
+        least one cell), ``low_x``, ``low_y``, ``low_elev`` (the centre and elevation of
+        the target's lowest cell: where a water's model outfall goes).
     """
     ov = result.overland
     dem = result.workspace.dem
     t = ov.targets
+    m = crs_unit_factor(dem.crs) if dem.crs is not None else 1.0
     z = np.asarray(dem.array, dtype=float) * float(getattr(dem, "z_to_m", 1.0) or 1.0)
-    cx, cy = abs(dem.transform.a), abs(dem.transform.e)
+    cx, cy = abs(dem.transform.a) * m, abs(dem.transform.e) * m
     gy, gx = np.gradient(z, cy, cx)
     slope = np.hypot(gx, gy) * 100.0
     lab = ov.labels.ravel()
@@ -239,15 +288,39 @@ def catchment_hydrology(result: Result) -> pd.DataFrame:
     longest = np.zeros(n)
     okd = np.isfinite(dist) & (lab > 0)
     np.maximum.at(longest, lab[okd], dist[okd])
-    inlets = t[t["target_kind"] == "inlet"]
-    labels = inlets.index.to_numpy(int)
+    labels = t.index.to_numpy(int)
+    low = _lowest_target_cells(ov, np.asarray(dem.array, dtype=float), n)
+    w = ov.shape[1]
+    tr = dem.transform
+    col, row = low % w + 0.5, low // w + 0.5
+    xs, ys = tr.a * col + tr.b * row + tr.c, tr.d * col + tr.e * row + tr.f
+    zl = np.where(low >= 0, np.asarray(dem.array, dtype=float).ravel()[np.maximum(low, 0)], np.nan)
     return pd.DataFrame(
         {
+            "target_kind": t["target_kind"].astype(str).to_numpy(),
+            "target_id": t["target_id"].astype(str).to_numpy(),
             "slope_pct": mean_slope[labels],
             "flow_length_m": np.maximum(longest[labels], max(cx, cy)),
+            "low_x": np.where(low[labels] >= 0, np.asarray(xs)[labels], np.nan),
+            "low_y": np.where(low[labels] >= 0, np.asarray(ys)[labels], np.nan),
+            "low_elev": zl[labels],
         },
-        index=pd.Index(inlets["target_id"].astype(str), name="node_id"),
+        index=pd.Index(labels, name="label"),
     )
+
+
+def _lowest_target_cells(ov: Any, z: np.ndarray, n: int) -> np.ndarray:
+    """Per label, the linear index of its lowest target cell (-1 when it has none)."""
+    idx = np.flatnonzero(ov.target_mask.ravel() & (ov.labels.ravel() > 0))
+    out = np.full(n, -1, dtype=np.int64)
+    if not len(idx):
+        return out
+    zz = np.nan_to_num(z.ravel()[idx], nan=np.inf)
+    lab = ov.labels.ravel()[idx]
+    order = np.lexsort((zz, lab))  # by label, then lowest first
+    first = np.unique(lab[order], return_index=True)[1]
+    out[lab[order][first]] = idx[order][first]
+    return out
 
 
 def _flow_distance(ov: Any, cx: float, cy: float) -> np.ndarray:
