@@ -17,15 +17,20 @@ from ms4map.outputs import export
 
 
 @pytest.fixture(scope="module")
-def street_model(tmp_path_factory):
+def street_gpkg(tmp_path_factory):
+    """The street's results GeoPackage, as ``ms4map drainage`` writes it."""
     pipeline.clear_cache()
     ws = three_inlet_workspace()
     res = pipeline.run(ws)
-    d = tmp_path_factory.mktemp("street")
-    src = d / "street.gpkg"
+    src = tmp_path_factory.mktemp("street_src") / "street.gpkg"
     write_outputs(src, {**res.layers(), **pipeline.model_layers(res)}, provenance=ws.provenance())
-    out = d / "street.inp"
-    export(src, out, storm_depth_mm=25.4)
+    return src
+
+
+@pytest.fixture(scope="module")
+def street_model(street_gpkg, tmp_path_factory):
+    out = tmp_path_factory.mktemp("street") / "street.inp"
+    export(street_gpkg, out, storm_depth_mm=25.4)
     from swmm_api import SwmmInput
 
     with warnings.catch_warnings():
@@ -60,3 +65,36 @@ def test_street_subcatchments_take_their_values_from_the_tables(street_model):
         assert float(sc.loc[name, "slope"]) > 1.0  # lots at 3 %, street and gutter lower
     n = street_model["CONDUITS"].frame["roughness"].to_dict()
     assert n == {"P1": 0.013, "P2": 0.012, "P3": 0.013}  # RCP, HDPE (smooth-lined)
+
+
+def test_storage_and_defaults_are_written_and_tagged(street_gpkg):
+    """A ``bmp`` structure becomes a storage unit; every value that is not data is tagged:
+    a rim taken from the DEM, a node depth, a storage area, a material not in the table,
+    a missing diameter, the storm depth when none is given."""
+    import geopandas as gpd
+
+    from ms4map.outputs.swmm_out import build_model
+
+    layers = {
+        n: gpd.read_file(street_gpkg, layer=n)
+        for n in ("structures", "conveyances", "outfalls", "inlet_catchments")
+    }
+    st, cv = layers["structures"], layers["conveyances"]
+    st.loc[st["node_id"] == "B", "kind"] = "bmp"
+    st.loc[st["node_id"] == "C", "ground_elev"] = np.nan  # no rim, no DEM: a default depth
+    cv.loc[cv["conv_id"] == "P2", "material"] = "unobtainium"
+    cv.loc[cv["conv_id"] == "P3", "diameter_in"] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        inp, counts, _notes = build_model(layers)
+    assert counts["STORAGE"] == 1 and list(inp["STORAGE"]) == ["B"]
+    tags = {k[1]: v.tag for k, v in inp["TAGS"].items()}
+    assert tags["A"] == "DEFAULT:rim"  # the rim is the DEM's ground
+    assert tags["B"] == "DEFAULT:rim,storage_area"
+    assert tags["C"] == "DEFAULT:depth"
+    assert float(inp["JUNCTIONS"]["C"].depth_max) == pytest.approx(1.5)
+    assert "P1" not in tags  # RCP, 15 in, both inverts: all data
+    assert tags["P2"] == "DEFAULT:n" and inp["CONDUITS"]["P2"].roughness == 0.013
+    assert tags["P3"] == "DEFAULT:diameter"
+    assert float(inp["XSECTIONS"]["P3"].height) == pytest.approx(0.305)
+    assert tags["RG1"] == "DEFAULT:storm_depth"
