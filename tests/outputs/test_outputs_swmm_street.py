@@ -98,3 +98,40 @@ def test_storage_and_defaults_are_written_and_tagged(street_gpkg):
     assert tags["P3"] == "DEFAULT:diameter"
     assert float(inp["XSECTIONS"]["P3"].height) == pytest.approx(0.305)
     assert tags["RG1"] == "DEFAULT:storm_depth"
+
+
+def test_outfall_entered_by_two_pipes_gets_a_junction_and_runs(street_gpkg, tmp_path):
+    """SWMM allows one link at an outfall (its ERROR 141): where two conveyances enter
+    one, they meet at a junction ``OF1_J`` joined to the outfall, and the model runs."""
+    import geopandas as gpd
+    import pandas as pd
+
+    from ms4map.outputs.swmm_out import build_model
+
+    layers = {
+        n: gpd.read_file(street_gpkg, layer=n)
+        for n in ("structures", "conveyances", "outfalls", "inlet_catchments")
+    }
+    cv = layers["conveyances"]
+    extra = cv[cv["conv_id"] == "P1"].copy()
+    extra[["link_id", "conv_id", "to_node"]] = ["P4", "P4", "OF1"]
+    st = layers["structures"].set_index("node_id")
+    extra["geometry"] = [shapely.LineString([st.geometry["A"], st.geometry["OF1"]])]
+    layers["conveyances"] = gpd.GeoDataFrame(pd.concat([cv, extra], ignore_index=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        inp, _counts, _notes = build_model(layers)
+    conduits = inp["CONDUITS"]
+    assert conduits["P3"].to_node == "OF1_J" and conduits["P4"].to_node == "OF1_J"
+    assert (conduits["OF1_J"].from_node, conduits["OF1_J"].to_node) == ("OF1_J", "OF1")
+    assert list(inp["OUTFALLS"]) == ["OF1"]
+    pyswmm = pytest.importorskip("pyswmm")
+    model = tmp_path / "two_in.inp"
+    inp.write_file(str(model))
+    with pyswmm.Simulation(str(model)) as sim:
+        outfall = pyswmm.Nodes(sim)["OF1"]
+        for _ in sim:
+            pass
+        inflow = outfall.cumulative_inflow
+    assert "ERROR" not in model.with_suffix(".rpt").read_text()
+    assert inflow > 0

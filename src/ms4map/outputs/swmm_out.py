@@ -227,7 +227,8 @@ def build_model(
     tags: dict[tuple[str, str], str] = {}
     notes: list[str] = []
     nodes = _nodes(layers, u, inp, tags)
-    _links(layers["conveyances"], nodes, u, inp, tags)
+    conveyances = _split_outfalls(layers["conveyances"], nodes, u, inp, tags)
+    _links(conveyances, nodes, u, inp, tags)
     areas = _catchments(layers, nodes, u, inp, tags)
     n_sc = _subcatchments(areas, nodes, u, inp, tags=tags, notes=notes)
     storm_default = storm_depth_mm is None
@@ -312,9 +313,48 @@ def _nodes(layers: dict[str, gpd.GeoDataFrame], u: _Units, inp: Any, tags: dict)
         if ("Node", nid) in tags:
             t += "|" + tags[("Node", nid)]
         tags[("Node", nid)] = t
+    kind = np.where(np.isin(names, list(outfall_nodes)), "outfall", kinds)
     return pd.DataFrame(
-        {"invert": [r[1] for r in rows], "kind": kinds}, index=pd.Index(names, name="node")
+        {"invert": [r[1] for r in rows], "kind": kind}, index=pd.Index(names, name="node")
     )
+
+
+def _split_outfalls(
+    cv: gpd.GeoDataFrame, nodes: pd.DataFrame, u: _Units, inp: Any, tags: dict
+) -> gpd.GeoDataFrame:
+    """An outfall that more than one conveyance enters, or one leaves, as SWMM allows
+    only one link at an outfall (its ERROR 141): the conveyances meet at a junction
+    ``<outfall>_J`` in its place, joined to the outfall by a conduit ``<outfall>_J``
+    (both tagged ``DEFAULT:added_node`` / ``added_link``).  Returns the conveyances with
+    their ends moved to the junctions."""
+    from swmm_api.input_file.sections import Conduit, Coordinate, CrossSection, Junction
+
+    fr, to = cv["from_node"].astype(str), cv["to_node"].astype(str)
+    outs = nodes.index[nodes["kind"] == "outfall"]
+    deg_in, deg_out = to.value_counts(), fr.value_counts()
+    split = [n for n in outs if deg_in.get(n, 0) > 1 or deg_out.get(n, 0) > 0]
+    if not split:
+        return cv
+    xy = {c.node: (c.x, c.y) for c in inp["COORDINATES"].values()}
+    cv = cv.copy()
+    depth = DEFAULTS["node_depth_m"] * u.per_m
+    for name in split:
+        j = f"{name}_J"
+        z = float(nodes.at[name, "invert"])
+        inp.add_obj(Junction(j, round(z, 3), round(depth, 3)))
+        inp.add_obj(Coordinate(j, *xy[name]))
+        nodes.loc[j] = [z, "junction"]
+        at = (to == name) | (fr == name)
+        diam = pd.to_numeric(cv.loc[at, "diameter_in"], errors="coerce").max() * _M_PER_IN
+        diam = diam if np.isfinite(diam) and diam > 0 else DEFAULTS["diameter_m"]
+        cv.loc[to == name, "to_node"] = j
+        cv.loc[fr == name, "from_node"] = j
+        length = max(1.0 * u.per_m, 0.1)
+        inp.add_obj(Conduit(j, j, name, round(length, 3), DEFAULTS["n_pipe"], 0, 0))
+        inp.add_obj(CrossSection(j, "CIRCULAR", round(diam * u.per_m, 4)))
+        tags[("Node", j)] = "DEFAULT:added_node"
+        tags[("Link", j)] = "DEFAULT:added_link"
+    return cv
 
 
 def _token(value: Any) -> str:
@@ -581,7 +621,8 @@ def _title(inp: Any, of: gpd.GeoDataFrame, depth_mm: float, default: bool, sourc
         + (" (DEFAULT depth: set it with --storm-depth)" if default else ""),
         "Tags: DEFAULT:<what> marks a value that is a planning default, not data (docs/exports.md):",
         "rim, invert, depth, storage_area, n, xsection, diameter, offsets, imperv, subareas,",
-        "infiltration, width, slope. Outfalls: PWL:<NY PWL id>|water:<receiving water>.",
+        "infiltration, width, slope, added_node, added_link.",
+        "Outfalls: PWL:<NY PWL id>|water:<receiving water>; W_<id>: a water reached directly.",
     ]
     inp["TITLE"] = TitleSection("\n".join(lines))
 
