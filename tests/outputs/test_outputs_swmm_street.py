@@ -135,3 +135,28 @@ def test_outfall_entered_by_two_pipes_gets_a_junction_and_runs(street_gpkg, tmp_
         inflow = outfall.cumulative_inflow
     assert "ERROR" not in model.with_suffix(".rpt").read_text()
     assert inflow > 0
+
+
+def test_a_foot_crs_gives_a_cfs_model_with_the_crs_coordinates(street_gpkg):
+    """In a CRS in US survey feet the model is CFS (feet, acres) and its map coordinates
+    are the CRS's own, not rescaled."""
+    import geopandas as gpd
+
+    from ms4map.outputs.swmm_out import build_model
+
+    layers = {
+        n: gpd.read_file(street_gpkg, layer=n).to_crs(2263)  # NY Long Island, US feet
+        for n in ("structures", "conveyances", "outfalls", "inlet_catchments")
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        inp, _counts, _notes = build_model(layers)
+    assert inp["OPTIONS"]["FLOW_UNITS"] == "CFS"
+    st = layers["structures"].set_index("node_id")
+    c = inp["COORDINATES"]["A"]
+    assert (c.x, c.y) == pytest.approx((st.geometry["A"].x, st.geometry["A"].y), abs=1e-3)
+    ic = layers["inlet_catchments"].set_index("node_id")
+    acres = float(inp["SUBCATCHMENTS"]["SC_A"].area)
+    assert acres == pytest.approx(ic.loc["A", "area_m2"] / 4046.8564224, rel=1e-4)
+    # the pipe's diameter in feet: 15 in
+    assert float(inp["XSECTIONS"]["P1"].height) == pytest.approx(1.25, abs=1e-3)

@@ -301,7 +301,7 @@ def _nodes(layers: dict[str, gpd.GeoDataFrame], u: _Units, inp: Any, tags: dict)
             key = ("Node", name)
         if mark:
             tags[key] = f"DEFAULT:{mark}"
-        inp.add_obj(Coordinate(name, round(g.x * u.to_len, 3), round(g.y * u.to_len, 3)))
+        inp.add_obj(Coordinate(name, round(g.x, 3), round(g.y, 3)))  # map units: the CRS's
     for oid, nid, water, pwl in zip(
         of["outfall_id"].astype(str),
         of["node_id"].astype(str),
@@ -408,7 +408,7 @@ def _links(cv: gpd.GeoDataFrame, nodes: pd.DataFrame, u: _Units, inp: Any, tags:
             tags[("Link", name)] = "DEFAULT:" + ",".join(marks)
         pts = shapely.get_coordinates(g) if g is not None else np.zeros((0, 2))
         if len(pts) > 2:
-            inp.add_obj(Vertices(name, [tuple(p) for p in np.round(pts[1:-1] * u.to_len, 3)]))
+            inp.add_obj(Vertices(name, [tuple(p) for p in np.round(pts[1:-1], 3)]))
 
 
 def _offset(end: float, node_invert: float) -> float:
@@ -479,7 +479,7 @@ def _subcatchments(
         )  # fmt: skip
         ring = _outline(g)
         if ring is not None:
-            inp.add_obj(Polygon(name, [tuple(p) for p in np.round(ring * u.to_len, 3)]))
+            inp.add_obj(Polygon(name, [tuple(p) for p in np.round(ring, 3)]))
         tags[("Subcatch", name)] = f"drains:{r.kind}|DEFAULT:" + ",".join(marks)
         n += 1
     if skipped:
@@ -526,7 +526,7 @@ def _catchments(
                 continue
             z = z if np.isfinite(z) else 0.0
             inp.add_obj(Outfall(node, round(z * u.to_len, 3), "FREE"))
-            inp.add_obj(Coordinate(node, round(x * u.to_len, 3), round(y * u.to_len, 3)))
+            inp.add_obj(Coordinate(node, round(x, 3), round(y, 3)))
             name = _token(sc["name"].iloc[i]) if "name" in sc.columns else "none"
             tags[("Node", node)] = f"waterbody:{_token(tid[i])}|water:{name}|DEFAULT:invert"
             nodes.loc[node] = [z * u.to_len, "outfall"]

@@ -152,13 +152,15 @@ def _ground(ws: Any, geoms: gpd.GeoSeries) -> np.ndarray:
         return out
     inv = ~dem.transform
     h, w = dem.array.shape
+    # the DEM's elevations in the unit of the working CRS (as the layers' elevations)
+    zk = float(getattr(dem, "z_to_m", 1.0) or 1.0) / (crs_unit_factor(dem.crs) if dem.crs else 1.0)
     for i, g in enumerate(geoms):
         if g is None or g.is_empty:
             continue
         col, row = inv @ (g.x, g.y)
         r, c = int(np.floor(row)), int(np.floor(col))
         if 0 <= r < h and 0 <= c < w:
-            out[i] = dem.array[r, c]
+            out[i] = dem.array[r, c] * zk
     return out
 
 
@@ -294,7 +296,7 @@ def catchment_hydrology(result: Result) -> pd.DataFrame:
     tr = dem.transform
     col, row = low % w + 0.5, low // w + 0.5
     xs, ys = tr.a * col + tr.b * row + tr.c, tr.d * col + tr.e * row + tr.f
-    zl = np.where(low >= 0, np.asarray(dem.array, dtype=float).ravel()[np.maximum(low, 0)], np.nan)
+    zl = np.where(low >= 0, z.ravel()[np.maximum(low, 0)] / m, np.nan)  # CRS units
     return pd.DataFrame(
         {
             "target_kind": t["target_kind"].astype(str).to_numpy(),
