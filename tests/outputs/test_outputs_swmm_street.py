@@ -160,3 +160,33 @@ def test_a_foot_crs_gives_a_cfs_model_with_the_crs_coordinates(street_gpkg):
     assert acres == pytest.approx(ic.loc["A", "area_m2"] / 4046.8564224, rel=1e-4)
     # the pipe's diameter in feet: 15 in
     assert float(inp["XSECTIONS"]["P1"].height) == pytest.approx(1.25, abs=1e-3)
+
+
+def test_impervious_raster_replaces_the_class_table(street_gpkg, tmp_path):
+    """``--impervious RASTER``: each subcatchment takes the raster's mean over its cells
+    (data, so not tagged DEFAULT:imperv); the raster is an input, never the output."""
+    import rasterio
+    from test_hydrology_overland_fixtures import CRS18, TR
+
+    from ms4map.core.errors import UsageError
+
+    pct = np.where(np.arange(40)[:, None] < 20, 20.0, 70.0) * np.ones((40, 150))
+    tif = tmp_path / "imperv.tif"
+    with rasterio.open(
+        tif, "w", driver="GTiff", height=40, width=150, count=1, dtype="float32",
+        crs=CRS18.to_wkt(), transform=TR, nodata=-1,
+    ) as dst:  # fmt: skip
+        dst.write(pct.astype("float32"), 1)
+    out = tmp_path / "imperv.inp"
+    export(street_gpkg, out, impervious=tif)
+    from swmm_api import SwmmInput
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = SwmmInput.read_file(str(out))
+    # by hand: rows 0-19 at 20 %, rows 20-39 at 70 %: every catchment spans all 40 rows
+    for name in ("SC_A", "SC_B", "SC_C"):
+        assert float(m["SUBCATCHMENTS"][name].imperviousness) == pytest.approx(45.0, abs=1.0)
+        assert "imperv" not in m["TAGS"][("Subcatch", name)].tag.split("DEFAULT:")[1].split(",")
+    with pytest.raises(UsageError, match="input file"):
+        export(street_gpkg, tif.with_suffix(".inp"), impervious=tif.with_suffix(".inp"))

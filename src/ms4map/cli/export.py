@@ -45,6 +45,13 @@ def _options(p: argparse.ArgumentParser) -> None:
         help=".inp only: 24-hour depth of the design storm (NRCS Type II) in millimetres "
         "(default 25.4, marked as a default in the model)",
     )
+    p.add_argument(
+        "--impervious",
+        default=None,
+        metavar="RASTER",
+        help=".inp only: percent impervious raster (0-100, e.g. NLCD's percent developed "
+        "imperviousness) for the subcatchments, instead of the property-class table",
+    )
     add_debug_option(p)
 
 
@@ -53,14 +60,21 @@ def run(args: argparse.Namespace) -> int:
     from ..outputs import export
 
     is_model = str(args.to).lower().endswith(".inp")
-    if not is_model and args.storm_depth is not None:
-        raise UsageError("--storm-depth is for a SWMM model: give --to MODEL.inp.")
+    for opt, val in (("--storm-depth", args.storm_depth), ("--impervious", args.impervious)):
+        if not is_model and val is not None:
+            raise UsageError(f"{opt} is for a SWMM model: give --to MODEL.inp.")
     if is_model and args.layer:
         raise UsageError(
             "--layer is not for a SWMM model (it is built from the network and "
             "the inlet catchments): leave --layer out."
         )
-    res = export(args.src, args.to, args.layer or None, storm_depth_mm=args.storm_depth)
+    res = export(
+        args.src,
+        args.to,
+        args.layer or None,
+        storm_depth_mm=args.storm_depth,
+        impervious=args.impervious,
+    )
     if is_model:
         what = ", ".join(f"{k} [{n}]" for n, k in res.layers.items())
         print(f"SWMM model -> {res.path}: {what}")

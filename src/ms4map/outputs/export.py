@@ -731,6 +731,7 @@ def export(
     *,
     protected: Iterable[str | Path] = (),
     storm_depth_mm: float | None = None,
+    impervious: str | Path | None = None,
 ) -> ExportResult:
     """Copy layers of the ms4map GeoPackage ``src`` to ``dest`` (format by suffix).
 
@@ -748,6 +749,8 @@ def export(
         More files never to write (the workspace's inputs).
     storm_depth_mm : float, optional
         ``.inp`` only: the design storm's 24-hour depth (:mod:`ms4map.outputs.swmm_out`).
+    impervious : path, optional
+        ``.inp`` only: a percent-impervious raster (0-100) for the subcatchments.
 
     Raises
     ------
@@ -759,7 +762,13 @@ def export(
     """
     src_path = Path(src).expanduser()
     if Path(dest).suffix.lower() == ".inp":  # a model, built from the layers it needs
-        r = export_swmm(src_path, dest, storm_depth_mm=storm_depth_mm, protected=list(protected))
+        r = export_swmm(
+            src_path,
+            dest,
+            storm_depth_mm=storm_depth_mm,
+            impervious=impervious,
+            protected=list(protected),
+        )
         return ExportResult(path=r.path, format=FORMATS[".inp"], layers=r.layers, notes=r.notes)
     guard = [src_path, *(Path(p) for p in protected), *_recorded_inputs(src_path)]
     # what to export is checked first: a refused export makes no folder

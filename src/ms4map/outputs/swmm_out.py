@@ -30,11 +30,11 @@ from pyproj import CRS
 
 from ..core.errors import DataError, InputOpenError, UsageError
 from ..core.version import __version__
-from ..io import check_output_path
+from ..io import check_output_path, read_dem
 from ..io.write import provenance_rows, writing
 from .swmm_tables import DEFAULTS, design_storm, manning_n, pct_impervious
 
-__all__ = ["NEEDED_LAYERS", "SwmmExport", "build_model", "export_swmm"]
+__all__ = ["NEEDED_LAYERS", "SwmmExport", "build_model", "export_swmm", "raster_impervious"]
 
 #: The layers of the results GeoPackage a model is built from.
 NEEDED_LAYERS = ("structures", "conveyances", "outfalls", "inlet_catchments")
@@ -77,6 +77,7 @@ def export_swmm(
     dest: str | Path,
     *,
     storm_depth_mm: float | None = None,
+    impervious: str | Path | None = None,
     protected: list[str | Path] | tuple = (),
 ) -> SwmmExport:
     """Write the model of the results GeoPackage ``src`` to ``dest`` (``.inp``).
@@ -91,6 +92,10 @@ def export_swmm(
     storm_depth_mm : float, optional
         The 24-hour depth of the design storm (NRCS Type II) in millimetres (default
         25.4, marked as a default in the model).
+    impervious : path, optional
+        A raster of percent impervious (0-100, e.g. NLCD's percent developed
+        imperviousness): each subcatchment takes the mean of its cells instead of the
+        property-class table (which stays for a catchment without a valid cell).
     protected : paths
         More files never to write.
 
@@ -107,6 +112,8 @@ def export_swmm(
     src_path = Path(src).expanduser()
     out = Path(dest).expanduser()
     guard = [src_path, *(Path(p) for p in protected), *_recorded_inputs(src_path)]
+    if impervious is not None:
+        guard.append(Path(impervious).expanduser())
     if out.suffix.lower() != ".inp":
         raise UsageError(f"--to '{out.name}': a SWMM model is written to a .inp file.")
     if any(out.resolve() == p.expanduser().resolve() for p in guard):
@@ -120,7 +127,7 @@ def export_swmm(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # swmm-api on the time series' first time
         inp, counts, notes = build_model(
-            layers, storm_depth_mm=storm_depth_mm, source=src_path.name
+            layers, storm_depth_mm=storm_depth_mm, impervious=impervious, source=src_path.name
         )
     _check_ours(out)
     out = check_output_path(out, protected=guard, suffixes=(".inp",), option="--to")
@@ -211,6 +218,7 @@ def build_model(
     layers: dict[str, gpd.GeoDataFrame],
     *,
     storm_depth_mm: float | None = None,
+    impervious: str | Path | None = None,
     source: str = "",
 ) -> tuple[Any, dict[str, int], list[str]]:
     """The swmm-api model of the layers (see :func:`export_swmm`).
@@ -230,6 +238,15 @@ def build_model(
     conveyances = _split_outfalls(layers["conveyances"], nodes, u, inp, tags)
     _links(conveyances, nodes, u, inp, tags)
     areas = _catchments(layers, nodes, u, inp, tags)
+    areas["pct_raster"] = np.nan
+    if impervious is not None and len(areas):
+        areas["pct_raster"] = raster_impervious(impervious, areas)
+        miss = int(np.isnan(areas["pct_raster"]).sum())
+        if miss:
+            notes.append(
+                f"{miss} catchment(s) have no valid cell of {Path(impervious).name}: their "
+                "percent impervious is the property-class table's (tagged DEFAULT:imperv)."
+            )
     n_sc = _subcatchments(areas, nodes, u, inp, tags=tags, notes=notes)
     storm_default = storm_depth_mm is None
     depth = 25.4 if storm_default else float(storm_depth_mm)
@@ -456,7 +473,11 @@ def _subcatchments(
         if not np.isfinite(slope) or slope <= 0:
             slope = d["slope_pct"]
             marks.append("slope")
-        imperv = pct_impervious(getattr(r, "parcel_classes", None), area_m2)
+        if np.isfinite(r.pct_raster):  # data: the raster's mean over the catchment
+            imperv = round(float(r.pct_raster), 2)
+            marks.remove("imperv")
+        else:
+            imperv = pct_impervious(getattr(r, "parcel_classes", None), area_m2)
         width = area_m2 / flow_len * u.per_m
         inp.add_obj(
             SubCatchment(
@@ -561,6 +582,34 @@ def _hydro(frame: gpd.GeoDataFrame) -> dict[str, Any]:
         ),
         "parcel_classes": col("parcel_classes", None),
     }
+
+
+def raster_impervious(path: str | Path, areas: gpd.GeoDataFrame) -> np.ndarray:
+    """Mean of a percent-impervious raster (0-100) over each polygon's cells (cell
+    centres inside it; no-data cells left out; NaN where none is valid).  The raster
+    is read and warped into the polygons' CRS by :func:`ms4map.io.read_dem`."""
+    grid = read_dem(path, crs=areas.crs)
+    arr, tr = np.asarray(grid.array, dtype=float), grid.transform
+    h, w = arr.shape
+    inv = ~tr
+    out = np.full(len(areas), np.nan)
+    for i, g in enumerate(areas.geometry):
+        if g is None or g.is_empty:
+            continue
+        minx, miny, maxx, maxy = g.bounds
+        (ca, ra), (cb, rb) = inv @ (minx, maxy), inv @ (maxx, miny)
+        r0, r1 = max(int(np.floor(min(ra, rb))), 0), min(int(np.ceil(max(ra, rb))), h)
+        c0, c1 = max(int(np.floor(min(ca, cb))), 0), min(int(np.ceil(max(ca, cb))), w)
+        if r0 >= r1 or c0 >= c1:
+            continue
+        rows, cols = np.mgrid[r0:r1, c0:c1]
+        xs = tr.c + (cols + 0.5) * tr.a + (rows + 0.5) * tr.b
+        ys = tr.f + (cols + 0.5) * tr.d + (rows + 0.5) * tr.e
+        vals = arr[rows, cols][shapely.contains_xy(g, xs, ys)]
+        vals = vals[np.isfinite(vals)]
+        if len(vals):
+            out[i] = float(np.clip(vals.mean(), 0.0, 100.0))
+    return out
 
 
 def _outline(g: Any) -> np.ndarray | None:
