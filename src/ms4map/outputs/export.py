@@ -17,6 +17,9 @@
     names, with what was cut (text over 254 bytes) or changed (date-times as text).
 ``.geojson``
     One layer (``layers`` must name it when ``src`` has several), in WGS 84 (RFC 7946).
+``.inp``
+    An EPA SWMM model of the traced network and its catchments
+    (:func:`ms4map.outputs.swmm_out.export_swmm`; ``layers`` does not apply).
 
 The source is only read.  An output path that is an input, an unknown layer or a
 suffix not listed is refused before anything is written.
