@@ -190,3 +190,29 @@ def test_impervious_raster_replaces_the_class_table(street_gpkg, tmp_path):
         assert "imperv" not in m["TAGS"][("Subcatch", name)].tag.split("DEFAULT:")[1].split(",")
     with pytest.raises(UsageError, match="input file"):
         export(street_gpkg, tif.with_suffix(".inp"), impervious=tif.with_suffix(".inp"))
+
+
+def test_a_grid_too_large_for_flow_lengths_gets_the_square_root_width(monkeypatch, tmp_path):
+    """Over ``MAX_FLOW_CELLS`` no D8 flow length is computed: the width is the square
+    root of the area, tagged ``DEFAULT:...width``."""
+    import importlib
+
+    ml = importlib.import_module("ms4map.pipeline.model_layers")  # the module, not the door's
+    monkeypatch.setattr(ml, "MAX_FLOW_CELLS", 10)
+    pipeline.clear_cache()
+    ws = three_inlet_workspace()
+    layers = ml.model_layers(pipeline.run(ws))
+    ic = layers["inlet_catchments"]
+    assert ic["flow_length_m"].isna().all() and ic["slope_pct"].notna().all()
+    src = tmp_path / "big.gpkg"
+    write_outputs(src, {**pipeline.run(ws).layers(), **layers}, provenance=ws.provenance())
+    out = tmp_path / "big.inp"
+    export(src, out)
+    from swmm_api import SwmmInput
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = SwmmInput.read_file(str(out))
+    sc = m["SUBCATCHMENTS"]["SC_B"]
+    assert float(sc.width) == pytest.approx(np.sqrt(float(sc.area) * 1e4), rel=1e-3)
+    assert "width" in m["TAGS"][("Subcatch", "SC_B")].tag

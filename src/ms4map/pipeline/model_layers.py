@@ -302,7 +302,11 @@ def catchment_hydrology(result: Result) -> pd.DataFrame:
             "target_kind": t["target_kind"].astype(str).to_numpy(),
             "target_id": t["target_id"].astype(str).to_numpy(),
             "slope_pct": mean_slope[labels],
-            "flow_length_m": np.maximum(longest[labels], max(cx, cy)),
+            "flow_length_m": (
+                np.maximum(longest[labels], max(cx, cy))
+                if okd.any() or not ok.any()
+                else np.full(len(labels), np.nan)  # a grid too large for the D8 lengths
+            ),
             "low_x": np.where(low[labels] >= 0, np.asarray(xs)[labels], np.nan),
             "low_y": np.where(low[labels] >= 0, np.asarray(ys)[labels], np.nan),
             "low_elev": zl[labels],
@@ -325,29 +329,34 @@ def _lowest_target_cells(ov: Any, z: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+#: Grids larger than this many cells get no D8 flow length (its arrays would hold several
+#: bytes per cell more); the model's width then falls back to the square root of the area.
+MAX_FLOW_CELLS = 25_000_000
+
+
 def _flow_distance(ov: Any, cx: float, cy: float) -> np.ndarray:
     """Metres along the D8 path from each cell to its target (pointer jumping; targets
-    and pits are 0)."""
+    and pits are 0; NaN everywhere on a grid over :data:`MAX_FLOW_CELLS`)."""
     h, w = ov.shape
     size = h * w
     ds = ov.idxs_ds
     if ds is None:
-        return np.zeros(size)
-    ds = np.asarray(ds, dtype=np.int64).copy()
-    idx = np.arange(size)
-    bad = ds < 0
-    ds[bad] = idx[bad]
-    ds[ov.target_mask.ravel()] = idx[ov.target_mask.ravel()]
-    dr = np.abs(ds // w - idx // w)
-    dc = np.abs(ds % w - idx % w)
-    step = np.hypot(dr * cy, dc * cx)
-    step[ds == idx] = 0.0
-    dist = step.copy()
-    ptr = ds
+        return np.zeros(size, dtype=np.float32)
+    if size > MAX_FLOW_CELLS:
+        return np.full(size, np.nan, dtype=np.float32)
+    idx = np.arange(size, dtype=np.int32)
+    ptr = np.asarray(ds).astype(np.int32)
+    stop = (ptr < 0) | ov.target_mask.ravel()
+    ptr[stop] = idx[stop]
+    diag = ((ptr // w) != (idx // w)) & ((ptr % w) != (idx % w))
+    along_row = (ptr // w) == (idx // w)
+    dist = np.where(diag, np.hypot(cx, cy), np.where(along_row, cx, cy)).astype(np.float32)
+    dist[ptr == idx] = 0.0
+    del diag, along_row, stop
     for _ in range(int(np.ceil(np.log2(max(size, 2)))) + 1):
         nxt = ptr[ptr]
         if np.array_equal(nxt, ptr):
             break
-        dist = dist + dist[ptr]
+        dist += dist[ptr]
         ptr = nxt
     return dist
