@@ -311,7 +311,8 @@ def test_changed_input_profile_or_incomplete_output_is_recomputed(valley_batch):
             "UPDATE provenance SET value = replace(value, ?, ?)",
             (f'"version": "{__version__}"', '"version": "0.0.0"'),
         ).rowcount
-    assert n == len(LAYERS)
+    # every layer, and the traced network and surface catchments for a SWMM model (issue 33)
+    assert n == len(LAYERS) + len(("structures", "conveyances", "outfalls", "surface_catchments"))
     assert main(argv) == 0
     assert summary(out).loc["v1", "status"] == "ok"
 

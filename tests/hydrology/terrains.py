@@ -302,3 +302,99 @@ def street_workspace() -> Workspace:
         "parcels": lots_gdf(t, skip=("NR", "SR")),
     }
     return Workspace(path=None, crs=CRS18, layers=layers, dem=dem(t.z))
+
+
+def three_inlet_street() -> Terrain:
+    """A street with one gutter and three inlets, lots on both sides (40 x 150 cells).
+
+    The gutter runs along row 20 and rises 1 % (``GUTTER`` per cell) from the nearest of
+    its inlets at columns 25, 70 and 121, so its high points lie between columns 47 and
+    48 and between 95 and 96.  The street (rows 21-26) rises 0.0375 m per row away from
+    the gutter; the north lots (rows 0-19) rise 3 % from a curb ``CURB`` above the gutter,
+    the south lots (rows 27-39) 3 % from a curb above the street's south edge.
+
+    Worked out by hand: a lot cell falls straight to the street (0.06 per 2 m against
+    (0.06 + 0.02) / 2.83 m diagonally), a street cell diagonally towards the gutter's
+    low side, and the gutter runs to the inlet on its side of the high point; no cell
+    is lower than all its neighbours but the inlets, and every DEM edge cell has a lower
+    neighbour inside.  So inlet ``A`` (column 25) drains columns 0-47 of every row,
+    ``B`` (70) columns 48-95 and ``C`` (121) columns 96-149: boxes of 48, 48 and 54 by
+    40 cells (7,680, 7,680 and 8,640 m2).
+    """
+    h, w = 40, 150
+    r, c = np.mgrid[0:h, 0:w].astype(float)
+    zg = 100.0 + _gutter_profile(c, [25, 70, 121])
+    cross = 0.0375  # the street's cross slope per row
+    z = np.where(
+        r < 20,
+        zg + CURB + LOT * (20 - r),
+        np.where(r <= 26, zg + cross * (r - 20), zg + cross * 6 + CURB + LOT * (r - 26)),
+    )
+    return Terrain(
+        z=z,
+        inlets={"A": (20, 25), "B": (20, 70), "C": (20, 121)},
+        lots={"NORTH": (0, 0, 20, 150), "SOUTH": (27, 0, 40, 150)},
+    )
+
+
+#: The hand-worked catchment of each inlet of :func:`three_inlet_street`: (r0, c0, r1, c1).
+THREE_INLET_CATCHMENTS = {"A": (0, 0, 40, 48), "B": (0, 48, 40, 96), "C": (0, 96, 40, 150)}
+
+
+def three_inlet_workspace() -> Workspace:
+    """:func:`three_inlet_street` as a workspace: A -> B -> C piped on to outfall OF1 at
+    (20, 140); the north lot is a one-family residence (class 210), the south one a
+    commercial building (484)."""
+    from test_hydrology_overland_fixtures import dem
+
+    t = three_inlet_street()
+    pts = {**t.inlets, "OF1": (20, 140)}
+    st = gpd.GeoDataFrame(
+        {
+            "struct_id": pd.array(list(pts), dtype="str"),
+            "kind": pd.array(["catch_basin"] * 3 + ["outfall"], dtype="str"),
+            "rim_elev": np.nan,
+            "invert_elev": [98.5, 98.2, 97.8, 97.5],
+            "src_layer": pd.array(["structures"] * 4, dtype="str"),
+            "src_fid": range(1, 5),
+        },
+        geometry=[shapely.Point(xy(*v)) for v in pts.values()],
+        crs=CRS18,
+    )
+    links = [("P1", "A", "B"), ("P2", "B", "C"), ("P3", "C", "OF1")]
+    n = len(links)
+    cv = gpd.GeoDataFrame(
+        {
+            "conv_id": pd.array([a for a, _, _ in links], dtype="str"),
+            "kind": pd.array(["pipe"] * n, dtype="str"),
+            "from_id": pd.array([b for _, b, _ in links], dtype="str"),
+            "to_id": pd.array([e for _, _, e in links], dtype="str"),
+            "us_invert": [98.5, 98.2, 97.8],
+            "ds_invert": [98.2, 97.8, 97.5],
+            "diameter_in": 15.0,
+            "rise_in": np.nan,
+            "material": pd.array(["RCP", "HDPE", "RCP"], dtype="str"),
+            "flow_dir": pd.array([None] * n, dtype="str"),
+            "src_layer": pd.array(["conveyances"] * n, dtype="str"),
+            "src_fid": range(1, n + 1),
+        },
+        geometry=[shapely.LineString([xy(*pts[b]), xy(*pts[e])]) for _, b, e in links],
+        crs=CRS18,
+    )
+    outfalls = gpd.GeoDataFrame(
+        {
+            "outfall_id": pd.array(["OF1"], dtype="str"),
+            "receiving_water": pd.array(["Test Creek"], dtype="str"),
+            "pwl_id": pd.array(["1302-0001"], dtype="str"),
+            "status": pd.array(["unknown"], dtype="str"),
+            "permit_id": pd.array([None], dtype="str"),
+            "src_layer": pd.array(["outfalls"], dtype="str"),
+            "src_fid": [1],
+        },
+        geometry=[shapely.Point(xy(*pts["OF1"]))],
+        crs=CRS18,
+    )
+    parcels = lots_gdf(t)
+    parcels["prop_class"] = pd.array(["210", "484"], dtype="str")
+    layers = {"structures": st, "conveyances": cv, "outfalls": outfalls, "parcels": parcels}
+    return Workspace(path=None, crs=CRS18, layers=layers, dem=dem(t.z))

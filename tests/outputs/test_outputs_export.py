@@ -181,6 +181,11 @@ def test_zip_shapefiles_fields_csv_and_tables(results, tmp_path):
         "parcel_drainage",
         "parcel_drainage_map",
         "qa",
+        # the traced network and the other catchments, for a SWMM model (issue 33)
+        "structures",
+        "conveyances",
+        "outfalls",
+        "surface_catchments",
     }
     # the style beside the shapefile names its 10-character fields
     qml = (tmp_path / "x" / "inlet_catchments.qml").read_text()

@@ -78,3 +78,27 @@ def test_inventory_page_downloads_the_sewersheds(app_env: Path, tmp_path: Path) 
     assert (tmp_path / "x" / "sewersheds.qml").exists()
     mapping = (tmp_path / "x" / "fields.csv").read_text()
     assert "receiving_,receiving_water" in mapping
+
+
+def test_inventory_page_offers_the_swmm_model(app_env: Path, tmp_path: Path) -> None:
+    """The outfall inventory page builds the EPA SWMM model (issue 33) with the storm set
+    on the page; a model made for another storm is not offered."""
+    at = AppTest.from_string(
+        "from ms4map.app import run_page\nrun_page('inventory')", default_timeout=TIMEOUT
+    ).run()
+    assert not at.exception, [e.value for e in at.exception]
+    model_downloads = lambda: [  # noqa: E731
+        e for e in at.get("download_button") if "inventory_model" in str(e.proto.id)
+    ]
+    assert not model_downloads()  # nothing is built before it is asked for
+    at.number_input(key="inventory_model_storm").set_value(50.8).run()
+    at.button(key="inventory_model_prepare").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    _token, data, _notes = at.session_state["inventory_model_file"]
+    assert len(model_downloads()) == 1
+    text = data.decode()
+    assert text.startswith("[TITLE]") and "NRCS 24-hour Type II, 50.8 mm" in text
+    for section in ("[JUNCTIONS]", "[OUTFALLS]", "[CONDUITS]", "[SUBCATCHMENTS]", "[POLYGONS]"):
+        assert section in text
+    at.number_input(key="inventory_model_storm").set_value(25.4).run()
+    assert not model_downloads()  # the file was prepared for the 50.8 mm storm

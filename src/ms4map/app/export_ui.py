@@ -73,3 +73,48 @@ def results_download(
         )
         for note in notes:
             c3.caption(note)
+
+
+def model_download(result: Any, ws: Workspace, *, key: str) -> None:
+    """The traced network and its inlet catchments as an EPA SWMM model (``.inp``): the
+    design storm's depth, a "Prepare the model" button and, once prepared, the download
+    (the same file as ``ms4map export RESULTS.gpkg --to model.inp --storm-depth MM``)."""
+    import tempfile
+    from pathlib import Path
+
+    from ..io import write_outputs
+    from ..outputs import export
+    from ..pipeline import model_layers
+    from .upload import app_data_dir
+
+    c1, c2, c3 = st.columns([2, 1, 2])
+    depth = c1.number_input(
+        "Design storm for the SWMM model: 24-hour depth (mm, NRCS Type II)",
+        min_value=1.0,
+        max_value=500.0,
+        value=25.4,
+        step=1.0,
+        key=f"{key}_storm",
+    )
+    token = (ws.fingerprint(), float(depth))
+    if c2.button("Prepare the SWMM model (.inp)", key=f"{key}_prepare"):
+        workdir = app_data_dir() / "tmp"
+        workdir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=workdir, prefix=".ms4map-model-") as td:
+            src = Path(td) / "results.gpkg"
+            layers = {**result.layers(), **model_layers(result)}
+            write_outputs(src, layers, provenance=ws.provenance())
+            res = export(src, Path(td) / "ms4map_model.inp", storm_depth_mm=float(depth))
+            st.session_state[f"{key}_file"] = (token, res.path.read_bytes(), res.notes)
+    got = st.session_state.get(f"{key}_file")
+    if got and got[0] == token:  # not a model of another storm or another town
+        _token, data, notes = got
+        c3.download_button(
+            "Download ms4map_model.inp",
+            data,
+            file_name="ms4map_model.inp",
+            mime="text/plain",
+            key=f"{key}_download",
+        )
+        for note in notes:
+            c3.caption(note)

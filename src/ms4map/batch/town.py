@@ -197,7 +197,8 @@ def _compute(town: Town, out: Path) -> dict[str, Any]:
         # not a "no": a missing layer, drainage off the DEM (each row's reason says)
         "condition_a_undetermined": int((scr["condition_a_text"] == "undetermined").sum()),
     }
-    layers = {**res.layers(), "screening": scr, "septic": sep}
+    drained = {**res.layers(), **pipeline.model_layers(res)}  # as `ms4map drainage` writes
+    layers = {**drained, "screening": scr, "septic": sep}
     rows = {k: int(len(v)) for k, v in layers.items() if k in LAYERS and v is not None}
     batch = {"key": town.key(), "summary": summary, "ms4map": __version__, "rows": rows}
     screen_prov = ws.provenance(**prof.screening_settings(), impairments=town.impairments)
@@ -205,7 +206,7 @@ def _compute(town: Town, out: Path) -> dict[str, Any]:
     try:
         write_outputs(
             tmp,
-            res.layers(),
+            drained,
             provenance={**ws.provenance(**settings), "batch": batch},
             inputs=list(ws.inputs),
         )

@@ -22,8 +22,9 @@ ABOUT = """parcel drainage table, inlet catchments and sewersheds
 Route runoff over the DEM to the first inlet, open conveyance, water, closed depression or
 DEM edge, then through the pipes to the outfall and receiving water. Writes the layers
 parcel_drainage, parcel_drainage_map (the parcels with their answer, styled for QGIS),
-inlet_catchments, sewersheds and qa to --out (default: the sidecar
-<stem>.ms4map.gpkg beside PATH). Input files are never modified. Methods and settings are
+inlet_catchments, sewersheds and qa, and the traced network (structures, conveyances,
+outfalls: what `ms4map export --to model.inp` builds an EPA SWMM model from) to --out
+(default: the sidecar <stem>.ms4map.gpkg beside PATH). Input files are never modified. Methods and settings are
 described in docs/hydrology.md.
 """
 
@@ -104,12 +105,14 @@ def run(args: argparse.Namespace) -> int:
     settings = _settings(args)
     res = pipeline.run(ws, settings=settings, progress=progress, cache_dir=args.cache_dir)
     progress(f"writing {out}")
-    path = write_layers(out, res.layers(), ws=ws, settings=settings)
+    layers = {**res.layers(), **pipeline.model_layers(res)}  # the network too: for a model
+    path = write_layers(out, layers, ws=ws, settings=settings)
     d = res.drainage
     n = d["parcel_id"].nunique()
     print(
         f"{n} parcels -> {path} (layers parcel_drainage, parcel_drainage_map, "
-        "inlet_catchments, sewersheds, qa)"
+        "inlet_catchments, sewersheds, qa; the traced network: structures, conveyances, "
+        "outfalls)"
     )
     if len(d):
         # weighted by each parcel's area (a mean of per-parcel fractions is no area share)

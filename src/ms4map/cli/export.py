@@ -7,7 +7,7 @@ import argparse
 from . import Command, add_debug_option
 
 ABOUT = """copy result layers to a styled GeoPackage, File Geodatabase, zipped shapefiles or
-GeoJSON
+GeoJSON, or write an EPA SWMM model (.inp)
 
 Copy layers of an ms4map GeoPackage to another format, chosen by the suffix of --to:
 {formats}. SRC is only read. Details: docs/exports.md.
@@ -25,7 +25,8 @@ def _options(p: argparse.ArgumentParser) -> None:
         "--to",
         required=True,
         metavar="FILE",
-        help="output: FILE.gpkg, FILE.gdb, FILE.zip or FILE.geojson (replaced if it exists)",
+        help="output: FILE.gpkg, FILE.gdb, FILE.zip, FILE.geojson or MODEL.inp (replaced if "
+        "ms4map wrote it)",
     )
     p.add_argument(
         "--layer",
@@ -36,15 +37,50 @@ def _options(p: argparse.ArgumentParser) -> None:
         help="layer(s) to export: --layer a b, or --layer a --layer b (default every "
         "layer; one for .geojson)",
     )
+    p.add_argument(
+        "--storm-depth",
+        type=float,
+        default=None,
+        metavar="MM",
+        help=".inp only: 24-hour depth of the design storm (NRCS Type II) in millimetres "
+        "(default 25.4, marked as a default in the model)",
+    )
+    p.add_argument(
+        "--impervious",
+        default=None,
+        metavar="RASTER",
+        help=".inp only: percent impervious raster (0-100, e.g. NLCD's percent developed "
+        "imperviousness) for the subcatchments, instead of the property-class table",
+    )
     add_debug_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..core.errors import UsageError
     from ..outputs import export
 
-    res = export(args.src, args.to, args.layer or None)
-    rows = ", ".join(f"{n} ({k} rows)" for n, k in res.layers.items())
-    print(f"{len(res.layers)} layer(s) -> {res.path} ({res.format}): {rows}")
+    is_model = str(args.to).lower().endswith(".inp")
+    for opt, val in (("--storm-depth", args.storm_depth), ("--impervious", args.impervious)):
+        if not is_model and val is not None:
+            raise UsageError(f"{opt} is for a SWMM model: give --to MODEL.inp.")
+    if is_model and args.layer:
+        raise UsageError(
+            "--layer is not for a SWMM model (it is built from the network and "
+            "the inlet catchments): leave --layer out."
+        )
+    res = export(
+        args.src,
+        args.to,
+        args.layer or None,
+        storm_depth_mm=args.storm_depth,
+        impervious=args.impervious,
+    )
+    if is_model:
+        what = ", ".join(f"{k} [{n}]" for n, k in res.layers.items())
+        print(f"SWMM model -> {res.path}: {what}")
+    else:
+        rows = ", ".join(f"{n} ({k} rows)" for n, k in res.layers.items())
+        print(f"{len(res.layers)} layer(s) -> {res.path} ({res.format}): {rows}")
     for note in res.notes:
         print(f"  note: {note}")
     return 0

@@ -6,7 +6,8 @@ The door of :mod:`ms4map.outputs`; its parts each do one job:
   click identification, search, hillshade);
 - :mod:`.report`: the determination report, HTML and PDF;
 - :mod:`.outfall_sheet`: the printable outfall map and inventory (PDF);
-- :mod:`.export`: the results in GIS formats (GeoPackage, Shapefile, GeoJSON, CSV).
+- :mod:`.export`: the results in GIS formats (GeoPackage, Shapefile, GeoJSON, CSV), and as
+  an EPA SWMM model (``.inp``: :mod:`.swmm_out`, its tables :mod:`.swmm_tables`).
 
 folium and matplotlib are imported only inside the functions that draw.
 """

@@ -17,6 +17,9 @@
     names, with what was cut (text over 254 bytes) or changed (date-times as text).
 ``.geojson``
     One layer (``layers`` must name it when ``src`` has several), in WGS 84 (RFC 7946).
+``.inp``
+    An EPA SWMM model of the traced network and its catchments
+    (:func:`ms4map.outputs.swmm_out.export_swmm`; ``layers`` does not apply).
 
 The source is only read.  An output path that is an input, an unknown layer or a
 suffix not listed is refused before anything is written.
@@ -58,6 +61,7 @@ from ..io.styles import (
     style_for,
 )
 from ..io.write import provenance_rows, replace_durably, writing
+from .swmm_out import export_swmm
 
 __all__ = ["FORMATS", "META_TABLES", "ExportResult", "export", "export_frames", "source_layers"]
 
@@ -67,6 +71,7 @@ FORMATS = {
     ".gdb": "File Geodatabase (unstyled)",
     ".zip": "zipped shapefiles + fields.csv",
     ".geojson": "GeoJSON, one layer, WGS 84",
+    ".inp": "EPA SWMM model of the traced network and its inlet catchments",
 }
 #: Tables of an ms4map GeoPackage that describe the layers rather than being layers.
 META_TABLES = ("provenance", "layer_styles")
@@ -728,6 +733,8 @@ def export(
     layers: Sequence[str] | None = None,
     *,
     protected: Iterable[str | Path] = (),
+    storm_depth_mm: float | None = None,
+    impervious: str | Path | None = None,
 ) -> ExportResult:
     """Copy layers of the ms4map GeoPackage ``src`` to ``dest`` (format by suffix).
 
@@ -743,6 +750,10 @@ def export(
         ``layer_styles`` tables, which go along with the layers they describe).
     protected : paths
         More files never to write (the workspace's inputs).
+    storm_depth_mm : float, optional
+        ``.inp`` only: the design storm's 24-hour depth (:mod:`ms4map.outputs.swmm_out`).
+    impervious : path, optional
+        ``.inp`` only: a percent-impervious raster (0-100) for the subcatchments.
 
     Raises
     ------
@@ -753,6 +764,15 @@ def export(
         ``src`` cannot be opened, or a layer named is not in it.
     """
     src_path = Path(src).expanduser()
+    if Path(dest).suffix.lower() == ".inp":  # a model, built from the layers it needs
+        r = export_swmm(
+            src_path,
+            dest,
+            storm_depth_mm=storm_depth_mm,
+            impervious=impervious,
+            protected=list(protected),
+        )
+        return ExportResult(path=r.path, format=FORMATS[".inp"], layers=r.layers, notes=r.notes)
     guard = [src_path, *(Path(p) for p in protected), *_recorded_inputs(src_path)]
     # what to export is checked first: a refused export makes no folder
     available = source_layers(src_path)

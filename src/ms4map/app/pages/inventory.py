@@ -98,6 +98,10 @@ def render() -> None:
             key="inventory_export",
             token=ws.fingerprint(),
         )
+    if getattr(result, "network", None) is not None and len(result.inlet_catchments):
+        from .. import export_ui
+
+        export_ui.model_download(result, ws, key="inventory_model")
     records_ui.inventory_records(inv)
 
 
