@@ -52,6 +52,13 @@ def _options(p: argparse.ArgumentParser) -> None:
         help=".inp only: percent impervious raster (0-100, e.g. NLCD's percent developed "
         "imperviousness) for the subcatchments, instead of the property-class table",
     )
+    p.add_argument(
+        "--records",
+        default=None,
+        metavar="FILE",
+        help="IDDE records file (*.records.gpkg, only read): the exported outfalls carry "
+        "their one status from it (status, status_reason; the layer's own as layer_status)",
+    )
     add_debug_option(p)
 
 
@@ -63,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     for opt, val in (("--storm-depth", args.storm_depth), ("--impervious", args.impervious)):
         if not is_model and val is not None:
             raise UsageError(f"{opt} is for a SWMM model: give --to MODEL.inp.")
+    if is_model and args.records:
+        raise UsageError("--records is not for a SWMM model: leave --records out.")
     if is_model and args.layer:
         raise UsageError(
             "--layer is not for a SWMM model (it is built from the network and "
@@ -74,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         args.layer or None,
         storm_depth_mm=args.storm_depth,
         impervious=args.impervious,
+        records=args.records,
     )
     if is_model:
         what = ", ".join(f"{k} [{n}]" for n, k in res.layers.items())

@@ -61,6 +61,7 @@ from ..io.styles import (
     style_for,
 )
 from ..io.write import provenance_rows, replace_durably, writing
+from .export_status import records_status, status_from_records, with_records_status
 from .swmm_out import export_swmm
 
 __all__ = ["FORMATS", "META_TABLES", "ExportResult", "export", "export_frames", "source_layers"]
@@ -218,7 +219,7 @@ def _read(src: Path, name: str) -> pd.DataFrame:
             frame[col] = frame[col].astype("boolean")
         elif str(dtype).startswith("int"):
             frame[col] = frame[col].astype(f"Int{str(dtype)[3:]}")
-    return frame
+    return with_records_status(frame)
 
 
 _FAMILY = {"Point": "point", "LineString": "line", "Polygon": "polygon"}
@@ -735,6 +736,7 @@ def export(
     protected: Iterable[str | Path] = (),
     storm_depth_mm: float | None = None,
     impervious: str | Path | None = None,
+    records: str | Path | None = None,
 ) -> ExportResult:
     """Copy layers of the ms4map GeoPackage ``src`` to ``dest`` (format by suffix).
 
@@ -754,6 +756,11 @@ def export(
         ``.inp`` only: the design storm's 24-hour depth (:mod:`ms4map.outputs.swmm_out`).
     impervious : path, optional
         ``.inp`` only: a percent-impervious raster (0-100) for the subcatchments.
+    records : path, optional
+        An IDDE records file (``*.records.gpkg``, only read): every exported layer that
+        names outfalls (``outfall_id`` and ``status``) carries their one status from it
+        (``status``, ``status_reason``; the layer's own as ``layer_status``), as the
+        app's pages do (:mod:`ms4map.outputs.export_status`).
 
     Raises
     ------
@@ -774,6 +781,18 @@ def export(
         )
         return ExportResult(path=r.path, format=FORMATS[".inp"], layers=r.layers, notes=r.notes)
     guard = [src_path, *(Path(p) for p in protected), *_recorded_inputs(src_path)]
+    status = None
+    if records is not None:
+        guard.append(Path(records).expanduser())
+        status = status_from_records(records)
+    with records_status(status):
+        return _export_layers(src_path, dest, layers, guard)
+
+
+def _export_layers(
+    src_path: Path, dest: str | Path, layers: Sequence[str] | None, guard: list[Path]
+) -> ExportResult:
+    """The layers of ``src_path`` to ``dest`` in its format (:func:`export`)."""
     # what to export is checked first: a refused export makes no folder
     available = source_layers(src_path)
     names = _choose(available, layers, src_path)
