@@ -186,3 +186,42 @@ def test_a_viewer_forced_override_is_refused_on_the_server(seeded: Path) -> None
     )
     at = AppTest.from_string(script, default_timeout=TIMEOUT).run()
     assert "viewer" in at.session_state["refused"]
+
+
+_WHERE_TRACED = """
+from ms4map.app import _setup, state
+_setup(None)
+ctx = state.context(need_result=True)
+of = ctx.result.workspace.layers["outfalls"].set_index("outfall_id").geometry["OF-010"]
+net = ctx.result.network.outfalls
+st_of = ctx.ws.layers["outfalls"].set_index("outfall_id").geometry["OF-010"]
+import streamlit as st
+st.write(f"traced {of.x:.2f} {of.y:.2f} mapped {st_of.x:.2f} {st_of.y:.2f}")
+"""
+
+
+def test_the_app_traces_use_an_accepted_move_and_not_a_pending_one(seeded: Path) -> None:
+    """Issue 30 item 3: the app's traces keep the mapped position until the SMO accepts
+    the move, then use the field position; the workspace as opened is not changed."""
+    from ms4map.records import open_records
+
+    r = open_records(
+        ms4map.datasets.get_path("alder_falls"),
+        user="jsmith",
+        records=seeded / "records" / "demo.records.gpkg",
+    )
+    of = r.outfalls.to_crs(4326).set_index("outfall_id").geometry["OF-010"]
+    iid = r.add_inspection("OF-010", "2025-07-01", found_lat=of.y + 0.0001, found_lon=of.x)
+
+    def where() -> tuple[float, float, float, float]:
+        at = AppTest.from_string(_WHERE_TRACED, default_timeout=TIMEOUT).run()
+        assert not at.exception, [e.value for e in at.exception]
+        text = [m.value for m in at.markdown if m.value.startswith("traced")][0]
+        tx, ty, mx, my = (float(v) for v in text.split()[1:3] + text.split()[4:6])
+        return tx, ty, mx, my
+
+    tx, ty, mx, my = where()
+    assert (tx, ty) == (mx, my)  # found elsewhere, not accepted: the mapped point
+    r.accept_move("OF-010", inspection_id=iid, reason="headwall found 11 m north")
+    tx, ty, mx, my = where()
+    assert 5 < ty - my < 20 and abs(tx - mx) < 1  # about 11 m north, the field point

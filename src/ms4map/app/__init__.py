@@ -44,8 +44,10 @@ def _setup(
 ) -> None:
     import streamlit as st
 
-    from . import state
+    from . import records_map, state
     from .static import ensure_static_assets
+
+    state.set_traced_workspace(records_map.traced)  # traces use the accepted outfall moves
 
     if app_dir is not None:
         state.set_app_dir(app_dir)

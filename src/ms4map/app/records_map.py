@@ -7,7 +7,7 @@ from typing import Any
 from ..io import Workspace
 from .records_ui import CASE_COLOURS, derived_status, open_cases, reader
 
-__all__ = ["VERIFIED_COLOUR", "layers_with_status", "map_overlay"]
+__all__ = ["VERIFIED_COLOUR", "layers_with_status", "map_overlay", "traced"]
 
 
 def map_overlay(ws: Workspace, layers: dict[str, Any]) -> tuple[dict[str, Any], list[Any], str]:
@@ -155,3 +155,25 @@ def layers_with_status(ws: Workspace, layers: dict[str, Any]) -> dict[str, Any]:
         return map_overlay(ws, layers)[0]
     except Exception:  # noqa: BLE001 - without records the layers as they are
         return layers
+
+
+_MOVED: dict[tuple[int, str], Workspace] = {}
+
+
+def traced(ws: Workspace) -> Workspace:
+    """``ws`` with the outfall moves the SMO accepted in the records
+    (:meth:`ms4map.records.Records.with_accepted_moves`): the workspace the app's traces
+    run on (:func:`ms4map.app.state.traced_workspace`).  ``ws`` itself without records or
+    moves; one copy per workspace and set of moves (its fingerprint names the moves)."""
+    rec = reader()
+    if rec is None:
+        return ws
+    moved = rec.with_accepted_moves(ws)
+    if moved is ws:
+        return ws
+    key = (id(ws), moved.fingerprint())
+    if key not in _MOVED:
+        while len(_MOVED) >= 4:
+            _MOVED.pop(next(iter(_MOVED)))
+        _MOVED[key] = moved
+    return _MOVED[key]

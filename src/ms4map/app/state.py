@@ -677,12 +677,34 @@ class AppContext:
     result: PipelineResult | None
 
 
+#: What the traces of the app use instead of the workspace as opened (set by the app's
+#: set-up: the records' accepted outfall moves, :func:`ms4map.app.records_map.traced`).
+_TRACED: list[Any] = []
+
+
+def set_traced_workspace(fn: Any) -> None:
+    """Set the function that gives the workspace the pipeline runs on (``fn(ws) -> ws``)."""
+    _TRACED[:] = [fn]
+
+
+def traced_workspace(ws: Workspace) -> Workspace:
+    """``ws`` as the traces use it: with the outfall moves the SMO accepted (issue 30
+    item 3); ``ws`` itself when none was accepted or the records cannot be read."""
+    if not _TRACED:
+        return ws
+    try:
+        return _TRACED[0](ws)
+    except Exception:  # noqa: BLE001 - the records are said on their own pages
+        return ws
+
+
 def context(*, need_result: bool = True) -> AppContext | None:
-    """Workspace (+ result); ``None`` after an error message when the workspace fails."""
+    """Workspace (+ result); ``None`` after an error message when the workspace fails.
+    The result is that of :func:`traced_workspace` (accepted outfall moves applied)."""
     ws = workspace()
     if ws is None:
         return None
-    result = pipeline_result(ws) if need_result else None
+    result = pipeline_result(traced_workspace(ws)) if need_result else None
     return AppContext(ws, result)
 
 

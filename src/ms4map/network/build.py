@@ -269,7 +269,10 @@ def network_frames(
         if pos < k and out_nodes[pos] == nd:
             for c in _OUTFALL_ATTRS:
                 attr_cols[c][pos] = a.get(c, "unknown" if c == "status" else None)
-    un = of.unsnapped
+    # an unsnapped outfalls-layer point named like an outfall of the network (its
+    # structure, too far to be matched by id): the network's outfall stands, once
+    taken_ids = set(oid.tolist())
+    un = [x for x in of.unsnapped if str(x["outfall_id"]) not in taken_ids]
     cols = ["outfall_id", "node_id", *_OUTFALL_ATTRS, "method"]
     data = {
         "outfall_id": np.r_[oid, np.array([str(x["outfall_id"]) for x in un], dtype=object)],

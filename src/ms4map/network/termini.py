@@ -126,6 +126,7 @@ def find_outfalls(
                 continue
             xy = shapely.get_coordinates(g)[0, :2]
             d, k = ntree.query(xy, distance_upper_bound=cfg.snap_tol)
+            by_id = _node_by_id(st, used, oids[i], xy, cfg) if not np.isfinite(d) else None
             rec = {
                 "outfall_id": oids[i],
                 "receiving_water": rw[i],
@@ -133,6 +134,22 @@ def find_outfalls(
                 "status": stt[i] if stt[i] is not None else "unknown",
                 "permit_id": permit[i],
             }
+            if by_id is not None:
+                nd_id, dist = by_id
+                add_finding(
+                    qa,
+                    "outfall_matched_by_id",
+                    "outfalls",
+                    f"Outfall lies {dist * cfg.m_per_unit:.1f} m from the structure with its id, "
+                    "beyond the snap tolerance; it is taken to be that structure (its pipes end "
+                    "there).",
+                    fid=oids[i],
+                    xy=xy,
+                    level="info",
+                    fix="Nothing to do if the outfall was found in the field there; otherwise "
+                    "move the outfall or the structure.",
+                )
+                d, k = 0.0, int(np.searchsorted(node_idx, nd_id))
             if not np.isfinite(d):
                 add_finding(
                     qa,
@@ -209,6 +226,22 @@ def find_outfalls(
         water_tree=wtree,
         terminals_are_outfalls=terminals_are_outfalls,
     )
+
+
+def _node_by_id(
+    st: Any, used: np.ndarray, oid: Any, xy: np.ndarray, cfg: Any
+) -> tuple[int, float] | None:
+    """The network node of the structure whose id is the outfall's, and its distance,
+    when that structure lies within the id-match distance (an outfall point moved off
+    its structure: found in the field elsewhere, or mapped a little apart); else None."""
+    j = st.id_index.get(str(oid)) if oid is not None else None
+    if j is None or not st.has_point[j]:
+        return None
+    nd = int(st.primary[j])
+    if not used[nd]:
+        return None
+    dist = float(np.hypot(*(st.xy[j] - xy)))
+    return (nd, dist) if dist <= cfg.id_tol else None
 
 
 def junction_outfall_ids(

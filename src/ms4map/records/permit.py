@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import geopandas as gpd
 import pandas as pd
@@ -93,6 +93,11 @@ class PermitYear:
         """Accept the position an inspection found in the field (audited); from then on
         :meth:`trace_outfalls` places the outfall there."""
         return verify.accept_move(self, outfall_id, inspection_id=inspection_id, reason=reason)
+
+    def with_accepted_moves(self, ws: Any) -> Any:
+        """``ws`` with the outfalls whose move the SMO accepted at their field position
+        (a copy; ``ws`` itself when there is none): what the traces of these records use."""
+        return reads.with_accepted_moves(ws, self)
 
     def trace_outfalls(self) -> gpd.GeoDataFrame:
         """The outfalls at the position the traces use: mapped, or an accepted move."""

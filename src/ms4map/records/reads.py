@@ -7,6 +7,7 @@ it never writes, and a store not created yet reads as empty tables.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import sqlite3
 from collections.abc import Mapping
@@ -344,7 +345,14 @@ def traced_workspace(records: Any) -> Any:
     (:func:`ms4map.records.verify.accept_move`) at its field position; the others stay
     at their mapped one.  The moves are in the workspace's settings, so the pipeline's
     cache key changes with them."""
-    ws = open_workspace(records.workspace, **_ws_kwargs(records))
+    return with_accepted_moves(open_workspace(records.workspace, **_ws_kwargs(records)), records)
+
+
+def with_accepted_moves(ws: Any, records: Any) -> Any:
+    """``ws`` itself when the SMO accepted no outfall move, else a copy (``ws`` is not
+    changed) whose outfalls layer has each moved outfall at its field position and whose
+    settings name the moves (a new pipeline cache key)."""
+
     moves = accepted_moves(audit(records))
     of = ws.layers.get("outfalls")
     if not moves or of is None:
@@ -356,12 +364,11 @@ def traced_workspace(records: Any) -> Any:
     of = of.copy()
     ids = of["outfall_id"].astype(str)
     of["geometry"] = [where.get(i, g) for i, g in zip(ids, of.geometry, strict=True)]
-    ws.layers["outfalls"] = of
-    ws.settings = {
+    settings = {
         **ws.settings,
         "outfall_moves": tuple(sorted((k, round(p.x, 3), round(p.y, 3)) for k, p in where.items())),
     }
-    return ws
+    return dataclasses.replace(ws, layers={**ws.layers, "outfalls": of}, settings=settings)
 
 
 def _ws_kwargs(records: Any) -> dict[str, Any]:
