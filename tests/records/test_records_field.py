@@ -232,7 +232,7 @@ def test_cli_export_from_a_schedule_and_import_report(demo, tmp_path, capsys) ->
     plan.write_text("outfall_id,year,visit\nOF-002,2026,1\nOF-005,2026,1\nOF-007,2027,1\n")
     out = tmp_path / "trip.gpkg"
     code = main(["field", "export", str(demo.workspace), "--out", str(out), "--by", "jsmith",
-                 "--schedule", str(plan), "--year", "2026"])  # fmt: skip
+                 "--schedule", str(plan), "--year", "2026", "--no-qgis-project"])  # fmt: skip
     assert code == 0
     with sqlite3.connect(out) as con:
         assert sorted(r[0] for r in con.execute("SELECT outfall_id FROM outfalls")) == [

@@ -42,6 +42,12 @@ def _options(p: argparse.ArgumentParser) -> None:
     )
     a.add_argument("--year", type=int, metavar="YYYY", help="the schedule's year to carry")
     a.add_argument("--no-hillshade", action="store_true", help="no basemap raster")
+    a.add_argument(
+        "--no-qgis-project",
+        action="store_true",
+        help="do not write the QGIS project <out>.qgz beside the package (made with QGIS's "
+        "Python, /usr/bin/python3 with python3-qgis, when installed)",
+    )
     b = acts.add_parser("import", help="check and add what a crew wrote into a package")
     b.add_argument("package", metavar="PACKAGE.gpkg")
     _records_options(b, by_required=True)
@@ -75,6 +81,7 @@ def _export(args: argparse.Namespace) -> int:
         schedule=args.schedule,
         year=args.year,
         hillshade=not args.no_hillshade,
+        qgis_project=not args.no_qgis_project,
     )
     print(
         f"Field package {info['package_id']} written to {info['path']}: {info['outfalls']} "
@@ -83,6 +90,14 @@ def _export(args: argparse.Namespace) -> int:
         + (", hillshade basemap" if info["hillshade"] else ", no basemap (no DEM)")
         + f"; {info['bytes'] / 1e6:.1f} MB."
     )
+    if info["qgis_project"]:
+        print(f"QGIS project (forms with the value lists; QGIS or QField): {info['qgis_project']}")
+    elif not args.no_qgis_project:
+        print(
+            "No QGIS project written: QGIS's Python is not installed (python3-qgis); the "
+            "package opens in QGIS as a GeoPackage.",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -28,6 +28,7 @@ import pandas as pd
 from ..core.errors import DataError, UsageError
 from ..core.version import __version__
 from . import gpkg
+from .field_qgis import write_qgis_project
 from .fields import INSPECTION_FIELDS, SAMPLE_FIELDS, Field
 from .layers import layer
 
@@ -223,6 +224,7 @@ def export_package(
     schedule: str | Path | None = None,
     year: int | None = None,
     hillshade: bool = True,
+    qgis_project: bool = False,
 ) -> dict[str, Any]:
     """Write the field package for ``outfalls`` (all, a list, or a schedule's year).
 
@@ -236,12 +238,16 @@ def export_package(
         A CSV of ``ms4map outfalls schedule`` (with ``year``: the visits of that year).
     hillshade : bool
         Add the hillshade basemap when the workspace has a DEM.
+    qgis_project : bool
+        Also write ``<out>.qgz`` beside it with QGIS's Python
+        (:func:`~ms4map.records.field_qgis.write_qgis_project`), when installed.
 
     Returns
     -------
     dict
         ``package_id``, ``path``, ``outfalls``, ``structures``, ``conveyances``,
-        ``parcels``, ``cases``, ``hillshade`` (bool), ``bytes``.
+        ``parcels``, ``cases``, ``hillshade`` (bool), ``bytes``, ``qgis_project``
+        (its path, or None).
 
     Raises
     ------
@@ -256,6 +262,11 @@ def export_package(
         raise UsageError(
             f"--out {out} exists: a field package is always a new file (ms4map never writes "
             "into an existing file). Fix: give a new name."
+        )
+    if qgis_project and out.with_suffix(".qgz").exists():
+        raise UsageError(
+            f"{out.with_suffix('.qgz')} exists: the package's QGIS project is always a new "
+            "file. Fix: give --out a new name."
         )
     chosen = _chosen_outfalls(records, outfalls, schedule, year)
     of = records.outfalls[records.outfalls["outfall_id"].astype(str).isin(chosen)].copy()
@@ -288,10 +299,15 @@ def export_package(
         _write_tables(
             records, out, package_id=package_id, chosen=chosen, open_cases=open_cases, ups=ups
         )
+        qgz = None
+        if qgis_project:
+            qgz = write_qgis_project(out)
     except BaseException:
         out.unlink(missing_ok=True)
+        out.with_suffix(".qgz").unlink(missing_ok=True)
         raise
     return {
+        "qgis_project": qgz,
         "package_id": package_id,
         "path": out,
         "outfalls": len(of),
