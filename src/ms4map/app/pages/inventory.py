@@ -99,6 +99,9 @@ def render() -> None:
             token=ws.fingerprint(),
         )
     records_ui.inventory_records(inv)
+    from .. import field_ui
+
+    field_ui.field_trips(inv)
 
 
 def _n(v) -> str:
