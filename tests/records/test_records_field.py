@@ -67,24 +67,22 @@ def crew_writes(pkg: Path, outfalls: list[str], plan: list[str]) -> dict[str, st
     ins[7]["odor"] = 7  # severity 0-3
     ins[11]["date"] = "2099-01-01"  # in the future
     add_rows(pkg, "inspections", ins)
-    add_rows(
-        pkg,
-        "samples",
-        [
-            {"device_uuid": str(uuid.uuid4()), "device_id": "phone-A", "case_id": 1,
-             "struct_id": plan[0], "date": "2025-06-03", "result": "flow", "ammonia": 2.5},
-            {"device_uuid": str(uuid.uuid4()), "device_id": "phone-A", "case_id": 1,
-             "struct_id": plan[1], "date": "2025-06-03", "flow_present": 0},
-        ],
-    )  # fmt: skip
+    samples = [
+        {"device_uuid": str(uuid.uuid4()), "device_id": "phone-A", "case_id": 1,
+         "struct_id": plan[0], "date": "2025-06-03", "result": "flow", "ammonia": 2.5},
+        {"device_uuid": str(uuid.uuid4()), "device_id": "phone-A", "case_id": 1,
+         "struct_id": plan[1], "date": "2025-06-03", "flow_present": 0},
+    ]  # fmt: skip
+    add_rows(pkg, "samples", samples)
     photos = []
-    for k, target in enumerate([0, 1, 2, 4, 5]):
+    targets = [ins[0], ins[1], samples[0], ins[4], ins[5]]  # one photo of a sample
+    for k, target in enumerate(targets):
         data = png_bytes((8 + k, 6)) if k % 2 else jpeg_bytes((64 + k, 48))
         sha = hashlib.sha256(data).hexdigest()
         if k == 4:
             data = data[: len(data) // 2]  # cut short on the way home
         photos.append(
-            {"device_uuid": str(uuid.uuid4()), "target_uuid": ins[target]["device_uuid"],
+            {"device_uuid": str(uuid.uuid4()), "target_uuid": target["device_uuid"],
              "filename": f"p{k}.jpg", "sha256": sha, "data": data}
         )  # fmt: skip
     add_rows(pkg, "photos", photos)
@@ -149,7 +147,8 @@ def test_import_adds_the_valid_rows_refuses_the_rest_and_once_only(demo, tmp_pat
     assert refused[made["bad"][2]]["field"] == "date"
     assert "cut short" in refused[made["cut"]]["reason"]
     assert len(demo.inspections()) == 16 and len(demo.samples()) == 2
-    assert len(demo.attachments()) == 4
+    att = demo.attachments()
+    assert len(att) == 4 and sorted(att["target_table"]) == ["inspections"] * 3 + ["samples"]
     audit = demo.audit()
     assert (audit["action"] == "field_import").sum() == 1
     row = audit[audit["action"] == "field_import"].iloc[0]
@@ -254,3 +253,20 @@ def test_cli_export_from_a_schedule_and_import_report(demo, tmp_path, capsys) ->
     code = main(["field", "import", str(out), "--records", str(demo.path), "--by", "v",
                  "--role", "viewer"])  # fmt: skip
     assert code != 0 and len(demo.inspections()) == 1
+
+
+def test_an_orphan_photo_is_named_and_field_imports_is_append_only(demo, tmp_path) -> None:
+    pkg = package(demo, tmp_path, outfalls=["OF-001"])
+    iid = str(uuid.uuid4())
+    add_rows(pkg, "inspections", [{"device_uuid": iid, "outfall_id": "OF-001",
+                                   "date": "2025-06-02"}])  # fmt: skip
+    data = png_bytes()
+    add_rows(pkg, "photos", [{"device_uuid": str(uuid.uuid4()), "target_uuid": "nowhere",
+                              "sha256": hashlib.sha256(data).hexdigest(), "data": data}])  # fmt: skip
+    report = import_package(demo, pkg)
+    assert report["added"] == {"inspections": 1, "samples": 0, "photos": 0}
+    assert [(r["table"], r["field"]) for r in report["refused"]] == [("photos", "target_uuid")]
+    with sqlite3.connect(demo.path) as con:
+        assert con.execute("SELECT device_uuid FROM field_imports").fetchall() == [(iid,)]
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            con.execute("DELETE FROM field_imports")

@@ -47,6 +47,12 @@ _IMPORTS_SQL = (
     "table_name TEXT NOT NULL, row_id INTEGER NOT NULL, case_id INTEGER, "
     "created_at DATETIME NOT NULL, created_by TEXT NOT NULL)"
 )
+_IMPORTS_GUARDS = tuple(
+    f"CREATE TRIGGER IF NOT EXISTS field_imports_no_{op.lower()} BEFORE {op} ON field_imports "
+    "BEGIN SELECT RAISE(ABORT, 'field_imports is append-only: it remembers every row a "
+    "field package added'); END"
+    for op in ("UPDATE", "DELETE")
+)
 
 
 def _version_tuple(v: str) -> tuple[int, ...]:
@@ -267,6 +273,18 @@ def _checked(
             good.append(("samples", _check_sample(records, row, pkg, cases)))
         except DataError as exc:
             refused.append(_refusal("samples", row, str(exc)))
+    rows = {r["device_uuid"] for t in ("inspections", "samples") for r in pkg[t]}
+    for ph in pkg["photos"]:
+        if ph["target_uuid"] not in rows:
+            refused.append(
+                _refusal(
+                    "photos",
+                    ph,
+                    f"Photo field 'target_uuid' = {ph['target_uuid']!r}: no inspection or "
+                    "sample of the package has that device_uuid. Fix: attach the photo to "
+                    "its inspection or sample on the device.",
+                )
+            )
     return good, refused
 
 
@@ -303,6 +321,8 @@ def import_package(records: Any, path: str | Path, /) -> dict[str, Any]:
     }
     with gpkg.write_tx(records.path) as con:
         con.execute(_IMPORTS_SQL)
+        for sql in _IMPORTS_GUARDS:
+            con.execute(sql)
         done = {r[0] for r in con.execute("SELECT device_uuid FROM field_imports")}
         todo = [(t, g) for t, g in good if g["row"]["device_uuid"] not in done]
         report["already"] = len(good) - len(todo)
