@@ -25,7 +25,7 @@ ABOUT = """the offline field package for outfall inspections: export, import
 structures and pipes, the parcels around them, a hillshade basemap, the open cases and
 their sampling plans, empty inspection, sample and photo tables with the ORI value lists
 and rules). 'import' checks every row the crew wrote with the rules of 'ms4map inspect'
-and 'ms4map sample', adds the valid ones in one transaction (audited, naming the package,
+and 'ms4map case sample', adds the valid ones in one transaction (audited, naming the package,
 the devices and the user) and lists the refused ones with the field and the fix;
 importing a package again adds nothing (docs/records.md, "Field packages").
 """

@@ -75,7 +75,7 @@ USER_FIELDS: dict[str, tuple[Field, ...]] = {
     "photos": (),
 }
 #: Conditions a form shows (``field_rules.required_when``); the import applies the same
-#: rules as ``ms4map inspect`` and ``ms4map sample``.
+#: rules as ``ms4map inspect`` and ``ms4map case sample``.
 REQUIRED_WHEN = {
     ("inspections", "outfall_id"): "always",
     ("inspections", "date"): "always",

@@ -3,7 +3,7 @@
 :func:`import_package` reads a package made by :mod:`~ms4map.records.field_export`,
 refuses a package it cannot trust (another workspace or records file, a newer ms4map,
 an extra table or an edited schema; a viewer) before anything is written, checks each
-inspection and sample with the rules of ``ms4map inspect`` and ``ms4map sample``, and
+inspection and sample with the rules of ``ms4map inspect`` and ``ms4map case sample``, and
 each photo by its SHA-256 against the package's manifest (a photo missing or changed
 refuses its inspection or sample whole), then adds the valid rows, their photos, their
 audit rows and one ``field_import`` audit row naming the package, the devices and the
