@@ -20,10 +20,20 @@ from ms4map.records.field_export import export_package
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 _IMPORTER = """
-import sys
+import contextlib, sys
 import ms4map.records as rec
+from ms4map.records import gpkg
 from ms4map.records.field_import import import_package
 r = rec.open_records(sys.argv[1], user="jsmith")
+inner = gpkg.write_tx
+
+@contextlib.contextmanager
+def tx(path):  # says when the import's write transaction has begun
+    with inner(path) as con:
+        print("in-tx", flush=True)
+        yield con
+
+gpkg.write_tx = tx
 print("start", flush=True)
 print(import_package(r, sys.argv[2])["added"], flush=True)
 """
@@ -50,8 +60,9 @@ def test_sigkill_during_import_leaves_none_or_all(tmp_path) -> None:
         for i in range(N)
     ])  # fmt: skip
     rng = random.Random(32)
-    outcomes = set()
-    for _ in range(5):
+    delays = [0.0] + [rng.uniform(0.0, 0.5) for _ in range(5)]
+    outcomes = []
+    for _ in range(6):
         proc = subprocess.Popen(
             [sys.executable, "-c", _IMPORTER, str(r.path), str(pkg)],
             stdout=subprocess.PIPE,
@@ -60,7 +71,8 @@ def test_sigkill_during_import_leaves_none_or_all(tmp_path) -> None:
         )
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "start", proc.stderr.read()
-        time.sleep(rng.uniform(0.0, 0.4))
+        assert proc.stdout.readline().strip() == "in-tx", proc.stderr.read()
+        time.sleep(delays.pop(0))  # the first kill lands inside the transaction
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=20)
         after = rec.open_records(r.path, user="after")  # rolls back a hot journal
@@ -69,7 +81,7 @@ def test_sigkill_during_import_leaves_none_or_all(tmp_path) -> None:
         assert ok == "ok"
         assert n in (0, N) and a == n and pk == (1 if n else 0)
         assert after.verify()["ok"]
-        outcomes.add(n)
+        outcomes.append(n)
         print("killed; rows after:", n, "rc", proc.returncode)
         if n:
             break
@@ -78,4 +90,4 @@ def test_sigkill_during_import_leaves_none_or_all(tmp_path) -> None:
 
     rep = import_package(final, pkg)  # finishing (or repeating) adds exactly the rest
     assert _counts(r.path)[1] == N and rep["already"] in (0, N)
-    assert 0 in outcomes or N in outcomes
+    assert outcomes[0] == 0  # killed inside the transaction: nothing of it in the store
