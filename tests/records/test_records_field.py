@@ -180,6 +180,18 @@ def test_two_packages_editing_one_case_are_both_kept_and_named(demo, tmp_path) -
     assert sorted(s["result"]) == ["clean", "flow"] and set(s["version"]) == {1}
 
 
+def test_a_case_changed_in_the_office_since_the_package_is_named(demo, tmp_path) -> None:
+    pkg = package(demo, tmp_path)
+    demo.advance_case(1, "investigation", "2025-05-02")  # the office moves the case on
+    add_rows(pkg, "samples", [{"device_uuid": str(uuid.uuid4()), "device_id": "phone-A",
+                               "case_id": 1, "struct_id": _plan(pkg)[0],
+                               "date": "2025-06-03", "result": "flow"}])  # fmt: skip
+    report = import_package(demo, pkg)
+    assert report["added"]["samples"] == 1
+    assert len(report["conflicts"]) == 1 and "version 1 -> 2" in report["conflicts"][0]
+    assert demo.cases()["step"].tolist() == ["investigation"]  # the office's step stands
+
+
 def test_bad_packages_are_refused_and_nothing_written(demo, tmp_path) -> None:
     pkg = package(demo, tmp_path)
     crew_writes(pkg, ["OF-001"], _plan(pkg))

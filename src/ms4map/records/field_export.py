@@ -470,8 +470,8 @@ def _copy_srs(con: sqlite3.Connection, records_file: Path, srs: int) -> None:
 
 def _write_cases(con: sqlite3.Connection, cases: pd.DataFrame, ups: dict[str, list[str]]) -> None:
     con.execute(
-        "CREATE TABLE open_cases (case_id INTEGER PRIMARY KEY, outfall_id TEXT, status TEXT, "
-        "step TEXT, opened_on DATE, description TEXT)"
+        "CREATE TABLE open_cases (case_id INTEGER PRIMARY KEY, version INTEGER, outfall_id "
+        "TEXT, status TEXT, step TEXT, opened_on DATE, description TEXT)"
     )
     con.execute(
         "CREATE TABLE sampling_plan (case_id INTEGER, rank INTEGER, struct_id TEXT, sampled TEXT)"
@@ -479,9 +479,10 @@ def _write_cases(con: sqlite3.Connection, cases: pd.DataFrame, ups: dict[str, li
     for c in cases.to_dict("records") if len(cases) else []:
         oid = str(c["outfall_id"])
         con.execute(
-            "INSERT INTO open_cases VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO open_cases VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 int(c["case_id"]),
+                int(c["version"]),
                 oid,
                 str(c["status"]),
                 str(c["step"]),

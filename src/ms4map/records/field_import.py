@@ -92,6 +92,11 @@ def read_package(path: str | Path, records: Any) -> dict[str, Any]:
             t: [dict(r) for r in con.execute(f"SELECT * FROM {t} ORDER BY fid")]
             for t in FIELD_TABLES
         }
+        rows["case_versions"] = (
+            dict(con.execute("SELECT case_id, version FROM open_cases").fetchall())
+            if "open_cases" in names
+            else {}
+        )
     finally:
         con.close()
     return {"meta": meta, **rows}
@@ -328,17 +333,31 @@ def import_package(records: Any, path: str | Path, /) -> dict[str, Any]:
         report["already"] = len(good) - len(todo)
         if not todo:
             return report
-        report["conflicts"] = _conflicts(con, meta["package_id"], todo)
+        report["conflicts"] = _conflicts(con, meta["package_id"], todo, pkg["case_versions"])
         for table, g in todo:
             _add(records, con, table, g, meta=meta, report=report)
         _package_audit(records, con, meta, report)
     return report
 
 
-def _conflicts(con: sqlite3.Connection, package_id: str, todo: list[tuple[str, Any]]) -> list[str]:
+def _conflicts(
+    con: sqlite3.Connection, package_id: str, todo: list[tuple[str, Any]], versions: dict
+) -> list[str]:
+    """The cases this package's rows touch that another package, or the office, changed
+    since the package was made (both kept: named for the SMO)."""
     cases = sorted({g["fixed"]["case_id"] for t, g in todo if t == "samples"})
     out = []
     for c in cases:
+        now = con.execute(
+            "SELECT version, step FROM cases WHERE case_id = ? ORDER BY version DESC LIMIT 1", (c,)
+        ).fetchone()
+        made = versions.get(c)
+        if now and made is not None and int(now[0]) > int(made):
+            out.append(
+                f"Case {c} changed in the records since the package was made (version {made} "
+                f"-> {now[0]}, now at step {now[1]}): the crew's rows are added beside that "
+                "change; the SMO settles which findings stand."
+            )
         others = con.execute(
             "SELECT DISTINCT package_id, device_id FROM field_imports WHERE case_id = ? AND "
             "package_id <> ?",
