@@ -29,7 +29,9 @@ layers read without the pipeline), :mod:`~ms4map.records.gpkg` (the file), and
 :mod:`~ms4map.records.summary`, :mod:`~ms4map.records.photos` (pure rules);
 :mod:`~ms4map.records.periods` (the permit year and the other reporting periods),
 :mod:`~ms4map.records.pack` and :mod:`~ms4map.records.pack_write` (the compliance
-pack), :mod:`~ms4map.records.verify` (field verification of outfalls).
+pack), :mod:`~ms4map.records.verify` (field verification of outfalls),
+:mod:`~ms4map.records.field_export` and :mod:`~ms4map.records.field_import` (the
+offline field package).
 
 Examples
 --------
@@ -48,6 +50,8 @@ from . import (
     annual,
     case_profile,
     cases,
+    field_export,
+    field_import,
     fields,
     gpkg,
     logins,
@@ -96,6 +100,8 @@ __all__ = [
     "annual",
     "case_profile",
     "cases",
+    "field_export",
+    "field_import",
     "fields",
     "gpkg",
     "logins",

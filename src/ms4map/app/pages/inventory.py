@@ -103,6 +103,9 @@ def render() -> None:
 
         export_ui.model_download(result, ws, key="inventory_model")
     records_ui.inventory_records(inv)
+    from .. import field_ui
+
+    field_ui.field_trips(inv)
 
 
 def _n(v) -> str:
