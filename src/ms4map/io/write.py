@@ -30,6 +30,7 @@ __all__ = [
     "check_ms4map_output",
     "check_output_path",
     "read_provenance",
+    "recorded_inputs",
     "replace_durably",
     "write_outputs",
     "write_text_output",
@@ -330,6 +331,21 @@ def _write_layer(frame: pd.DataFrame, path: Path, name: str, *, arrow: bool) -> 
 def _have_pyarrow() -> bool:
     """Whether pyarrow is installed (pyogrio then writes layers through Arrow)."""
     return importlib.util.find_spec("pyarrow") is not None
+
+
+def recorded_inputs(src: Path) -> list[Path]:
+    """The input files the provenance of the GeoPackage ``src`` names: an export of it
+    never writes them either."""
+    if not src.is_file():
+        return []
+    out: list[Path] = []
+    for _created, record in provenance_rows(src).values():
+        try:
+            inputs = json.loads(record).get("inputs") or {}
+        except (ValueError, AttributeError):
+            continue
+        out += [Path(p) for p in inputs if isinstance(p, str) and p]
+    return out
 
 
 def provenance_rows(path: Path) -> dict[str, tuple[str, str]]:

@@ -60,7 +60,7 @@ from ..io.styles import (
     sld,
     style_for,
 )
-from ..io.write import provenance_rows, replace_durably, writing
+from ..io.write import provenance_rows, recorded_inputs, replace_durably, writing
 from .export_status import records_status, status_from_records, with_records_status
 from .swmm_out import export_swmm
 
@@ -453,20 +453,6 @@ def _export_gdb(src: Path, out: Path, names: list[str], available: dict) -> Expo
     return res
 
 
-def _recorded_inputs(src: Path) -> list[Path]:
-    """The input files the provenance of ``src`` names (never written either)."""
-    if not src.is_file():
-        return []
-    out: list[Path] = []
-    for _created, record in _provenance(src).values():
-        try:
-            inputs = json.loads(record).get("inputs") or {}
-        except (ValueError, AttributeError):
-            continue
-        out += [Path(p) for p in inputs if isinstance(p, str) and p]
-    return out
-
-
 def _provenance_frame(src: Path, names: list[str]) -> pd.DataFrame:
     """One row per exported layer: the source's record of how it was made (when it
     has one), with where and when it was exported from; the export's own record for a
@@ -780,7 +766,7 @@ def export(
             protected=list(protected),
         )
         return ExportResult(path=r.path, format=FORMATS[".inp"], layers=r.layers, notes=r.notes)
-    guard = [src_path, *(Path(p) for p in protected), *_recorded_inputs(src_path)]
+    guard = [src_path, *(Path(p) for p in protected), *recorded_inputs(src_path)]
     status = None
     if records is not None:
         guard.append(Path(records).expanduser())

@@ -13,7 +13,6 @@ id; every value that is a default rather than data is marked in the element's ta
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import warnings
@@ -31,7 +30,7 @@ from pyproj import CRS
 from ..core.errors import DataError, InputOpenError, UsageError
 from ..core.version import __version__
 from ..io import check_output_path, read_dem
-from ..io.write import provenance_rows, writing
+from ..io.write import recorded_inputs, writing
 from .swmm_tables import DEFAULTS, design_storm, manning_n, pct_impervious
 
 __all__ = ["NEEDED_LAYERS", "SwmmExport", "build_model", "export_swmm", "raster_impervious"]
@@ -111,7 +110,7 @@ def export_swmm(
     """
     src_path = Path(src).expanduser()
     out = Path(dest).expanduser()
-    guard = [src_path, *(Path(p) for p in protected), *_recorded_inputs(src_path)]
+    guard = [src_path, *(Path(p) for p in protected), *recorded_inputs(src_path)]
     if impervious is not None:
         guard.append(Path(impervious).expanduser())
     if out.suffix.lower() != ".inp":
@@ -142,20 +141,6 @@ def export_swmm(
         finally:
             Path(tmp).unlink(missing_ok=True)
     return SwmmExport(path=out, layers=counts, notes=notes)
-
-
-def _recorded_inputs(src: Path) -> list[Path]:
-    """The input files the provenance of ``src`` names (never written either)."""
-    if not src.is_file():
-        return []
-    out: list[Path] = []
-    for _created, record in provenance_rows(src).values():
-        try:
-            inputs = json.loads(record).get("inputs") or {}
-        except (ValueError, AttributeError):
-            continue
-        out += [Path(p) for p in inputs if isinstance(p, str) and p]
-    return out
 
 
 def _check_ours(out: Path) -> None:

@@ -426,8 +426,4 @@ def _package_audit(records: Any, con: Any, meta: dict[str, Any], report: dict[st
         "created_at": gpkg.now_utc(),
         "created_by": records.user,
     }
-    audit["chain"] = tamper.chain_hash(previous, audit)
-    con.execute(
-        f"INSERT INTO audit ({', '.join(audit)}) VALUES ({', '.join('?' * len(audit))})",
-        list(audit.values()),
-    )
+    tamper.append_audit(con, audit, previous)  # the audit chain

@@ -65,6 +65,16 @@ def next_audit_fid(con: sqlite3.Connection) -> tuple[int, str | None]:
     return last + 1, (row[1] if row else None)
 
 
+def append_audit(con: sqlite3.Connection, audit: dict[str, Any], previous: str | None) -> None:
+    """Insert the audit row ``audit`` (its ``fid`` from :func:`next_audit_fid`), chained
+    to ``previous`` (the caller holds the write transaction)."""
+    audit["chain"] = chain_hash(previous, audit)
+    con.execute(
+        f"INSERT INTO audit ({', '.join(audit)}) VALUES ({', '.join('?' * len(audit))})",
+        list(audit.values()),
+    )
+
+
 def _guard_sql(table: str, key: str | None) -> str:
     same = "fid = NEW.fid" + (f" OR ({key} = NEW.{key} AND version = NEW.version)" if key else "")
     return (

@@ -168,9 +168,5 @@ def accept_move(records: Any, outfall_id: str, *, inspection_id: int, reason: st
             "created_at": gpkg.now_utc(),
             "created_by": records.user,
         }
-        audit["chain"] = tamper.chain_hash(previous, audit)
-        con.execute(
-            f"INSERT INTO audit ({', '.join(audit)}) VALUES ({', '.join('?' * len(audit))})",
-            list(audit.values()),
-        )
+        tamper.append_audit(con, audit, previous)  # the audit chain
     return row_id

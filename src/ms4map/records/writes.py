@@ -567,11 +567,7 @@ def _insert(
         "created_at": row["created_at"],
         "created_by": records.user,
     }
-    audit["chain"] = tamper.chain_hash(previous, audit)  # docs/records.md: the audit chain
-    con.execute(
-        f"INSERT INTO audit ({', '.join(audit)}) VALUES ({', '.join('?' * len(audit))})",
-        list(audit.values()),
-    )
+    tamper.append_audit(con, audit, previous)  # the audit chain
 
 
 def _attach_in(
