@@ -312,9 +312,15 @@ def test_invalid_acreage_clears_the_answer(app_url: str) -> None:
         _idle(page)
         alert = page.locator('[data-testid="stAlert"]').filter(has_text="Disturbed acres")
         alert.first.wait_for(timeout=30_000)
+        text = alert.first.inner_text(timeout=5_000)
         _idle(page)
+        if alert.count() == 0:  # a late rerun (the box's own) redrew the page: press again
+            page.get_by_role("button", name="Screen the site").click()
+            _idle(page)
+            alert.first.wait_for(timeout=30_000)
+            text = alert.first.inner_text(timeout=5_000)
         page.screenshot(path=str(ARTIFACTS / "browser_bad_acres.png"), full_page=True)
-        assert "-1" in alert.first.inner_text()
+        assert "-1" in text
         assert page.get_by_text(f"Site: {PLAZA}").count() == 0
         assert page.get_by_role("button", name="Download report (PDF)").count() == 0
         assert page.locator('[data-testid="stMetric"]').count() == 0
