@@ -248,6 +248,11 @@ def test_records_round_samples_steps_reload_and_one_status(app_with_users) -> No
         for i in range(3):
             sid = _heading_structure(page)
             box = page.get_by_role("textbox", name="Structure")
+            # (a rerun may still be drawing the form: its box is empty for a moment)
+            for _ in range(60):
+                if box.input_value() == sid:
+                    break
+                page.wait_for_timeout(500)
             assert box.input_value() == sid, (i, box.input_value(), sid)  # item 1
             headings.append(sid)
             _choose(page, "Result", "flow / pollutant found")
