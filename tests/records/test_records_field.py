@@ -8,14 +8,18 @@ import sqlite3
 import uuid
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from test_records import jpeg_bytes, make_town, png_bytes
 
 import ms4map.records as rec
+from ms4map import idde
 from ms4map.core.errors import DataError, UsageError
 from ms4map.datasets import get_path
-from ms4map.records.field_export import export_package
+from ms4map.records.field_export import export_package, upstream
 from ms4map.records.field_import import import_package
+from ms4map.records.layers import layer
+from ms4map.records.reads import network_result
 
 
 def demo_copy(folder: Path) -> Path:
@@ -120,6 +124,33 @@ def test_package_from_the_demo_holds_what_the_crew_needs(demo, tmp_path) -> None
     assert len(_plan(pkg)) > 2  # the structures upstream of OF-003, nearest first
     print(f"demo field package: {pkg.stat().st_size / 1e6:.1f} MB")
     assert pkg.stat().st_size < 50e6
+
+
+def _plan_rows(pkg: Path) -> list[tuple]:
+    with sqlite3.connect(pkg) as con:
+        return con.execute(
+            "SELECT rank, struct_id, after, if_result, method FROM sampling_plan ORDER BY rank"
+        ).fetchall()
+
+
+def test_package_carries_the_bisection_plan_from_the_samples_taken(demo, tmp_path) -> None:
+    result = network_result(demo)
+    plan = idde.sampling_plan(result, "OF-003", max_samples=4)
+    rows = _plan_rows(package(demo, tmp_path, outfalls=["OF-003"]))
+    assert [r[:4] for r in rows] == [
+        (int(p["order"]), p["struct_id"], None if pd.isna(p["after"]) else int(p["after"]),
+         None if pd.isna(p["if_result"]) else p["if_result"])
+        for p in plan.to_dict("records")
+    ]  # fmt: skip
+    assert all(r[4].startswith("bisection") for r in rows)
+    # a tree, not a list: each later sample hangs on an earlier one and its result
+    assert rows[0][2] is None and {r[3] for r in rows[1:]} == {"flow", "clean"}
+    nearest = upstream(layer(demo, "conveyances"), ["OF-003"])["OF-003"][0]
+    assert rows[0][1] != nearest  # the old plan (nearest first) sampled here first
+    # after a sample at the first structure, the package starts where the CLI would
+    demo.add_sample(1, rows[0][1], "2025-05-03", result="flow")
+    again = _plan_rows(package(demo, tmp_path, "trip2.gpkg", outfalls=["OF-003"]))
+    assert again[0][1] == demo.next_sample(1)["struct_id"] != rows[0][1]
 
 
 def test_export_never_writes_into_an_existing_file(demo, tmp_path) -> None:

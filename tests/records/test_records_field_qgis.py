@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -12,7 +14,13 @@ from test_records_field import demo_copy
 import ms4map.records as rec
 from ms4map.records.field_export import export_package
 from ms4map.records.field_import import import_package
-from ms4map.records.field_qgis import QGIS_PYTHON, _env, qgis_available, write_qgis_project
+from ms4map.records.field_qgis import (
+    PROJECT_NAME,
+    QGIS_PYTHON,
+    _env,
+    qgis_available,
+    write_qgis_project,
+)
 
 CHECK = r"""
 import json, os, sys
@@ -87,6 +95,34 @@ def test_qgis_project_loads_has_value_lists_and_a_crew_row_comes_home(tmp_path) 
     assert out["outfall_required"] and out["committed"]
     assert out["basemap_colours"] > 5  # the hillshade draws
     report = import_package(r, tmp_path / "trip.gpkg")  # QGIS's edit passes the checks
+    assert report["added"]["inspections"] == 1 and report["refused"] == []
+
+
+def _check(project: str) -> dict:
+    p = subprocess.run(
+        [QGIS_PYTHON, "-c", CHECK, project], capture_output=True, text=True, timeout=300,
+        env=_env(),
+    )  # fmt: skip
+    line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
+    assert line, p.stderr
+    return json.loads(line[-1][7:])
+
+
+def test_the_project_travels_inside_the_package(tmp_path) -> None:
+    if not qgis_available():
+        pytest.skip(f"QGIS's Python (python3-qgis for {QGIS_PYTHON}) is missing")
+    r = rec.open_records(demo_copy(tmp_path), user="jsmith")
+    export_package(r, tmp_path / "trip.gpkg", qgis_project=True)
+    phone = tmp_path / "phone"
+    phone.mkdir()
+    shutil.copy(tmp_path / "trip.gpkg", phone / "trip.gpkg")  # the one file, no .qgz
+    with sqlite3.connect(phone / "trip.gpkg") as con:
+        assert con.execute("SELECT name FROM qgis_projects").fetchall() == [(PROJECT_NAME,)]
+    out = _check(f"geopackage:{phone / 'trip.gpkg'}?projectName={PROJECT_NAME}")
+    assert out["read"] and out["layers"] and all(out["layers"].values()), out
+    assert out["widget"] == "ValueMap" and out["values"] == list(rec.CHARACTERIZATIONS)
+    assert out["committed"] and out["basemap_colours"] > 5
+    report = import_package(r, phone / "trip.gpkg")  # the project's table is QGIS's own
     assert report["added"]["inspections"] == 1 and report["refused"] == []
 
 

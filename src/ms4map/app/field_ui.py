@@ -52,7 +52,7 @@ def field_trips(inv: pd.DataFrame) -> None:
             rec = records_ui._writer("Making a field package")
             stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
             out = _folder("packages") / f"field-trip-{stamp}.gpkg"
-            info = field_export.export_package(rec, out, outfalls=chosen or None)
+            info = field_export.export_package(rec, out, outfalls=chosen or None, qgis_project=True)
             st.session_state["field_made"] = info
         except Exception as exc:  # noqa: BLE001 - a refusal shown with its reason, not a crash
             _error(exc)
@@ -60,7 +60,13 @@ def field_trips(inv: pd.DataFrame) -> None:
     if made and Path(made["path"]).exists():
         st.success(
             f"Field package made: {made['outfalls']} outfall(s), {made['structures']} "
-            f"structure(s), {made['cases']} open case(s), {made['bytes'] / 1e6:.1f} MB."
+            f"structure(s), {made['cases']} open case(s), {made['bytes'] / 1e6:.1f} MB"
+            + (
+                "; its QGIS project with the crew's forms is inside it (QField or QGIS: "
+                "open the file under its own name)."
+                if made.get("qgis_project")
+                else " (no QGIS project: QGIS's Python, python3-qgis, is not installed here)."
+            )
         )
         st.download_button(
             "Download the field package (GeoPackage)",

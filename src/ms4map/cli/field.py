@@ -45,7 +45,8 @@ def _options(p: argparse.ArgumentParser) -> None:
     a.add_argument(
         "--no-qgis-project",
         action="store_true",
-        help="do not write the QGIS project <out>.qgz beside the package (made with QGIS's "
+        help="do not write the QGIS project (inside the package and as <out>.qgz beside it; "
+        "made with QGIS's "
         "Python, /usr/bin/python3 with python3-qgis, when installed)",
     )
     b = acts.add_parser("import", help="check and add what a crew wrote into a package")
@@ -91,7 +92,10 @@ def _export(args: argparse.Namespace) -> int:
         + f"; {info['bytes'] / 1e6:.1f} MB."
     )
     if info["qgis_project"]:
-        print(f"QGIS project (forms with the value lists; QGIS or QField): {info['qgis_project']}")
+        print(
+            "QGIS project (forms with the value lists; QGIS or QField): inside the package "
+            f"(keep its file name), and {info['qgis_project']}"
+        )
     elif not args.no_qgis_project:
         print(
             "No QGIS project written: QGIS's Python is not installed (python3-qgis); the "

@@ -3,8 +3,10 @@
 :func:`export_package` writes, into a new GeoPackage (never a user's file): the outfalls
 to visit, the structures and pipes upstream of them (followed along the conveyances'
 ``from_id``/``to_id``), the parcels around them, a hillshade of the workspace's DEM (the
-offline basemap), the open cases with a sampling plan (their upstream structures, the
-nearest first), and empty ``inspections``, ``samples`` and ``photos`` tables with the
+offline basemap), the open cases with their sampling plans (the bisection plan of
+:func:`ms4map.idde.sampling_plan` from the samples already taken, the decision tree a
+crew follows; the upstream structures nearest first when the network cannot be
+traced, ``method`` says which), and empty ``inspections``, ``samples`` and ``photos`` tables with the
 ORI fields, their value lists (``value_lists``) and rules (``field_rules``).  The
 ``field_package`` table names the ms4map version, the workspace and records hashes,
 when, by whom, and the package id; :mod:`~ms4map.records.field_import` checks them on
@@ -25,12 +27,14 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
+from .. import idde
 from ..core.errors import DataError, UsageError
 from ..core.version import __version__
 from . import gpkg
 from .field_qgis import write_qgis_project
 from .fields import INSPECTION_FIELDS, SAMPLE_FIELDS, Field
 from .layers import layer
+from .reads import network_result
 
 __all__ = [
     "FIELD_TABLES",
@@ -84,6 +88,8 @@ REQUIRED_WHEN = {
     ("samples", "date"): "always",
     ("samples", "result"): "flow_present IS NULL",
 }
+#: Samples along any branch of a case's plan in the package (at most 2**4 - 1 rows).
+PLAN_DEPTH = 4
 #: Tables QGIS, QField or GDAL may add to a package (never a crew's rows).
 TOOL_TABLES = ("layer_styles", "qgis_projects", "gpkg_", "rtree_", "sqlite_", "gpkgext_")
 
@@ -289,6 +295,7 @@ def export_package(
     pa = layer(records, "parcels")
     if pa is not None:
         layers["parcels"] = pa[pa.intersects(area)].copy()
+    plans = case_plans(records, open_cases, ups)
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         _write_layers(out, {k: v for k, v in layers.items() if len(v)})
@@ -297,7 +304,7 @@ def export_package(
             _write_hillshade(out, dem, area.bounds, of.crs)
         package_id = str(uuid.uuid4())
         _write_tables(
-            records, out, package_id=package_id, chosen=chosen, open_cases=open_cases, ups=ups
+            records, out, package_id=package_id, chosen=chosen, open_cases=open_cases, plans=plans
         )
         qgz = None
         if qgis_project:
@@ -374,7 +381,7 @@ def _write_tables(
     package_id: str,
     chosen: list[str],
     open_cases: pd.DataFrame,
-    ups: dict[str, list[str]],
+    plans: list[tuple[Any, ...]],
 ) -> None:
     srs = records._srs_id
     con = sqlite3.connect(out, isolation_level=None)
@@ -407,7 +414,7 @@ def _write_tables(
             "lo REAL, hi REAL, required_when TEXT)"
         )
         con.executemany("INSERT INTO field_rules VALUES (?, ?, ?, ?, ?, ?, ?)", _rule_rows())
-        _write_cases(con, open_cases, ups)
+        _write_cases(con, open_cases, plans)
         for t in ("value_lists", "field_rules", "open_cases", "sampling_plan"):
             con.execute(
                 "INSERT INTO gpkg_contents (table_name, data_type, identifier) VALUES (?, ?, ?)",
@@ -468,29 +475,81 @@ def _copy_srs(con: sqlite3.Connection, records_file: Path, srs: int) -> None:
         )
 
 
-def _write_cases(con: sqlite3.Connection, cases: pd.DataFrame, ups: dict[str, list[str]]) -> None:
+def case_plans(
+    records: Any, cases: pd.DataFrame, ups: dict[str, list[str]], *, depth: int = PLAN_DEPTH
+) -> list[tuple[Any, ...]]:
+    """The ``sampling_plan`` rows of the open ``cases``.
+
+    Each case gets the bisection plan of :func:`ms4map.idde.sampling_plan` from the
+    samples already recorded (``known``), ``depth`` samples deep: the rows ``after`` and
+    ``if_result`` say which earlier sample and which result lead to each one.  When the
+    storm network cannot be traced (the pipeline refuses the workspace), the plan is
+    the structures upstream of the outfall, nearest first, with method
+    ``nearest_first`` and the reason.
+
+    Returns
+    -------
+    list of tuple
+        ``(case_id, rank, struct_id, kind, sample, after, if_result, method, reason)``.
+    """
+    if not len(cases):
+        return []
+    try:
+        result: Any = network_result(records)
+        why = ""
+    except DataError as exc:
+        result, why = None, str(exc)
+    rows: list[tuple[Any, ...]] = []
+    for c in cases.to_dict("records"):
+        cid, oid = int(c["case_id"]), str(c["outfall_id"])
+        if result is not None:
+            samples = records.samples(cid).sort_values(["date", "sample_id"])
+            known = {str(s["struct_id"]): str(s["result"]) for s in samples.to_dict("records")}
+            known = {k: v for k, v in known.items() if v in ("flow", "clean")}
+            try:
+                plan = idde.sampling_plan(result, oid, max_samples=depth, known=known or None)
+            except DataError as exc:
+                why = str(exc)
+            else:
+                rows += [
+                    (cid, int(r["order"]), str(r["struct_id"]), str(r["kind"]),
+                     int(r["sample"]), None if pd.isna(r["after"]) else int(r["after"]),
+                     None if pd.isna(r["if_result"]) else str(r["if_result"]),
+                     f"bisection ({r['method']})", str(r["reason"]))
+                    for r in plan.to_dict("records")
+                ]  # fmt: skip
+                continue
+        rows += [
+            (cid, i + 1, s, "structure", i + 1, i or None, "flow" if i else None,
+             "nearest_first", f"The network could not be traced for a bisection plan ({why}); "
+             "the structures upstream of the outfall, the fewest pipes away first.")
+            for i, s in enumerate(ups.get(oid, []))
+        ]  # fmt: skip
+    return rows
+
+
+def _write_cases(
+    con: sqlite3.Connection, cases: pd.DataFrame, plans: list[tuple[Any, ...]]
+) -> None:
     con.execute(
         "CREATE TABLE open_cases (case_id INTEGER PRIMARY KEY, version INTEGER, outfall_id "
         "TEXT, status TEXT, step TEXT, opened_on DATE, description TEXT)"
     )
     con.execute(
-        "CREATE TABLE sampling_plan (case_id INTEGER, rank INTEGER, struct_id TEXT, sampled TEXT)"
+        "CREATE TABLE sampling_plan (case_id INTEGER, rank INTEGER, struct_id TEXT, kind TEXT, "
+        "sample INTEGER, after INTEGER, if_result TEXT, method TEXT, reason TEXT, sampled TEXT)"
     )
     for c in cases.to_dict("records") if len(cases) else []:
-        oid = str(c["outfall_id"])
         con.execute(
             "INSERT INTO open_cases VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 int(c["case_id"]),
                 int(c["version"]),
-                oid,
+                str(c["outfall_id"]),
                 str(c["status"]),
                 str(c["step"]),
                 str(c["opened_on"]),
                 None if pd.isna(c.get("description")) else str(c["description"]),
             ),
         )
-        con.executemany(
-            "INSERT INTO sampling_plan VALUES (?, ?, ?, NULL)",
-            [(int(c["case_id"]), i + 1, s) for i, s in enumerate(ups.get(oid, []))],
-        )
+    con.executemany("INSERT INTO sampling_plan VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)", plans)

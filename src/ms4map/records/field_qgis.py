@@ -2,7 +2,9 @@
 
 :func:`write_qgis_project` runs QGIS's Python (``/usr/bin/python3`` by default, never the
 project's interpreter: QGIS is a system package) in a subprocess that writes
-``<package>.qgz`` beside the package: every layer of the package, the hillshade at the
+``<package>.qgz`` beside the package, and the same project inside the package (QGIS's
+``qgis_projects`` table, named :data:`PROJECT_NAME`: one file to carry, opened in QGIS
+with *Project > Open From > GeoPackage*): every layer of the package, the hillshade at the
 bottom, and forms whose fields show the package's ``value_lists`` (value maps), its
 ``field_rules`` (not-null and ``required_when`` constraints, number ranges) and a new
 UUID as each row's ``device_uuid`` default, so the package opens in QGIS and in QField
@@ -16,7 +18,10 @@ import os
 import subprocess
 from pathlib import Path
 
-__all__ = ["QGIS_PYTHON", "qgis_available", "write_qgis_project"]
+__all__ = ["PROJECT_NAME", "QGIS_PYTHON", "qgis_available", "write_qgis_project"]
+
+#: The name of the QGIS project stored inside the package.
+PROJECT_NAME = "ms4map_field_trip"
 
 #: The interpreter QGIS's Python API is installed for (Debian ``python3-qgis``).
 QGIS_PYTHON = "/usr/bin/python3"
@@ -83,7 +88,10 @@ for t in names:
                 i, f'"{name}" IS NULL OR ("{name}" >= {lo} AND "{name}" <= {hi})',
                 f"{lo} to {hi}")
 ok = proj.write(qgz)
-print("RESULT " + json.dumps({"ok": bool(ok), "layers": done}), flush=True)
+# the same project inside the package too: one file to carry (paths relative to it)
+inside = proj.write(f"geopackage:{pkg}?projectName={sys.argv[3]}")
+print("RESULT " + json.dumps({"ok": bool(ok), "inside": bool(inside), "layers": done}),
+      flush=True)
 os._exit(0)  # QGIS 3.22's teardown can crash after the work is done
 """
 
@@ -105,7 +113,11 @@ def _env() -> dict[str, str]:
 
 
 def write_qgis_project(package: str | Path, *, python: str = QGIS_PYTHON) -> Path | None:
-    """Write ``<package>.qgz`` beside ``package``; ``None`` when QGIS's Python is missing.
+    """Write ``<package>.qgz`` beside ``package`` and the same project inside it.
+
+    The layers' paths are relative (``./<package name>``): the package and its project
+    move together to any folder or device, under the package's own name.  ``None`` when
+    QGIS's Python is missing.
 
     Raises
     ------
@@ -117,7 +129,7 @@ def write_qgis_project(package: str | Path, *, python: str = QGIS_PYTHON) -> Pat
         return None
     qgz = pkg.with_suffix(".qgz")
     p = subprocess.run(
-        [python, "-c", _SCRIPT, str(pkg), str(qgz)],
+        [python, "-c", _SCRIPT, str(pkg), str(qgz), PROJECT_NAME],
         capture_output=True,
         text=True,
         timeout=600,
@@ -125,6 +137,6 @@ def write_qgis_project(package: str | Path, *, python: str = QGIS_PYTHON) -> Pat
     )
     line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
     result = json.loads(line[-1][len("RESULT ") :]) if line else {"ok": False}
-    if p.returncode != 0 or not result["ok"] or not qgz.exists():
+    if p.returncode != 0 or not (result["ok"] and result.get("inside")) or not qgz.exists():
         raise RuntimeError(f"QGIS could not write the project {qgz.name}: {p.stderr[-2000:]}")
     return qgz
