@@ -31,6 +31,7 @@ ORIENT_METHODS = (
     "structure_inverts",
     "structure_rims",
     "dem_ground",
+    "pipe_sizes",
     "outlet_path",
     "flow_dir_uni",
     "digitized",

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import shapely
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from ..core.qa import QAReport
@@ -199,6 +201,7 @@ TRUST_ORDER = (
     "structure_inverts",
     "structure_rims",
     "dem_ground",
+    "pipe_sizes",
 )
 
 #: What overruling one conveyance's evidence costs in the whole-network decision, in
@@ -209,7 +212,20 @@ OVERRULE_COST = {
     "structure_inverts": 1e7,
     "structure_rims": 1e6,
     "dem_ground": 1e5,
+    "pipe_sizes": PENALTY_UNIT,
 }
+#: What ending at a trunk's open end costs (:func:`trunk_leaves`): less than one
+#: overruled pipe size, and counted as path length (50 km), so a real outlet reached
+#: with the same evidence wins and the two never tie into ``ambiguous``.
+TRUNK_COST = PENALTY_UNIT / 2
+
+#: A pipe is larger than another when its diameter exceeds it by more than this share
+#: (:func:`size_evidence`; a trunk end, :func:`trunk_leaves`, by :data:`TRUNK_RATIO`).
+SIZE_STEP = 0.05
+#: An open end of the largest pipe of its piece of network is the piece's way out (the
+#: mapped trunk leaves the data there) when that pipe is at least this many times the
+#: largest pipe at any real outlet of the piece (docs/network.md "Pipe sizes").
+TRUNK_RATIO = 2.0
 
 #: What ending at a sink inside the network costs where nothing checks the terminals
 #: (a node two or more lines flow into and none out of): more than one overruled pipe
@@ -266,6 +282,9 @@ def line_evidence(
             node_val(st.rim_elev, na), node_val(st.rim_elev, nb), thr
         ),
         "dem_ground": np.zeros(L, dtype=int),
+        "pipe_sizes": size_evidence(
+            na, nb, cv.diameter_in, n_nodes=int(ends.node.max(initial=-1)) + 1
+        ),
         "flow_dir_uni": np.where(fd == "uni", 1, 0),
         "bi": fd == "bi",
     }
@@ -275,6 +294,60 @@ def line_evidence(
         zb = dem_ground_at(dem, node_xy(st.xy, sp.junction_xy, nb))
         ev["dem_ground"] = downhill_evidence(za, zb, thr)
     return ev
+
+
+def size_evidence(
+    na: np.ndarray, nb: np.ndarray, diameter: np.ndarray, *, n_nodes: int
+) -> np.ndarray:
+    """Per line, +1/-1 towards the end where a larger pipe (by more than
+    :data:`SIZE_STEP`) joins and none at the other end, 0 where neither or both or the
+    size is unknown: pipes grow downstream, so a branch flows into the larger trunk."""
+    d = np.asarray(diameter, dtype=float)
+    out = np.zeros(len(d), dtype=int)
+    known = np.isfinite(d) & (d > 0)
+    if not known.any():
+        return out
+    big = np.zeros(max(n_nodes, 1))
+    np.maximum.at(big, na[known], d[known])
+    np.maximum.at(big, nb[known], d[known])
+    dd = np.where(known, d, np.inf) * (1.0 + SIZE_STEP)
+    at_a = big[na] > dd
+    at_b = big[nb] > dd
+    out[at_b & ~at_a] = 1
+    out[at_a & ~at_b] = -1
+    return out
+
+
+def trunk_leaves(
+    u: np.ndarray,
+    v: np.ndarray,
+    diameter: np.ndarray,
+    leaves: np.ndarray,
+    outlets: np.ndarray,
+    *,
+    n_nodes: int,
+) -> np.ndarray:
+    """Of ``leaves`` (open ends), those at the largest pipe of their piece of network
+    where that pipe is :data:`TRUNK_RATIO` times the largest pipe at any real outlet of
+    the piece: the trunk leaves the mapped data there, and a small outlet of the same
+    piece (an overflow, a ditch end) is not the way out of all of it."""
+    d = np.where(np.isfinite(diameter), diameter, 0.0)
+    if not len(leaves) or not (d > 0).any():
+        return leaves[:0]
+    g = coo_matrix((np.ones(len(u)), (u, v)), shape=(n_nodes, n_nodes))
+    _, comp = connected_components(g, directed=False)
+    at_node = np.zeros(n_nodes)
+    np.maximum.at(at_node, u, d)
+    np.maximum.at(at_node, v, d)
+    piece_max = np.zeros(comp.max() + 1)
+    np.maximum.at(piece_max, comp, at_node)
+    outlet_max = np.zeros(comp.max() + 1)
+    np.maximum.at(outlet_max, comp[outlets], at_node[outlets])
+    c = comp[leaves]
+    ok = (at_node[leaves] > 0) & (at_node[leaves] >= piece_max[c])
+    ok &= at_node[leaves] >= TRUNK_RATIO * outlet_max[c]
+    ok &= outlet_max[c] > 0  # a piece with no sized real outlet keeps the open-end rule
+    return leaves[ok]
 
 
 def preferred_direction(ev: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -318,6 +391,9 @@ def orient_lines(
     L = cv.count
     na, nb = ends.node[:L], ends.node[L:]
     ev = line_evidence(ws, st, cv, ends, sp, cfg=cfg)
+    outlets, open_targets_ok = real_outlet_nodes(
+        ws, st, ends, sp, cfg=cfg, wtree=wtree, with_check=True
+    )
     pref, tier = preferred_direction(ev)
     is_bi = ev["bi"] & (ev["ids"] == 0) & (ev["flow_dir"] == 0)
     hard = (tier >= 0) & (tier <= 1)
@@ -338,13 +414,10 @@ def orient_lines(
         over[s_tier == TRUST_ORDER.index(name)] = c
     w_uv = lnorm + np.where(s_bi, 0.0, np.where(sp_ == -1, np.where(s_hard, np.inf, over), 0.0))
     w_vu = lnorm + np.where(s_bi, 0.0, np.where(sp_ == 1, np.where(s_hard, np.inf, over), 0.0))
-    outlets, open_targets_ok = real_outlet_nodes(
-        ws, st, ends, sp, cfg=cfg, wtree=wtree, with_check=True
-    )
     targets, start = _search_targets(
         outlets,
         open_targets_ok,
-        seg=(seg_u, seg_v),
+        seg=(seg_u, seg_v, np.where(is_lat, np.nan, cv.diameter_in[line])),
         is_lat=is_lat,
         pref=sp_,
         bi=s_bi,
@@ -397,6 +470,15 @@ def orient_lines(
     method[rest & (uni == 0)] = "digitized"
     direction[rest] = 1
     direction[is_bi] = np.where(pref[is_bi] != 0, pref[is_bi], 1)
+    # a line at a real outlet that only its size turned away runs into the outlet (an
+    # outlet pipe may be the smaller branch of a split: the split's main branch is
+    # chosen later by pipe size); the search above kept it from drawing the system in
+    at_a, at_b = np.isin(na, outlets), np.isin(nb, outlets)
+    away = (method == "pipe_sizes") & (at_a != at_b)
+    away &= np.where(at_a, direction == 1, direction == -1)
+    direction[away] = -direction[away]
+    method[away] = "outlet_path"
+    overruled[away] = "pipe_sizes"
     # weaker evidence the chosen direction overrules (kept lines)
     for name in TRUST_ORDER[1:]:
         e = ev[name]
@@ -436,7 +518,7 @@ def _search_targets(
     outlets: np.ndarray,
     open_targets_ok: bool,
     *,
-    seg: tuple[np.ndarray, np.ndarray],
+    seg: tuple[np.ndarray, np.ndarray, np.ndarray],
     is_lat: np.ndarray,
     pref: np.ndarray,
     bi: np.ndarray,
@@ -448,10 +530,11 @@ def _search_targets(
     """The targets of the least-cost search and what ending at each costs: the real
     outlets; where nothing checks the terminals, also the evidenced sinks
     (:func:`evidenced_sinks`) and the open ends no evidence orients
-    (:func:`open_leaf_targets`)."""
+    (:func:`open_leaf_targets`), at no cost where one ends a trunk
+    (:func:`trunk_leaves`); ``seg``: per segment its two nodes and its diameter."""
     if not open_targets_ok:
         return outlets, np.zeros(len(outlets))
-    seg_u, seg_v = seg
+    seg_u, seg_v, diameter = seg
     # (an assumed lateral is no evidence of where the mapped system stops)
     sinks = evidenced_sinks(seg_u, seg_v, np.where(is_lat, 0, pref), bi, n_nodes)
     # a sink inside the network (two or more lines flow in) is less likely than one
@@ -460,6 +543,8 @@ def _search_targets(
     leaves, leaf_start = open_leaf_targets(
         seg_u, seg_v, pref, bi, deg, uni=uni, kind=kind, n_structures=n_structures
     )
+    trunk = trunk_leaves(seg_u, seg_v, diameter, leaves, outlets, n_nodes=n_nodes)
+    leaf_start = np.where(np.isin(leaves, trunk), TRUNK_COST, leaf_start)
     targets = np.r_[outlets, sinks, leaves]
     start = np.r_[np.zeros(len(outlets)), np.where(deg[sinks] >= 2, SINK_COST, 0.0), leaf_start]
     return targets, start
