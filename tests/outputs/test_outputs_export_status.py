@@ -60,3 +60,16 @@ def test_the_cli_takes_records_and_refuses_them_for_a_model(results_and_records,
     code = main(["export", str(gpkg), "--to", str(tmp_path / "m.inp"), "--records", str(rec_path)])
     assert code != 0 and "--records is not for a SWMM model" in capsys.readouterr().err
     assert not (tmp_path / "m.inp").exists()
+
+
+def test_a_missing_source_or_records_file_is_named_with_its_fix(results_and_records, tmp_path):
+    from ms4map.core.errors import InputOpenError
+
+    gpkg, rec_path = results_and_records
+    # the missing source is named first (it is what was asked for), not the records file
+    with pytest.raises(InputOpenError, match=r"nope\.gpkg': no such file"):
+        export(tmp_path / "nope.gpkg", tmp_path / "o.geojson", records=tmp_path / "x.gpkg")
+    with pytest.raises(InputOpenError, match=r"--records .*gone\.records\.gpkg: no such re") as e:
+        export(gpkg, tmp_path / "o.geojson", ["outfalls"], records=tmp_path / "gone.records.gpkg")
+    assert "workspace instead" not in str(e.value)  # the wording of `ms4map records`
+    assert not (tmp_path / "o.geojson").exists()

@@ -769,8 +769,17 @@ def export(
     guard = [src_path, *(Path(p) for p in protected), *recorded_inputs(src_path)]
     status = None
     if records is not None:
-        guard.append(Path(records).expanduser())
-        status = status_from_records(records)
+        rec = Path(records).expanduser()
+        if not src_path.exists():  # the source first: it is what the user asked for
+            raise InputOpenError(f"Cannot open '{src_path}': no such file. Fix: check the path.")
+        if not rec.exists():
+            raise InputOpenError(
+                f"--records {rec}: no such records file. Fix: give the IDDE records file "
+                "(<workspace stem>.records.gpkg, beside the workspace), or leave --records "
+                "out to export the layers' own status."
+            )
+        guard.append(rec)
+        status = status_from_records(rec)
     with records_status(status):
         return _export_layers(src_path, dest, layers, guard)
 
