@@ -267,7 +267,11 @@ def run_smp(args: argparse.Namespace) -> int:
             print(f"Inspection {iid} of SMP {args.smp_id} on {args.date} recorded.")
             return 0
         if args.action == "maintain":
-            fields = {"actions": args.actions, "performed_by": args.performed_by, "notes": args.notes}
+            fields = {
+                "actions": args.actions,
+                "performed_by": args.performed_by,
+                "notes": args.notes,
+            }
             mid = smp.maintain_smp(
                 rec, args.smp_id, args.date, **{k: v for k, v in fields.items() if v is not None}
             )
@@ -293,7 +297,9 @@ def _drainage(rec: Any, ids: list[int]) -> None:
 
     got = smp_import.compute_drainage(rec, ids, overwrite=True)
     for sid, (area, method) in got.items():
-        print(f"SMP {sid}: drainage area {area:,.0f} m2 ({area / 4046.8564224:.2f} acres), {method}.")
+        print(
+            f"SMP {sid}: drainage area {area:,.0f} m2 ({area / 4046.8564224:.2f} acres), {method}."
+        )
 
 
 def _show(rec: Any, args: argparse.Namespace) -> int:

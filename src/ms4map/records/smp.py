@@ -249,9 +249,7 @@ def _insert_smp(records: Any, con: sqlite3.Connection, row: dict[str, Any]) -> i
     return sid
 
 
-def correct_smp(
-    records: Any, smp_id: int, /, *, action: str = "correct", **fields: Any
-) -> int:
+def correct_smp(records: Any, smp_id: int, /, *, action: str = "correct", **fields: Any) -> int:
     """A new version of SMP ``smp_id`` with ``fields`` changed (``name``, ``kind``,
     ``geometry`` and the SMP fields); the version."""
     need_edit(records, "correcting an SMP")
@@ -290,9 +288,7 @@ def _correct_in(
 def _smp_of(con: sqlite3.Connection, smp_id: int, what: str) -> dict[str, Any]:
     old = _current(con, "smps", int(smp_id)) if _has_table(con, "smps") else None
     if old is None:
-        raise DataError(
-            f"{what} field 'smp_id' = {smp_id}: no such SMP. Fix: see ms4map smp list."
-        )
+        raise DataError(f"{what} field 'smp_id' = {smp_id}: no such SMP. Fix: see ms4map smp list.")
     return old
 
 
@@ -310,7 +306,7 @@ def inspect_smp(records: Any, smp_id: int, date: dt.date | str, /, **fields: Any
     values["inspection_kind"] = values["inspection_kind"] or "routine"
     if not values.get("inspector"):
         values["inspector"] = records.user
-    return _dated_row(records, "smp_inspections", int(smp_id), day, values, "SMP inspection")
+    return _dated_row(records, "smp_inspections", int(smp_id), day, values)
 
 
 def maintain_smp(records: Any, smp_id: int, date: dt.date | str, /, **fields: Any) -> int:
@@ -329,12 +325,11 @@ def maintain_smp(records: Any, smp_id: int, date: dt.date | str, /, **fields: An
         )
     if not values.get("performed_by"):
         values["performed_by"] = records.user
-    return _dated_row(records, "smp_maintenance", int(smp_id), day, values, "SMP maintenance")
+    return _dated_row(records, "smp_maintenance", int(smp_id), day, values)
 
 
-def _dated_row(
-    records: Any, table: str, smp_id: int, day: str, values: dict[str, Any], what: str
-) -> int:
+def _dated_row(records: Any, table: str, smp_id: int, day: str, values: dict[str, Any]) -> int:
+    what = "SMP inspection" if table == "smp_inspections" else "SMP maintenance"
     with gpkg.write_tx(records.path) as con:
         _smp_of(con, smp_id, what)
         key = gpkg.TABLES[table]["id"]
@@ -539,7 +534,9 @@ def overdue(records: Any, today: dt.date | str | None = None) -> pd.DataFrame:
                         "practice": r["practice"],
                         "owner": r["owner"],
                         "what": what,
-                        "last": r["last_inspection" if what == "inspection" else "last_maintenance"],
+                        "last": r[
+                            "last_inspection" if what == "inspection" else "last_maintenance"
+                        ],
                         "due": due.isoformat(),
                         "days_overdue": (day - due).days,
                     }

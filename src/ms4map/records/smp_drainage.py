@@ -37,8 +37,8 @@ def surface_area(overland: Any, geom: Any) -> float | None:
     h, w = overland.shape
     x0, y0, x1, y1 = geom.bounds
     inv = ~t
-    c0, r0 = inv * (x0, y1)
-    c1, r1 = inv * (x1, y0)
+    c0, r0 = inv @ (x0, y1)
+    c1, r1 = inv @ (x1, y0)
     rs = np.arange(max(int(np.floor(min(r0, r1))), 0), min(int(np.ceil(max(r0, r1))), h))
     cs = np.arange(max(int(np.floor(min(c0, c1))), 0), min(int(np.ceil(max(c0, c1))), w))
     if not len(rs) or not len(cs):

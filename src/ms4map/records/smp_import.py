@@ -54,9 +54,7 @@ def _read_layer(source: str | Path, layer: str | None, crs: Any) -> tuple[Any, s
             )
         layer = names[0]
     elif layer not in names:
-        raise DataError(
-            f"'{p.name}' has no layer '{layer}'. Fix: select from {', '.join(names)}."
-        )
+        raise DataError(f"'{p.name}' has no layer '{layer}'. Fix: select from {', '.join(names)}.")
     gdf = gpd.read_file(p, layer=layer)
     if gdf.crs is None:
         raise DataError(
@@ -194,7 +192,9 @@ def import_smps(
         more = len(problems) - len(shown)
         raise DataError(
             f"{len(problems)} of {len(gdf)} rows of '{Path(source).name}' are refused; "
-            "nothing was imported:\n- " + "\n- ".join(shown) + (f"\n- ... and {more} more" if more else "")
+            "nothing was imported:\n- "
+            + "\n- ".join(shown)
+            + (f"\n- ... and {more} more" if more else "")
         )
     added: list[int] = []
     updated: list[int] = []
