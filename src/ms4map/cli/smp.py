@@ -91,7 +91,7 @@ _FIELD_DESTS = (
 
 
 def _smp_options(p: argparse.ArgumentParser) -> None:
-    from ..records.smp_fields import INSPECTION_KINDS, SMP_CONDITIONS
+    from ..records import smp_fields
 
     acts = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
     a = acts.add_parser("add", help="add a practice to the inventory")
@@ -131,8 +131,8 @@ def _smp_options(p: argparse.ArgumentParser) -> None:
     _common(a, by_required=True)
     a.add_argument("smp_id", type=int, metavar="SMP_ID")
     a.add_argument("--date", required=True, metavar="YYYY-MM-DD")
-    a.add_argument("--kind", default="routine", help=", ".join(INSPECTION_KINDS))
-    a.add_argument("--condition", help=", ".join(SMP_CONDITIONS))
+    a.add_argument("--kind", default="routine", help=", ".join(smp_fields.INSPECTION_KINDS))
+    a.add_argument("--condition", help=", ".join(smp_fields.SMP_CONDITIONS))
     a.add_argument("--inspector", metavar="NAME", help="default: --by")
     a.add_argument("--findings", metavar="TEXT")
     a.add_argument("--actions-required", metavar="TEXT")

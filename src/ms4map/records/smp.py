@@ -29,6 +29,7 @@ import shapely
 from ..core.errors import DataError
 from . import gpkg
 from .fields import as_date, check_fields
+from .layers import layer
 from .smp_fields import (
     SMP_FIELDS,
     SMP_INSPECTION_FIELDS,
@@ -88,8 +89,6 @@ def retention_years(profile: Any) -> int | None:
 def town_extent(records: Any) -> Any:
     """The area an SMP must lie in: the box around the workspace's outfalls and
     parcels, :data:`TOWN_MARGIN` wider (the workspace has no town boundary layer)."""
-    from .layers import layer
-
     boxes = [records.outfalls.total_bounds]
     try:
         parcels = layer(records, "parcels")

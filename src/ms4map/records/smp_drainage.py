@@ -15,50 +15,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-import shapely
-
 from ..core.errors import DataError
+from ..hydrology import upstream_mask_of
 
 __all__ = ["drainage_area", "inlet_area", "surface_area"]
 
 
 def surface_area(overland: Any, geom: Any) -> float | None:
     """Area (square units of the CRS) of the surface draining to ``geom`` on an
-    :class:`~ms4map.hydrology.OverlandResult`; ``None`` off the DEM."""
-    from ..hydrology import upstream_mask
-    from ..hydrology.cells import _label_downstream
-
+    :class:`~ms4map.hydrology.OverlandResult` (:func:`ms4map.hydrology.upstream_mask_of`);
+    ``None`` off the DEM."""
     t = overland.transform
-    cell = abs(t.a * t.e)
-    if geom.geom_type == "Point":
-        mask = upstream_mask(overland, geom.x, geom.y)
-        return None if mask is None else float(mask.sum()) * cell
-    h, w = overland.shape
-    x0, y0, x1, y1 = geom.bounds
-    inv = ~t
-    c0, r0 = inv @ (x0, y1)
-    c1, r1 = inv @ (x1, y0)
-    rs = np.arange(max(int(np.floor(min(r0, r1))), 0), min(int(np.ceil(max(r0, r1))), h))
-    cs = np.arange(max(int(np.floor(min(c0, c1))), 0), min(int(np.ceil(max(c0, c1))), w))
-    if not len(rs) or not len(cs):
-        return None
-    rr, cc = np.meshgrid(rs, cs, indexing="ij")
-    xs, ys = t.c + t.a * (cc + 0.5), t.f + t.e * (rr + 0.5)
-    inside = shapely.contains_xy(geom, xs.ravel(), ys.ravel())
-    valid = overland.valid.ravel()
-    idx = (rr.ravel() * w + cc.ravel())[inside]
-    idx = idx[valid[idx]]
-    if not len(idx):  # a polygon smaller than a cell: the cell under its centre
-        c = geom.centroid
-        mask = upstream_mask(overland, c.x, c.y)
-        return None if mask is None else float(mask.sum()) * cell
-    if overland.idxs_ds is None:
-        return float(len(idx)) * cell
-    seed = overland.target_mask.ravel().astype(np.int32)
-    seed[idx] = 2  # the practice's cells stop the water before any target under them
-    labels = _label_downstream(overland.idxs_ds, seed)
-    return float((labels == 2).sum()) * cell
+    mask = upstream_mask_of(overland, geom)
+    return None if mask is None else float(mask.sum()) * abs(t.a * t.e)
 
 
 def inlet_area(result: Any, struct_id: str) -> float | None:

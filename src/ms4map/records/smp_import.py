@@ -19,7 +19,16 @@ import pandas as pd
 
 from ..core.errors import DataError, InputOpenError
 from . import gpkg
-from .smp import _check_project, _correct_in, _has_table, _insert_smp, _new_smp_row, town_extent
+from .reads import network_result
+from .smp import (
+    _check_project,
+    _correct_in,
+    _has_table,
+    _insert_smp,
+    _new_smp_row,
+    smps,
+    town_extent,
+)
 from .smp_drainage import drainage_area
 from .smp_fields import SMP_FIELDS
 from .writes import _current, need_edit
@@ -269,9 +278,6 @@ def compute_drainage(
     dict
         ``smp_id -> (area_m2, method)`` of the practices written.
     """
-    from .reads import network_result
-    from .smp import smps
-
     need_edit(records, "computing SMP drainage areas")
     inv = smps(records)
     if ids is not None:

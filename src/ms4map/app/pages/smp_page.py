@@ -120,16 +120,15 @@ def _write(what: str) -> Any:
 
 
 def _inspect_form(sid: int) -> None:
-    from ...records import smp
-    from ...records.smp_fields import INSPECTION_KINDS, SMP_CONDITIONS
+    from ...records import smp, smp_fields
 
     records_ui.form_start("smp_ins", ("smp_ins_",))
     with st.form("smp_ins_form"):
         st.markdown(f"**Record an inspection of SMP {sid}**")
         day = st.date_input("Date", value=dt.date.today(), key="smp_ins_date")
-        kind = st.selectbox("Kind", INSPECTION_KINDS, key="smp_ins_kind",
+        kind = st.selectbox("Kind", smp_fields.INSPECTION_KINDS, key="smp_ins_kind",
                             format_func=lambda k: k.replace("_", " "))  # fmt: skip
-        cond = st.selectbox("Condition", SMP_CONDITIONS, key="smp_ins_condition")
+        cond = st.selectbox("Condition", smp_fields.SMP_CONDITIONS, key="smp_ins_condition")
         findings = st.text_area("Findings", key="smp_ins_findings")
         actions = st.text_input("Actions required", key="smp_ins_actions")
         go = st.form_submit_button("Save inspection")
@@ -176,13 +175,17 @@ def _maintain_form(sid: int) -> None:
 
 
 def _add_form() -> None:
-    from ...records import smp
-    from ...records.smp_fields import SMP_KINDS, kind_label
+    from ...records import smp, smp_fields
 
     records_ui.form_start("smp_add", ("smp_add_",))
     with st.expander("Add a practice", expanded=False), st.form("smp_add_form"):
         name = st.text_input("Name", key="smp_add_name")
-        kind = st.selectbox("Kind", list(SMP_KINDS), format_func=kind_label, key="smp_add_kind")
+        kind = st.selectbox(
+            "Kind",
+            list(smp_fields.SMP_KINDS),
+            format_func=smp_fields.kind_label,
+            key="smp_add_kind",
+        )
         where = st.text_input(
             "Location: X,Y or WKT (POLYGON ((...))) in the workspace's CRS", key="smp_add_where"
         )
