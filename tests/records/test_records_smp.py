@@ -7,7 +7,12 @@ Every expectation is worked by hand in the test's comments."""
 from __future__ import annotations
 
 import datetime as dt
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -386,3 +391,51 @@ def test_pack_rows_for_a_permit_year(records):
     assert late[["name", "what", "due", "days_overdue"]].values.tolist() == [
         ["Bio 2", "maintenance", "2025-10-01", 93]
     ]
+
+
+# ------------------------------------------------------------------ durability
+_SMP_WRITER = """
+import sys
+import ms4map.records as rec
+from ms4map.records import smp
+from shapely.geometry import Point
+r = rec.open_records(sys.argv[1], user="killed")
+sid = smp.add_smp(r, "Pond 1", "P-2", Point(600050, 4760050), inspection_months=6)
+print(0, flush=True)
+i = 0
+while True:
+    i += 1
+    iid = smp.inspect_smp(r, sid, "2025-06-02", findings="x" * 2000)
+    print(iid, flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigkill_mid_smp_writing_loses_nothing_committed(town):
+    rec.open_records(town, user="setup")  # the file exists before the writer starts
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SMP_WRITER, str(town)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    reported = -1
+    deadline = time.monotonic() + 20
+    assert proc.stdout is not None
+    while reported < 30 and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        reported = int(line)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert reported >= 30, proc.stderr.read() if proc.stderr else ""
+    r = rec.open_records(town, user="after")
+    assert r.integrity_check() == "ok"
+    n = len(smp.smp_inspections(r))
+    # every inspection reported committed is there, at most one more; each has its audit row
+    assert reported <= n <= reported + 1
+    audit = r.audit()
+    assert int((audit["table_name"] == "smp_inspections").sum()) == n
+    assert smp.smp_inspections(r)["smp_inspection_id"].tolist() == list(range(1, n + 1))
+    assert r.verify()["ok"]
