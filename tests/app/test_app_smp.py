@@ -166,3 +166,44 @@ def test_map_page_draws_the_smps_with_their_legend(app_env: Path) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert "SMPs (stormwater management practices)" in _texts(at)
     assert "inspection overdue (1)" in _texts(at)
+
+
+def test_smo_adds_a_practice_with_the_form(with_users: Path) -> None:
+    rec = _records(with_users)
+    x, y = rec.outfalls.geometry.iloc[0].coords[0]
+    at = _login(page("smp").run(), SMO, SMO_PW)
+    assert "No SMP recorded yet." in _texts(at)
+    at.text_input(key="smp_add_name").set_value("Rain garden 1")
+    at.selectbox(key="smp_add_kind").set_value("rain_garden")
+    at.text_input(key="smp_add_where").set_value(f"{x + 10},{y + 10}")
+    at.text_input(key="smp_add_owner").set_value("Library")
+    at = _button(at, "Add practice").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "SMP 1 (Rain garden 1) added." in _texts(at)
+    inv = smp.smps(rec)
+    assert inv[["name", "kind", "owner"]].values.tolist() == [
+        ["Rain garden 1", "rain_garden", "Library"]
+    ]
+    assert int(inv["inspection_months"].iloc[0]) == 12  # the form's default
+    # a location outside the town is refused, the form keeps what was typed
+    at.text_input(key="smp_add_name").set_value("Far away")
+    at.text_input(key="smp_add_where").set_value("0,0")
+    at = _button(at, "Add practice").click().run()
+    assert any("lies outside the town" in e.value for e in at.error)
+    assert at.text_input(key="smp_add_name").value == "Far away"
+    assert len(smp.smps(rec)) == 1
+
+
+def test_a_viewer_session_cannot_write_an_smp_through_the_app(with_users: Path) -> None:
+    script = (
+        "import streamlit as st\n"
+        "from ms4map.app import records_ui\n"
+        f"st.session_state['ms4map_auth'] = {{'user': {VIEWER!r}}}\n"
+        "try:\n"
+        "    records_ui._writer('Adding an SMP')\n"
+        "except PermissionError as exc:\n"
+        "    st.session_state['refused'] = str(exc)\n"
+    )
+    at = AppTest.from_string(script, default_timeout=TIMEOUT).run()
+    assert "refused" in at.session_state
+    assert "viewer role" in at.session_state["refused"]
