@@ -133,6 +133,17 @@ def test_point_and_polygon_smps_are_a_geopackage_layer_readable_by_gdal(records)
         (("", "P-2", IN_TOWN), {}, "'name' is empty"),
         (("Pond", "P-2", IN_TOWN.buffer(5).exterior), {}, "give a point or a polygon"),
         (("Pond", "P-2", IN_TOWN), {"colour": "red"}, "Unknown SMP field"),
+        (
+            (
+                "Pond",
+                "P-2",
+                "POLYGON ((600000 4760000, 600020 4760020, 600020 4760000, "
+                "600000 4760020, 600000 4760000))",
+            ),
+            {},
+            "polygon is not valid \\(Self-intersection",
+        ),
+        (("Pond", "P-2", "POINT (600050"), {}, "is not WKT"),
     ],
 )
 def test_bad_smps_are_refused_naming_the_field_and_nothing_is_written(

@@ -123,7 +123,7 @@ def check_geometry(geom: Any, extent: Any, *, where: str = "SMP") -> Any:
         )
     if not geom.is_valid:
         raise DataError(
-            f"{where} polygon is not valid ({shapely.validation.explain_validity(geom)}). "
+            f"{where} polygon is not valid ({shapely.is_valid_reason(geom)}). "
             "Fix: repair it (QGIS: Vector > Geometry Tools > Fix Geometries)."
         )
     if not extent.contains(geom):
