@@ -144,6 +144,7 @@ def test_point_and_polygon_smps_are_a_geopackage_layer_readable_by_gdal(records)
             "polygon is not valid \\(Self-intersection",
         ),
         (("Pond", "P-2", "POINT (600050"), {}, "is not WKT"),
+        (("Pond", "P-2", IN_TOWN), {"discharges_to": "MH-9"}, "'MH-9' is not a structure"),
     ],
 )
 def test_bad_smps_are_refused_naming_the_field_and_nothing_is_written(
@@ -274,8 +275,10 @@ def _plane_town(folder: Path) -> Path:
         geometry=[Point(*xy(39, 0)), Point(*xy(0, 49))],
         crs=CRS,
     )
+    st = gpd.GeoDataFrame({"struct_id": ["CB-7"]}, geometry=[Point(*xy(6, 5))], crs=CRS)
     path = folder / "plane.gpkg"
     of.to_file(path, layer="outfalls", driver="GPKG")
+    st.to_file(path, layer="structures", driver="GPKG")
     return path
 
 

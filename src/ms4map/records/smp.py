@@ -29,7 +29,7 @@ import shapely
 from ..core.errors import DataError
 from . import gpkg
 from .fields import as_date, check_fields
-from .layers import layer
+from .layers import layer, structure_point
 from .smp_fields import (
     SMP_FIELDS,
     SMP_INSPECTION_FIELDS,
@@ -229,7 +229,17 @@ def _new_smp_row(
     code = check_kind(kind)
     geom = check_geometry(geometry, extent, where=f"SMP {text!r}")
     values = _smp_values(fields)
+    if values.get("discharges_to"):
+        _check_structure(records, values["discharges_to"])
     return {"name": text, "kind": code, "_geom": geom, **values}
+
+
+def _check_structure(records: Any, struct_id: str) -> None:
+    """``discharges_to`` names a structure of the workspace's structures layer."""
+    try:
+        structure_point(records, str(struct_id))
+    except DataError as exc:
+        raise DataError(f"SMP field 'discharges_to' = {struct_id!r}: {exc}") from None
 
 
 def _insert_smp(records: Any, con: sqlite3.Connection, row: dict[str, Any]) -> int:
@@ -264,6 +274,8 @@ def correct_smp(records: Any, smp_id: int, /, *, action: str = "correct", **fiel
         geom = check_geometry(fields.pop("geometry"), town_extent(records))
         extra["geom"] = gpkg.encode_geometry(geom, records._srs_id)
     values = {**extra, **_smp_values(fields)}
+    if values.get("discharges_to"):
+        _check_structure(records, values["discharges_to"])
     if not values:
         raise DataError("Nothing to correct. Fix: give the fields to change, e.g. owner='...'.")
     with gpkg.write_tx(records.path) as con:
