@@ -94,3 +94,21 @@ def test_smp_import_command_with_column_mapping_and_reimport(tmp_path, capsys) -
     assert "layer 'bad', feature 2 (Bio 2): SMP field 'kind' = 'nonsense'" in err
     assert main(["smp", "import", str(src), "--by", "jsmith"]) == 4  # no records named
     assert len(smp.smps(r)) == 2
+
+
+def test_records_export_holds_the_smp_tables(tmp_path, capsys) -> None:
+    town = make_town(tmp_path)
+    r = rec.open_records(town, user="jsmith")
+    smp.add_smp(r, "Pond 1", "P-2", Point(600050, 4760050), inspection_months=12)
+    smp.add_smp(r, "Bio 2", "F-5", box(600100, 4760100, 600130, 4760120))
+    smp.inspect_smp(r, 1, "2025-01-10")
+    out = tmp_path / "smps.csv"
+    assert main(["records", str(town), "--export", str(out), "--table", "smps"]) == 0
+    assert out.read_text().splitlines()[1].startswith("1,1,Pond 1,P-2,")
+    gpkg_out = tmp_path / "export.gpkg"
+    assert main(["records", str(town), "--export", str(gpkg_out)]) == 0
+    back = gpd.read_file(gpkg_out, layer="smps")
+    assert back.geometry.geom_type.tolist() == ["Point", "Polygon"]
+    st = gpd.read_file(gpkg_out, layer="smp_status")
+    assert st["inspection_status"].tolist()[1] == "never_inspected"
+    assert len(gpd.read_file(gpkg_out, layer="smp_inspections")) == 1
