@@ -105,6 +105,7 @@ def test_smp_page_shows_the_practice_overdue_and_a_viewer_has_no_forms(with_user
     table = getattr(table, "data", table)  # a Styler
     assert list(table["Name"]) == ["Pond 1"]
     assert list(table["Inspection status"]) == ["inspection overdue"]
+    assert list(table["Maintenance status"]) == ["never maintained"]  # words, not codes
     assert "1 overdue duties at 1 practices." in _texts(at)
     assert _button(at, "Save inspection") is None and _button(at, "Add practice") is None
     assert "records are read-only for you" in _texts(at)

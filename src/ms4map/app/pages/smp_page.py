@@ -13,6 +13,14 @@ import streamlit as st
 from .. import auth, records_ui, state, widgets
 from ..smp_map import SMP_WORDS, map_status
 
+#: The words of a practice's maintenance status.
+MAINTENANCE_WORDS = {
+    "ok": "maintained, not due",
+    "due_soon": "maintenance due within 30 days",
+    "overdue": "maintenance overdue",
+    "never_maintained": "never maintained",
+    "no_schedule": "no maintenance schedule",
+}
 #: Row colours of the schedule table (the map's colours, lighter).
 STATUS_HIGHLIGHT = {"overdue": "#f4a6a6", "due_soon": "#fde9a9", "never_inspected": "#e0e0e0"}
 
@@ -50,6 +58,7 @@ def _schedule(status: pd.DataFrame) -> None:
     shown["inspection_status"] = [
         SMP_WORDS.get(map_status(s), s) for s in shown["inspection_status"]
     ]
+    shown["maintenance_status"] = [MAINTENANCE_WORDS.get(s, s) for s in shown["maintenance_status"]]
     states = [map_status(s) for s in status["inspection_status"]]
     shown = shown.rename(columns={c: widgets.attribute_label(c) for c in shown.columns})
 
@@ -87,7 +96,8 @@ def _details(rec: Any, status: pd.DataFrame) -> None:
     row = status[status["smp_id"] == sid].iloc[0]
     st.markdown(
         f"**{state.data_text(row['name'])}**: {state.data_text(row['practice'])}; "
-        f"{SMP_WORDS.get(map_status(row['inspection_status']), row['inspection_status'])}."
+        f"{SMP_WORDS.get(map_status(row['inspection_status']), row['inspection_status'])}; "
+        f"{MAINTENANCE_WORDS.get(row['maintenance_status'], row['maintenance_status'])}."
     )
     inv = smp.smps(rec)
     cur = inv[inv["smp_id"] == sid].drop(columns="geometry").iloc[0]
@@ -99,8 +109,9 @@ def _details(rec: Any, status: pd.DataFrame) -> None:
         and not (isinstance(v, float) and pd.isna(v))
         and v is not pd.NA
     }
+    labels = [widgets.attribute_label(k) for k in facts]
     widgets.people_table(
-        st, pd.DataFrame({"field": list(facts), "value": [str(v) for v in facts.values()]})
+        st, pd.DataFrame({"field": labels, "value": [str(v) for v in facts.values()]})
     )
     st.markdown("**Inspections**")
     widgets.people_table(
