@@ -208,3 +208,27 @@ def test_a_viewer_session_cannot_write_an_smp_through_the_app(with_users: Path) 
     at = AppTest.from_string(script, default_timeout=TIMEOUT).run()
     assert "refused" in at.session_state
     assert "viewer role" in at.session_state["refused"]
+
+
+def test_smo_imports_practices_from_an_uploaded_file(with_users: Path, tmp_path: Path) -> None:
+    import geopandas as gpd
+    from shapely.geometry import box
+
+    rec = _records(with_users)
+    x, y = rec.outfalls.geometry.iloc[0].coords[0]
+    g = gpd.GeoDataFrame(
+        {"name": ["Pond 1", "Swale 2"], "kind": ["P-2", "O-1"], "inspection_months": [6, 12]},
+        geometry=[box(x + 20, y + 20, x + 60, y + 50), _pt(x - 30, y - 30)],
+        crs=rec.outfalls.crs,
+    )
+    src = tmp_path / "smps.geojson"
+    g.to_file(src)
+    at = _login(page("smp").run(), SMO, SMO_PW)
+    at.file_uploader(key="smp_import_file").upload(
+        "smps.geojson", src.read_bytes(), "application/json"
+    )
+    at = at.run()
+    at = _button(at, "Import").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "2 added, 0 updated, 0 unchanged." in _texts(at)
+    assert smp.smps(rec)["name"].tolist() == ["Pond 1", "Swale 2"]
