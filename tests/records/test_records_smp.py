@@ -160,6 +160,10 @@ def test_a_name_used_twice_is_refused(records):
     with pytest.raises(DataError, match="SMP 1 already has that name"):
         smp.add_smp(records, "pond 1", "P-3", IN_TOWN)
     assert len(smp.smps(records)) == 1
+    other = smp.add_smp(records, "Pond 2", "P-3", IN_TOWN)
+    with pytest.raises(DataError, match="SMP 1 already has that name"):
+        smp.correct_smp(records, other, name=" POND 1 ")
+    assert smp.correct_smp(records, 1, name="Pond 1") == 2  # its own name: no conflict
 
 
 def test_project_id_is_checked_only_when_the_file_has_projects(records):

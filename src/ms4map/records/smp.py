@@ -167,21 +167,21 @@ def _smp_values(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _refuse_same_name(con: sqlite3.Connection, name: str, smp_id: int | None = None) -> None:
+    """Refuse a name another current SMP has (any case)."""
     if not _has_table(con, "smps"):
         return
-    for sid, vers in con.execute(
-        "SELECT smp_id, MAX(version) FROM smps GROUP BY smp_id HAVING smp_id != ?",
-        (smp_id or 0,),
-    ).fetchall():
-        row = con.execute(
-            "SELECT name FROM smps WHERE smp_id = ? AND version = ?", (sid, vers)
-        ).fetchone()
-        if row and str(row[0]).strip().lower() == name.lower():
-            raise DataError(
-                f"SMP field 'name' = {name!r}: SMP {sid} already has that name. Nothing was "
-                f"written. Fix: give another name, or correct SMP {sid} (ms4map smp show "
-                f"WORKSPACE {sid})."
-            )
+    hit = con.execute(
+        "SELECT t.smp_id FROM smps t JOIN (SELECT smp_id AS k, MAX(version) AS v FROM smps "
+        "GROUP BY smp_id) m ON t.smp_id = m.k AND t.version = m.v WHERE lower(trim(t.name)) "
+        "= lower(?) AND t.smp_id != ? LIMIT 1",
+        (name.strip(), smp_id or 0),
+    ).fetchone()
+    if hit:
+        raise DataError(
+            f"SMP field 'name' = {name!r}: SMP {hit[0]} already has that name. Nothing was "
+            f"written. Fix: give another name, or correct SMP {hit[0]} (ms4map smp show "
+            f"WORKSPACE {hit[0]})."
+        )
 
 
 # ---------------------------------------------------------------- writes
