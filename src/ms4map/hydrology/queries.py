@@ -66,7 +66,7 @@ def upstream_mask(result: OverlandResult, x: float, y: float) -> np.ndarray | No
 def upstream_mask_of(result: OverlandResult, geom: shapely.Geometry) -> np.ndarray | None:
     """Cells whose surface flow reaches ``geom`` (a point or a polygon) before any
     other target: for a point :func:`upstream_mask`; for a polygon its own cells (cell
-    centres inside it) and every cell whose path enters one of them first.
+    centres inside it or on its outline) and every cell whose path enters one of them first.
 
     Returns ``None`` off the DEM.  A polygon smaller than a cell gets the catchment of
     the cell under its centroid.
@@ -85,7 +85,7 @@ def upstream_mask_of(result: OverlandResult, geom: shapely.Geometry) -> np.ndarr
     if len(rs) and len(cs):
         rr, cc = np.meshgrid(rs, cs, indexing="ij")
         xs, ys = t.c + t.a * (cc + 0.5), t.f + t.e * (rr + 0.5)
-        inside = shapely.contains_xy(geom, xs.ravel(), ys.ravel())
+        inside = shapely.intersects_xy(geom, xs.ravel(), ys.ravel())  # the outline counts
         idx = (rr.ravel() * w + cc.ravel())[inside]
         idx = idx[result.valid.ravel()[idx]]
     if not len(idx):
