@@ -457,3 +457,36 @@ def test_sigkill_mid_smp_writing_loses_nothing_committed(town):
     assert int((audit["table_name"] == "smp_inspections").sum()) == n
     assert smp.smp_inspections(r)["smp_inspection_id"].tolist() == list(range(1, n + 1))
     assert r.verify()["ok"]
+
+
+def test_a_records_file_made_by_ms4map_before_the_smps_keeps_everything(tmp_path):
+    """``tests/data/records_pre_smp/town.records.gpkg`` was made by main at 86cd2a2 (before
+    the SMPs) on ``make_town``: an inspection with a photo, corrected once, and a case."""
+    fixture = Path(__file__).resolve().parents[1] / "data" / "records_pre_smp"
+    path = tmp_path / "town.records.gpkg"
+    path.write_bytes((fixture / "town.records.gpkg").read_bytes())
+    old_tables = ("inspections", "samples", "cases", "attachments", "audit")
+
+    def dump(p: Path) -> dict[str, list[tuple]]:
+        with sqlite3.connect(p) as con:
+            return {
+                t: con.execute(f"SELECT * FROM {t} ORDER BY fid").fetchall() for t in old_tables
+            }
+
+    before = dump(path)
+    with sqlite3.connect(path) as con:
+        assert not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'smps'").fetchone()
+    town = make_town(tmp_path)
+    r = rec.open_records(town, user="jsmith", records=path)
+    assert dump(path) == before  # nothing of the old file changed
+    assert len(r.inspections(history=True)) == 2 and len(r.cases()) == 1
+    assert len(r.attachments()) == 1
+    with sqlite3.connect(path) as con:
+        kind = con.execute(
+            "SELECT geometry_type_name FROM gpkg_geometry_columns WHERE table_name = 'smps'"
+        ).fetchone()
+    assert kind == ("GEOMETRY",)
+    sid = smp.add_smp(r, "Pond 1", "P-2", POND, inspection_months=12)
+    smp.inspect_smp(r, sid, "2025-01-10")
+    assert r.verify()["ok"]
+    assert gpd.read_file(path, layer="smps").geometry.iloc[0].equals(POND)
