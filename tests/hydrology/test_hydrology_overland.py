@@ -96,6 +96,24 @@ def test_upstream_mask_is_stopped_by_inlets():
     assert not m[10, 60]  # above I1: taken by the inlet first
 
 
+def test_upstream_mask_of_a_polygon_is_the_union_of_its_cells_masks_stopped_by_inlets():
+    """Issue 31 item 3 (an SMP's drainage area): a polygon's upstream cells are its own and
+    every cell whose path enters it first; an inlet upstream keeps its own water."""
+    res = hydrology.route(dem(town_dem()), inlets=_inlets(I1=(30, 60)))
+    poly = shapely.box(*xy(52, 58), *xy(48, 62))  # centres of rows 48-52, columns 58-62
+    m = hydrology.upstream_mask_of(res, poly)
+    union = np.zeros(res.shape, dtype=bool)
+    for r in range(48, 53):
+        for c in range(58, 63):
+            union |= hydrology.upstream_mask(res, *xy(r, c))
+    assert (m == union).all()
+    assert m[48:53, 58:63].all() and not m[10, 60]  # above I1: taken by the inlet first
+    point = shapely.Point(xy(50, 60))
+    assert (
+        hydrology.upstream_mask_of(res, point) == hydrology.upstream_mask(res, *xy(50, 60))
+    ).all()
+
+
 def test_catchment_polygons_match_cell_counts():
     res = hydrology.route(dem(town_dem()), inlets=_inlets(I1=(30, 60), I2=(60, 60)))
     polys = res.catchments()

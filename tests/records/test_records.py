@@ -90,6 +90,9 @@ def test_records_file_is_beside_the_workspace_and_a_geopackage(town, records) ->
         "inspections": "features",
         "samples": "features",
         "cases": "features",
+        "smps": "features",  # points or polygons (issue 31 item 3)
+        "smp_inspections": "attributes",
+        "smp_maintenance": "attributes",
         "attachments": "attributes",
         "audit": "attributes",
         "layer_styles": "attributes",  # QGIS draws the point layers styled

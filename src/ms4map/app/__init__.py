@@ -20,6 +20,7 @@ PAGES: dict[str, tuple[str, str, str]] = {
     "inventory": ("inventory", "Outfall inventory", ":material/list_alt:"),
     "cases": ("cases_page", "IDDE cases", ":material/assignment:"),
     "septic": ("septic_page", "Septic", ":material/water_damage:"),
+    "smp": ("smp_page", "SMPs", ":material/water:"),
     "permit": ("permit_page", "Permit year", ":material/event_note:"),
     "data": ("data_page", "Data", ":material/folder_open:"),
 }

@@ -214,13 +214,24 @@ def show_map(
 
 
 def _records_overlay(ws: Workspace, layers: dict[str, Any], visible: list[str] | None) -> tuple:
-    """Outfalls coloured by their derived status and the open cases (IDDE records)."""
-    if visible is not None and "outfalls" not in visible:
-        return layers, [], ""
-    try:
-        from .records_map import map_overlay
+    """Outfalls coloured by their derived status and the open cases (IDDE records), and
+    the SMPs coloured by their inspection status."""
+    out: tuple = (layers, [], "")
+    if visible is None or "outfalls" in visible:
+        try:
+            from .records_map import map_overlay
 
-        return map_overlay(ws, layers)
-    except Exception as exc:  # noqa: BLE001 - the map draws without records
-        st.caption(f"IDDE records not shown on the map: {exc}")
-        return layers, [], ""
+            out = map_overlay(ws, layers)
+        except Exception as exc:  # noqa: BLE001 - the map draws without records
+            st.caption(f"IDDE records not shown on the map: {exc}")
+    try:
+        from .records_ui import reader
+        from .smp_map import smp_overlay
+
+        group, legend = smp_overlay(ws, reader())
+    except Exception as exc:  # noqa: BLE001 - the map draws without the SMPs
+        st.caption(f"SMPs not shown on the map: {exc}")
+        return out
+    if group is None:
+        return out
+    return out[0], [*out[1], group], f"{out[2]}<br>{legend}" if out[2] else legend

@@ -45,7 +45,7 @@ __all__ = [
 # records, case)
 COMMAND_MODULES = (
     "validate", "trace", "drainage", "screen", "batch", "app", "demo", "records", "outfalls",
-    "users", "export", "field",
+    "users", "export", "field", "smp",
 )  # fmt: skip
 
 

@@ -11,7 +11,7 @@ the whitebox-workflows session in :mod:`._whitebox`.  The storm network itself i
 
 from .cells import polygonize, to_colrow, walk_down
 from .conditioning import condition_dem
-from .queries import surface_path, upstream_mask
+from .queries import surface_path, upstream_mask, upstream_mask_of
 from .result import DEFAULTS, TARGET_KINDS, OverlandResult, catchment_polygons
 from .routing import check_layer_crs, d8_pointer, route
 from .targets import TargetGrid, network_targets, rasterize_targets
@@ -32,5 +32,6 @@ __all__ = [
     "surface_path",
     "to_colrow",
     "upstream_mask",
+    "upstream_mask_of",
     "walk_down",
 ]

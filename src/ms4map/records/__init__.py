@@ -31,7 +31,10 @@ layers read without the pipeline), :mod:`~ms4map.records.gpkg` (the file), and
 :mod:`~ms4map.records.pack` and :mod:`~ms4map.records.pack_write` (the compliance
 pack), :mod:`~ms4map.records.verify` (field verification of outfalls),
 :mod:`~ms4map.records.field_export` and :mod:`~ms4map.records.field_import` (the
-offline field package).
+offline field package); :mod:`~ms4map.records.smp` (the SMP programme: practices,
+inspections, maintenance, what is overdue), :mod:`~ms4map.records.smp_fields` (the
+practice kinds and fields), :mod:`~ms4map.records.smp_import` (the import, drainage
+areas) and :mod:`~ms4map.records.smp_drainage` (the area draining to a practice).
 
 Examples
 --------
@@ -59,6 +62,10 @@ from . import (
     pack_write,
     periods,
     photos,
+    smp,
+    smp_drainage,
+    smp_fields,
+    smp_import,
     users,
     verify,
 )
@@ -109,6 +116,10 @@ __all__ = [
     "pack_write",
     "periods",
     "photos",
+    "smp",
+    "smp_drainage",
+    "smp_fields",
+    "smp_import",
     "users",
     "verify",
 ]

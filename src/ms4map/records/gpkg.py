@@ -32,6 +32,7 @@ import shapely
 
 from ..core.errors import DataError, InputOpenError, OutputError
 from .fields import CASE_FIELDS, INSPECTION_FIELDS, SAMPLE_FIELDS
+from .smp_fields import SMP_FIELDS, SMP_INSPECTION_FIELDS, SMP_MAINTENANCE_FIELDS
 
 __all__ = [
     "BUSY_TIMEOUT_S",
@@ -39,6 +40,7 @@ __all__ = [
     "TABLES",
     "connect",
     "decode_point",
+    "encode_geometry",
     "encode_point",
     "ensure_schema",
     "now_utc",
@@ -88,6 +90,30 @@ TABLES: dict[str, dict[str, Any]] = {
         ),
         "fields": CASE_FIELDS,
         "description": "IDDE cases: complaint or finding to elimination, one row per step",
+    },
+    # the SMP programme (issue 31 item 3; records/smp.py): a practice is a point or a
+    # polygon, so its geometry column is GEOMETRY (gpkg_geometry_columns says so)
+    "smps": {
+        "id": "smp_id",
+        "geometry": True,
+        "geometry_type": "GEOMETRY",
+        "fixed": (("name", "TEXT NOT NULL"), ("kind", "TEXT NOT NULL")),
+        "fields": SMP_FIELDS,
+        "description": "Post-construction stormwater management practices (SMPs)",
+    },
+    "smp_inspections": {
+        "id": "smp_inspection_id",
+        "geometry": False,
+        "fixed": (("smp_id", "INTEGER NOT NULL"), ("date", "DATE NOT NULL")),
+        "fields": SMP_INSPECTION_FIELDS,
+        "description": "Inspections of SMPs (routine, random, complaint, one-year)",
+    },
+    "smp_maintenance": {
+        "id": "smp_maintenance_id",
+        "geometry": False,
+        "fixed": (("smp_id", "INTEGER NOT NULL"), ("date", "DATE NOT NULL")),
+        "fields": SMP_MAINTENANCE_FIELDS,
+        "description": "Maintenance done on SMPs, with its actions",
     },
     "attachments": {
         "id": "attachment_id",
@@ -316,6 +342,19 @@ def encode_point(x: float | None, y: float | None, srs_id: int) -> bytes | None:
     return head + shapely.to_wkb(shapely.Point(float(x), float(y)), byte_order=1)
 
 
+def encode_geometry(geom: Any, srs_id: int) -> bytes | None:
+    """A GeoPackage geometry blob of any 2-D shapely geometry, with its envelope
+    (``None`` for a missing or empty one)."""
+    if geom is None or geom.is_empty:
+        return None
+    if geom.geom_type == "Point":
+        return encode_point(geom.x, geom.y, srs_id)
+    x0, y0, x1, y1 = (float(v) for v in geom.bounds)
+    head = b"GP" + bytes([0, 0b0000_0011]) + struct.pack("<i", srs_id)  # LE, xy envelope
+    env = struct.pack("<4d", x0, x1, y0, y1)
+    return head + env + shapely.to_wkb(geom, byte_order=1, output_dimension=2)
+
+
 def decode_point(blob: bytes | None) -> Any:
     """The shapely geometry of a GeoPackage blob (``None`` for NULL)."""
     if blob is None:
@@ -361,7 +400,7 @@ def _columns(spec: dict[str, Any], srs: bool) -> list[str]:
     if spec["id"]:
         cols += [f"{spec['id']} INTEGER NOT NULL", "version INTEGER NOT NULL"]
     if spec["geometry"] and srs:
-        cols.append("geom POINT")
+        cols.append(f"geom {spec.get('geometry_type', 'POINT')}")
     cols += [f"{name} {kind}" for name, kind in spec["fixed"]]
     cols += [f"{f.name} {f.sql_type}" for f in spec["fields"]]
     cols += ["created_at DATETIME NOT NULL", "created_by TEXT NOT NULL"]
@@ -423,8 +462,8 @@ def ensure_schema(
         )
         if spec["geometry"]:
             con.execute(
-                "INSERT OR IGNORE INTO gpkg_geometry_columns VALUES (?, 'geom', 'POINT', ?, 0, 0)",
-                (table, srs[0]),
+                "INSERT OR IGNORE INTO gpkg_geometry_columns VALUES (?, 'geom', ?, ?, 0, 0)",
+                (table, spec.get("geometry_type", "POINT"), srs[0]),
             )
     con.executemany(
         "INSERT OR IGNORE INTO records_meta VALUES (?, ?)",

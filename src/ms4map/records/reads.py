@@ -30,6 +30,7 @@ from .case_profile import case_profile, kept_profiles, profile_not_known
 from .cases import case_deadlines
 from .fields import CASE_FIELDS, INSPECTION_FIELDS, SAMPLE_FIELDS, as_date
 from .periods import Period, first_record_day
+from .smp import smp_inspections, smp_maintenance, smp_status, smps
 from .summary import annual_report, outfall_status, summary
 from .verify import accepted_moves
 
@@ -422,6 +423,11 @@ def export(records: Any, dest: str | Path, *, table: str = "inspections") -> Pat
         "deadlines": records.deadlines,
         "attachments": records.attachments,
         "audit": records.audit,
+        # the SMP programme (records/smp.py): the inventory, its schedule as of today
+        "smps": lambda: smps(records),
+        "smp_status": lambda: smp_status(records),
+        "smp_inspections": lambda: smp_inspections(records),
+        "smp_maintenance": lambda: smp_maintenance(records),
     }
     if out.suffix.lower() == ".csv":
         if table not in getters:
