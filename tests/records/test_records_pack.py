@@ -390,3 +390,36 @@ def test_a_records_file_made_before_found_positions(tmp_path) -> None:
     smo.add_inspection("OF-3", "2025-05-05", found_lat=_LAT, found_lon=_LON)
     assert smo.verification().set_index("outfall_id").loc["OF-3", "verification"] == "verified"
     assert smo.verify()["ok"], smo.verify()["problems"]
+
+
+def test_pack_has_the_post_construction_smp_section(designed, tmp_path) -> None:
+    import pypdf
+
+    from ms4map.records import smp
+
+    path, r = designed
+    pond = smp.add_smp(r, "Pond A", "P-2", Point(600050, 4760050).buffer(10),
+                       built_on="2024-05-01", inspection_months=12)  # fmt: skip
+    garden = smp.add_smp(r, "Garden B", "rain_garden", Point(600150, 4760050),
+                         built_on="2024-06-01", inspection_months=6)  # fmt: skip
+    smp.inspect_smp(r, pond, "2025-03-01", condition="good")
+    smp.inspect_smp(r, pond, "2024-12-20", condition="fair")  # before the period
+    pk = r.pack(2025, today="2026-03-01")
+    tables = pk.programme["Post-construction stormwater management practices (SMPs)"]
+    inv = tables["smp_inventory"].set_index("kind")["count"]
+    assert inv.to_dict() == {"P-2": 1, "rain_garden": 1, "all": 2}
+    # the period is 3 Jan 2025 - 2 Jan 2026: one inspection in it
+    assert tables["smp_inspections"]["date"].tolist() == ["2025-03-01"]
+    # Garden B: built 1 June 2024, every 6 months, never inspected: overdue on 2 Jan
+    # 2026; Pond A: inspected 1 March 2025, every 12 months, due 1 March 2026
+    assert tables["smp_overdue"]["smp_id"].astype(int).tolist() == [garden]
+    out = tmp_path / "pack"
+    assert main(["records", str(path), "--year", "2025", "--pack", str(out),
+                 "--today", "2026-03-01"]) == 0  # fmt: skip
+    written = pd.read_csv(out / "smp_overdue.csv")
+    assert written["smp_id"].tolist() == [garden]
+    assert pd.read_csv(out / "smp_inventory.csv")["count"].tolist() == [1, 1, 2]
+    pdf = out / "compliance_pack_permit_year_2025.pdf"
+    flat = " ".join(" ".join(p.extract_text() for p in pypdf.PdfReader(pdf).pages).split())
+    assert "Post-construction stormwater management practices (SMPs)" in flat
+    assert "smp overdue: 1 row(s) (smp_overdue.csv)" in flat and "Garden B" in flat

@@ -8,7 +8,10 @@
   the ids behind it and any override beside it;
 * ``idde_counts.csv``, ``mapping_progress.csv``, ``open_cases.csv``,
   ``expedited.csv`` -- one per section (``ids`` joined with ``;``);
-* ``drilldown.csv`` -- one row per id behind a count (``section, key, kind, id``).
+* ``drilldown.csv`` -- one row per id behind a count (``section, key, kind, id``);
+* the programme sections after them (:data:`PROGRAMME_SECTIONS`): construction sites
+  (land development projects) and post-construction SMPs, a CSV per table
+  (``smp_inventory.csv``, ``smp_overdue.csv``, ...) and the same rows in the PDF.
 
 CSV only: ``openpyxl`` is not a dependency of ms4map, so no XLSX is written.
 """
@@ -31,9 +34,24 @@ from .pack import expedited_list, idde_counts, mapping_progress, open_case_ages,
 from .periods import Period
 from .reads import _ws_kwargs, check_period_begun, period_of
 from .schedule import priority_scores, priority_weights, upstream_counts
+from .smp import pack_rows as smp_pack_rows
 from .verify import verified_outfalls
 
-__all__ = ["CompliancePack", "build_pack", "outfall_priorities", "write_pack"]
+__all__ = [
+    "PROGRAMME_SECTIONS",
+    "CompliancePack",
+    "build_pack",
+    "outfall_priorities",
+    "write_pack",
+]
+
+#: The programme sections after the IDDE ones: title -> the function giving its tables
+#: (``pack_rows(records, period) -> {table name: rows}``; each table a CSV of its name).
+PROGRAMME_SECTIONS: dict[str, Any] = {
+    "Post-construction stormwater management practices (SMPs)": smp_pack_rows,
+}
+#: Rows of one programme table printed in the PDF (all of them are in its CSV).
+PDF_ROWS = 60
 
 
 @dataclass
@@ -48,6 +66,8 @@ class CompliancePack:
     expedited: pd.DataFrame
     annual: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    #: title -> {table name: rows} (:data:`PROGRAMME_SECTIONS`)
+    programme: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)
 
     def drilldown(self) -> pd.DataFrame:
         """``section, key, kind, id``: one row per id behind a count."""
@@ -198,6 +218,7 @@ def build_pack(
         expedited=expedited,
         annual=records.annual_report(p.year, period=period),
         notes=notes,
+        programme={title: rows(records, p) for title, rows in PROGRAMME_SECTIONS.items()},
     )
 
 
@@ -251,8 +272,32 @@ def _section_lines(pack: CompliancePack) -> list[tuple[str, float]]:
         text = f"{r['outfall_id']} ({r['why']}): lacks {r['lacks'] or 'nothing'}"
         for ln in textwrap.wrap(text, wrap, subsequent_indent="    "):
             lines.append((ln, 8))
+    for title, tables in pack.programme.items():
+        lines += [("", 8), (title, 12)]
+        for name, df in tables.items():
+            lines += _table_lines(name, df, wrap)
     lines += [("", 8), ("Notes", 12)] + [(n, 7.5) for n in pack.notes]
     return lines
+
+
+def _table_lines(name: str, df: pd.DataFrame, wrap: int) -> list[tuple[str, float]]:
+    """One programme table in the PDF: its name and row count, then a line per row
+    (``column: value`` for the values that are set), :data:`PDF_ROWS` at most."""
+    lines = [(f"{name.replace('_', ' ')}: {len(df)} row(s) ({name}.csv)", 9.5)]
+    for r in df.head(PDF_ROWS).to_dict("records"):
+        text = "; ".join(f"{k}: {v}" for k, v in r.items() if not _blank(v))
+        for ln in textwrap.wrap(text or "(empty row)", wrap, subsequent_indent="    "):
+            lines.append((ln, 7.5))
+    if len(df) > PDF_ROWS:
+        lines.append((f"... {len(df) - PDF_ROWS} more row(s) in {name}.csv", 7.5))
+    return lines
+
+
+def _blank(v: Any) -> bool:
+    try:
+        return v is None or bool(pd.isna(v)) or str(v) == ""
+    except (TypeError, ValueError):  # a list or an array: set
+        return False
 
 
 def _text_pages(lines: list[tuple[str, float]], heading: str) -> list[Any]:
@@ -298,6 +343,7 @@ def write_pack(
         ("open_cases.csv", pack.open_cases),
         ("expedited.csv", pack.expedited),
         ("drilldown.csv", pack.drilldown()),
+        *((f"{n}.csv", df) for tables in pack.programme.values() for n, df in tables.items()),
     ):
         written.append(
             write_text_output(folder / name, csv_text(df), protected=protected, option="--pack")
