@@ -32,6 +32,7 @@ import shapely
 
 from ..core.errors import DataError, InputOpenError, OutputError
 from .fields import CASE_FIELDS, INSPECTION_FIELDS, SAMPLE_FIELDS
+from .project_fields import CONSTRUCTION_FIELDS, PROJECT_FIELDS
 
 __all__ = [
     "BUSY_TIMEOUT_S",
@@ -88,6 +89,33 @@ TABLES: dict[str, dict[str, Any]] = {
         ),
         "fields": CASE_FIELDS,
         "description": "IDDE cases: complaint or finding to elimination, one row per step",
+    },
+    "projects": {
+        "id": "project_id",
+        "geometry": False,
+        "fixed": (
+            ("project_name", "TEXT NOT NULL"),
+            ("status", "TEXT NOT NULL"),
+            ("step_on", "DATE NOT NULL"),
+            ("profile", "TEXT NOT NULL"),
+            ("saved_on", "DATE NOT NULL"),
+            ("determination", "TEXT NOT NULL"),  # the frozen determination document (JSON)
+            ("determination_sha256", "TEXT NOT NULL"),
+        ),
+        "fields": PROJECT_FIELDS,
+        "description": "Land development projects: screening to maintained, one row per version",
+    },
+    "construction": {
+        "id": "event_id",
+        "geometry": False,
+        "fixed": (
+            ("project_id", "INTEGER NOT NULL"),
+            ("kind", "TEXT NOT NULL"),
+            ("date", "DATE NOT NULL"),
+        ),
+        "fields": CONSTRUCTION_FIELDS,
+        "description": "Construction oversight: stage notices, inspections, violation "
+        "notices, stop-work orders",
     },
     "attachments": {
         "id": "attachment_id",

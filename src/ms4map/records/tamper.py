@@ -145,10 +145,11 @@ def verify(path: Any) -> dict[str, Any]:
     with gpkg.read_tx(path) as con:
         con.row_factory = sqlite3.Row
         audit = con.execute("SELECT * FROM audit ORDER BY fid").fetchall()
-        tables = {
+        have = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        tables = {  # a file of an older ms4map, not yet opened by the SMO, lacks new tables
             t: con.execute(f"SELECT * FROM {t} ORDER BY fid").fetchall()
             for t, spec in gpkg.TABLES.items()
-            if spec["id"]
+            if spec["id"] and t in have
         }
     has_chain = bool(audit) and "chain" in audit[0].keys()  # noqa: SIM118
     previous: str | None = None
