@@ -358,12 +358,8 @@ def pack_rows(records: Any, period: Any) -> dict[str, pd.DataFrame]:
     ``stop_work_orders`` (issued in the period or in force during it).
     """
     lo, hi = period.start.isoformat(), period.end.isoformat()
-    rows = construction(records, history=True)
-    if len(rows):  # each row as it stood at the period's end
-        rows = rows[rows["created_at"].str[:10] <= hi]
-        rows = rows.sort_values("version").groupby("event_id", as_index=False).tail(1)
-    rows = rows.sort_values(["date", "event_id"], kind="stable").reset_index(drop=True)
-    hist = projects(records, history=True)
+    rows = construction(records)  # current versions (a correction, a lifting: dated)
+    hist = projects(records, history=True)  # each project at its last step in the period
     hist = hist[hist["step_on"].astype(str) <= hi]
     prj = hist.sort_values("version").groupby("project_id", as_index=False).tail(1)
     in_period = rows[(rows["date"].astype(str) >= lo) & (rows["date"].astype(str) <= hi)]
