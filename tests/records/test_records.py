@@ -90,6 +90,8 @@ def test_records_file_is_beside_the_workspace_and_a_geopackage(town, records) ->
         "inspections": "features",
         "samples": "features",
         "cases": "features",
+        "projects": "attributes",  # issue 31: land development projects
+        "construction": "attributes",
         "attachments": "attributes",
         "audit": "attributes",
         "layer_styles": "attributes",  # QGIS draws the point layers styled

@@ -230,35 +230,6 @@ def advance_project(
         )
     col = STEP_DATE[step]
     day = as_date(date, f"project field '{col}'")
-    extra: dict[str, Any] = {col: day.isoformat()}
-    if notes:
-        extra["notes"] = notes
-    if step == "approved":
-        if not (approved_by or "").strip():
-            raise DataError(
-                "Project field 'approved_by' is needed for step 'approved'. Fix: give who "
-                "approved the SWPPP (approved_by=, --approved-by NAME)."
-            )
-        extra["approved_by"] = approved_by
-    if step == "as_built_received":
-        if not (engineer or "").strip():
-            raise DataError(
-                "Project field 'as_built_engineer' is needed for step 'as_built_received': "
-                "the laws ask for as-built plans certified by a professional engineer. Fix: "
-                "give the engineer (engineer=, --engineer 'NAME, PE LICENSE')."
-            )
-        extra["as_built_engineer"] = engineer
-    if step == "one_year_inspected":
-        if acceptable is not True:
-            raise DataError(
-                "Project field 'one_year_acceptable' must be yes for step "
-                "'one_year_inspected': the guarantee stays until a one-year inspection finds "
-                "the facilities acceptable. Fix: record the inspection's findings "
-                "(ms4map project inspect ... --result violations) and a violation notice, "
-                "and advance when an inspection finds them acceptable (--acceptable)."
-            )
-        extra["one_year_acceptable"] = True
-    values = check_fields(extra, PROJECT_FIELDS, where="project")
     with gpkg.write_tx(records.path) as con:
         old = _current(con, project_id)
         allowed = next_status(old["status"])
@@ -271,6 +242,7 @@ def advance_project(
                     else "It is maintained: that is the last step."
                 )
             )
+        values = _step_values(step, day, approved_by, engineer, acceptable, notes)
         if day.isoformat() < str(old["step_on"]):
             raise DataError(
                 f"Project field '{col}' = {day} is before the project's last step "
@@ -377,6 +349,46 @@ def blocking(con: Any, project_id: int) -> str:
     """What stops a project's work but stabilization ('' when nothing): its open
     violation notices and stop-work orders in force (``con``: an open connection)."""
     return _blocking_text(*_open_rows(_current_rows(con, project_id)))
+
+
+def _step_values(
+    step: str,
+    day: dt.date,
+    approved_by: str | None,
+    engineer: str | None,
+    acceptable: bool | None,
+    notes: str | None,
+) -> dict[str, Any]:
+    """The columns a step sets, with what the law asks for it (checked)."""
+    extra: dict[str, Any] = {STEP_DATE[step]: day.isoformat()}
+    if notes:
+        extra["notes"] = notes
+    if step == "approved":
+        if not (approved_by or "").strip():
+            raise DataError(
+                "Project field 'approved_by' is needed for step 'approved'. Fix: give who "
+                "approved the SWPPP (approved_by=, --approved-by NAME)."
+            )
+        extra["approved_by"] = approved_by
+    if step == "as_built_received":
+        if not (engineer or "").strip():
+            raise DataError(
+                "Project field 'as_built_engineer' is needed for step 'as_built_received': "
+                "the laws ask for as-built plans certified by a professional engineer. Fix: "
+                "give the engineer (engineer=, --engineer 'NAME, PE LICENSE')."
+            )
+        extra["as_built_engineer"] = engineer
+    if step == "one_year_inspected":
+        if acceptable is not True:
+            raise DataError(
+                "Project field 'one_year_acceptable' must be yes for step "
+                "'one_year_inspected': the guarantee stays until a one-year inspection finds "
+                "the facilities acceptable. Fix: record the inspection's findings "
+                "(ms4map project inspect ... --result violations) and a violation notice, "
+                "and advance when an inspection finds them acceptable (--acceptable)."
+            )
+        extra["one_year_acceptable"] = True
+    return check_fields(extra, PROJECT_FIELDS, where="project")
 
 
 def _check_preconditions(old: Mapping[str, Any], step: str, day: dt.date, rules: Any) -> None:
