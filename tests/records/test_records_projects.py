@@ -305,3 +305,44 @@ def test_old_records_file_gains_the_tables(town, tmp_path):
     pid = P.save_project(r, determination(town), date="2026-03-02")
     assert P.project(r, pid)["status"] == "screened"
     assert r.verify()["ok"] and len(r.audit()) == 3
+
+
+def test_demo_screening_saved_as_project(demo_copy):
+    """On the demo town: a site screened with evaluate_site is saved as a project with its
+    determination and provenance frozen; its stage notice 30 hours ahead is late."""
+    import ms4map
+    from ms4map import pipeline
+    from ms4map.datasets import alder_falls
+    from ms4map.rules.conditions import evaluate_site
+
+    ws = ms4map.open_workspace(demo_copy)
+    res = pipeline.run(ws)
+    scenarios = alder_falls.SCENARIO_PARCELS or alder_falls.build_layers().info["scenarios"]
+    parcel = scenarios["a"]["parcel_id"]
+    det = evaluate_site(
+        res, parcel, disturbed_acres=6, project_type="residential", workspace=ws,
+        application={"applicant": "Alder Homes", "project_name": "Creekside"},
+    )
+    r = rec.open_records(demo_copy, user="smo1")
+    pid = P.save_project(r, det)
+    p = P.project(r, pid)
+    assert (p["project_name"], p["applicant"], p["parcel_ids"]) == (
+        "Creekside", "Alder Homes", parcel,
+    )
+    assert bool(p["facility_required"]) is True  # Condition A: post-construction controls
+    frozen = P.determination_of(r, pid)
+    assert frozen["provenance"] == det.to_dict()["provenance"]
+    assert frozen["conditions"]["A"]["value"] is True
+    import hashlib
+
+    assert hashlib.sha256(p["determination"].encode()).hexdigest() == p["determination_sha256"]
+    today = dt.date.today()
+    P.advance_project(r, pid, "swppp_submitted", today)
+    P.advance_project(r, pid, "approved", today, approved_by="Planning Board")
+    now = dt.datetime.now().replace(second=0, microsecond=0)
+    eid = C.notify_stage(
+        r, pid, "start_of_construction", now + dt.timedelta(hours=30), notified_at=now
+    )
+    row = C.construction(r, pid).set_index("event_id").loc[eid]
+    assert row["hours_ahead"] == 30.0 and bool(row["late"]) is True
+    _audit_equals_rows(r)
