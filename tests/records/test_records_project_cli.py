@@ -35,13 +35,25 @@ def test_project_commands(tmp_path, capsys) -> None:
     assert code == 0
     capsys.readouterr()
     code = run(
-        "notify", "1", "--stage", "start_of_construction", "--stage-at", "2026-03-10T08:00",
-        "--notified-at", "2026-03-08T09:00",
+        "notify",
+        "1",
+        "--stage",
+        "start_of_construction",
+        "--stage-at",
+        "2026-03-10T08:00",
+        "--notified-at",
+        "2026-03-08T09:00",
     )
     assert code == 0 and "(47 hours ahead) LATE" in capsys.readouterr().out
     code = run(
-        "notify", "1", "--stage", "erosion_controls_installed", "--stage-at",
-        "2026-03-10T08:00", "--notified-at", "2026-03-08T08:00",
+        "notify",
+        "1",
+        "--stage",
+        "erosion_controls_installed",
+        "--stage-at",
+        "2026-03-10T08:00",
+        "--notified-at",
+        "2026-03-08T08:00",
     )
     out = capsys.readouterr().out
     assert code == 0 and "(48 hours ahead)." in out and "LATE" not in out

@@ -124,7 +124,11 @@ def test_lifecycle_kiryas_joel(town):
     # a violation blocks the next step until corrected
     ins = C.inspect_site(r, pid, "2026-03-12", findings="silt fence down", result="violations")
     v = C.issue_violation(
-        r, pid, "2026-03-12", nature="silt fence down", corrective_actions="reinstall it",
+        r,
+        pid,
+        "2026-03-12",
+        nature="silt fence down",
+        corrective_actions="reinstall it",
         inspection_id=ins,
     )
     before = _counts(r)
@@ -166,7 +170,11 @@ def test_lifecycle_kiryas_joel(town):
     audit = r.audit()
     steps = audit[audit["table_name"] == "projects"]["action"].tolist()
     assert steps == [
-        "save", "swppp_submitted", "update", "approved", "under_construction",
+        "save",
+        "swppp_submitted",
+        "update",
+        "approved",
+        "under_construction",
         "as_built_received",
     ]
     assert set(audit["created_by"]) == {"smo1"}
@@ -244,10 +252,14 @@ def test_pack_rows(town):
     pid = P.save_project(r, determination(town, created="2025-01-05"), date="2025-01-06")
     P.advance_project(r, pid, "swppp_submitted", "2025-01-07")
     P.advance_project(r, pid, "approved", "2025-01-10", approved_by="Board")
-    C.notify_stage(r, pid, "start_of_construction", "2025-02-01T08:00", notified_at="2025-01-31T08:00")
+    C.notify_stage(
+        r, pid, "start_of_construction", "2025-02-01T08:00", notified_at="2025-01-31T08:00"
+    )
     P.advance_project(r, pid, "under_construction", "2025-02-01")
     ins = C.inspect_site(r, pid, "2025-02-10", findings="no silt fence", result="violations")
-    v = C.issue_violation(r, pid, "2025-02-10", nature="no silt fence", corrective_actions="install")
+    v = C.issue_violation(
+        r, pid, "2025-02-10", nature="no silt fence", corrective_actions="install"
+    )
     s = C.stop_work(r, pid, "2025-02-11", reason="no silt fence")
     C.correct_violation(r, pid, v, "2025-02-20")
     C.lift_stop_work(r, pid, "2025-02-21")
@@ -255,7 +267,10 @@ def test_pack_rows(town):
     period = Period("permit_year", 2025, dt.date(2025, 1, 3), dt.date(2026, 1, 2))
     out = C.pack_rows(r, period)
     assert set(out) == {
-        "active_projects", "stage_notices", "construction_inspections", "violation_notices",
+        "active_projects",
+        "stage_notices",
+        "construction_inspections",
+        "violation_notices",
         "stop_work_orders",
     }
     assert all(isinstance(df, pd.DataFrame) for df in out.values())
@@ -267,9 +282,7 @@ def test_pack_rows(town):
     assert out["violation_notices"][["event_id", "corrected_on"]].values.tolist() == [
         [v, "2025-02-20"]
     ]
-    assert out["stop_work_orders"][["event_id", "lifted_on"]].values.tolist() == [
-        [s, "2025-02-21"]
-    ]
+    assert out["stop_work_orders"][["event_id", "lifted_on"]].values.tolist() == [[s, "2025-02-21"]]
     earlier = C.pack_rows(r, Period("permit_year", 2024, dt.date(2024, 1, 3), dt.date(2025, 1, 2)))
     assert all(df.empty for df in earlier.values())
 
@@ -320,14 +333,20 @@ def test_demo_screening_saved_as_project(demo_copy):
     scenarios = alder_falls.SCENARIO_PARCELS or alder_falls.build_layers().info["scenarios"]
     parcel = scenarios["a"]["parcel_id"]
     det = evaluate_site(
-        res, parcel, disturbed_acres=6, project_type="residential", workspace=ws,
+        res,
+        parcel,
+        disturbed_acres=6,
+        project_type="residential",
+        workspace=ws,
         application={"applicant": "Alder Homes", "project_name": "Creekside"},
     )
     r = rec.open_records(demo_copy, user="smo1")
     pid = P.save_project(r, det)
     p = P.project(r, pid)
     assert (p["project_name"], p["applicant"], p["parcel_ids"]) == (
-        "Creekside", "Alder Homes", parcel,
+        "Creekside",
+        "Alder Homes",
+        parcel,
     )
     assert bool(p["facility_required"]) is True  # Condition A: post-construction controls
     frozen = P.determination_of(r, pid)

@@ -127,9 +127,7 @@ def _options(p: argparse.ArgumentParser) -> None:
     a.add_argument("--corrective-actions", metavar="TEXT")
     a.add_argument("--deadline", metavar="YYYY-MM-DD", help="remedy deadline")
     a.add_argument("--inspection", type=int, metavar="EVENT_ID", help="the inspection")
-    a.add_argument(
-        "--corrected", type=int, metavar="EVENT_ID", help="record this notice corrected"
-    )
+    a.add_argument("--corrected", type=int, metavar="EVENT_ID", help="record this notice corrected")
     a.add_argument("--notes", metavar="TEXT")
     a = acts.add_parser("stop-work", help="issue a stop-work order")
     _common(a, by_required=True)
@@ -172,7 +170,9 @@ def _write(rec: Any, args: argparse.Namespace) -> int:
             rec, det, date=args.date, name=args.name, applicant=args.applicant, notes=args.notes
         )
         p = prj.project(rec, pid)
-        print(f"Project {pid} '{p['project_name']}' saved (screened on {p['saved_on']}; {rec.path}).")
+        print(
+            f"Project {pid} '{p['project_name']}' saved (screened on {p['saved_on']}; {rec.path})."
+        )
         return 0
     if args.action == "advance":
         v = prj.advance_project(

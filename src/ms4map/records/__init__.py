@@ -31,7 +31,10 @@ layers read without the pipeline), :mod:`~ms4map.records.gpkg` (the file), and
 :mod:`~ms4map.records.pack` and :mod:`~ms4map.records.pack_write` (the compliance
 pack), :mod:`~ms4map.records.verify` (field verification of outfalls),
 :mod:`~ms4map.records.field_export` and :mod:`~ms4map.records.field_import` (the
-offline field package).
+offline field package); :mod:`~ms4map.records.projects`,
+:mod:`~ms4map.records.construction` and :mod:`~ms4map.records.project_fields` (land
+development projects and their construction oversight, tables ``projects`` and
+``construction``).
 
 Examples
 --------
@@ -50,6 +53,7 @@ from . import (
     annual,
     case_profile,
     cases,
+    construction,
     field_export,
     field_import,
     fields,
@@ -59,6 +63,8 @@ from . import (
     pack_write,
     periods,
     photos,
+    project_fields,
+    projects,
     users,
     verify,
 )
@@ -100,6 +106,7 @@ __all__ = [
     "annual",
     "case_profile",
     "cases",
+    "construction",
     "field_export",
     "field_import",
     "fields",
@@ -109,6 +116,8 @@ __all__ = [
     "pack_write",
     "periods",
     "photos",
+    "project_fields",
+    "projects",
     "users",
     "verify",
 ]

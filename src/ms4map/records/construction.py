@@ -29,7 +29,6 @@ from .project_fields import (
     construction_rules,
     next_status,
 )
-from .projects import _current as _project_row
 from .projects import (
     _blocking_text,
     _current_rows,
@@ -40,6 +39,7 @@ from .projects import (
     projects,
     read_table,
 )
+from .projects import _current as _project_row
 
 __all__ = [
     "blocking",
@@ -174,7 +174,7 @@ def notify_stage(
             CONSTRUCTION_FIELDS,
             where="construction",
         )
-        return _add(records, con, project_id, "notice", when.date(), values)
+        return _add(records, con, project_id, "notice", when.date(), values=values)
 
 
 def inspect_site(
@@ -209,7 +209,7 @@ def inspect_site(
     with gpkg.write_tx(records.path) as con:
         proj = _project_row(con, project_id)
         _not_before_saved(proj, day, "date")
-        return _add(records, con, project_id, "inspection", day, values)
+        return _add(records, con, project_id, "inspection", day, values=values)
 
 
 def issue_violation(
@@ -262,7 +262,7 @@ def issue_violation(
                     f"Construction field 'inspection_id' = {inspection_id} is not an "
                     f"inspection of project {project_id}. Fix: see ms4map project show."
                 )
-        return _add(records, con, project_id, "violation", day, values)
+        return _add(records, con, project_id, "violation", day, values=values)
 
 
 def correct_violation(
@@ -286,7 +286,10 @@ def correct_violation(
                 "Nothing was written."
             )
         _not_before(old, day, "corrected_on")
-        extra = {"corrected_on": day.isoformat(), "corrected_approved_by": approved_by or records.user}
+        extra = {
+            "corrected_on": day.isoformat(),
+            "corrected_approved_by": approved_by or records.user,
+        }
         if notes:
             extra["notes"] = notes
         return _new_version(records, con, old, extra, action="corrected")
@@ -304,11 +307,13 @@ def stop_work(
             "Construction field 'reason' is needed for a stop-work order (the violations it "
             "is issued for). Fix: give reason= (--reason TEXT)."
         )
-    values = check_fields({"reason": reason, "notes": notes}, CONSTRUCTION_FIELDS, where="construction")
+    values = check_fields(
+        {"reason": reason, "notes": notes}, CONSTRUCTION_FIELDS, where="construction"
+    )
     with gpkg.write_tx(records.path) as con:
         proj = _project_row(con, project_id)
         _not_before_saved(proj, day, "date")
-        return _add(records, con, project_id, "stop_work", day, values)
+        return _add(records, con, project_id, "stop_work", day, values=values)
 
 
 def lift_stop_work(
@@ -376,18 +381,21 @@ def pack_rows(records: Any, period: Any) -> dict[str, pd.DataFrame]:
     stops = stops[(stops["date"].astype(str) <= hi) & (lifted >= lo)]
     return {
         "active_projects": active[pcols].sort_values("project_id").reset_index(drop=True),
-        "stage_notices": kind("notice", ["stage", "notified_at", "stage_at", "hours_ahead", "late"]),
+        "stage_notices": kind(
+            "notice", ["stage", "notified_at", "stage_at", "hours_ahead", "late"]
+        ),
         "construction_inspections": kind("inspection", ["inspector", "result", "findings"]),
         "violation_notices": kind(
             "violation", ["nature", "corrective_actions", "remedy_deadline", "corrected_on"]
         ),
-        "stop_work_orders": stops[["event_id", "project_id", "date", "reason", "lifted_on"]]
-        .reset_index(drop=True),
+        "stop_work_orders": stops[
+            ["event_id", "project_id", "date", "reason", "lifted_on"]
+        ].reset_index(drop=True),
     }
 
 
 # ---------------------------------------------------------------- helpers
-def _add(records: Any, con: Any, project_id: Any, kind: str, day: dt.date, values: dict) -> int:
+def _add(records: Any, con: Any, project_id: Any, kind: str, day: dt.date, *, values: dict) -> int:
     row = {
         "event_id": writes._next_id(con, "construction"),
         "version": 1,

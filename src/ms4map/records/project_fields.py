@@ -238,8 +238,7 @@ def as_moment(value: Any, name: str, *, allow_future: bool = False) -> dt.dateti
     now = dt.datetime.now()
     if not allow_future and moment > now:
         raise DataError(
-            f"{name} = {moment:%Y-%m-%dT%H:%M} is in the future. Fix: give the time it "
-            "happened."
+            f"{name} = {moment:%Y-%m-%dT%H:%M} is in the future. Fix: give the time it happened."
         )
     if moment.year < 1972 or moment > now + dt.timedelta(days=3660):
         raise DataError(f"{name} = {moment:%Y-%m-%dT%H:%M}: check the year.")

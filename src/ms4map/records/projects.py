@@ -242,7 +242,14 @@ def advance_project(
                     else "It is maintained: that is the last step."
                 )
             )
-        values = _step_values(step, day, approved_by, engineer, acceptable, notes)
+        values = _step_values(
+            step,
+            day,
+            approved_by=approved_by,
+            engineer=engineer,
+            acceptable=acceptable,
+            notes=notes,
+        )
         if day.isoformat() < str(old["step_on"]):
             raise DataError(
                 f"Project field '{col}' = {day} is before the project's last step "
@@ -296,7 +303,9 @@ def update_project(
             + f"Change only {list(UPDATE_FIELDS)}."
         )
     if not fields:
-        raise DataError("Nothing to change. Fix: give the fields, e.g. guarantee_kind='cash_escrow'.")
+        raise DataError(
+            "Nothing to change. Fix: give the fields, e.g. guarantee_kind='cash_escrow'."
+        )
     given = dict(fields)
     ahead = {}
     for k in FUTURE_DATES:
@@ -354,6 +363,7 @@ def blocking(con: Any, project_id: int) -> str:
 def _step_values(
     step: str,
     day: dt.date,
+    *,
     approved_by: str | None,
     engineer: str | None,
     acceptable: bool | None,

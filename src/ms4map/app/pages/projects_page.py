@@ -113,8 +113,7 @@ def _state(rec: Any, pid: int) -> None:
     lines = [
         f"Applicant: {state.data_text(p.get('applicant') or '—')}",
         f"Site: {state.data_text(p.get('site_label') or '—')}",
-        "Post-construction practices required: "
-        + ("yes" if p.get("facility_required") else "no"),
+        "Post-construction practices required: " + ("yes" if p.get("facility_required") else "no"),
         f"Guarantee: {kind}{amount} ({g['state']})",
         f"Maintenance easement: {easement}",
         "Certificate of occupancy: " + ("withheld" if s["co_hold"] else "not withheld"),
@@ -194,7 +193,9 @@ def _new_project_form() -> None:
             st.caption("No determination on the Site screening page yet in this session.")
         with st.form("projects_new_form"):
             name = st.text_input("Project name (blank: the application's)", key="projects_new_name")
-            applicant = st.text_input("Applicant (blank: the application's)", key="projects_new_app")
+            applicant = st.text_input(
+                "Applicant (blank: the application's)", key="projects_new_app"
+            )
             day = st.date_input("Saved on", value=dt.date.today(), max_value=dt.date.today(),
                                 key="projects_new_day")  # fmt: skip
             go = st.form_submit_button("Save the project")
@@ -297,7 +298,10 @@ def _construction_forms(rec: Any, pid: int, rules: Any) -> None:
             _save(
                 "Recording a stage notice",
                 lambda r: con.notify_stage(
-                    r, pid, stage, dt.datetime.combine(sd, stime),
+                    r,
+                    pid,
+                    stage,
+                    dt.datetime.combine(sd, stime),
                     notified_at=dt.datetime.combine(nd, ntime),
                 ),
                 "Stage notice {out} recorded.",
@@ -335,7 +339,11 @@ def _violation_forms(rec: Any, pid: int, today: dt.date) -> None:
             _save(
                 "Recording a violation notice",
                 lambda r: con.issue_violation(
-                    r, pid, day, nature=nature, corrective_actions=actions,
+                    r,
+                    pid,
+                    day,
+                    nature=nature,
+                    corrective_actions=actions,
                     remedy_deadline=deadline,
                 ),
                 "Violation notice {out} recorded.",
@@ -387,4 +395,3 @@ def _lift_form(pid: int, s: dict[str, Any], today: dt.date) -> None:
                 f"Stop-work order {oid} lifted.",
                 "projects_lift",
             )
-
