@@ -80,3 +80,26 @@ def test_project_commands(tmp_path, capsys) -> None:
     assert P.project(r, 1)["status"] == "approved"
     assert main(["project", "show", str(town), "7"]) == 2
     assert "no such project" in capsys.readouterr().err
+
+
+def test_project_new_screens_a_site_of_the_demo(demo_copy, capsys) -> None:
+    """``project new --site ID --acres N`` screens the site (as ms4map screen) and saves
+    the determination; without a site or a file the command says what to give."""
+    from ms4map.datasets import alder_falls
+
+    scenarios = alder_falls.SCENARIO_PARCELS or alder_falls.build_layers().info["scenarios"]
+    parcel = scenarios["a"]["parcel_id"]
+    site = ["--site", parcel, "--acres", "6", "--type", "residential"]
+    code = main(["project", "new", str(demo_copy), "--by", "jsmith", *site, "--applicant", "A. H."])
+    assert code == 0, capsys.readouterr().err
+    r = open_records(demo_copy, user="jsmith")
+    p = P.project(r, 1)
+    assert (p["parcel_ids"], p["applicant"], bool(p["facility_required"])) == (
+        parcel,
+        "A. H.",
+        True,
+    )
+    assert P.determination_of(r, 1)["inputs"]["disturbed_acres"] == 6
+    capsys.readouterr()
+    assert main(["project", "new", str(demo_copy), "--by", "jsmith"]) == 4
+    assert "--determination FILE.json" in capsys.readouterr().err
