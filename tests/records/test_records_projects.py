@@ -365,3 +365,52 @@ def test_demo_screening_saved_as_project(demo_copy):
     row = C.construction(r, pid).set_index("event_id").loc[eid]
     assert row["hours_ahead"] == 30.0 and bool(row["late"]) is True
     _audit_equals_rows(r)
+
+
+_KILLED = """
+import sys, json
+import ms4map.records as rec
+from ms4map.records import construction as C, projects as P
+r = rec.open_records(sys.argv[1], user="killed")
+pid = P.save_project(r, json.loads(sys.argv[2]), date="2026-03-02")
+P.advance_project(r, pid, "swppp_submitted", "2026-03-03")
+P.advance_project(r, pid, "approved", "2026-03-04", approved_by="Board")
+print("ready", flush=True)
+i = 0
+while True:
+    i += 1
+    C.inspect_site(r, pid, "2026-03-05", findings="x" * 2000)
+    print(i, flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigkill_during_construction_writes_loses_nothing(town) -> None:
+    import os
+    import signal
+    import time
+
+    rec.open_records(town, user="setup")
+    doc = json.dumps(determination(town))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILLED, str(town), doc],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    reported, deadline = 0, time.monotonic() + 30
+    while reported < 30 and time.monotonic() < deadline:
+        line = proc.stdout.readline().strip()
+        if not line:
+            break
+        reported = int(line) if line.isdigit() else reported
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert reported >= 30, proc.stderr.read() if proc.stderr else ""
+    r = rec.open_records(town, user="after")
+    assert r.integrity_check() == "ok"
+    n = len(C.construction(r))
+    assert reported <= n <= reported + 1
+    assert P.project(r, 1)["status"] == "approved"
+    _audit_equals_rows(r)
