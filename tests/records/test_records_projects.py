@@ -414,3 +414,18 @@ def test_sigkill_during_construction_writes_loses_nothing(town) -> None:
     assert reported <= n <= reported + 1
     assert P.project(r, 1)["status"] == "approved"
     _audit_equals_rows(r)
+
+
+def test_export_has_the_projects_and_construction(town, tmp_path) -> None:
+    import pyogrio
+
+    r = rec.open_records(town, user="smo1")
+    pid = P.save_project(r, determination(town), date="2026-03-02")
+    C.stop_work(r, pid, "2026-03-03", reason="no permit")
+    out = r.export(tmp_path / "out.gpkg")
+    layers = {name for name, _ in pyogrio.list_layers(out)}
+    assert {"projects", "construction"} <= layers
+    got = pyogrio.read_dataframe(out, layer="construction")
+    assert got["kind"].tolist() == ["stop_work"]
+    csv = r.export(tmp_path / "p.csv", table="projects")
+    assert "Acme lot" in csv.read_text(encoding="utf-8")

@@ -149,7 +149,7 @@ def _records_command_options(p: argparse.ArgumentParser) -> None:
         "--table",
         default="inspections",
         help="table of a CSV export: inspections, samples, cases, outfall_status, deadlines, "
-        "attachments, audit (default %(default)s)",
+        "attachments, audit, projects, construction (default %(default)s)",
     )
     p.add_argument(
         "--annual-report", metavar="FILE.csv|FILE.pdf", help="figures per reporting year"
