@@ -76,6 +76,20 @@ def test_smo_advances_and_records_construction(with_users: Path) -> None:
     assert not at.exception, [e.value for e in at.exception]
     p = P.project(_records(with_users), pid)
     assert (p["status"], p["approved_by"], p["created_by"]) == ("approved", "Planning Board", SMO)
+    # the guarantee, the easement and the certificate-of-occupancy hold
+    at.selectbox(key="projects_upd_kind").set_value("cash_escrow")
+    at.number_input(key="projects_upd_amount").set_value(50000.0)
+    at.checkbox(key="projects_upd_eas").check()
+    at.text_input(key="projects_upd_where").set_value("County Clerk, liber 14 page 3")
+    at.selectbox(key="projects_upd_hold").set_value("withhold")
+    at = _button(at, "Record the changes").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    p = P.project(_records(with_users), pid)
+    assert (p["guarantee_kind"], p["guarantee_amount"], p["co_hold"]) == ("cash_escrow", 50000.0, 1)
+    assert p["easement_where"] == "County Clerk, liber 14 page 3"
+    text = _texts(at)
+    assert "Guarantee: cash escrow of $50,000 (held)" in text
+    assert "Certificate of occupancy: withheld" in text
     # a stage notice 47 hours ahead: late
     today = dt.date.today()
     at.date_input(key="projects_note_sd").set_value(today)

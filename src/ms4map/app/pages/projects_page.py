@@ -253,6 +253,10 @@ def _forms(rec: Any, pid: int) -> None:
             amount = st.number_input("Amount (USD)", min_value=0.0, value=None,
                                      key="projects_upd_amount")  # fmt: skip
             posted = st.date_input("Posted on", value=None, key="projects_upd_posted")
+            drawn = st.date_input("The town drew on it on", value=None, key="projects_upd_drawn")
+            drawn_amount = st.number_input(
+                "Amount drawn (USD)", min_value=0.0, value=None, key="projects_upd_drawn_amount"
+            )
             easement = st.checkbox("Maintenance easement recorded", key="projects_upd_eas")
             where = st.text_input("Where recorded (e.g. County Clerk, liber/page)",
                                   key="projects_upd_where")  # fmt: skip
@@ -265,6 +269,8 @@ def _forms(rec: Any, pid: int) -> None:
                 "guarantee_kind": kind,
                 "guarantee_amount": amount,
                 "guarantee_posted_on": posted,
+                "guarantee_drawn_on": drawn,
+                "guarantee_drawn_amount": drawn_amount,
                 "easement_recorded": True if easement else None,
                 "easement_where": where or None,
                 "easement_recorded_on": on,
