@@ -45,8 +45,7 @@ def _lines(sizes: bool) -> list[dict]:
         ("h", [(260, 0), (200, 0)], 15),  # drawn from the headwall
     ]
     return [
-        {"conv_id": c, "coords": xy, **({"diameter_in": d} if sizes else {})}
-        for c, xy, d in rows
+        {"conv_id": c, "coords": xy, **({"diameter_in": d} if sizes else {})} for c, xy, d in rows
     ]
 
 

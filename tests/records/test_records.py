@@ -93,6 +93,8 @@ def test_records_file_is_beside_the_workspace_and_a_geopackage(town, records) ->
         "smps": "features",  # points or polygons (issue 31 item 3)
         "smp_inspections": "attributes",
         "smp_maintenance": "attributes",
+        "projects": "attributes",  # issue 31: land development projects
+        "construction": "attributes",
         "attachments": "attributes",
         "audit": "attributes",
         "layer_styles": "attributes",  # QGIS draws the point layers styled

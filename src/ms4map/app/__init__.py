@@ -19,6 +19,7 @@ PAGES: dict[str, tuple[str, str, str]] = {
     "investigation": ("investigation", "Outfall investigation", ":material/search:"),
     "inventory": ("inventory", "Outfall inventory", ":material/list_alt:"),
     "cases": ("cases_page", "IDDE cases", ":material/assignment:"),
+    "projects": ("projects_page", "Projects", ":material/construction:"),
     "septic": ("septic_page", "Septic", ":material/water_damage:"),
     "smp": ("smp_page", "SMPs", ":material/water:"),
     "permit": ("permit_page", "Permit year", ":material/event_note:"),

@@ -44,8 +44,8 @@ __all__ = [
 # the modules declaring COMMANDS, in the order of `ms4map --help` (records: inspect,
 # records, case)
 COMMAND_MODULES = (
-    "validate", "trace", "drainage", "screen", "batch", "app", "demo", "records", "outfalls",
-    "users", "export", "field", "smp",
+    "validate", "trace", "drainage", "screen", "batch", "app", "demo", "records", "project",
+    "smp", "outfalls", "users", "export", "field",
 )  # fmt: skip
 
 

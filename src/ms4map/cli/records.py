@@ -149,8 +149,8 @@ def _records_command_options(p: argparse.ArgumentParser) -> None:
         "--table",
         default="inspections",
         help="table of a CSV export: inspections, samples, cases, outfall_status, deadlines, "
-        "attachments, audit, smps, smp_status, smp_inspections, smp_maintenance (default "
-        "%(default)s)",
+        "attachments, audit, projects, construction, smps, smp_status, smp_inspections, "
+        "smp_maintenance (default %(default)s)",
     )
     p.add_argument(
         "--annual-report", metavar="FILE.csv|FILE.pdf", help="figures per reporting year"

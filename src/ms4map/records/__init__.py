@@ -35,6 +35,10 @@ offline field package); :mod:`~ms4map.records.smp` (the SMP programme: practices
 inspections, maintenance, what is overdue), :mod:`~ms4map.records.smp_fields` (the
 practice kinds and fields), :mod:`~ms4map.records.smp_import` (the import, drainage
 areas) and :mod:`~ms4map.records.smp_drainage` (the area draining to a practice).
+offline field package); :mod:`~ms4map.records.projects`,
+:mod:`~ms4map.records.construction` and :mod:`~ms4map.records.project_fields` (land
+development projects and their construction oversight, tables ``projects`` and
+``construction``).
 
 Examples
 --------
@@ -53,6 +57,7 @@ from . import (
     annual,
     case_profile,
     cases,
+    construction,
     field_export,
     field_import,
     fields,
@@ -62,6 +67,8 @@ from . import (
     pack_write,
     periods,
     photos,
+    project_fields,
+    projects,
     smp,
     smp_drainage,
     smp_fields,
@@ -107,6 +114,7 @@ __all__ = [
     "annual",
     "case_profile",
     "cases",
+    "construction",
     "field_export",
     "field_import",
     "fields",
@@ -120,6 +128,8 @@ __all__ = [
     "smp_drainage",
     "smp_fields",
     "smp_import",
+    "project_fields",
+    "projects",
     "users",
     "verify",
 ]

@@ -32,6 +32,7 @@ import shapely
 
 from ..core.errors import DataError, InputOpenError, OutputError
 from .fields import CASE_FIELDS, INSPECTION_FIELDS, SAMPLE_FIELDS
+from .project_fields import CONSTRUCTION_FIELDS, PROJECT_FIELDS
 from .smp_fields import SMP_FIELDS, SMP_INSPECTION_FIELDS, SMP_MAINTENANCE_FIELDS
 
 __all__ = [
@@ -114,6 +115,33 @@ TABLES: dict[str, dict[str, Any]] = {
         "fixed": (("smp_id", "INTEGER NOT NULL"), ("date", "DATE NOT NULL")),
         "fields": SMP_MAINTENANCE_FIELDS,
         "description": "Maintenance done on SMPs, with its actions",
+    },
+    "projects": {
+        "id": "project_id",
+        "geometry": False,
+        "fixed": (
+            ("project_name", "TEXT NOT NULL"),
+            ("status", "TEXT NOT NULL"),
+            ("step_on", "DATE NOT NULL"),
+            ("profile", "TEXT NOT NULL"),
+            ("saved_on", "DATE NOT NULL"),
+            ("determination", "TEXT NOT NULL"),  # the frozen determination document (JSON)
+            ("determination_sha256", "TEXT NOT NULL"),
+        ),
+        "fields": PROJECT_FIELDS,
+        "description": "Land development projects: screening to maintained, one row per version",
+    },
+    "construction": {
+        "id": "event_id",
+        "geometry": False,
+        "fixed": (
+            ("project_id", "INTEGER NOT NULL"),
+            ("kind", "TEXT NOT NULL"),
+            ("date", "DATE NOT NULL"),
+        ),
+        "fields": CONSTRUCTION_FIELDS,
+        "description": "Construction oversight: stage notices, inspections, violation "
+        "notices, stop-work orders",
     },
     "attachments": {
         "id": "attachment_id",

@@ -153,6 +153,7 @@ def _create_store(rec: Path, *, srs: Any, bounds: Any, meta: dict[str, str]) -> 
                 made = True
         with gpkg.write_tx(rec) as con:
             gpkg.ensure_schema(con, srs=srs, bounds=bounds, meta=meta)
+            gpkg.add_missing_columns(con)  # a file of an older ms4map gains new tables here
             tamper.ensure_guards(con)
     except (sqlite3.OperationalError, PermissionError) as exc:
         _drop_if_empty(rec, made)

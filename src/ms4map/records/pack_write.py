@@ -30,6 +30,7 @@ from ..core.tables import csv_text
 from ..io import check_output_path, open_workspace, write_text_output
 from ..rules.waters import Waters
 from .annual import _annual_pages, _table
+from .construction import pack_rows as construction_pack_rows
 from .pack import expedited_list, idde_counts, mapping_progress, open_case_ages, overrides
 from .periods import Period
 from .reads import _ws_kwargs, check_period_begun, period_of
@@ -48,6 +49,7 @@ __all__ = [
 #: The programme sections after the IDDE ones: title -> the function giving its tables
 #: (``pack_rows(records, period) -> {table name: rows}``; each table a CSV of its name).
 PROGRAMME_SECTIONS: dict[str, Any] = {
+    "Construction sites: land development projects": construction_pack_rows,
     "Post-construction stormwater management practices (SMPs)": smp_pack_rows,
 }
 #: Rows of one programme table printed in the PDF (all of them are in its CSV).

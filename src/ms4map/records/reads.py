@@ -136,6 +136,19 @@ def _read(records: Any, table: str, *, history: bool = False) -> pd.DataFrame:
     return df
 
 
+def _optional(records: Any, table: str) -> pd.DataFrame:
+    """The current rows of ``table``; none when the file lacks it (made by an older
+    ms4map and not opened by the SMO since)."""
+    if records.path.exists():
+        with gpkg.read_tx(records.path) as con:
+            have = con.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name = ?", (table,)
+            ).fetchone()
+        if have:
+            return _read(records, table)
+    return _empty(records, table)
+
+
 def _empty(records: Any, table: str) -> pd.DataFrame:
     """``table`` with its columns and no rows (a store not created yet)."""
     spec = gpkg.TABLES[table]
@@ -428,6 +441,8 @@ def export(records: Any, dest: str | Path, *, table: str = "inspections") -> Pat
         "smp_status": lambda: smp_status(records),
         "smp_inspections": lambda: smp_inspections(records),
         "smp_maintenance": lambda: smp_maintenance(records),
+        "projects": lambda: _optional(records, "projects"),
+        "construction": lambda: _optional(records, "construction"),
     }
     if out.suffix.lower() == ".csv":
         if table not in getters:

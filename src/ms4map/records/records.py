@@ -221,9 +221,9 @@ class Records(PermitYear):
         ----------
         dest : path
             ``.gpkg``: layers ``inspections``, ``samples``, ``cases``, ``outfall_status``,
-            ``deadlines``, ``attachments`` (without bytes), ``audit`` plus provenance;
-            ``.csv``: the table named by ``table``.
-        table : {"inspections", "samples", "cases", "outfall_status", "deadlines", "audit", "attachments"}
+            ``deadlines``, ``attachments`` (no bytes), ``audit``, ``projects``, ``construction``
+            plus provenance; ``.csv``: the table named by ``table`` (one of these).
+        table : str
         """
         return reads.export(self, dest, table=table)
 

@@ -146,7 +146,7 @@ def verify(path: Any) -> dict[str, Any]:
         con.row_factory = sqlite3.Row
         audit = con.execute("SELECT * FROM audit ORDER BY fid").fetchall()
         have = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        tables = {  # a file made before a table existed (the SMPs) has none of its rows
+        tables = {  # a file of an older ms4map, not yet opened by the SMO, lacks new tables
             t: con.execute(f"SELECT * FROM {t} ORDER BY fid").fetchall()
             for t, spec in gpkg.TABLES.items()
             if spec["id"] and t in have
