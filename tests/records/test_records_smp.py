@@ -166,11 +166,16 @@ def test_a_name_used_twice_is_refused(records):
     assert smp.correct_smp(records, 1, name="Pond 1") == 2  # its own name: no conflict
 
 
-def test_project_id_is_checked_only_when_the_file_has_projects(records):
-    smp.add_smp(records, "Pond 1", "P-2", IN_TOWN, project_id=7)  # no projects table yet
-    with sqlite3.connect(records.path) as con:  # what the projects helper's table holds
-        con.execute("CREATE TABLE projects (project_id INTEGER NOT NULL, version INTEGER)")
-        con.execute("INSERT INTO projects VALUES (1, 1)")
+def test_project_id_must_name_a_saved_project(records):
+    with pytest.raises(DataError, match="'project_id' = 7: no such project"):
+        smp.add_smp(records, "Pond 1", "P-2", IN_TOWN, project_id=7)
+    with sqlite3.connect(records.path) as con:  # a saved project, as the projects table holds it
+        con.execute(
+            "INSERT INTO projects (project_id, version, project_name, status, step_on, "
+            "profile, saved_on, determination, determination_sha256, created_at, created_by) "
+            "VALUES (1, 1, 'Maple Ridge', 'screened', '2025-01-02', 'kingsbury', "
+            "'2025-01-02', '{}', 'x', '2025-01-02T00:00:00Z', 'jsmith')"
+        )
     with pytest.raises(DataError, match="'project_id' = 2: no such project"):
         smp.add_smp(records, "Pond 2", "P-2", IN_TOWN, project_id=2)
     sid = smp.add_smp(records, "Pond 3", "P-2", IN_TOWN, project_id=1)

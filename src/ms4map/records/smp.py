@@ -23,6 +23,7 @@ import sqlite3
 from typing import Any
 
 import geopandas as gpd
+import numpy as np
 import pandas as pd
 import shapely
 
@@ -571,7 +572,8 @@ def pack_rows(records: Any, period: Any) -> dict[str, pd.DataFrame]:
     end = min(period.end, dt.date.today())
     inv = smps(records)
     built = inv["built_on"].where(inv["built_on"].notna(), inv["as_built_on"])
-    inv = inv[[b is None or pd.isna(b) or str(b) <= period.end.isoformat() for b in built]]
+    keep = [b is None or pd.isna(b) or str(b) <= period.end.isoformat() for b in built]
+    inv = inv.loc[np.asarray(keep, dtype=bool)]  # (a bare [] would select no columns)
     counts = inv.groupby("kind").size() if len(inv) else pd.Series(dtype=int)
     inventory = pd.DataFrame(
         {
