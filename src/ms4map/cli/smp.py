@@ -24,7 +24,8 @@ import sys
 from typing import Any
 
 from ..core.errors import EXIT_USAGE, UsageError
-from . import Command, add_profile_option, add_workspace_options
+from . import Command
+from .records import _common, _records_options
 
 __all__ = ["COMMANDS", "run_smp"]
 
@@ -35,30 +36,6 @@ The post-construction SMP programme in the workspace's records file (docs/record
 Management Design Manual), record their inspections and maintenance, list what is
 overdue on their schedules.
 """
-
-
-def _records_options(p: argparse.ArgumentParser, *, by_required: bool) -> None:
-    g = p.add_argument_group("records options")
-    g.add_argument(
-        "--records",
-        metavar="FILE.gpkg",
-        help="records file (default: <stem>.records.gpkg beside the workspace)",
-    )
-    g.add_argument(
-        "--by",
-        metavar="NAME",
-        required=by_required,
-        help="who records it (written with every change)"
-        + ("" if by_required else " (default: your login name)"),
-    )
-    g.add_argument("--role", choices=("smo", "viewer"), help="act as this role (default smo)")
-    g.add_argument("--users-file", metavar="FILE.toml", help="users file that may list viewers")
-    add_profile_option(g)
-
-
-def _common(p: argparse.ArgumentParser, *, by_required: bool) -> None:
-    add_workspace_options(p)
-    _records_options(p, by_required=by_required)
 
 
 def _smp_fields(p: argparse.ArgumentParser) -> None:
