@@ -150,7 +150,17 @@ def _map_frame(page, timeout: float = 60, selector: str = "path.leaflet-interact
             except Exception:  # noqa: BLE001 - frames come and go while loading
                 continue
         time.sleep(0.25)
-    raise AssertionError(f"nothing matching {selector!r} was drawn in any frame")
+    seen = []  # what each frame had, for the CI log
+    for frame in page.frames:
+        try:
+            seen.append((frame.url[:60], frame.locator("path.leaflet-interactive").count()))
+        except Exception as exc:  # noqa: BLE001
+            seen.append((frame.url[:60], type(exc).__name__))
+    errors = page.locator("[data-testid=stException], [data-testid=stAlertContentError]")
+    raise AssertionError(
+        f"nothing matching {selector!r} was drawn in any frame; frames (url, paths): {seen}; "
+        f"errors on the page: {errors.all_inner_texts()[:3]}"
+    )
 
 
 def _idle(page, timeout: float = 90_000) -> None:

@@ -151,3 +151,27 @@ def test_the_chosen_case_is_in_the_address_and_a_new_session_keeps_it(with_users
     fresh.query_params["case"] = str(ids[0])
     fresh = _login(fresh.run(), SMO, SMO_PW)
     assert fresh.selectbox(key="cases_case").value == ids[0]
+
+
+def test_a_confirmation_stays_through_reruns_until_the_form_is_sent_again(
+    with_users: Path,
+) -> None:
+    """A save's confirmation outlives reruns that only redraw the page (in the browser the
+    map answering after a save reran the page and took the confirmation away); the next
+    submission of the form replaces it, here with its refusal."""
+    smo = _records(with_users, SMO, "smo")
+    cid = smo.open_case(OUTFALL, "2025-07-01", origin="complaint")
+    at = _login(page("cases").run(), SMO, SMO_PW)
+    sid = _records(with_users).next_sample(cid)["struct_id"]
+    at.selectbox(key="cases_sample_result").set_value("clean")
+    at = _button(at, "Save the sample").click().run()
+    said = f"Sample 1 saved: {sid}"
+    assert said in _texts(at)
+    at = at.run()  # a rerun that only redraws the page
+    assert said in _texts(at)
+    at.selectbox(key="cases_step").set_value("investigation").run()  # another widget
+    assert said in _texts(at)
+    at.text_input(key="cases_sample_struct").set_value("NO-SUCH-1")
+    at = _button(at, "Save the sample").click().run()
+    assert at.error and "NO-SUCH-1" in at.error[0].value
+    assert said not in _texts(at)  # the refusal is the answer now, not the old save

@@ -203,6 +203,34 @@ def test_view_roundtrip_from_st_folium() -> None:
     assert view_from_st_folium({"bounds": {}}, default) is default
 
 
+def test_a_view_reported_before_the_map_was_laid_out_is_its_laid_out_view() -> None:
+    """A frame not yet sized reports a box of no width; the view drawn is then what the map
+    shows around that centre at that zoom (else the site highlight, clipped to the box,
+    was left out of the map until it was moved)."""
+    pytest.importorskip("streamlit")
+    from ms4map.app.mapview import view_from_st_folium
+
+    default = maps.MapView(0, 0, 1, 1, 5)
+    flat = {
+        "bounds": {
+            "_southWest": {"lat": 43.0, "lng": -74.0},
+            "_northEast": {"lat": 43.004, "lng": -74.0},
+        },
+        "zoom": 17,
+    }
+    v = view_from_st_folium(flat, default, height_px=460)
+    # at zoom 17 and 43 N a pixel is 0.87 m: 460 px is 402 m tall, the default 1000 px
+    # width 874 m wide, centred on the reported box
+    mpp = maps.metres_per_pixel(43.002, 17)
+    assert (v.north - v.south) * 110574 == pytest.approx(460 * mpp, rel=1e-6)
+    assert (v.east - v.west) * 111320 * math.cos(math.radians(43.002)) == pytest.approx(
+        1000 * mpp, rel=1e-6
+    )
+    assert v.center == pytest.approx((43.002, -74.0)) and v.zoom == 17
+    # a point 100 m east of the centre is in view (it was not in the reported box)
+    assert v.west < -74.0 + 100 / (111320 * math.cos(math.radians(43.002))) < v.east
+
+
 def test_metres_per_pixel() -> None:
     assert maps.metres_per_pixel(0, 0) == pytest.approx(156543.03392)
     assert maps.metres_per_pixel(60, 1) == pytest.approx(

@@ -55,8 +55,20 @@ def default_view(ws: Workspace) -> maps.MapView:
     return maps.MapView.from_bounds(tuple(b[0]), ws.crs)
 
 
-def view_from_st_folium(out: dict | None, default: maps.MapView) -> maps.MapView:
-    """The view reported by ``st_folium`` (``bounds`` and ``zoom``), else ``default``."""
+#: A map narrower or lower than this many pixels was reported before it was laid out.
+MIN_MAP_PX = 64
+
+
+def view_from_st_folium(
+    out: dict | None, default: maps.MapView, *, height_px: int = 600
+) -> maps.MapView:
+    """The view reported by ``st_folium`` (``bounds`` and ``zoom``), else ``default``.
+
+    A box of (almost) no width or height is a map reported before the page laid it out
+    (its frame not yet sized): what a map of ``height_px`` shows around its centre at its
+    zoom is taken instead, else every layer and highlight clipped to that box would be
+    left out until the user moves the map.
+    """
     if not out:
         return default
     b = out.get("bounds") or {}
@@ -66,10 +78,21 @@ def view_from_st_folium(out: dict | None, default: maps.MapView) -> maps.MapView
         north, east = float(ne["lat"]), float(ne["lng"])
     except (KeyError, TypeError, ValueError):
         return default
-    if not all(map(math.isfinite, (south, west, north, east))) or north <= south:
+    if not all(map(math.isfinite, (south, west, north, east))) or north < south:
         return default
     zoom = out.get("zoom")
-    return maps.MapView(south, west, north, east, int(zoom) if zoom is not None else default.zoom)
+    zoom = int(zoom) if zoom is not None else default.zoom
+    laid_out = maps.MapView.around(
+        (south + north) / 2, (west + east) / 2, zoom, width_px=MIN_MAP_PX, height_px=MIN_MAP_PX
+    )
+    if (
+        north - south < laid_out.north - laid_out.south
+        or east - west < laid_out.east - laid_out.west
+    ):
+        return maps.MapView.around(
+            laid_out.center[0], laid_out.center[1], zoom, height_px=height_px
+        )
+    return maps.MapView(south, west, north, east, zoom)
 
 
 def map_controls(key: str, *, layers: dict[str, Any], default_hidden: tuple[str, ...] = ()) -> dict:
@@ -147,7 +170,7 @@ def show_map(
 
     home = default_view(ws)
     previous = st.session_state.get(key)
-    view = view_from_st_folium(previous, home)
+    view = view_from_st_folium(previous, home, height_px=height)
     center = zoom = None
     if focus is not None and not focus.is_empty:
         fview = maps.MapView.from_bounds(tuple(focus.buffer(60).bounds), ws.crs)
@@ -210,7 +233,9 @@ def show_map(
             click = (float(lc["lat"]), float(lc["lng"]))
         except (KeyError, TypeError, ValueError):
             click = None
-    return MapOutput(view=view_from_st_folium(out, view), click=click, stats=stats)
+    return MapOutput(
+        view=view_from_st_folium(out, view, height_px=height), click=click, stats=stats
+    )
 
 
 def _records_overlay(ws: Workspace, layers: dict[str, Any], visible: list[str] | None) -> tuple:

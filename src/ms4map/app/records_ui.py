@@ -192,14 +192,19 @@ def _error(exc: BaseException) -> None:
 
 # -- forms: keep what was typed until it is saved -----------------------------------------
 def form_start(name: str, prefixes: tuple[str, ...]) -> None:
-    """Before a form is drawn: show the confirmation of the last save and, after a save,
-    empty its fields (the keys starting with ``prefixes``).
+    """Before a form is drawn: show the confirmation of the last save (until the form's
+    :func:`submit_button` is pressed again) and, after a save, empty its fields (the keys
+    starting with ``prefixes``).
 
     Forms are not ``clear_on_submit``: a refused entry keeps everything typed and the
     error names the field to fix; only a saved entry empties the form (see
     :func:`form_saved`).
     """
-    saved = st.session_state.pop(f"{name}_saved", None)
+    if st.session_state.get(_submit_key(name)):  # a new entry: its own answer follows
+        st.session_state.pop(f"saved:{name}", None)
+    # the confirmation stays until the form is submitted again: a rerun that only redraws
+    # the page (the map answering, another widget) must not take it away
+    saved = st.session_state.get(f"saved:{name}")
     if st.session_state.pop(f"{name}_clear", False):
         for k in [k for k in st.session_state if str(k).startswith(prefixes)]:
             del st.session_state[k]
@@ -207,9 +212,20 @@ def form_start(name: str, prefixes: tuple[str, ...]) -> None:
         st.success(saved)
 
 
+def _submit_key(name: str) -> str:
+    # keys named "<what>:<form>" are outside the form's prefixes: clearing the form keeps them
+    return f"submit:{name}"
+
+
+def submit_button(label: str, name: str) -> bool:
+    """The submit button of form ``name`` (see :func:`form_start`): pressing it ends the
+    confirmation of the last save, which is otherwise shown on every run."""
+    return st.form_submit_button(label, key=_submit_key(name))
+
+
 def form_saved(name: str, message: str) -> None:
     """After a save: the next run confirms it and starts the form empty, then reruns."""
-    st.session_state[f"{name}_saved"] = message
+    st.session_state[f"saved:{name}"] = message
     st.session_state[f"{name}_clear"] = True
     st.rerun()
 
@@ -291,7 +307,7 @@ def inspection_form(key: str, outfall_id: str) -> int | None:
             key=f"{key}_photos",
             **_upload_limit(MAX_PHOTO_BYTES),
         )
-        submitted = st.form_submit_button("Save the inspection")
+        submitted = submit_button("Save the inspection", f"{key}_ins")
     if not submitted:
         return None
     try:
@@ -465,7 +481,7 @@ def open_case_form(key: str, outfall_id: str) -> int | None:
             key=f"{key}_case_inspection",
         )
         desc = st.text_input("What was reported or found", key=f"{key}_case_desc")
-        submitted = st.form_submit_button("Open the case")
+        submitted = submit_button("Open the case", f"{key}_case")
     if not submitted:
         return None
     try:

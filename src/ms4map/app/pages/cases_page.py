@@ -149,7 +149,7 @@ def advance_form(cid: int, case: dict[str, Any]) -> None:
         if step == "closed":
             kw["reason"] = st.text_input("Why closed", key="cases_reason") or None
         kw["notes"] = st.text_input("Notes", key="cases_notes") or None
-        submitted = st.form_submit_button("Record the step")
+        submitted = records_ui.submit_button("Record the step", "cases_step")
     if submitted:
         try:
             v = records_ui.save_step(cid, step, day, **kw)
@@ -308,7 +308,7 @@ def track_down(ctx: Any, rec: Any, cid: int, case: dict[str, Any]) -> None:
                     v = records_ui._field_widget(f, "cases_sample_f", auth.current().name)
                 if v is not None:
                     tests[f.name] = v
-        submitted = st.form_submit_button("Save the sample")
+        submitted = records_ui.submit_button("Save the sample", "cases_sample")
     if submitted:
         fields: dict[str, Any] = {**tests, "result": result}
         if det is not None:

@@ -198,7 +198,7 @@ def _new_project_form() -> None:
             )
             day = st.date_input("Saved on", value=dt.date.today(), max_value=dt.date.today(),
                                 key="projects_new_day")  # fmt: skip
-            go = st.form_submit_button("Save the project")
+            go = records_ui.submit_button("Save the project", "projects_new")
         if go:
             doc = upload.getvalue().decode("utf-8", "replace") if upload is not None else det
             if doc is None:
@@ -236,7 +236,7 @@ def _forms(rec: Any, pid: int) -> None:
                         "The facilities were found acceptable", key="projects_step_ok"
                     )
                 kw["notes"] = st.text_input("Notes", key="projects_step_notes") or None
-                go = st.form_submit_button("Record the step")
+                go = records_ui.submit_button("Record the step", "projects_step")
             if go:
                 _save(
                     "Advancing a project",
@@ -263,7 +263,7 @@ def _forms(rec: Any, pid: int) -> None:
             on = st.date_input("Recorded on", value=None, key="projects_upd_on")
             hold = st.selectbox("Certificate of occupancy", ["unchanged", "withhold", "release"],
                                 key="projects_upd_hold")  # fmt: skip
-            go = st.form_submit_button("Record the changes")
+            go = records_ui.submit_button("Record the changes", "projects_upd")
         if go:
             fields = {
                 "guarantee_kind": kind,
@@ -299,7 +299,7 @@ def _construction_forms(rec: Any, pid: int, rules: Any) -> None:
             nd = c[0].date_input("Notice received on", value=today, max_value=today,
                                  key="projects_note_nd")  # fmt: skip
             ntime = c[1].time_input("at ", value=dt.time(8, 0), key="projects_note_nt")
-            go = st.form_submit_button("Record the notice")
+            go = records_ui.submit_button("Record the notice", "projects_note")
         if go:
             _save(
                 "Recording a stage notice",
@@ -320,7 +320,7 @@ def _construction_forms(rec: Any, pid: int, rules: Any) -> None:
             result = st.selectbox("Result", ["approved", "violations"], format_func=_words,
                                   key="projects_insp_result")  # fmt: skip
             findings = st.text_area("Findings", key="projects_insp_findings")
-            go = st.form_submit_button("Record the inspection")
+            go = records_ui.submit_button("Record the inspection", "projects_insp")
         if go:
             _save(
                 "Recording a construction inspection",
@@ -340,7 +340,7 @@ def _violation_forms(rec: Any, pid: int, today: dt.date) -> None:
             nature = st.text_input("Nature of the violation", key="projects_viol_nature")
             actions = st.text_input("Required corrective actions", key="projects_viol_actions")
             deadline = st.date_input("Remedy deadline", value=None, key="projects_viol_dl")
-            go = st.form_submit_button("Record the violation notice")
+            go = records_ui.submit_button("Record the violation notice", "projects_viol")
         if go:
             _save(
                 "Recording a violation notice",
@@ -361,7 +361,7 @@ def _violation_forms(rec: Any, pid: int, today: dt.date) -> None:
             with st.form("projects_corr_form"):
                 vid = st.selectbox("Violation notice", s["open_violations"], key="projects_corr_id")
                 day = st.date_input("Date", value=today, max_value=today, key="projects_corr_day")
-                go = st.form_submit_button("Record the correction")
+                go = records_ui.submit_button("Record the correction", "projects_corr")
             if go:
                 _save(
                     "Recording a corrected violation",
@@ -377,7 +377,7 @@ def _violation_forms(rec: Any, pid: int, today: dt.date) -> None:
             with st.form("projects_stop_form"):
                 day = st.date_input("Date", value=today, max_value=today, key="projects_stop_day")
                 reason = st.text_input("For the violations", key="projects_stop_reason")
-                go = st.form_submit_button("Issue the stop-work order")
+                go = records_ui.submit_button("Issue the stop-work order", "projects_stop")
             if go:
                 _save(
                     "Issuing a stop-work order",
@@ -392,7 +392,7 @@ def _lift_form(pid: int, s: dict[str, Any], today: dt.date) -> None:
         records_ui.form_start("projects_lift", ("projects_lift_",))
         with st.form("projects_lift_form"):
             day = st.date_input("Date", value=today, max_value=today, key="projects_lift_day")
-            go = st.form_submit_button("Lift the order")
+            go = records_ui.submit_button("Lift the order", "projects_lift")
         if go:
             oid = s["stop_work_orders"][-1]
             _save(

@@ -142,7 +142,7 @@ def _inspect_form(sid: int) -> None:
         cond = st.selectbox("Condition", smp_fields.SMP_CONDITIONS, key="smp_ins_condition")
         findings = st.text_area("Findings", key="smp_ins_findings")
         actions = st.text_input("Actions required", key="smp_ins_actions")
-        go = st.form_submit_button("Save inspection")
+        go = records_ui.submit_button("Save inspection", "smp_ins")
     if go:
         try:
             iid = smp.inspect_smp(
@@ -169,7 +169,7 @@ def _maintain_form(sid: int) -> None:
         day = st.date_input("Date", value=dt.date.today(), key="smp_mnt_date")
         actions = st.text_input("What was done", key="smp_mnt_actions")
         by = st.text_input("Performed by (default: you)", key="smp_mnt_by")
-        go = st.form_submit_button("Save maintenance")
+        go = records_ui.submit_button("Save maintenance", "smp_mnt")
     if go:
         try:
             mid = smp.maintain_smp(
@@ -205,7 +205,7 @@ def _add_form() -> None:
         ins = c1.number_input("Inspect every (months)", 0, 120, 12, key="smp_add_ins")
         mnt = c2.number_input("Maintain every (months)", 0, 120, 12, key="smp_add_mnt")
         engineer = st.text_input("As-built certified by (PE)", key="smp_add_pe")
-        go = st.form_submit_button("Add practice")
+        go = records_ui.submit_button("Add practice", "smp_add")
     if go:
         try:
             geom = _location(where)
