@@ -229,6 +229,22 @@ def test_bad_input_writes_nothing(town, tmp_path):
     with pytest.raises(DataError, match="corrective_actions"):
         C.issue_violation(r, pid, "2026-03-03", nature="mud on road", corrective_actions="")
     assert _counts(r) == (1, 0, 1)
+    # a notice citing an inspection must cite one of this project: another project's
+    # inspection and no such event are refused and write nothing
+    other_pid = P.save_project(r, determination(town), date="2026-03-02")
+    theirs = C.inspect_site(r, other_pid, "2026-03-03")
+    before = _counts(r)
+    for bad in (theirs, 999):
+        with pytest.raises(DataError, match=f"'inspection_id' = {bad} is not an inspection"):
+            C.issue_violation(
+                r, pid, "2026-03-04", nature="mud", corrective_actions="sweep", inspection_id=bad
+            )
+    assert _counts(r) == before
+    ours = C.inspect_site(r, pid, "2026-03-04")
+    v = C.issue_violation(
+        r, pid, "2026-03-04", nature="mud", corrective_actions="sweep", inspection_id=ours
+    )
+    assert v and _counts(r)[1] == before[1] + 2
 
 
 def test_viewer_reads_and_cannot_write(town):

@@ -15,6 +15,7 @@ pack's construction section.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -206,10 +207,25 @@ def inspect_site(
             "Construction field 'findings' is needed when the result is 'violations'. "
             "Fix: say what was found (findings=, --findings TEXT)."
         )
+    return _add_event(records, project_id, "inspection", day, values)
+
+
+def _add_event(
+    records: Any,
+    project_id: int,
+    kind: str,
+    day: dt.date,
+    values: dict[str, Any],
+    *,
+    check: Callable[[Any], None] | None = None,
+) -> int:
+    """Write a new event ``kind`` of ``day`` on project ``project_id`` (refused before the
+    day the project was saved, and when ``check(con)`` refuses); its ``event_id``."""
     with gpkg.write_tx(records.path) as con:
-        proj = _project_row(con, project_id)
-        _not_before_saved(proj, day, "date")
-        return _add(records, con, project_id, "inspection", day, values=values)
+        _not_before_saved(_project_row(con, project_id), day, "date")
+        if check is not None:
+            check(con)
+        return _add(records, con, project_id, kind, day, values=values)
 
 
 def issue_violation(
@@ -252,17 +268,18 @@ def issue_violation(
                 "Fix: give a later deadline."
             )
         values["remedy_deadline"] = dl.isoformat()
-    with gpkg.write_tx(records.path) as con:
-        proj = _project_row(con, project_id)
-        _not_before_saved(proj, day, "date")
-        if inspection_id is not None:
-            ins = writes._current(con, "construction", int(inspection_id))
-            if ins is None or ins["kind"] != "inspection" or ins["project_id"] != int(project_id):
-                raise DataError(
-                    f"Construction field 'inspection_id' = {inspection_id} is not an "
-                    f"inspection of project {project_id}. Fix: see ms4map project show."
-                )
-        return _add(records, con, project_id, "violation", day, values=values)
+
+    def inspection_of_project(con: Any) -> None:
+        if inspection_id is None:
+            return
+        ins = writes._current(con, "construction", int(inspection_id))
+        if ins is None or ins["kind"] != "inspection" or ins["project_id"] != int(project_id):
+            raise DataError(
+                f"Construction field 'inspection_id' = {inspection_id} is not an "
+                f"inspection of project {project_id}. Fix: see ms4map project show."
+            )
+
+    return _add_event(records, project_id, "violation", day, values, check=inspection_of_project)
 
 
 def correct_violation(
@@ -310,10 +327,7 @@ def stop_work(
     values = check_fields(
         {"reason": reason, "notes": notes}, CONSTRUCTION_FIELDS, where="construction"
     )
-    with gpkg.write_tx(records.path) as con:
-        proj = _project_row(con, project_id)
-        _not_before_saved(proj, day, "date")
-        return _add(records, con, project_id, "stop_work", day, values=values)
+    return _add_event(records, project_id, "stop_work", day, values)
 
 
 def lift_stop_work(
