@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -221,6 +222,18 @@ def submit_button(label: str, name: str) -> bool:
     """The submit button of form ``name`` (see :func:`form_start`): pressing it ends the
     confirmation of the last save, which is otherwise shown on every run."""
     return st.form_submit_button(label, key=_submit_key(name))
+
+
+def save_form(name: str, what: str, call: Callable[[Any], Any], message: str) -> None:
+    """Save form ``name``'s entry: ``call(records)`` with the records opened for writing
+    (``what`` names the change for the refusals); confirms ``message.format(out=...)``
+    with what the call returned, or shows the refusal and keeps what was typed."""
+    try:
+        out = call(_writer(what))
+    except Exception as exc:  # noqa: BLE001 - the message names the field and the fix
+        _error(exc)
+        return
+    form_saved(name, message.format(out=out))
 
 
 def form_saved(name: str, message: str) -> None:

@@ -168,16 +168,6 @@ def _state(rec: Any, pid: int) -> None:
 
 
 # -- forms (the SMO) -------------------------------------------------------------------
-def _save(what: str, call: Any, message: str, form: str) -> None:
-    try:
-        rec = records_ui._writer(what)
-        out = call(rec)
-    except Exception as exc:  # noqa: BLE001 - the message names the field and the fix
-        records_ui._error(exc)
-        return
-    records_ui.form_saved(form, message.format(out=out))
-
-
 def _new_project_form() -> None:
     with st.expander("Save a determination as a project"):
         records_ui.form_start("projects_new", ("projects_new_",))
@@ -204,13 +194,13 @@ def _new_project_form() -> None:
             if doc is None:
                 st.error("Give a determination: screen a site first, or upload its JSON.")
                 return
-            _save(
+            records_ui.save_form(
+                "projects_new",
                 "Saving a project",
                 lambda rec: prj.save_project(
                     rec, doc, date=day, name=name or None, applicant=applicant or None
                 ),
                 "Project {out} saved.",
-                "projects_new",
             )
 
 
@@ -238,11 +228,11 @@ def _forms(rec: Any, pid: int) -> None:
                 kw["notes"] = st.text_input("Notes", key="projects_step_notes") or None
                 go = records_ui.submit_button("Record the step", "projects_step")
             if go:
-                _save(
+                records_ui.save_form(
+                    "projects_step",
                     "Advancing a project",
                     lambda r: prj.advance_project(r, pid, nxt, day, **kw),
                     f"Project {pid}: {STATUS_WORDS[nxt]} recorded (version {{out}}).",
-                    "projects_step",
                 )
     with st.expander("Guarantee, maintenance easement, certificate of occupancy"):
         records_ui.form_start("projects_upd", ("projects_upd_",))
@@ -277,11 +267,11 @@ def _forms(rec: Any, pid: int) -> None:
                 "co_hold": {"withhold": True, "release": False}.get(hold),
             }
             fields = {k: v for k, v in fields.items() if v is not None}
-            _save(
+            records_ui.save_form(
+                "projects_upd",
                 "Changing a project",
                 lambda r: prj.update_project(r, pid, expected_version=p["version"], **fields),
                 f"Project {pid} updated (version {{out}}).",
-                "projects_upd",
             )
     _construction_forms(rec, pid, rules)
 
@@ -301,7 +291,8 @@ def _construction_forms(rec: Any, pid: int, rules: Any) -> None:
             ntime = c[1].time_input("at ", value=dt.time(8, 0), key="projects_note_nt")
             go = records_ui.submit_button("Record the notice", "projects_note")
         if go:
-            _save(
+            records_ui.save_form(
+                "projects_note",
                 "Recording a stage notice",
                 lambda r: con.notify_stage(
                     r,
@@ -311,7 +302,6 @@ def _construction_forms(rec: Any, pid: int, rules: Any) -> None:
                     notified_at=dt.datetime.combine(nd, ntime),
                 ),
                 "Stage notice {out} recorded.",
-                "projects_note",
             )
     with st.expander("Construction inspection"):
         records_ui.form_start("projects_insp", ("projects_insp_",))
@@ -322,11 +312,11 @@ def _construction_forms(rec: Any, pid: int, rules: Any) -> None:
             findings = st.text_area("Findings", key="projects_insp_findings")
             go = records_ui.submit_button("Record the inspection", "projects_insp")
         if go:
-            _save(
+            records_ui.save_form(
+                "projects_insp",
                 "Recording a construction inspection",
                 lambda r: con.inspect_site(r, pid, day, findings=findings or None, result=result),
                 "Inspection {out} recorded.",
-                "projects_insp",
             )
     _violation_forms(rec, pid, today)
 
@@ -342,7 +332,8 @@ def _violation_forms(rec: Any, pid: int, today: dt.date) -> None:
             deadline = st.date_input("Remedy deadline", value=None, key="projects_viol_dl")
             go = records_ui.submit_button("Record the violation notice", "projects_viol")
         if go:
-            _save(
+            records_ui.save_form(
+                "projects_viol",
                 "Recording a violation notice",
                 lambda r: con.issue_violation(
                     r,
@@ -353,7 +344,6 @@ def _violation_forms(rec: Any, pid: int, today: dt.date) -> None:
                     remedy_deadline=deadline,
                 ),
                 "Violation notice {out} recorded.",
-                "projects_viol",
             )
     if s["open_violations"]:
         with st.expander("Violation corrected and approved"):
@@ -363,11 +353,11 @@ def _violation_forms(rec: Any, pid: int, today: dt.date) -> None:
                 day = st.date_input("Date", value=today, max_value=today, key="projects_corr_day")
                 go = records_ui.submit_button("Record the correction", "projects_corr")
             if go:
-                _save(
+                records_ui.save_form(
+                    "projects_corr",
                     "Recording a corrected violation",
                     lambda r: con.correct_violation(r, pid, vid, day),
                     f"Violation notice {vid} corrected.",
-                    "projects_corr",
                 )
     if s["stop_work_orders"]:
         _lift_form(pid, s, today)
@@ -379,11 +369,11 @@ def _violation_forms(rec: Any, pid: int, today: dt.date) -> None:
                 reason = st.text_input("For the violations", key="projects_stop_reason")
                 go = records_ui.submit_button("Issue the stop-work order", "projects_stop")
             if go:
-                _save(
+                records_ui.save_form(
+                    "projects_stop",
                     "Issuing a stop-work order",
                     lambda r: con.stop_work(r, pid, day, reason=reason),
                     "Stop-work order {out} recorded.",
-                    "projects_stop",
                 )
 
 
@@ -395,9 +385,9 @@ def _lift_form(pid: int, s: dict[str, Any], today: dt.date) -> None:
             go = records_ui.submit_button("Lift the order", "projects_lift")
         if go:
             oid = s["stop_work_orders"][-1]
-            _save(
+            records_ui.save_form(
+                "projects_lift",
                 "Lifting a stop-work order",
                 lambda r: con.lift_stop_work(r, pid, day, event_id=oid),
                 f"Stop-work order {oid} lifted.",
-                "projects_lift",
             )

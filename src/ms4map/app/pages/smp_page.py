@@ -144,20 +144,20 @@ def _inspect_form(sid: int) -> None:
         actions = st.text_input("Actions required", key="smp_ins_actions")
         go = records_ui.submit_button("Save inspection", "smp_ins")
     if go:
-        try:
-            iid = smp.inspect_smp(
-                _write("Recording an SMP inspection"),
+        records_ui.save_form(
+            "smp_ins",
+            "Recording an SMP inspection",
+            lambda rec: smp.inspect_smp(
+                rec,
                 sid,
                 day,
                 inspection_kind=kind,
                 condition=cond,
                 findings=findings or None,
                 actions_required=actions or None,
-            )
-        except Exception as exc:  # noqa: BLE001 - worded for the user
-            records_ui._error(exc)
-            return
-        records_ui.form_saved("smp_ins", f"Inspection {iid} of SMP {sid} saved.")
+            ),
+            f"Inspection {{out}} of SMP {sid} saved.",
+        )
 
 
 def _maintain_form(sid: int) -> None:
@@ -171,18 +171,14 @@ def _maintain_form(sid: int) -> None:
         by = st.text_input("Performed by (default: you)", key="smp_mnt_by")
         go = records_ui.submit_button("Save maintenance", "smp_mnt")
     if go:
-        try:
-            mid = smp.maintain_smp(
-                _write("Recording SMP maintenance"),
-                sid,
-                day,
-                actions=actions or None,
-                performed_by=by or None,
-            )
-        except Exception as exc:  # noqa: BLE001 - worded for the user
-            records_ui._error(exc)
-            return
-        records_ui.form_saved("smp_mnt", f"Maintenance {mid} of SMP {sid} saved.")
+        records_ui.save_form(
+            "smp_mnt",
+            "Recording SMP maintenance",
+            lambda rec: smp.maintain_smp(
+                rec, sid, day, actions=actions or None, performed_by=by or None
+            ),
+            f"Maintenance {{out}} of SMP {sid} saved.",
+        )
 
 
 def _add_form() -> None:
