@@ -23,6 +23,7 @@ from test_app_browser import (  # noqa: E402
     REPO,
     _browser,
     _free_port,
+    _go,
     _idle,
     _map_frame,
     _need_chromium,
@@ -86,20 +87,6 @@ def _press(page, button: str, confirmation: str, *, done, shot: str) -> None:
         raise
 
 
-def _go(page, name: str) -> None:
-    """Follow the sidebar's link to page ``name`` and wait for its heading; follow it
-    again when a rerun of the page being left swallowed the click."""
-    for attempt in range(3):
-        _idle(page)
-        page.get_by_role("link", name=name).click()
-        try:
-            page.get_by_role("heading", name=name, exact=True).wait_for(timeout=60_000)
-            return
-        except Exception:
-            if attempt == 2:
-                raise
-
-
 def _choose(page, label: str, option: str) -> None:
     """A Streamlit selectbox (a combobox named by its label): open it, pick the option.
 
@@ -136,7 +123,7 @@ def test_smo_records_an_inspection_and_the_outfall_changes_colour(app_with_users
         _idle(page)
         before = frame.locator(f'path.leaflet-interactive[fill="{ILLICIT}"]').count()
         assert page.get_by_text(f"Logged in as {SMO}").count() > 0
-        page.get_by_role("link", name="Outfall investigation").click()
+        _go(page, "Outfall investigation")
         page.get_by_text(f"Records of {OUTFALL}").wait_for(timeout=120_000)
         _idle(page)
         _choose(page, "Flow present", "yes")
@@ -149,8 +136,7 @@ def test_smo_records_an_inspection_and_the_outfall_changes_colour(app_with_users
         )
         _idle(page)
         page.screenshot(path=str(ARTIFACTS / "browser_inspection.png"), full_page=True)
-        page.get_by_role("link", name="Map").click()
-        page.get_by_role("heading", name="Map").wait_for(timeout=60_000)
+        _go(page, "Map")
         frame = _map_frame(page, selector=f'path.leaflet-interactive[fill="{ILLICIT}"]')
         _idle(page)
         after = frame.locator(f'path.leaflet-interactive[fill="{ILLICIT}"]').count()
@@ -223,7 +209,7 @@ def test_records_round_samples_steps_reload_and_one_status(app_with_users) -> No
         page.get_by_text(f"Logged in as {SMO}").wait_for(timeout=120_000)
         _idle(page)
         # open a case at the outfall, from the investigation page
-        page.get_by_role("link", name="Outfall investigation").click()
+        _go(page, "Outfall investigation")
         page.get_by_text(f"Records of {OUTFALL}").wait_for(timeout=120_000)
         _idle(page)
         page.get_by_role("textbox", name="What was reported or found").fill("grey water, soap")
@@ -238,8 +224,7 @@ def test_records_round_samples_steps_reload_and_one_status(app_with_users) -> No
         cid = int(records().cases()["case_id"].max())
         # a second, later case: the page's default choice, not the one we work on
         other = records(SMO, "smo").open_case("OF-001", "2025-06-01", origin="complaint")
-        page.get_by_role("link", name="IDDE cases").click()
-        page.get_by_role("heading", name="IDDE cases").wait_for(timeout=60_000)
+        _go(page, "IDDE cases")
         _idle(page)
         _choose(page, "Case", f"case {cid} — {OUTFALL}")
         page.get_by_text(f"Steps of case {cid}").wait_for(timeout=60_000)
@@ -307,7 +292,7 @@ def test_records_round_samples_steps_reload_and_one_status(app_with_users) -> No
         want = rec.outfall_status().set_index("outfall_id").loc[OUTFALL, "status"]
         assert want == "illicit"
         # the same status on every page and in the PDF
-        page.get_by_role("link", name="Outfall investigation").click()
+        _go(page, "Outfall investigation")
         page.get_by_text(f"Records of {OUTFALL}").wait_for(timeout=120_000)
         _idle(page)
         shown = page.get_by_role("combobox", name="Outfall").input_value()
@@ -329,8 +314,7 @@ def test_records_round_samples_steps_reload_and_one_status(app_with_users) -> No
         _idle(page)
         line = page.get_by_text("Status:").first.inner_text()
         assert f"Status: {want}" in line, line
-        page.get_by_role("link", name="Outfall inventory").click()
-        page.get_by_role("heading", name="Outfall inventory").wait_for(timeout=120_000)
+        _go(page, "Outfall inventory")
         _idle(page)
         assert _pdf_status(page, OUTFALL) == want
         page.screenshot(path=str(ARTIFACTS / "browser_records_status.png"), full_page=True)
