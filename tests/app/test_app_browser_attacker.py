@@ -27,6 +27,7 @@ from test_app_browser import (  # noqa: E402
     ARTIFACTS,
     _browser,
     _free_port,
+    _go,
     _idle,
     _need_chromium,
     _serving,
@@ -102,7 +103,7 @@ def test_guessing_is_stopped_and_the_smo_unlocked_on_the_server(served) -> None:
 
 
 def _open_town(page, town) -> None:
-    page.get_by_role("link", name="Data").click()
+    _go(page, "Data")
     box = page.get_by_role(
         "textbox", name="GeoPackage, File Geodatabase, folder of layers or TOML manifest"
     )
@@ -128,7 +129,7 @@ def test_hostile_names_are_text_and_formulas_are_defused(served) -> None:
         page.get_by_text(f"Logged in as {SMO}").wait_for(timeout=60_000)
         _open_town(page, town)
         # the map's search: the path names the receiving water, as text
-        page.get_by_role("link", name="Map").click()
+        _go(page, "Map")
         search = page.get_by_role("textbox", name="Search: address, parcel id, structure id")
         search.wait_for(timeout=240_000)
         search.fill("CB-0170")
@@ -176,7 +177,7 @@ def test_a_zip_of_zeros_is_refused_and_nothing_kept(served, tmp_path) -> None:
         page.goto(f"{url}/data")
         _try_login(page, SMO, SMO_PW)
         page.get_by_text(f"Logged in as {SMO}").wait_for(timeout=60_000)
-        page.get_by_role("link", name="Data").click()
+        _go(page, "Data")
         page.locator("input[type=file]").first.set_input_files(str(bomb))
         page.get_by_text("but its header describes").wait_for(timeout=120_000)
         _idle(page)

@@ -23,6 +23,7 @@ from test_app_browser import (  # noqa: E402
     ARTIFACTS,
     _browser,
     _free_port,
+    _go,
     _idle,
     _map_frame,
     _need_chromium,
@@ -70,8 +71,7 @@ def _log_in(page, name: str, password: str) -> None:
     page.get_by_role("textbox", name="Password").fill(password)
     page.get_by_role("button", name="Log in").click()
     page.get_by_text(f"Logged in as {name}").wait_for(timeout=60_000)
-    page.get_by_role("link", name="Data").click()  # the app opens on the map after a login
-    page.get_by_role("heading", name="Data").wait_for(timeout=60_000)
+    _go(page, "Data")  # the app opens on the map after a login
     _idle(page)
 
 
@@ -103,7 +103,7 @@ def test_a_reload_keeps_the_login_and_the_workspace(served) -> None:
         assert page.get_by_text(f"Logged in as {SMO}").count() > 0, "logged out by a reload"
         assert page.get_by_text(f"Current workspace: {town}").count() > 0, "workspace lost"
         # on another page (a page link drops the query string): the same after a reload
-        page.get_by_role("link", name="Map").click()
+        _go(page, "Map")
         _map_frame(page, timeout=240)
         _idle(page)
         assert "workspace=" in page.url, page.url
@@ -111,7 +111,7 @@ def test_a_reload_keeps_the_login_and_the_workspace(served) -> None:
         _map_frame(page, timeout=240)
         _idle(page)
         assert page.get_by_text(f"Logged in as {SMO}").count() > 0
-        page.get_by_role("link", name="Data").click()
+        _go(page, "Data")
         page.get_by_text(f"Current workspace: {town}").wait_for(timeout=60_000)
         _idle(page)
         # logging out, then reloading: the login form
