@@ -290,6 +290,7 @@ LAZY_IMPORTERS: dict[str, str] = {
 #: Modules that may be imported inside functions anywhere, with the reason.
 LAZY_IMPORTED: dict[str, str] = {
     "ms4map.hydrology._kernels": "numba loads (and compiles) only when routing runs",
+    "ms4map.hydrology._fill": "numba loads (and compiles) only when routing runs",
 }
 
 

@@ -9,7 +9,7 @@ the whitebox-workflows session in :mod:`._whitebox`.  The storm network itself i
 :mod:`ms4map.network`.  Details in ``docs/hydrology.md``.
 """
 
-from .cells import polygonize, to_colrow, walk_down
+from .cells import mean_slopes, polygonize, to_colrow, walk_down
 from .conditioning import condition_dem
 from .queries import surface_path, upstream_mask, upstream_mask_of
 from .result import DEFAULTS, TARGET_KINDS, OverlandResult, catchment_polygons
@@ -25,6 +25,7 @@ __all__ = [
     "check_layer_crs",
     "condition_dem",
     "d8_pointer",
+    "mean_slopes",
     "network_targets",
     "polygonize",
     "rasterize_targets",

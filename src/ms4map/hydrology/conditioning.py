@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._whitebox import _Whitebox
 from .result import _PYFLWDIR_NODATA
 from .targets import TargetGrid
 
@@ -156,88 +155,73 @@ def condition_dem(
 ) -> np.ndarray:
     """Fill the depressions of ``array`` that drain to no outlet, with a gradient on flats.
 
-    The fill (whitebox-workflows, :func:`fill_with_outlets`) starts from the DEM edge,
-    the nodata cells and the ``outlets`` cells: a depression that holds one of them
-    drains to it and is not raised.
+    The fill (:func:`fill_with_outlets`) starts from the DEM edge, the nodata cells and
+    the ``outlets`` cells: a depression that holds one of them drains to it and is not
+    raised.
 
     Parameters
     ----------
     array : numpy.ndarray
         Elevations, float, NaN for nodata.
     transform, crs
-        Georeferencing of the grid.
+        Georeferencing of the grid (``crs`` is not used by the fill).
     outlets : numpy.ndarray, optional
         bool raster of further outlet cells (e.g. inlets and waters); they keep their
         elevation.
     workdir : path, optional
-        Folder for the exchanged grids (a temporary one by default).
+        Not used (the fill no longer exchanges files); kept for callers that pass it.
 
     Returns
     -------
     numpy.ndarray
         Filled elevations (float64, NaN nodata).
     """
+    del crs, workdir
     z = np.asarray(array, dtype="float64")
     out = ~np.isfinite(z)
     if outlets is not None:
         out |= np.asarray(outlets, dtype=bool)
     if min(z.shape) < 3:
         return z.copy()
-    with _Whitebox(workdir) as wb:
-        filled = fill_with_outlets(wb, z, out, transform, crs)
-    return filled
+    return fill_with_outlets(z, out, transform)
 
 
 def fill_with_outlets(
-    wb: _Whitebox,
     z: np.ndarray,
     outlets: np.ndarray,
     transform: Any,
-    crs: Any,
     *,
     timings: dict[str, float] | None = None,
 ) -> np.ndarray:
-    """Fill the depressions of ``z`` that drain to no outlet (step 2, whitebox-workflows).
+    """Fill the depressions of ``z`` that drain to no outlet (step 2).
 
-    The fill (priority flood with a gradient on flats, ``fill_depressions``) starts
-    from the DEM edge and from every ``outlets`` cell: a depression that holds an
-    outlet cell drains to it and is never raised to its spill; only depressions
-    without one are filled (up to their spill, with a small gradient across the
-    filled flat towards it).
+    The fill (:func:`ms4map.hydrology._fill.fill_pits`: whitebox-workflows'
+    ``fill_depressions(fix_flats=True)`` algorithm, compiled, in about 10 bytes per
+    cell) starts from the grid's border and from every ``outlets`` cell: a depression
+    that holds an outlet cell drains to it and is never raised to its spill; only
+    depressions without one are filled (up to their spill), and every flat gets a
+    small gradient towards its outlets and away from higher ground.
 
     Parameters
     ----------
-    wb : _Whitebox
-        The whitebox session (the rasters of this step are dropped from it at the end).
     z : numpy.ndarray
         Elevations (float64; NaN only where ``outlets`` is set).
     outlets : numpy.ndarray
         bool raster of the cells where water leaves the surface (targets, nodata).
-    transform, crs
-        Georeferencing of the grid.
+    transform
+        Georeferencing of the grid (its cell size sets the flats' gradient step).
 
     Returns
     -------
     numpy.ndarray
-        The filled elevations (``z`` itself on ``outlets`` cells): a view of the
-        fetched grid, which is one cell larger on each side than ``z`` (its ring and
-        outlet cells hold the placeholder elevations of :func:`_outlet_values`).
+        The filled elevations, float64 (``z`` itself on ``outlets`` cells).
     """
+    from ._fill import fill_pits  # numba: imported (and loaded from its cache) when routing runs
+
     timings = {} if timings is None else timings
     t0 = time.perf_counter()
-    raster, max_depth = wb.send_with_outlets(z, outlets, transform, crs, "framed")
-    t1 = time.perf_counter()
-    filled_r = wb.fill(raster, max_depth=max_depth)
-    wb.forget(raster)
-    t2 = time.perf_counter()
-    arr, _ = wb.fetch(filled_r, "filled")
-    wb.forget(filled_r)
-    if arr.dtype != np.float64 or not arr.flags.writeable:
-        arr = arr.astype("float64")
-    filled = arr[1:-1, 1:-1]  # a view: no copy of the grid (it is not C-contiguous)
-    np.copyto(filled, z, where=outlets)
-    timings.update({"condition.send": t1 - t0, "condition.fill": t2 - t1})
-    timings["condition.fetch"] = time.perf_counter() - t2
+    filled = fill_pits(z, outlets, cell_x=abs(transform.a), cell_y=abs(transform.e))
+    timings["condition.fill"] = time.perf_counter() - t0
     return filled
 
 

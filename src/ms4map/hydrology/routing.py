@@ -55,7 +55,6 @@ from ..core.errors import DataError
 from ..core.qa import QAReport
 from ..core.units import metres_per_unit
 from ..io import Dem
-from ._whitebox import _Whitebox
 from .cells import _label_downstream
 from .conditioning import (
     _edge_outlets,
@@ -172,10 +171,7 @@ def route(
     if tiny:
         filled = z.copy()
     else:
-        with _Whitebox(workdir) as wb:
-            filled = fill_with_outlets(
-                wb, z, targets.mask | ~valid, transform, crs, timings=timings
-            )
+        filled = fill_with_outlets(z, targets.mask | ~valid, transform, timings=timings)
     timings["condition"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from ..hydrology import mean_slopes
 from ..network import assign_outfalls, crs_unit_factor
 
 if TYPE_CHECKING:
@@ -276,27 +277,25 @@ def catchment_hydrology(result: Result) -> pd.DataFrame:
     dem = result.workspace.dem
     t = ov.targets
     m = crs_unit_factor(dem.crs) if dem.crs is not None else 1.0
-    z = np.asarray(dem.array, dtype=float) * float(getattr(dem, "z_to_m", 1.0) or 1.0)
+    zf = float(getattr(dem, "z_to_m", 1.0) or 1.0)
     cx, cy = abs(dem.transform.a) * m, abs(dem.transform.e) * m
-    gy, gx = np.gradient(z, cy, cx)
-    slope = np.hypot(gx, gy) * 100.0
-    lab = ov.labels.ravel()
     n = int(t.index.max()) + 1 if len(t) else 1
-    ok = np.isfinite(slope.ravel()) & (lab > 0)
-    sums = np.bincount(lab[ok], weights=slope.ravel()[ok], minlength=n)
-    counts = np.bincount(lab[ok], minlength=n)
-    mean_slope = np.divide(sums, counts, out=np.full(n, np.nan), where=counts > 0)
+    mean_slope, sloped = mean_slopes(dem.array, ov.labels, n, spacing=(cy, cx, zf))
+    lab = ov.labels.ravel()
     dist = _flow_distance(ov, cx, cy)
     longest = np.zeros(n)
     okd = np.isfinite(dist) & (lab > 0)
     np.maximum.at(longest, lab[okd], dist[okd])
+    lengths = bool(okd.any()) or sloped == 0  # else: a grid too large for the D8 lengths
+    del dist, okd
     labels = t.index.to_numpy(int)
-    low = _lowest_target_cells(ov, np.asarray(dem.array, dtype=float), n)
+    low = _lowest_target_cells(ov, dem.array, n)
     w = ov.shape[1]
     tr = dem.transform
     col, row = low % w + 0.5, low // w + 0.5
     xs, ys = tr.a * col + tr.b * row + tr.c, tr.d * col + tr.e * row + tr.f
-    zl = np.where(low >= 0, z.ravel()[np.maximum(low, 0)] / m, np.nan)  # CRS units
+    z_low = np.asarray(dem.array).ravel()[np.maximum(low, 0)].astype(float) * zf
+    zl = np.where(low >= 0, z_low / m, np.nan)  # CRS units
     return pd.DataFrame(
         {
             "target_kind": t["target_kind"].astype(str).to_numpy(),
@@ -304,8 +303,8 @@ def catchment_hydrology(result: Result) -> pd.DataFrame:
             "slope_pct": mean_slope[labels],
             "flow_length_m": (
                 np.maximum(longest[labels], max(cx, cy))
-                if okd.any() or not ok.any()
-                else np.full(len(labels), np.nan)  # a grid too large for the D8 lengths
+                if lengths
+                else np.full(len(labels), np.nan)
             ),
             "low_x": np.where(low[labels] >= 0, np.asarray(xs)[labels], np.nan),
             "low_y": np.where(low[labels] >= 0, np.asarray(ys)[labels], np.nan),
