@@ -14,7 +14,9 @@ __all__ = ["catchment_slopes", "label_downstream"]
 
 
 @numba.njit(cache=True, nogil=True)
-def label_downstream(idxs_ds: np.ndarray, seed: np.ndarray) -> np.ndarray:  # pragma: no cover
+def label_downstream(
+    idxs_ds: np.ndarray, seed: np.ndarray, in_place: bool = False
+) -> np.ndarray:  # pragma: no cover
     """For each cell, the ``seed`` label (> 0) of the first seeded cell on its D8 path.
 
     Parameters
@@ -24,6 +26,8 @@ def label_downstream(idxs_ds: np.ndarray, seed: np.ndarray) -> np.ndarray:  # pr
         on a pit, negative on nodata).
     seed : numpy.ndarray
         int32 labels, > 0 on the outlet cells, 0 elsewhere.
+    in_place : bool
+        Write the labels into ``seed`` (no copy of the grid).
 
     Returns
     -------
@@ -32,9 +36,9 @@ def label_downstream(idxs_ds: np.ndarray, seed: np.ndarray) -> np.ndarray:  # pr
         Each path is walked once: every cell on it takes the label found at its end.
     """
     n = idxs_ds.size
-    lab = seed.copy()
+    lab = seed if in_place else seed.copy()
     done = seed > 0
-    path = np.empty(n, dtype=np.int64)
+    path = np.empty(1024, dtype=np.int64)  # grown as a path needs (not one per cell)
     for i in range(n):
         if done[i]:
             continue
@@ -45,6 +49,10 @@ def label_downstream(idxs_ds: np.ndarray, seed: np.ndarray) -> np.ndarray:  # pr
             if done[j]:
                 value = lab[j]
                 break
+            if k == path.size:
+                longer = np.empty(2 * k, dtype=np.int64)
+                longer[:k] = path
+                path = longer
             path[k] = j
             k += 1
             nxt = idxs_ds[j]

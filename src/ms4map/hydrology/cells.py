@@ -86,7 +86,9 @@ def walk_down(
     return np.asarray(out, dtype=np.int64)
 
 
-def _label_downstream(idxs_ds: np.ndarray, seed: np.ndarray) -> np.ndarray:
+def _label_downstream(
+    idxs_ds: np.ndarray, seed: np.ndarray, *, in_place: bool = False
+) -> np.ndarray:
     """Label every cell with the ``seed`` label of the first seeded cell downstream.
 
     ``idxs_ds`` is pyflwdir's downstream index of each cell (-1 on nodata, itself on
@@ -98,7 +100,8 @@ def _label_downstream(idxs_ds: np.ndarray, seed: np.ndarray) -> np.ndarray:
     """
     from ._kernels import label_downstream  # numba: compiled once, cached on disk
 
-    return label_downstream(np.ascontiguousarray(idxs_ds), np.ascontiguousarray(seed, np.int32))
+    seed = np.ascontiguousarray(seed, np.int32)  # ``in_place``: only when already so
+    return label_downstream(np.ascontiguousarray(idxs_ds), seed, in_place)
 
 
 def mean_slopes(

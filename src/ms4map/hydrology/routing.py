@@ -292,23 +292,37 @@ def first_target(idxs_ds: np.ndarray | None, targets: TargetGrid, valid: np.ndar
     Returns
     -------
     numpy.ndarray
-        int32 labels (rows of ``targets``), 0 on nodata cells.
+        int32 labels (rows of ``targets``), 0 on nodata cells: ``targets.seed`` itself,
+        labelled in place (no copy of the grid).
     """
     h, w = valid.shape
     seed = targets.seed
     if idxs_ds is None:
         pits = np.flatnonzero(valid)
     else:
-        pits = np.flatnonzero(idxs_ds == np.arange(idxs_ds.size, dtype=idxs_ds.dtype))
+        pits = _pit_cells(idxs_ds)
     free = pits[seed.ravel()[pits] == 0]
     if free.size:
         seed.ravel()[free] = _pit_labels(free, targets, valid)
     if idxs_ds is None:
         labels = seed.astype(np.int32, copy=True)
     else:
-        labels = _label_downstream(idxs_ds, seed.ravel()).reshape(h, w)
+        # the seed is the targets' own grid: labelled in place (no copy of the grid);
+        # the target grid is not read after the routing
+        labels = _label_downstream(idxs_ds, seed.ravel(), in_place=True).reshape(h, w)
     labels[~valid] = 0
     return labels
+
+
+def _pit_cells(idxs_ds: np.ndarray) -> np.ndarray:
+    """Linear indices of the cells that are their own downstream cell (pits), found in
+    blocks (no full-grid index or mask temporaries)."""
+    step = 1 << 22
+    parts = [
+        np.flatnonzero(idxs_ds[a : a + step] == np.arange(a, min(a + step, idxs_ds.size))) + a
+        for a in range(0, idxs_ds.size, step)
+    ]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
 def _pit_labels(free: np.ndarray, targets: TargetGrid, valid: np.ndarray) -> np.ndarray:
