@@ -108,3 +108,20 @@ def test_designed_flats_get_whitebox_s_gradient_exactly():
     for z, out in grids:
         mine = fill_pits(z, out, cell_x=1.0, cell_y=1.0)
         assert np.array_equal(mine, _whitebox_fill(z, out, fix_flats=True))
+
+
+def test_a_long_diagonal_flat_is_held_by_its_cells_and_gets_the_same_gradient():
+    # a flat one cell wide along the diagonal of a 300 x 300 grid: its bounding box is
+    # 300 times its size, so its layers are held per cell (binary search); the result
+    # is whitebox's, and the rise grows away from the outlet corner
+    n = 300
+    z = np.full((n, n), 200.0)
+    idx = np.arange(1, n - 1)
+    z[idx, idx] = 150.0
+    z[0, 0] = 20.0
+    out = np.zeros(z.shape, bool)
+    mine = fill_pits(z, out, cell_x=1.0, cell_y=1.0)
+    assert np.array_equal(mine, _whitebox_fill(z, out, fix_flats=True))
+    rise = mine[idx, idx] - 150.0
+    assert rise[0] == 0.0  # beside the outlet corner: the flat's low edge
+    assert (np.diff(rise) > 0).all()

@@ -296,3 +296,13 @@ def test_ms4map_drainage_command_on_the_designed_street(tmp_path):
     assert set(d["outfall_id"]) == {"OF1"}
     sheds = pyogrio.read_dataframe(out, layer="sewersheds")
     assert len(sheds) == 1
+
+
+def test_catchments_of_some_kinds_are_the_polygons_of_a_wider_call():
+    res = _route(T.curbed_street())  # a fresh result: nothing cached
+    wide = res.catchments(None)  # every kind: the inlets and the DEM's edges
+    some = res.catchments(("inlet",))
+    alone = hydrology.catchment_polygons(res, kinds=("inlet",))
+    assert 0 < len(some) < len(wide)
+    assert list(some["target_id"]) == list(alone["target_id"])
+    assert all(a.equals_exact(b, 0.0) for a, b in zip(some.geometry, alone.geometry, strict=True))

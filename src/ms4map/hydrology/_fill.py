@@ -297,17 +297,28 @@ def _component(grid, start, comp):  # pragma: no cover - compiled
 @numba.njit(cache=True, nogil=True)
 def _gradient(grid, part, small, work):  # pragma: no cover - compiled
     """Raise the flat cells of one component ``part = (comp, n, box)`` by their gradient
-    (see :func:`_resolve_flats`); ``work`` = ``(scratch, queue)``, returned grown."""
+    (see :func:`_resolve_flats`); ``work`` = ``(scratch, queue)``, returned grown.
+
+    The per-cell layers are held over the component's bounding box, or, when that box
+    is over 8 times the component (a long diagonal flat), over the component's cells
+    found by binary search: never more than a few bytes per cell of the component.
+    """
     z, flags = grid
     comp, n, (r0, r1, c0, c1) = part
     scratch, queue = work
     h, w = z.shape
     level = z.flat[comp[0]]
     bh, bw = r1 - r0 + 1, c1 - c0 + 1
-    if scratch.size < 2 * bh * bw:
-        scratch = np.zeros(2 * bh * bw, np.int32)
-    away = scratch[: bh * bw]
-    low = scratch[bh * bw : 2 * bh * bw]
+    keys = np.empty(0, np.int64)
+    size = bh * bw
+    if size > 8 * n and size > 1 << 16:
+        keys = np.sort(comp[:n])
+        size = n
+    if scratch.size < 2 * size:
+        scratch = np.zeros(2 * size, np.int32)
+    away = scratch[:size]
+    low = scratch[size : 2 * size]
+    box = (r0, c0, bw, keys)
     # away from higher ground: layers from the flat cells beside it
     nq = 0
     for i in range(n):
@@ -320,51 +331,61 @@ def _gradient(grid, part, small, work):  # pragma: no cover - compiled
                         queue = _append(queue, nq, comp[i])
                         nq += 1
                         break
-    queue, top = _layers(grid, level, (queue, nq), away, (r0, c0, bw))
+    queue, top = _layers(grid, level, (queue, nq), away, box)
     # towards the low edges
     nq = 0
     for i in range(n):
         if flags.flat[comp[i]] & _EDGE:
             queue = _append(queue, nq, comp[i])
             nq += 1
-    queue, _ = _layers(grid, level, (queue, nq), low, (r0, c0, bw))
+    queue, _ = _layers(grid, level, (queue, nq), low, box)
     for i in range(n):
-        r, c = comp[i] // w, comp[i] % w
-        j = (r - r0) * bw + (c - c0)
-        if flags[r, c] & _NOFLOW and low[j] > 1:
+        j = _slot(comp[i], w, box)
+        if flags.flat[comp[i]] & _NOFLOW and low[j] > 1:
             steps = low[j] - 1
             mask = top * steps + (top - away[j]) if top > 0 else steps
-            z[r, c] = level + small * mask
+            z.flat[comp[i]] = level + small * mask
         away[j] = 0
         low[j] = 0
     return scratch, queue
 
 
 @numba.njit(cache=True, nogil=True)
+def _slot(cell, w, box):  # pragma: no cover - compiled
+    """Where ``cell`` is held: its place in the bounding box ``(r0, c0, width, keys)``,
+    or in the sorted ``keys`` when they are given."""
+    r0, c0, bw, keys = box
+    if keys.size:
+        return np.searchsorted(keys, cell)
+    return (cell // w - r0) * bw + (cell % w - c0)
+
+
+@numba.njit(cache=True, nogil=True)
 def _layers(grid, level, frontier, out, box):  # pragma: no cover - compiled
     """Breadth-first layers from the ``frontier = (queue, n)`` cells through the flat
-    cells at ``level``: ``out`` (over the bounding box ``box = (r0, c0, width)``) gets
-    each cell's layer, 1 for the sources.  Returns the queue and the last layer."""
+    cells at ``level``: ``out`` (held as :func:`_slot` says) gets each cell's layer, 1
+    for the sources.  Returns the queue and the last layer."""
     z, flags = grid
     queue, nq = frontier
-    r0, c0, bw = box
     h, w = z.shape
     for i in range(nq):
-        out[(queue[i] // w - r0) * bw + (queue[i] % w - c0)] = 1
+        out[_slot(queue[i], w, box)] = 1
     head = 0
     last = 1 if nq else 0
     while head < nq:
         cell = queue[head]
         head += 1
         r, c = cell // w, cell % w
-        layer = out[(r - r0) * bw + (c - c0)]
+        layer = out[_slot(cell, w, box)]
         last = layer
         for k in range(8):
             rn, cn = r + _DR[k], c + _DC[k]
             if not (0 <= rn < h and 0 <= cn < w) or not flags[rn, cn] & _NOFLOW:
                 continue
-            j = (rn - r0) * bw + (cn - c0)
-            if z[rn, cn] == level and out[j] == 0:
+            if z[rn, cn] != level:
+                continue
+            j = _slot(rn * w + cn, w, box)
+            if out[j] == 0:
                 out[j] = layer + 1
                 queue = _append(queue, nq, rn * w + cn)
                 nq += 1

@@ -157,8 +157,18 @@ class OverlandResult:
         return r * w + c
 
     def catchments(self, kinds: tuple[str, ...] | None = ("inlet",)) -> gpd.GeoDataFrame:
-        """Catchment polygons of the targets of ``kinds`` (cached); see :func:`catchment_polygons`."""
+        """Catchment polygons of the targets of ``kinds`` (cached); see :func:`catchment_polygons`.
+
+        Kinds that are part of an earlier call are taken from its polygons (a label's
+        polygon depends only on its own cells), not polygonized again.
+        """
         key = ",".join(kinds) if kinds else "*"
+        if key not in self._polygons and kinds:
+            for have, polys in self._polygons.items():
+                if have == "*" or set(kinds) <= set(have.split(",")):
+                    sub = polys[polys["target_kind"].isin(kinds)]
+                    self._polygons[key] = sub.reset_index(drop=True)
+                    break
         if key not in self._polygons:
             self._polygons[key] = catchment_polygons(self, kinds=kinds)
         return self._polygons[key]

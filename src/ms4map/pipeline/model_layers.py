@@ -103,7 +103,7 @@ def _surface_catchments(result: Result, hyd: pd.DataFrame, net: Any) -> gpd.GeoD
     (a conveyance's downstream node in the traced network), ``low_x``, ``low_y``,
     ``low_elev`` (a water's lowest cell)."""
     ov = result.overland
-    polys = ov.catchments(("conveyance", "water_direct")).reset_index(drop=True)
+    polys = ov.catchments(("conveyance", "water_direct"))  # from the pipeline's polygons
     # a target may hold several labels (a water's parts): its lowest cell, longest path
     by = hyd.sort_values("low_elev", kind="stable").groupby(["target_kind", "target_id"])
     key = by.first()

@@ -47,6 +47,10 @@ __all__ = ["drainage_shares", "run"]
 ProgressFn = Callable[[str], None]
 
 
+#: The target kinds whose catchments the pipeline and its model layers draw.
+SURFACE_KINDS = ("inlet", "conveyance", "water_direct")
+
+
 def run(
     ws: Workspace,
     *,
@@ -268,8 +272,9 @@ def _polygons_step(
             )
             return empty, empty.rename(columns={"target_id": "outfall_id"})
         say("drainage: catchment and sewershed polygons")
-        # one polygonization for both layers (drainage.sewersheds unites these)
-        ic = ov.catchments(("inlet", "conveyance"))
+        # one polygonization for both layers (drainage.sewersheds unites these) and the
+        # model layers' surface catchments (OverlandResult.catchments filters it)
+        ic = ov.catchments(SURFACE_KINDS)
         ic = ic[ic["target_kind"] == "inlet"].reset_index(drop=True)
         if len(ic) and len(join.inlet_outfall):
             ic = ic.assign(
