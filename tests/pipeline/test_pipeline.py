@@ -5,9 +5,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import fields
 
+import geopandas as gpd
+import pandas as pd
 import pyogrio
 import pytest
 import rasterio
+import shapely
 from ms4map.hydrology.overland import DEFAULTS
 from test_hydrology_overland_fixtures import CRS18, TR, town_dem, town_layers, town_workspace
 
@@ -199,3 +202,26 @@ def test_cli_options_are_built_from_the_settings(capsys):
         if name in defaults:
             words += f" (default {defaults[name]})"
         assert " ".join(words.split()) in text, name
+
+
+def test_parcel_drainage_map_lists_each_parcels_outfalls_once_in_the_order_met():
+    from ms4map.pipeline.result import parcel_drainage_map
+
+    drainage = pd.DataFrame(
+        {
+            "parcel_id": ["P1", "P1", "P1", "P2", "P3"],
+            "target_kind": ["inlet", "inlet", "inlet", "inlet", "off_dem"],
+            "target_id": ["CB2", "CB1", "CB3", "CB1", None],
+            "fraction": [0.5, 0.3, 0.2, 1.0, 1.0],
+            "outfall_id": ["OF-B", "OF-A", "OF-B", "OF-A", None],
+        }
+    )
+    parcels = gpd.GeoDataFrame(
+        {"parcel_id": ["P1", "P2", "P3"]},
+        geometry=[shapely.box(i, 0, i + 1, 1) for i in range(3)],
+        crs="EPSG:32618",
+    )
+    m = parcel_drainage_map(drainage, parcels)
+    assert list(m["outfall_ids"][:2]) == ["OF-B;OF-A", "OF-A"]
+    assert pd.isna(m["outfall_ids"].iloc[2])  # off the DEM: no outfall
+    assert list(m["targets"]) == [3, 1, 1]
