@@ -20,6 +20,8 @@ never changed.  ``tests/hydrology`` checks the result against whitebox-workflows
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numba
 import numpy as np
@@ -106,13 +108,14 @@ def _append(arr, n, value):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _pits(z, flags):  # pragma: no cover - compiled
-    """Linear indices of the pits: cells that are no outlet, inside the border, with no
-    outlet and no lower cell among their 8 neighbours."""
+def _pits(z, flags, rows):  # pragma: no cover - compiled
+    """Linear indices of the pits among the ``rows = (first, stop)``: cells that are no
+    outlet, inside the border, with no outlet and no lower cell among their 8
+    neighbours."""
     h, w = z.shape
     out = np.empty(1024, np.int64)
     n = 0
-    for r in range(1, h - 1):
+    for r in range(max(rows[0], 1), min(rows[1], h - 1)):
         for c in range(1, w - 1):
             if flags[r, c] & _OUTLET:
                 continue
@@ -189,9 +192,8 @@ def _flood_pit(grid, pit, work):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _fill_kernel(z, flags, small):  # pragma: no cover - compiled
-    """Fill every pit of ``z`` (in place), then give the flats their gradient."""
-    pits = _pits(z, flags)
+def _floods(z, flags, pits):  # pragma: no cover - compiled
+    """Fill every pit of ``z`` (in place), the highest first (as whitebox)."""
     keys = np.empty(pits.size, np.float64)
     for i in range(pits.size):
         keys[i] = z.flat[pits[i]]
@@ -202,17 +204,17 @@ def _fill_kernel(z, flags, small):  # pragma: no cover - compiled
         if flags.flat[pit] & _FLAT:
             continue
         work = _flood_pit((z, flags), pit, work)
-    if small > 0.0:
-        _resolve_flats(z, flags, small)
 
 
 @numba.njit(cache=True, nogil=True)
-def _mark_flats(z, flags):  # pragma: no cover - compiled
-    """Set :data:`_NOFLOW` on cells with no lower neighbour and a neighbour of their
-    elevation, :data:`_EDGE` on cells with both a lower neighbour and one of their
-    elevation (outlets and the grid's border are lower than any terrain)."""
+def _mark_flats(z, flags, rows):  # pragma: no cover - compiled
+    """Set :data:`_NOFLOW` on cells of the ``rows = (first, stop)`` with no lower
+    neighbour and a neighbour of their elevation, :data:`_EDGE` on cells with both a
+    lower neighbour and one of their elevation (outlets and the grid's border are
+    lower than any terrain).  Rows apart may be marked in two threads: a cell's own
+    flags are written, only the neighbours' outlet flag (never written) is read."""
     h, w = z.shape
-    for r in range(h):
+    for r in range(rows[0], rows[1]):
         border = r == 0 or r == h - 1
         for c in range(w):
             if flags[r, c] & _OUTLET:
@@ -255,7 +257,6 @@ def _resolve_flats(z, flags, small):  # pragma: no cover - compiled
     higher ground.  One component at a time, on arrays over its bounding box.
     """
     h, w = z.shape
-    _mark_flats(z, flags)
     comp = np.empty(1024, np.int64)
     work = (np.zeros(1024, np.int32), np.empty(1024, np.int64))
     for start in range(h * w):
@@ -364,32 +365,36 @@ def _slot(cell, w, box):  # pragma: no cover - compiled
 def _layers(grid, level, frontier, out, box):  # pragma: no cover - compiled
     """Breadth-first layers from the ``frontier = (queue, n)`` cells through the flat
     cells at ``level``: ``out`` (held as :func:`_slot` says) gets each cell's layer, 1
-    for the sources.  Returns the queue and the last layer."""
+    for the sources (cells reached are marked :data:`_VISITED` until the end).
+    Returns the queue and the last layer."""
     z, flags = grid
     queue, nq = frontier
     h, w = z.shape
     for i in range(nq):
-        out[_slot(queue[i], w, box)] = 1
+        flags.flat[queue[i]] |= _VISITED
     head = 0
-    last = 1 if nq else 0
+    layer = 0
+    end = 0
     while head < nq:
+        if head == end:  # the next layer starts
+            layer += 1
+            end = nq
         cell = queue[head]
         head += 1
+        out[_slot(cell, w, box)] = layer
         r, c = cell // w, cell % w
-        layer = out[_slot(cell, w, box)]
-        last = layer
         for k in range(8):
             rn, cn = r + _DR[k], c + _DC[k]
-            if not (0 <= rn < h and 0 <= cn < w) or not flags[rn, cn] & _NOFLOW:
+            if not (0 <= rn < h and 0 <= cn < w):
                 continue
-            if z[rn, cn] != level:
-                continue
-            j = _slot(rn * w + cn, w, box)
-            if out[j] == 0:
-                out[j] = layer + 1
+            f = flags[rn, cn]
+            if f & _NOFLOW and not f & _VISITED and z[rn, cn] == level:
+                flags[rn, cn] = f | _VISITED
                 queue = _append(queue, nq, rn * w + cn)
                 nq += 1
-    return queue, last
+    for i in range(nq):
+        flags.flat[queue[i]] &= ~_VISITED
+    return queue, layer
 
 
 def fill_pits(
@@ -420,9 +425,25 @@ def fill_pits(
     if out.size == 0:
         return out
     zmax = _terrain_max(out, flags)
-    small = flat_increment(zmax, abs(cell_x), abs(cell_y)) if fix_flats else 0.0
-    _fill_kernel(out, flags, small)
+    pits = np.concatenate(_in_two(_pits, out, flags))
+    _floods(out, flags, pits)
+    del pits
+    if fix_flats:
+        _in_two(_mark_flats, out, flags)
+        _resolve_flats(out, flags, flat_increment(zmax, abs(cell_x), abs(cell_y)))
     return out
+
+
+def _in_two(kernel: Any, z: np.ndarray, flags: np.ndarray) -> list[Any]:
+    """``kernel(z, flags, rows)`` on the upper and the lower half of the rows, in two
+    threads (the kernels release the GIL; the grid scans take half the time on two
+    cores); the results in row order."""
+    h = z.shape[0]
+    halves = [(0, h // 2), (h // 2, h)]
+    if h < 64:
+        return [kernel(z, flags, rows) for rows in halves]
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="ms4map-fill") as pool:
+        return list(pool.map(lambda rows: kernel(z, flags, rows), halves))
 
 
 @numba.njit(cache=True, nogil=True)
