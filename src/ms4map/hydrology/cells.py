@@ -129,3 +129,19 @@ def mean_slopes(
         sums, counts = np.zeros(n), np.zeros(n, np.int64)
     mean = np.divide(sums, counts, out=np.full(n, np.nan), where=counts > 0)
     return mean, int(counts.sum())
+
+
+def _count_labels(labels: np.ndarray, n: int) -> np.ndarray:
+    """``numpy.bincount(labels.ravel(), minlength=n)`` in blocks of rows (bincount widens
+    its input to 64-bit integers: 8 bytes per cell for the whole grid at once)."""
+    flat = labels.reshape(-1)
+    step = 1 << 22
+    counts = np.zeros(n, dtype=np.int64)
+    for a in range(0, flat.size, step):
+        part = np.bincount(flat[a : a + step], minlength=n)
+        if part.size > counts.size:
+            part[: counts.size] += counts
+            counts = part
+        else:
+            counts[: part.size] += part
+    return counts

@@ -19,7 +19,7 @@ from ..core.nulls import is_blank, none_if_na
 from ..core.qa import QAReport
 from ..core.schema import INLET_KINDS, OPEN_CONVEYANCE_KINDS
 from ..io import Workspace
-from .cells import to_colrow
+from .cells import _count_labels, to_colrow
 
 __all__ = ["TargetGrid", "geojson_shapes", "network_targets", "rasterize_targets"]
 
@@ -197,7 +197,7 @@ def _target_table(targets: TargetGrid, labels: np.ndarray, cell_area_m2: float) 
     cols = ["target_kind", "target_id", "name", "method", "reason"]
     tdf = pd.DataFrame(targets.rows, columns=cols)
     tdf.index = pd.RangeIndex(1, len(tdf) + 1, name="label")
-    counts = np.bincount(labels.ravel(), minlength=len(tdf) + 1)
+    counts = _count_labels(labels, len(tdf) + 1)  # in blocks: no 64-bit copy of the grid
     tdf["cells"] = counts[1 : len(tdf) + 1].astype(np.int64)
     tdf["area_m2"] = tdf["cells"] * cell_area_m2
     for col in ("target_kind", "target_id", "method", "reason"):
