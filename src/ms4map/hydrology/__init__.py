@@ -5,7 +5,8 @@
 :func:`upstream_mask` query (:mod:`.queries`).  The steps live in :mod:`.targets` (the
 targets on the grid), :mod:`.conditioning` (the fill, closed depressions, targets as
 sinks) and :mod:`.routing` (D8 directions, first target); grid helpers in :mod:`.cells`,
-the whitebox-workflows session in :mod:`._whitebox`.  The storm network itself is
+the compiled fill in :mod:`._fill` (whitebox-workflows' algorithm; :mod:`._whitebox`,
+the session the tests check it against).  The storm network itself is
 :mod:`ms4map.network`.  Details in ``docs/hydrology.md``.
 """
 

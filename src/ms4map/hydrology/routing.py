@@ -10,15 +10,13 @@ Every DEM cell is routed downslope until it first reaches
 
 The libraries (see ``docs/hydrology.md`` for the measurements behind the choice):
 
-- **whitebox-workflows** (``WbEnvironment().hydrology``) fills depressions with a
-  gradient on flats (priority flood, Garbrecht-Martz) and computes the
-  steepest-descent D8 pointer on the conditioned DEM.  It is called once per step
-  (never per inlet: each call costs about 0.2 s), in one session: grids go in and
-  out as raw SAGA grids in a temporary folder (its ``from_numpy``/``to_numpy`` are
-  ten times slower), and the filled grid stays in whitebox for the D8 call.
-- **pyflwdir** holds that D8 pointer as an in-memory flow graph and answers
-  "which target does each cell reach first" (``FlwdirRaster.basins`` with the
-  target cells as outlets), accumulation, downstream paths and upstream areas.
+- the fill is ms4map's compiled kernel (``._fill``) of whitebox-workflows'
+  ``fill_depressions(fix_flats=True)`` algorithm, checked against it in the tests
+  (whitebox held 29 bytes per cell of its own); the D8 pointer and the first-target
+  labels are ms4map's kernels too (``._kernels``), each checked against the library
+  call it replaced;
+- **pyflwdir** holds that D8 pointer as an in-memory flow graph for the questions
+  asked later: downstream paths, upstream areas, accumulation.
 
 Water that reaches an inlet, an open MS4 conveyance or a water leaves the surface
 there, so those cells are outlets of the terrain, like the DEM edge.  :func:`route`
@@ -125,7 +123,8 @@ def route(
     progress : callable, optional
         Called with a short message at the start of each long step.
     workdir : path, optional
-        Folder for the grids exchanged with whitebox-workflows.
+        Not used since the fill is ms4map's kernel (nothing is exchanged); kept so
+        that callers passing it keep working.
 
     Returns
     -------

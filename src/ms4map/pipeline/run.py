@@ -181,7 +181,7 @@ def _join_and_overland(
     """The network join, the inlets, the overland routing and the parcel cells.
 
     Work that needs no routing runs in a second thread while the DEM is conditioned:
-    whitebox-workflows fills on one core and releases the GIL (docs/hydrology.md).
+    the fill's compiled kernels release the GIL (docs/hydrology.md).
     """
     all_keys = _NETWORK_KEYS + _OVERLAND_KEYS + _DRAINAGE_KEYS
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ms4map-overlap")
