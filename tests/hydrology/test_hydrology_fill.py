@@ -125,3 +125,16 @@ def test_a_long_diagonal_flat_is_held_by_its_cells_and_gets_the_same_gradient():
     rise = mine[idx, idx] - 150.0
     assert rise[0] == 0.0  # beside the outlet corner: the flat's low edge
     assert (np.diff(rise) > 0).all()
+
+
+def test_the_two_thread_scans_give_the_one_thread_result(monkeypatch):
+    from ms4map.hydrology import _fill
+
+    rng = np.random.default_rng(3)
+    z = np.round(rng.random((300, 200)) * 20.0)  # many pits and flats
+    out = rng.random(z.shape) < 0.01
+    one = fill_pits(z, out, cell_x=2.0, cell_y=2.0)
+    monkeypatch.setattr(_fill, "TWO_THREADS_CELLS", 0)
+    two = fill_pits(z, out, cell_x=2.0, cell_y=2.0)
+    assert np.array_equal(one, two)
+    assert (one > z).sum() > 100  # the grid had pits to fill and flats to grade

@@ -379,6 +379,7 @@ WORKER_PRELOAD = (
     "ms4map.pipeline",
     "ms4map.hydrology",  # every module of the routing (its door imports them)
     "ms4map.hydrology._kernels",  # numba and the routing kernels (from numba's disk cache)
+    "ms4map.hydrology._fill",  # the fill's kernels (the chain no longer uses whitebox)
     "ms4map.drainage",
     "ms4map.network.build",
     "ms4map.network.trace",
@@ -392,7 +393,6 @@ WORKER_PRELOAD = (
     "rasterio",
     "rasterio.features",
     "rasterio.warp",
-    "whitebox_workflows",
     "ms4map.batch._worker_server",  # last: freezes the collector on all of the above
 )
 

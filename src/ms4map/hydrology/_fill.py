@@ -434,13 +434,18 @@ def fill_pits(
     return out
 
 
+#: Grids at least this large scan in two threads (a county; not a town's grid).
+TWO_THREADS_CELLS = 16_000_000
+
+
 def _in_two(kernel: Any, z: np.ndarray, flags: np.ndarray) -> list[Any]:
     """``kernel(z, flags, rows)`` on the upper and the lower half of the rows, in two
-    threads (the kernels release the GIL; the grid scans take half the time on two
-    cores); the results in row order."""
+    threads on grids of :data:`TWO_THREADS_CELLS` or more (the kernels release the GIL;
+    the grid scans take about half the time on two cores), else in this thread (a
+    town's grid in a batch worker: one worker per core); the results in row order."""
     h = z.shape[0]
     halves = [(0, h // 2), (h // 2, h)]
-    if h < 64:
+    if z.size < TWO_THREADS_CELLS:
         return [kernel(z, flags, rows) for rows in halves]
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="ms4map-fill") as pool:
         return list(pool.map(lambda rows: kernel(z, flags, rows), halves))
