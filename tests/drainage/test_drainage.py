@@ -245,6 +245,22 @@ def test_parcel_cells_computed_beforehand_give_the_same_table(res):
     assert drainage.parcel_drainage(parcels, ov, join=res.join, cells=other).equals(alone)
 
 
+def test_the_16_bit_parcel_raster_gives_the_32_bit_table(res, monkeypatch):
+    from ms4map.drainage import parcels as dp
+
+    ws = town_workspace()
+    parcels = ws.get("parcels")
+    ov = res.overland
+    small = drainage.parcel_cells(parcels.geometry.values, ov.shape, ov.transform)
+    monkeypatch.setattr(dp, "U16_PARCELS", 1)  # as for a town of 65,535 parcels or more
+    wide = drainage.parcel_cells(parcels.geometry.values, ov.shape, ov.transform)
+    assert small.raster.dtype == np.uint16 and wide.raster.dtype == np.int32
+    assert np.array_equal(small.raster, wide.raster)
+    assert drainage.parcel_drainage(parcels, ov, join=res.join, cells=small).equals(
+        drainage.parcel_drainage(parcels, ov, join=res.join, cells=wide)
+    )
+
+
 def test_sewersheds_are_the_polygonized_cells_of_their_outfalls(res):
     # each sewershed must be exactly the region of the cells whose first target drains to
     # its outfall: polygonize those cells directly and compare

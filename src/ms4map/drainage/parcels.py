@@ -156,7 +156,8 @@ class ParcelCells:
     Attributes
     ----------
     raster : numpy.ndarray
-        int32 grid: 1 + the parcel's row under each cell centre, 0 for none.
+        uint16 grid (int32 from 65,535 parcels): 1 + the parcel's row under each cell
+        centre, 0 for none.
     frac_in : numpy.ndarray
         Share of each parcel's area inside the grid's extent (0..1).
     ok : numpy.ndarray
@@ -183,6 +184,10 @@ class ParcelCells:
     transform: Any
     overlapping: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     windows: list[tuple[int, int, int, int, np.ndarray]] = field(default_factory=list)
+
+
+#: Below this many parcels their raster is 16-bit.
+U16_PARCELS = int(np.iinfo(np.uint16).max)
 
 
 def parcel_cells(geoms: Any, shape: tuple[int, int], transform: Any) -> ParcelCells:
@@ -224,6 +229,9 @@ def parcel_cells(geoms: Any, shape: tuple[int, int], transform: Any) -> ParcelCe
 
     codes = np.arange(1, n + 1, dtype=np.int32)
     sel = ok & (frac_in > 0)
+    # a town's parcels fit 16 bits (2 bytes per cell, not 4); the codes are widened
+    # before any arithmetic (_pair_counts)
+    dtype = "uint16" if n < U16_PARCELS else "int32"
     if sel.any():
         with _gc_paused():
             raster = features.rasterize(
@@ -231,10 +239,10 @@ def parcel_cells(geoms: Any, shape: tuple[int, int], transform: Any) -> ParcelCe
                 out_shape=(h, w),
                 transform=transform,
                 fill=0,
-                dtype="int32",
+                dtype=dtype,
             )
     else:
-        raster = np.zeros((h, w), np.int32)
+        raster = np.zeros((h, w), dtype)
     overlapping = _overlapping(geoms, sel, (h, w), transform)
     windows = [_window_cells(geoms[i], (h, w), transform) for i in overlapping]
     return ParcelCells(raster, frac_in, ok, sel, (h, w), transform, overlapping, windows)

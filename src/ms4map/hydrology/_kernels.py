@@ -37,31 +37,37 @@ def label_downstream(
     """
     n = idxs_ds.size
     lab = seed if in_place else seed.copy()
-    done = seed > 0
+    # no "done" grid: unvisited cells are 0, cells on the path being walked -2, cells
+    # found to reach no seed -1 (0 again at the end)
     path = np.empty(1024, dtype=np.int64)  # grown as a path needs (not one per cell)
     for i in range(n):
-        if done[i]:
+        if lab[i] != 0:
             continue
         k = 0
         j = i
         value = 0
         while True:
-            if done[j]:
-                value = lab[j]
+            v = lab[j]
+            if v != 0:  # a seed or a labelled cell; -1 reaches none, -2 a loop
+                value = v if v > 0 else 0
                 break
             if k == path.size:
                 longer = np.empty(2 * k, dtype=np.int64)
                 longer[:k] = path
                 path = longer
+            lab[j] = -2
             path[k] = j
             k += 1
             nxt = idxs_ds[j]
-            if nxt < 0 or nxt == j or k >= n:  # nodata, an unseeded pit, a loop
+            if nxt < 0 or nxt == j:  # nodata, an unseeded pit
                 break
             j = nxt
+        fill = value if value > 0 else -1
         for m in range(k):
-            lab[path[m]] = value
-            done[path[m]] = True
+            lab[path[m]] = fill
+    for i in range(n):
+        if lab[i] < 0:
+            lab[i] = 0
     return lab
 
 

@@ -278,9 +278,8 @@ def find_depressions(
     in_region = np.flatnonzero(flat_regions)
     reg_of = flat_regions[in_region]
     cells = np.bincount(reg_of, minlength=n + 1)
-    rr, cc = np.divmod(in_region, w)
-    depth = filled[rr, cc] - z[rr, cc]  # only where the fill raised a cell
-    del rr, cc
+    # only where the fill raised a cell (flat indices: no row and column arrays)
+    depth = _at(filled, in_region) - _at(z, in_region)
     # max depth per region: sort once, reduce per run (ndimage.maximum is slow with many labels)
     order = np.argsort(reg_of, kind="stable")
     starts = np.concatenate(([0], np.cumsum(cells[1:])[:-1]))
@@ -320,6 +319,15 @@ def find_depressions(
             "max_depth_m": maxdepth[real] * z_to_m,
         }
     )
+
+
+def _at(grid: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``grid``'s values at linear indices ``idx`` (a view's rows and columns when it
+    is not C-contiguous)."""
+    if grid.flags.c_contiguous:
+        return grid.reshape(-1)[idx]
+    r, c = np.divmod(idx, grid.shape[1])
+    return grid[r, c]
 
 
 def _spill_into_target(

@@ -207,10 +207,11 @@ def route(
     target_mask = targets.mask
     idxs_ds = None if d8 is None else _downstream_index(d8)
     labels = first_target(idxs_ds, targets, valid)
+    del idxs_ds
     timings["route"] = time.perf_counter() - t0
     tdf = _target_table(targets, labels, cell_area_m2)
     qa.note(
-        f"overland: {h} x {w} cells ({cell_area_m2:g} m2 each), {int((~valid).sum())} nodata; "
+        f"overland: {h} x {w} cells ({cell_area_m2:g} m2 each), {valid.size - np.count_nonzero(valid)} nodata; "
         f"{(tdf['target_kind'] == 'inlet').sum()} inlet targets, {len(dep_table)} closed depression(s)."
     )
     result = OverlandResult(
@@ -227,8 +228,8 @@ def route(
         settings=settings,
         timings=timings,
     )
-    if idxs_ds is not None:
-        result._cache["idxs_ds"] = idxs_ds
+    # the downstream index is not kept (4 bytes per cell): OverlandResult.idxs_ds
+    # computes it from the D8 grid when a question needs it
     return result
 
 
@@ -309,7 +310,8 @@ def first_target(idxs_ds: np.ndarray | None, targets: TargetGrid, valid: np.ndar
         # the seed is the targets' own grid: labelled in place (no copy of the grid);
         # the target grid is not read after the routing
         labels = _label_downstream(idxs_ds, seed.ravel(), in_place=True).reshape(h, w)
-    labels[~valid] = 0
+    if not valid.all():
+        labels[~valid] = 0
     return labels
 
 

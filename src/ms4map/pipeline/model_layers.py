@@ -298,10 +298,12 @@ def catchment_hydrology(result: Result) -> pd.DataFrame:
     lab = ov.labels.ravel()
     dist = _flow_distance(ov, cx, cy)
     longest = np.zeros(n)
-    okd = np.isfinite(dist) & (lab > 0)
-    np.maximum.at(longest, lab[okd], dist[okd])
-    lengths = bool(okd.any()) or sloped == 0  # else: a grid too large for the D8 lengths
-    del dist, okd
+    lengths = sloped == 0  # else, without distances: a grid too large for the D8 lengths
+    if dist is not None:
+        okd = np.isfinite(dist) & (lab > 0)
+        np.maximum.at(longest, lab[okd], dist[okd])
+        lengths = lengths or bool(okd.any())
+        del dist, okd
     labels = t.index.to_numpy(int)
     low = _lowest_target_cells(ov, dem.array, n)
     w = ov.shape[1]
@@ -347,16 +349,17 @@ def _lowest_target_cells(ov: Any, z: np.ndarray, n: int) -> np.ndarray:
 MAX_FLOW_CELLS = 25_000_000
 
 
-def _flow_distance(ov: Any, cx: float, cy: float) -> np.ndarray:
+def _flow_distance(ov: Any, cx: float, cy: float) -> np.ndarray | None:
     """Metres along the D8 path from each cell to its target (pointer jumping; targets
-    and pits are 0; NaN everywhere on a grid over :data:`MAX_FLOW_CELLS`)."""
+    and pits are 0; ``None`` on a grid over :data:`MAX_FLOW_CELLS`, before the
+    downstream index is built)."""
     h, w = ov.shape
     size = h * w
+    if size > MAX_FLOW_CELLS:
+        return None
     ds = ov.idxs_ds
     if ds is None:
         return np.zeros(size, dtype=np.float32)
-    if size > MAX_FLOW_CELLS:
-        return np.full(size, np.nan, dtype=np.float32)
     idx = np.arange(size, dtype=np.int32)
     ptr = np.asarray(ds).astype(np.int32)
     stop = (ptr < 0) | ov.target_mask.ravel()
