@@ -138,3 +138,18 @@ def test_the_two_thread_scans_give_the_one_thread_result(monkeypatch):
     two = fill_pits(z, out, cell_x=2.0, cell_y=2.0)
     assert np.array_equal(one, two)
     assert (one > z).sum() > 100  # the grid had pits to fill and flats to grade
+
+
+def test_labels_walked_on_the_d8_grid_equal_those_on_the_downstream_index():
+    from ms4map.hydrology import _kernels
+
+    rng = np.random.default_rng(5)
+    codes = np.array([0, 1, 2, 4, 8, 16, 32, 64, 128, 247], np.uint8)
+    for _ in range(30):
+        h, w = rng.integers(1, 40, 2)
+        d8 = rng.choice(codes, (h, w)).astype(np.uint8)  # loops, nodata, pits, edges
+        idx = _kernels.downstream_index(d8)
+        seed = np.where(rng.random(h * w) < 0.1, rng.integers(1, 9, h * w), 0).astype(np.int32)
+        by_index = _kernels.label_downstream(idx, seed.copy())
+        assert np.array_equal(by_index, _kernels.label_downstream_d8(d8, seed.copy()))
+        assert np.array_equal(_kernels.pit_cells(d8), np.flatnonzero(idx == np.arange(h * w)))

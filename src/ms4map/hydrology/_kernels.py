@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["catchment_slopes", "label_downstream"]
+__all__ = ["catchment_slopes", "label_downstream", "label_downstream_d8", "pit_cells"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -35,7 +35,26 @@ def label_downstream(
         int32 labels; 0 where the path ends in an unseeded pit, nodata or a loop.
         Each path is walked once: every cell on it takes the label found at its end.
     """
-    n = idxs_ds.size
+    return _label_walk(idxs_ds, seed, in_place, (0, 0))
+
+
+@numba.njit(cache=True, nogil=True)
+def label_downstream_d8(
+    d8: np.ndarray, seed: np.ndarray, in_place: bool = False
+) -> np.ndarray:  # pragma: no cover
+    """:func:`label_downstream` walking the D8 grid ``d8`` (2-D, ESRI codes) itself:
+    each cell's downstream cell as :func:`downstream_index` gives it, without the
+    index grid (4 bytes per cell)."""
+    h, w = d8.shape
+    return _label_walk(d8.reshape(h * w), seed, in_place, (h, w))
+
+
+@numba.njit(cache=True, nogil=True)
+def _label_walk(src, seed, in_place, shape):  # pragma: no cover - compiled
+    """The walk of :func:`label_downstream`: ``src`` is the downstream index, or the
+    flat D8 grid when ``shape = (h, w)`` is not ``(0, 0)``."""
+    h, w = shape
+    n = seed.size
     lab = seed if in_place else seed.copy()
     # no "done" grid: unvisited cells are 0, cells on the path being walked -2, cells
     # found to reach no seed -1 (0 again at the end)
@@ -58,7 +77,7 @@ def label_downstream(
             lab[j] = -2
             path[k] = j
             k += 1
-            nxt = idxs_ds[j]
+            nxt = src[j] if h == 0 else _down(src, j, h, w)
             if nxt < 0 or nxt == j:  # nodata, an unseeded pit
                 break
             j = nxt
@@ -125,42 +144,68 @@ def downstream_index(d8: np.ndarray) -> np.ndarray:  # pragma: no cover
 
     ``d8`` holds ESRI/pyflwdir codes (1=E, 2=SE, 4=S, ... 128=NE, 0 pit, 247 nodata).
     The result is int32 like pyflwdir's ``idxs_ds``: the cell itself on a pit (and
-    where a pointer would leave the grid), -1 on nodata.
+    where a pointer would leave the grid or enter nodata), -1 on nodata.
     """
     h, w = d8.shape
+    flat = d8.reshape(h * w)
     out = np.empty(h * w, dtype=np.int32)
-    for r in range(h):
-        for c in range(w):
-            i = r * w + c
-            code = d8[r, c]
-            if code == 247:
-                out[i] = -1
-                continue
-            dr = 0
-            dc = 0
-            if code == 1:
-                dc = 1
-            elif code == 2:
-                dr, dc = 1, 1
-            elif code == 4:
-                dr = 1
-            elif code == 8:
-                dr, dc = 1, -1
-            elif code == 16:
-                dc = -1
-            elif code == 32:
-                dr, dc = -1, -1
-            elif code == 64:
-                dr = -1
-            elif code == 128:
-                dr, dc = -1, 1
-            rr = r + dr
-            cc = c + dc
-            if rr < 0 or rr >= h or cc < 0 or cc >= w or d8[rr, cc] == 247:
-                out[i] = i
-            else:
-                out[i] = rr * w + cc
+    for i in range(h * w):
+        out[i] = _down(flat, i, h, w)
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def pit_cells(d8: np.ndarray) -> np.ndarray:  # pragma: no cover
+    """Linear indices of the cells that are their own downstream cell (pits), from the
+    D8 grid (as :func:`downstream_index` would give them)."""
+    h, w = d8.shape
+    flat = d8.reshape(h * w)
+    out = np.empty(1024, dtype=np.int64)
+    n = 0
+    for i in range(h * w):
+        if _down(flat, i, h, w) == i:
+            if n == out.size:
+                longer = np.empty(2 * n, dtype=np.int64)
+                longer[:n] = out
+                out = longer
+            out[n] = i
+            n += 1
+    return out[:n]
+
+
+@numba.njit(cache=True, nogil=True)
+def _down(flat, i, h, w):  # pragma: no cover - compiled
+    """The downstream cell of cell ``i`` of the flat D8 grid ``flat`` (``h`` x ``w``):
+    itself on a pit or where the pointer leaves the grid or enters nodata, -1 on
+    nodata."""
+    code = flat[i]
+    if code == 247:
+        return -1
+    r = i // w
+    c = i - r * w
+    dr = 0
+    dc = 0
+    if code == 1:
+        dc = 1
+    elif code == 2:
+        dr, dc = 1, 1
+    elif code == 4:
+        dr = 1
+    elif code == 8:
+        dr, dc = 1, -1
+    elif code == 16:
+        dc = -1
+    elif code == 32:
+        dr, dc = -1, -1
+    elif code == 64:
+        dr = -1
+    elif code == 128:
+        dr, dc = -1, 1
+    rr = r + dr
+    cc = c + dc
+    if rr < 0 or rr >= h or cc < 0 or cc >= w or flat[rr * w + cc] == 247:
+        return i
+    return rr * w + cc
 
 
 @numba.njit(cache=True, nogil=True)

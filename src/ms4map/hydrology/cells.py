@@ -145,3 +145,20 @@ def _count_labels(labels: np.ndarray, n: int) -> np.ndarray:
         else:
             counts[: part.size] += part
     return counts
+
+
+def _label_downstream_d8(d8: np.ndarray, seed: np.ndarray, *, in_place: bool = False) -> np.ndarray:
+    """:func:`_label_downstream` walking the D8 grid ``d8`` itself (no downstream index
+    grid); the same labels."""
+    from ._kernels import label_downstream_d8  # numba: compiled once, cached on disk
+
+    seed = np.ascontiguousarray(seed, np.int32)  # ``in_place``: only when already so
+    return label_downstream_d8(np.ascontiguousarray(d8), seed, in_place)
+
+
+def _pit_cells_d8(d8: np.ndarray) -> np.ndarray:
+    """Linear indices of the cells of the D8 grid ``d8`` that are their own downstream
+    cell (pits, the grid's leaving pointers, pointers into nodata)."""
+    from ._kernels import pit_cells  # numba: compiled once, cached on disk
+
+    return pit_cells(np.ascontiguousarray(d8))

@@ -276,15 +276,20 @@ def find_depressions(
         return empty
     flat_regions = regions.ravel()
     in_region = np.flatnonzero(flat_regions)
+    if regions.size < 2**31:  # 4 bytes per raised cell, not 8
+        in_region = in_region.astype(np.int32)
     reg_of = flat_regions[in_region]
     cells = np.bincount(reg_of, minlength=n + 1)
     # only where the fill raised a cell (flat indices: no row and column arrays)
-    depth = _at(filled, in_region) - _at(z, in_region)
-    # max depth per region: sort once, reduce per run (ndimage.maximum is slow with many labels)
-    order = np.argsort(reg_of, kind="stable")
-    starts = np.concatenate(([0], np.cumsum(cells[1:])[:-1]))
+    depth = np.empty(in_region.size)
+    for a in range(0, in_region.size, 1 << 20):  # in blocks: no full-size gathers
+        part = in_region[a : a + (1 << 20)]
+        depth[a : a + part.size] = _at(filled, part) - _at(z, part)
+    # max depth per region (numpy's unbuffered maximum.at: no sorted copies; the
+    # depths of raised cells are all positive)
     maxdepth = np.zeros(n + 1)
-    maxdepth[1:] = np.maximum.reduceat(depth[order], starts)
+    np.maximum.at(maxdepth, reg_of, depth)
+    del depth
     real = np.flatnonzero((maxdepth >= min_depth) & (cells >= min_cells))
     real = real[real > 0]
     if real.size:  # a pool that spills straight into a target drains to it
