@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .cells import _count_labels
 from .result import _PYFLWDIR_NODATA
 from .targets import TargetGrid
 
@@ -275,21 +276,16 @@ def find_depressions(
     if n == 0:
         return empty
     flat_regions = regions.ravel()
-    in_region = np.flatnonzero(flat_regions)
-    if regions.size < 2**31:  # 4 bytes per raised cell, not 8
-        in_region = in_region.astype(np.int32)
+    in_region = _nonzero_index(flat_regions)
     reg_of = flat_regions[in_region]
-    cells = np.bincount(reg_of, minlength=n + 1)
+    cells = _count_labels(reg_of, n + 1)  # in blocks: bincount widens to 64 bits
     # only where the fill raised a cell (flat indices: no row and column arrays)
-    depth = np.empty(in_region.size)
-    for a in range(0, in_region.size, 1 << 20):  # in blocks: no full-size gathers
-        part = in_region[a : a + (1 << 20)]
-        depth[a : a + part.size] = _at(filled, part) - _at(z, part)
-    # max depth per region (numpy's unbuffered maximum.at: no sorted copies; the
-    # depths of raised cells are all positive)
+    # the deepest raised cell per region, in blocks of cells (no depth per raised cell
+    # held, no sorted copies; the depths of raised cells are all positive)
     maxdepth = np.zeros(n + 1)
-    np.maximum.at(maxdepth, reg_of, depth)
-    del depth
+    for a in range(0, in_region.size, 1 << 20):
+        part = in_region[a : a + (1 << 20)]
+        np.maximum.at(maxdepth, reg_of[a : a + part.size], _at(filled, part) - _at(z, part))
     real = np.flatnonzero((maxdepth >= min_depth) & (cells >= min_cells))
     real = real[real > 0]
     if real.size:  # a pool that spills straight into a target drains to it
@@ -324,6 +320,18 @@ def find_depressions(
             "max_depth_m": maxdepth[real] * z_to_m,
         }
     )
+
+
+def _nonzero_index(flat: np.ndarray) -> np.ndarray:
+    """``numpy.flatnonzero(flat)``, found in blocks and held as int32 when the grid has
+    under 2**31 cells (4 bytes per cell found, not 8, and no 8-byte copy at once)."""
+    if flat.size >= 2**31:
+        return np.flatnonzero(flat)
+    step = 1 << 22
+    parts = [
+        (np.flatnonzero(flat[a : a + step]) + a).astype(np.int32) for a in range(0, flat.size, step)
+    ]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int32)
 
 
 def _at(grid: np.ndarray, idx: np.ndarray) -> np.ndarray:
