@@ -186,19 +186,24 @@ def test_hillshade_is_transparent_on_nodata_and_bounded() -> None:
     assert maps.png_bytes(rgba)[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def _reported(south_west: tuple, north_east: tuple, zoom: int) -> dict:
+    """What st_folium reports of a map: its bounds (lat, lng corners) and zoom."""
+    corner = dict(zip(("lat", "lng"), south_west, strict=True))
+    return {
+        "bounds": {
+            "_southWest": corner,
+            "_northEast": dict(zip(("lat", "lng"), north_east, strict=True)),
+        },
+        "zoom": zoom,
+    }
+
+
 def test_view_roundtrip_from_st_folium() -> None:
     pytest.importorskip("streamlit")
     from ms4map.app.mapview import view_from_st_folium
 
     default = maps.MapView(0, 0, 1, 1, 5)
-    out = {
-        "bounds": {
-            "_southWest": {"lat": 43.0, "lng": -74.0},
-            "_northEast": {"lat": 43.1, "lng": -73.9},
-        },
-        "zoom": 15,
-    }
-    v = view_from_st_folium(out, default)
+    v = view_from_st_folium(_reported((43.0, -74.0), (43.1, -73.9), 15), default)
     assert (v.south, v.east, v.zoom) == (43.0, -73.9, 15)
     assert view_from_st_folium({"bounds": {}}, default) is default
 
@@ -211,13 +216,7 @@ def test_a_view_reported_before_the_map_was_laid_out_is_its_laid_out_view() -> N
     from ms4map.app.mapview import view_from_st_folium
 
     default = maps.MapView(0, 0, 1, 1, 5)
-    flat = {
-        "bounds": {
-            "_southWest": {"lat": 43.0, "lng": -74.0},
-            "_northEast": {"lat": 43.004, "lng": -74.0},
-        },
-        "zoom": 17,
-    }
+    flat = _reported((43.0, -74.0), (43.004, -74.0), 17)
     v = view_from_st_folium(flat, default, height_px=460)
     # at zoom 17 and 43 N a pixel is 0.87 m: 460 px is 402 m tall, the default 1000 px
     # width 874 m wide, centred on the reported box

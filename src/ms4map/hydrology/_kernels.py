@@ -10,6 +10,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ._fill import _append  # the growable buffer the fill's queues use
+
 __all__ = ["catchment_slopes", "label_downstream", "label_downstream_d8", "pit_cells"]
 
 
@@ -70,12 +72,8 @@ def _label_walk(src, seed, in_place, shape):  # pragma: no cover - compiled
             if v != 0:  # a seed or a labelled cell; -1 reaches none, -2 a loop
                 value = v if v > 0 else 0
                 break
-            if k == path.size:
-                longer = np.empty(2 * k, dtype=np.int64)
-                longer[:k] = path
-                path = longer
             lab[j] = -2
-            path[k] = j
+            path = _append(path, k, j)
             k += 1
             nxt = src[j] if h == 0 else _down(src, j, h, w)
             if nxt < 0 or nxt == j:  # nodata, an unseeded pit
@@ -164,11 +162,7 @@ def pit_cells(d8: np.ndarray) -> np.ndarray:  # pragma: no cover
     n = 0
     for i in range(h * w):
         if _down(flat, i, h, w) == i:
-            if n == out.size:
-                longer = np.empty(2 * n, dtype=np.int64)
-                longer[:n] = out
-                out = longer
-            out[n] = i
+            out = _append(out, n, i)
             n += 1
     return out[:n]
 
