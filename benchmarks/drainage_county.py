@@ -30,7 +30,8 @@ That is 63,936 parcels, 5,000 catch basins, 500 outfalls, 5,000 pipes, 12 creeks
    ``wbe.hydrology.fill_depressions(dem=..., fix_flats=True)`` (whitebox-workflows
    ``WbEnvironment()``) on the same file, timed inside a fresh Python process,
 
-and prints their ratio (target <= 4x) and the peak memory (target <= 3 GB).
+and prints their ratio (target <= 4x) and the peak memory (issue 34: <= 1.4 GB on the
+6000 x 6000 county).
 
 The DEM is deflate-compressed **without a predictor**: whitebox-workflows 2.0.6 reads a
 deflate GeoTIFF written with predictor 2 or 3 as all zeros (checked on a 200 x 200
@@ -557,14 +558,14 @@ def main() -> None:
     print("  " + stdout.strip().replace("\n", "\n  "))
     ratio = wall / b["total"]
     ok_ratio = "meets" if ratio <= 4 else "MISSES"
-    ok_peak = "meets" if peak * 1024 <= 3e9 else "MISSES"
+    ok_peak = "meets" if peak * 1024 <= 1.4e9 else "MISSES"
     print(
         f"\nwhole process       {wall:7.2f} s\n"
         f"fill baseline       {b['total']:7.2f} s  (read_raster {b['read']:.2f} + "
         f"fill_depressions {b['fill']:.2f}; read_raster is lazy, the file is read in the fill)\n"
         f"ratio               {ratio:7.2f}x  (target <= 4x: {ok_ratio})\n"
         f"peak RSS (drainage) {peak / 1024**2:7.2f} GiB  ({peak * 1024 / 1e6:.0f} MB; "
-        f"target <= 3 GB: {ok_peak})\n"
+        f"target <= 1.4 GB: {ok_peak})\n"
         f"bytes per cell      {peak * 1024 / (N * N):7.1f}  (peak RSS / {N * N / 1e6:.0f}M cells; "
         "the growth per cell between two sizes: --slope)"
     )

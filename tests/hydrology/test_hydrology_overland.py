@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import geopandas as gpd
 import numpy as np
+import pandas as pd
 import pytest
 import shapely
 from test_hydrology_overland_fixtures import CRS18, TR, dem, plane, town_dem, xy
@@ -155,3 +156,26 @@ def test_inlets_outside_dem_are_reported_not_fatal():
     assert "inlet_off_dem" in res.qa.codes()
     row = res.targets[res.targets["target_id"] == "OUT"].iloc[0]
     assert row["cells"] == 0 and row["method"] == "off_dem"
+
+
+def test_a_float32_dem_and_no_kept_conditioned_grid_give_the_same_routing():
+    # the town (a bowl, a valley, the creek, inlets and a one-cell pit), its elevations
+    # float32 values: routed from a float32 and from a float64 array, with and without
+    # the conditioned grid kept, every answer is the same
+    z32 = town_dem().astype(np.float32)
+    z32[70, 20] -= np.float32(0.2)
+    z32[5:9, 100:104] = np.nan  # a nodata hole
+    layers = {"inlets": _inlets(I1=(30, 60), I2=(60, 60), I3=(90, 60))}
+    ref = hydrology.route(dem(z32.astype(np.float64)), **layers)
+    d32 = Dem(array=z32, transform=TR, crs=CRS18)
+    for res in (
+        hydrology.route(d32, **layers),
+        hydrology.route(d32, keep_conditioned=False, **layers),
+    ):
+        assert np.array_equal(res.labels, ref.labels)
+        assert np.array_equal(res.d8, ref.d8)
+        pd.testing.assert_frame_equal(res.targets, ref.targets)
+        pd.testing.assert_frame_equal(res.depression_table, ref.depression_table)
+        assert np.array_equal(res.valid, ref.valid) and not res.valid[6, 101]
+    assert res.conditioned is None and ref.conditioned.dtype == np.float64
+    assert (ref.targets["target_kind"] == "depression").sum() == 1

@@ -87,9 +87,12 @@ def test_rasterize_targets_later_kinds_win_and_odd_inlets_are_listed():
     )
     kinds = [r["target_kind"] for r in grid.rows]
     assert kinds[0] == "water_direct"
-    assert (grid.seed[5, :] > 0).all() and grid.burn[5, 0]
+    burned, sunk = grid.lowered(np.array([5, 5, 2]), np.array([0, 3, 2]))
+    assert (grid.seed[5, :] > 0).all() and burned.tolist() == [True, True, False]
     a = grid.seed[5, 3]
-    assert grid.rows[a - 1]["target_id"] == "A" and grid.sink[5, 3]  # the inlet wins its cell
+    assert grid.rows[a - 1]["target_id"] == "A"  # the inlet wins its cell ...
+    assert sunk.tolist() == [False, True, True]  # ... and is sunk, on the burned water
+    assert grid.burned_inlets == [5 * 12 + 3]
     assert grid.shared == ["B"] and grid.off_inlets == ["C", "D"]  # C on nodata, D off the grid
     assert grid.rows[grid.seed[2, 2] - 1]["target_id"] == "E"
 
@@ -109,16 +112,37 @@ def test_find_depressions_keeps_deep_large_ones_only():
             assert (grid.seed[1:-1, 1:-1] == 1).all() and (grid.seed[0] == 0).all()
 
 
+def test_raised_regions_are_scipy_label_regions_written_into_the_seed():
+    # random raised patches (some touching only at a corner, some NaN), a few targets:
+    # the kernel's regions are scipy's 8-connected labels, numbered alike, as -k in the
+    # seed; the targets keep their labels; each region's cells come back together
+    from scipy import ndimage
+
+    from ms4map.hydrology._kernels import raised_regions
+
+    rng = np.random.default_rng(7)
+    for trial in range(20):
+        z = rng.uniform(0, 10, (37, 41)).astype(np.float32 if trial % 2 else np.float64)
+        filled = z.astype(np.float64) + np.where(rng.random(z.shape) < 0.35, 0.5, 0.0)
+        filled[rng.random(z.shape) < 0.02] = np.nan
+        seed = np.zeros(z.shape, np.int32)
+        tgt = (filled == z) & (rng.random(z.shape) < 0.05)  # targets are never raised
+        seed[tgt] = np.arange(1, tgt.sum() + 1)
+        expected, n = ndimage.label(filled - z > 1e-4, structure=np.ones((3, 3), bool))
+        cells, starts = raised_regions(filled, z, seed, 1e-4, np.empty(4, np.int32))
+        assert starts.size == n + 1 and starts[-1] == cells.size == (expected > 0).sum()
+        assert np.array_equal(np.where(seed < 0, -seed, 0), expected)
+        assert np.array_equal(seed[tgt], np.arange(1, tgt.sum() + 1))
+        for k in range(1, n + 1):
+            got = np.sort(cells[starts[k - 1] : starts[k]])
+            assert np.array_equal(got, np.flatnonzero(expected == k))
+
+
 def test_sink_targets_puts_every_target_below_its_lowest_free_neighbour():
     z = np.full((5, 5), 10.0)
     z[2, 3] = 8.0  # a free cell lower than the target next to it, even once burned
-    grid = hydrology.TargetGrid(
-        seed=np.zeros(z.shape, np.int32),
-        burn=np.zeros(z.shape, bool),
-        sink=np.zeros(z.shape, bool),
-    )
-    grid.seed[2, 2] = grid.add("inlet", "I")
-    grid.sink[2, 2] = True
+    grid = hydrology.TargetGrid(seed=np.zeros(z.shape, np.int32))
+    grid.seed[2, 2] = grid.add("inlet", "I")  # an inlet: sunk by inlet_depth
     cond = z.copy()
     changed = conditioning.sink_targets(
         z, cond, grid, np.ones(z.shape, bool), burn_depth=2.0, inlet_depth=1.0, step=0.001
@@ -126,7 +150,6 @@ def test_sink_targets_puts_every_target_below_its_lowest_free_neighbour():
     assert changed.tolist() == [2 * 5 + 2]
     assert cond[2, 2] == pytest.approx(8.0 - 0.001)  # not its burned 9 m: below 8 m
     grid.seed[2, 3] = grid.add("inlet", "J")  # now that low cell is a target too
-    grid.sink[2, 3] = True
     cond = z.copy()
     conditioning.sink_targets(
         z, cond, grid, np.ones(z.shape, bool), burn_depth=2.0, inlet_depth=1.0, step=0.001

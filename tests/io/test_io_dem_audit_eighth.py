@@ -256,3 +256,48 @@ def test_drainage_shares_by_hand_and_the_labelled_fallback() -> None:
     share, label = pipeline.drainage_shares(table, None)
     assert label == "mean share per parcel"
     assert share.to_dict() == pytest.approx({"inlet": 0.75, "water_direct": 0.25})
+
+
+@pytest.mark.parametrize(
+    ("dtype", "expected"),
+    [
+        ("float32", np.float32),
+        ("int16", np.float32),
+        ("uint16", np.float32),
+        ("float64", np.float64),
+        ("int32", np.float64),
+    ],
+)
+def test_the_dem_is_read_in_float32_when_the_file_holds_nothing_wider(tmp_path, dtype, expected):
+    # a float32 LiDAR DEM (or 16-bit integers) is held as float32: the file's values in
+    # 4 bytes per cell, not 8; wider bands stay float64.  The values and the nodata
+    # cells are the file's, either way
+    z = (np.arange(48, dtype=np.float64).reshape(6, 8) * 3.25 + 101.5).astype(dtype)
+    nodata = 65535 if dtype == "uint16" else -9999
+    z[2, 3] = nodata
+    path = tmp_path / f"dem_{dtype}.tif"
+    with rasterio.open(
+        path,
+        "w",
+        driver="GTiff",
+        width=8,
+        height=6,
+        count=1,
+        dtype=dtype,
+        crs=UTM18,
+        transform=from_origin(X0, Y0, 1.0, 1.0),
+        nodata=nodata,
+    ) as dst:
+        dst.write(z, 1)
+    arr = io.read_dem(path).array
+    assert arr.dtype == expected
+    assert np.isnan(arr[2, 3]) and np.isfinite(arr).sum() == 47
+    ok = np.isfinite(arr)
+    assert np.array_equal(arr[ok].astype(np.float64), z.astype(np.float64)[ok])
+
+
+def test_a_warped_float32_dem_is_float64(tmp_path):
+    # a warp interpolates: its values are new ones, kept in float64 as before
+    path = _write_dem(tmp_path / "dem.tif", np.linspace(100, 110, 400).reshape(20, 20))
+    dem = io.read_dem(path, crs="EPSG:32618")
+    assert dem.array.dtype == np.float64 and np.isfinite(dem.array).any()

@@ -194,8 +194,8 @@ def parcel_cells(geoms: Any, shape: tuple[int, int], transform: Any) -> ParcelCe
     """Rasterize parcel polygons on a grid (the half of the overlay that needs no routing).
 
     Needs only the parcels and the DEM grid, so :func:`ms4map.pipeline.run` computes
-    it in a background thread while the DEM is filled (the fill's kernels release
-    the GIL).
+    it in a background thread while the DEM is routed (the routing's kernels
+    release the GIL).
 
     Parameters
     ----------

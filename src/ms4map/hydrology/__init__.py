@@ -13,12 +13,13 @@ the session the tests check it against).  The storm network itself is
 from .cells import mean_slopes, polygonize, to_colrow, walk_down
 from .conditioning import condition_dem
 from .queries import surface_path, upstream_mask, upstream_mask_of
-from .result import DEFAULTS, TARGET_KINDS, OverlandResult, catchment_polygons
+from .result import DEFAULTS, ROUTING_STEP, TARGET_KINDS, OverlandResult, catchment_polygons
 from .routing import check_layer_crs, d8_pointer, route
 from .targets import TargetGrid, network_targets, rasterize_targets
 
 __all__ = [
     "DEFAULTS",
+    "ROUTING_STEP",
     "TARGET_KINDS",
     "OverlandResult",
     "TargetGrid",

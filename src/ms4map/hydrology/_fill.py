@@ -398,7 +398,13 @@ def _layers(grid, level, frontier, out, box):  # pragma: no cover - compiled
 
 
 def fill_pits(
-    z: np.ndarray, outlets: np.ndarray, *, cell_x: float, cell_y: float, fix_flats: bool = True
+    z: np.ndarray,
+    outlets: np.ndarray,
+    *,
+    cell_x: float,
+    cell_y: float,
+    fix_flats: bool = True,
+    overwrite_outlets: bool = False,
 ) -> np.ndarray:
     """Fill the depressions of ``z`` that drain to no outlet; a new float64 grid.
 
@@ -414,6 +420,10 @@ def fill_pits(
     fix_flats : bool, default True
         Give the filled flats (and flats at an outlet's level) a gradient away from
         their outlets (:func:`flat_increment` per cell), as whitebox's ``fix_flats``.
+    overwrite_outlets : bool, default False
+        Use ``outlets``' memory (a C-contiguous bool array) for the fill's byte of
+        flags per cell, as scipy's ``overwrite_a``: no copy of it, and ``outlets`` is
+        changed (the caller's own scratch array).
 
     Returns
     -------
@@ -421,7 +431,11 @@ def fill_pits(
         The filled elevations, float64 (``z``'s values on ``outlets`` cells).
     """
     out = np.array(z, dtype="float64", order="C", copy=True)
-    flags = np.ascontiguousarray(outlets, dtype=bool).view(np.uint8) * _OUTLET
+    if overwrite_outlets and outlets.dtype == bool and outlets.flags.c_contiguous:
+        flags = outlets.view(np.uint8)
+        flags *= _OUTLET  # in place: the caller's scratch array
+    else:
+        flags = np.ascontiguousarray(outlets, dtype=bool).view(np.uint8) * _OUTLET
     if out.size == 0:
         return out
     zmax = _terrain_max(out, flags)

@@ -12,7 +12,13 @@ import numpy as np
 
 from ._fill import _append  # the growable buffer the fill's queues use
 
-__all__ = ["catchment_slopes", "label_downstream", "label_downstream_d8", "pit_cells"]
+__all__ = [
+    "catchment_slopes",
+    "label_downstream",
+    "label_downstream_d8",
+    "pit_cells",
+    "raised_regions",
+]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -250,3 +256,58 @@ def catchment_slopes(z, labels, n, spacing):  # pragma: no cover - compiled
                 sums[lab] += slope
                 counts[lab] += 1
     return sums, counts
+
+
+@numba.njit(cache=True, nogil=True)
+def raised_regions(filled, z, seed, ponded, cells):  # pragma: no cover - compiled
+    """The 8-connected regions of the cells the fill raised by more than ``ponded``.
+
+    Region ``k`` (1, 2, ... in the order of its first cell in row-major order, as
+    ``scipy.ndimage.label`` numbers them) is written as ``-k`` into ``seed`` (2-D int32,
+    0 on the raised cells: a raised cell is no target), so no label grid of its own is
+    held (4 bytes per cell).  A cell is raised when ``filled - z > ponded`` (NaN:
+    not raised).
+
+    Parameters
+    ----------
+    filled, z : numpy.ndarray
+        2-D filled and original elevations (any float dtypes).
+    seed : numpy.ndarray
+        2-D int32 target labels (> 0 on targets), written in place.
+    ponded : float
+    cells : numpy.ndarray
+        A first buffer for the raised cells' linear indices (int32 or int64; grown).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The raised cells' linear indices, region by region, and each region's start in
+        them (``n + 1`` offsets).
+    """
+    h, w = seed.shape
+    starts = np.zeros(64, np.int64)
+    n_cells = 0
+    n_reg = 0
+    for r0 in range(h):
+        for c0 in range(w):
+            if seed[r0, c0] != 0 or not filled[r0, c0] - z[r0, c0] > ponded:
+                continue
+            n_reg += 1
+            seed[r0, c0] = -n_reg
+            head = n_cells
+            cells = _append(cells, n_cells, r0 * w + c0)
+            n_cells += 1
+            while head < n_cells:  # breadth first: the queue is the region's cell list
+                r, c = cells[head] // w, cells[head] % w
+                head += 1
+                for dr in range(-1, 2):
+                    for dc in range(-1, 2):
+                        rr, cc = r + dr, c + dc
+                        if rr < 0 or rr >= h or cc < 0 or cc >= w or seed[rr, cc] != 0:
+                            continue
+                        if filled[rr, cc] - z[rr, cc] > ponded:
+                            seed[rr, cc] = -n_reg
+                            cells = _append(cells, n_cells, rr * w + cc)
+                            n_cells += 1
+            starts = _append(starts, n_reg, n_cells)
+    return cells[:n_cells], starts[: n_reg + 1].copy()  # starts[0] is 0

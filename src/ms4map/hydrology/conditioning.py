@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .cells import _count_labels
 from .result import _PYFLWDIR_NODATA
 from .targets import TargetGrid
 
@@ -193,6 +192,7 @@ def fill_with_outlets(
     transform: Any,
     *,
     timings: dict[str, float] | None = None,
+    overwrite_outlets: bool = False,
 ) -> np.ndarray:
     """Fill the depressions of ``z`` that drain to no outlet (step 2).
 
@@ -211,6 +211,9 @@ def fill_with_outlets(
         bool raster of the cells where water leaves the surface (targets, nodata).
     transform
         Georeferencing of the grid (its cell size sets the flats' gradient step).
+    overwrite_outlets : bool, default False
+        The fill keeps its flags in ``outlets``' memory, which it changes (the
+        caller's scratch array; 1 byte per cell less).
 
     Returns
     -------
@@ -221,7 +224,13 @@ def fill_with_outlets(
 
     timings = {} if timings is None else timings
     t0 = time.perf_counter()
-    filled = fill_pits(z, outlets, cell_x=abs(transform.a), cell_y=abs(transform.e))
+    filled = fill_pits(
+        z,
+        outlets,
+        cell_x=abs(transform.a),
+        cell_y=abs(transform.e),
+        overwrite_outlets=overwrite_outlets,
+    )
     timings["condition.fill"] = time.perf_counter() - t0
     return filled
 
@@ -253,7 +262,7 @@ def find_depressions(
     pandas.DataFrame
         ``label``, ``target_id``, ``cells``, ``area_m2``, ``max_depth_m`` of the real ones.
     """
-    from scipy import ndimage
+    from ._kernels import raised_regions  # numba: loaded from its cache when routing runs
 
     empty = pd.DataFrame(
         {
@@ -264,22 +273,19 @@ def find_depressions(
             "max_depth_m": pd.Series([], dtype=float),
         }
     )
-    h, w = z.shape
-    raised = np.empty((h, w), dtype=bool)
+    seed = targets.seed
     ponded = _PONDED_M / z_to_m  # not the flat gradient of the fill
-    step = max(1, (1 << 22) // max(w, 1))  # blocks of rows: no full-grid float temporary
-    for r0 in range(0, h, step):
-        # NaN (nodata) compares False
-        np.greater(filled[r0 : r0 + step] - z[r0 : r0 + step], ponded, out=raised[r0 : r0 + step])
-    regions, n = ndimage.label(raised, structure=np.ones((3, 3), bool))
-    del raised
+    # the regions are labelled -1, -2, ... in the seed itself (a raised cell is no
+    # target): no label grid (4 bytes per cell) and no raised mask; their cells come
+    # back region by region, as int32 below 2**31 cells
+    first = np.empty(1024, np.int32 if seed.size < 2**31 else np.int64)
+    in_region, starts = raised_regions(filled, z, seed, float(ponded), first)
+    n = starts.size - 1
     if n == 0:
         return empty
-    flat_regions = regions.ravel()
-    in_region = _nonzero_index(flat_regions)
-    reg_of = flat_regions[in_region]
-    cells = _count_labels(reg_of, n + 1)  # in blocks: bincount widens to 64 bits
-    # only where the fill raised a cell (flat indices: no row and column arrays)
+    cells = np.zeros(n + 1, np.int64)
+    cells[1:] = np.diff(starts)
+    reg_of = np.repeat(np.arange(1, n + 1, dtype=np.int32), cells[1:])
     # the deepest raised cell per region, in blocks of cells (no depth per raised cell
     # held, no sorted copies; the depths of raised cells are all positive)
     maxdepth = np.zeros(n + 1)
@@ -290,18 +296,16 @@ def find_depressions(
     real = real[real > 0]
     if real.size:  # a pool that spills straight into a target drains to it
         into = _spill_into_target(
-            regions,
+            seed,
             real,
             in_region=in_region,
             reg_of=reg_of,
             filled=filled,
-            target=targets.mask,
+            target=seed > 0,
             tol=ponded,
         )
         real = real[~into[real]]
-    if real.size == 0:
-        return empty
-    lab_of = np.zeros(n + 1, dtype=np.int64)
+    lab_of = np.zeros(n + 1, dtype=np.int32)
     ids = []
     for k, r in enumerate(real, start=1):
         tid = f"DEP{k}"
@@ -309,11 +313,13 @@ def find_depressions(
         lab_of[r] = targets.add(
             "depression", tid, reason=f"internally drained: ends in closed depression {tid}"
         )
-    take = lab_of[reg_of] > 0
-    targets.seed.ravel()[in_region[take]] = lab_of[reg_of[take]]
+    # every raised cell leaves the seed: its depression's label, or 0 (routed through)
+    _put(seed, in_region, lab_of[reg_of])
+    if real.size == 0:
+        return empty
     return pd.DataFrame(
         {
-            "label": lab_of[real],
+            "label": lab_of[real].astype(np.int64),
             "target_id": ids,
             "cells": cells[real],
             "area_m2": cells[real] * cell_area_m2,
@@ -322,16 +328,14 @@ def find_depressions(
     )
 
 
-def _nonzero_index(flat: np.ndarray) -> np.ndarray:
-    """``numpy.flatnonzero(flat)``, found in blocks and held as int32 when the grid has
-    under 2**31 cells (4 bytes per cell found, not 8, and no 8-byte copy at once)."""
-    if flat.size >= 2**31:
-        return np.flatnonzero(flat)
-    step = 1 << 22
-    parts = [
-        (np.flatnonzero(flat[a : a + step]) + a).astype(np.int32) for a in range(0, flat.size, step)
-    ]
-    return np.concatenate(parts) if parts else np.zeros(0, np.int32)
+def _put(grid: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
+    """``grid``'s cells at linear indices ``idx`` set to ``values`` (its rows and columns
+    when ``grid`` is not C-contiguous)."""
+    if grid.flags.c_contiguous:
+        grid.reshape(-1)[idx] = values
+    else:
+        r, c = np.divmod(idx, grid.shape[1])
+        grid[r, c] = values
 
 
 def _at(grid: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -344,7 +348,7 @@ def _at(grid: np.ndarray, idx: np.ndarray) -> np.ndarray:
 
 
 def _spill_into_target(
-    regions: np.ndarray,
+    seed: np.ndarray,
     cand: np.ndarray,
     *,
     in_region: np.ndarray,
@@ -363,9 +367,10 @@ def _spill_into_target(
     or a target's neighbour: water leaving the pool there falls into the target (which
     :func:`sink_targets` puts below every neighbour).  Only the regions ``cand`` are
     looked at; ``in_region`` / ``reg_of`` are the linear indices of the raised cells
-    and their region labels.
+    and their region labels; ``seed`` holds a raised cell's region as ``-label``
+    (:func:`~ms4map.hydrology._kernels.raised_regions`), so a cell not raised is ``>= 0``.
     """
-    h, w = regions.shape
+    h, w = seed.shape
     into = np.zeros(int(reg_of.max()) + 1, dtype=bool)  # one per region label
     pick = np.zeros_like(into)
     pick[cand] = True
@@ -375,7 +380,7 @@ def _spill_into_target(
     level = filled[r, c] + tol
     spill_cells, spill_reg = [], []
     for _dr, _dc, rr, cc, ok in _neighbours(r, c, h, w):
-        ok[ok] &= regions[rr[ok], cc[ok]] == 0
+        ok[ok] &= seed[rr[ok], cc[ok]] >= 0  # not raised
         ok[ok] &= filled[rr[ok], cc[ok]] <= level[ok]  # NaN (nodata): False
         spill_cells.append(rr[ok] * w + cc[ok])
         spill_reg.append(reg[ok])
@@ -414,11 +419,10 @@ def sink_targets(
     """
     t = targets.mask
     rows, cols = np.nonzero(t)  # 2-D indices: ``filled`` may be a view of a larger grid
-    zb = z[rows, cols]
-    if targets.burn is not None:
-        zb = zb - burn_depth * targets.burn[rows, cols]
-    if targets.sink is not None:
-        zb = zb - inlet_depth * targets.sink[rows, cols]
+    zb = z[rows, cols].astype(np.float64)  # float64 arithmetic on a float32 DEM too
+    burned, sunk = targets.lowered(rows, cols)
+    zb = zb - burn_depth * burned
+    zb = zb - inlet_depth * sunk
     filled[rows, cols] = zb
     free = valid & ~t
     idx = rows * t.shape[1] + cols

@@ -18,7 +18,7 @@ import pandas as pd
 from ..core.qa import QAReport
 from .cells import polygonize, to_colrow
 
-__all__ = ["DEFAULTS", "TARGET_KINDS", "OverlandResult", "catchment_polygons"]
+__all__ = ["DEFAULTS", "ROUTING_STEP", "TARGET_KINDS", "OverlandResult", "catchment_polygons"]
 
 
 #: Default settings (metres and square metres; converted to DEM units internally).
@@ -37,6 +37,11 @@ TARGET_KINDS = ("inlet", "conveyance", "water_direct", "depression", "off_dem", 
 _PYFLWDIR_NODATA = np.uint8(247)
 
 ProgressFn = Callable[[str], None]
+
+#: The progress message :func:`~ms4map.hydrology.route` gives when the D8 grid is made
+#: and the conditioned DEM freed: from there on the routing holds the least memory, so
+#: :func:`ms4map.pipeline.run` starts its parcel raster (a second thread) then.
+ROUTING_STEP = "overland: routing every cell to its first target"
 
 
 @dataclass
@@ -58,8 +63,10 @@ class OverlandResult:
         Steepest-descent D8 pointer on the conditioned DEM (uint8, ESRI/pyflwdir
         codes, with the DEM-edge rule); ``None`` for a DEM under 3 x 3 cells (each
         cell is its own outlet).  :attr:`flwdir` is its pyflwdir flow graph.
-    conditioned : numpy.ndarray
-        The conditioned DEM (burned, filled, targets as sinks), float64 with NaN nodata.
+    conditioned : numpy.ndarray or None
+        The conditioned DEM (burned, filled, targets as sinks), float64 with NaN nodata;
+        ``None`` when :func:`~ms4map.hydrology.route` was asked not to keep it
+        (``keep_conditioned=False``, as :func:`ms4map.pipeline.run` does).
     transform, crs
         Grid georeferencing (the DEM's).
     cell_area_m2 : float
@@ -77,7 +84,7 @@ class OverlandResult:
     targets: pd.DataFrame
     target_mask: np.ndarray
     d8: np.ndarray | None
-    conditioned: np.ndarray
+    conditioned: np.ndarray | None
     transform: Any
     crs: Any
     cell_area_m2: float
@@ -128,6 +135,10 @@ class OverlandResult:
 
     @property
     def valid(self) -> np.ndarray:
+        """bool raster of the cells with data (from the D8 grid when the conditioned
+        DEM is not kept: its nodata code marks the same cells)."""
+        if self.conditioned is None:
+            return self.d8 != _PYFLWDIR_NODATA
         return np.isfinite(self.conditioned)
 
     @property

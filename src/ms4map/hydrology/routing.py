@@ -43,7 +43,6 @@ is the chain of these steps (all on copies; the user's DEM is never changed):
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import geopandas as gpd
@@ -63,7 +62,7 @@ from .conditioning import (
     find_depressions,
     sink_targets,
 )
-from .result import _PYFLWDIR_NODATA, DEFAULTS, OverlandResult, ProgressFn
+from .result import _PYFLWDIR_NODATA, DEFAULTS, ROUTING_STEP, OverlandResult, ProgressFn
 from .targets import TargetGrid, _target_findings, _target_table, rasterize_targets
 
 __all__ = [
@@ -95,7 +94,7 @@ def route(
     burn_depth_m: float = DEFAULTS["burn_depth_m"],
     inlet_depth_m: float = DEFAULTS["inlet_depth_m"],
     progress: ProgressFn | None = None,
-    workdir: str | Path | None = None,
+    keep_conditioned: bool = True,
 ) -> OverlandResult:
     """Route every DEM cell to the first inlet, open conveyance, water, depression or edge.
 
@@ -107,7 +106,8 @@ def route(
     Parameters
     ----------
     dem : Dem
-        DEM in a projected CRS (array float64 with NaN nodata).
+        DEM in a projected CRS (array float32 or float64 with NaN nodata; the fill's
+        result is float64 either way).
     inlets : GeoDataFrame, optional
         Points with a ``node_id`` column (the storm network's inlet nodes).
     conveyances : GeoDataFrame, optional
@@ -122,9 +122,12 @@ def route(
         conditioned DEM, so that the cells next to them drain into them.
     progress : callable, optional
         Called with a short message at the start of each long step.
-    workdir : path, optional
-        Not used since the fill is ms4map's kernel (nothing is exchanged); kept so
-        that callers passing it keep working.
+    keep_conditioned : bool, default True
+        Keep the conditioned DEM (float64, 8 bytes per cell) as
+        :attr:`OverlandResult.conditioned`; ``False`` frees it once the D8 pointer is
+        made (``conditioned`` is ``None``; :attr:`OverlandResult.valid` comes from the
+        D8 grid).  :func:`ms4map.pipeline.run` passes ``False``: nothing after the
+        routing reads it.
 
     Returns
     -------
@@ -142,7 +145,9 @@ def route(
     _check_dem(dem)
     for layer, frame in zip(_TARGET_LAYERS, (inlets, conveyances, waterbodies), strict=True):
         check_layer_crs(frame, dem.crs, layer)
-    z = np.asarray(dem.array, dtype="float64")
+    z = np.asarray(dem.array)
+    if z.dtype not in (np.float32, np.float64):  # a float32 DEM is not widened (4 B per cell)
+        z = z.astype(np.float64)
     h, w = z.shape
     transform, crs = dem.transform, dem.crs
     cell_area_m2 = abs(transform.a * transform.e) * _crs_unit_m(crs) ** 2
@@ -167,10 +172,7 @@ def route(
     tiny = _warn_if_tiny((h, w), qa)
     t0 = time.perf_counter()
     say("overland: conditioning the DEM (targets and the DEM edge are outlets of the fill)")
-    if tiny:
-        filled = z.copy()
-    else:
-        filled = fill_with_outlets(z, targets.mask | ~valid, transform, timings=timings)
+    filled = _filled(z, targets, valid, transform, tiny=tiny, timings=timings)
     timings["condition"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -200,10 +202,12 @@ def route(
         step=_SINK_STEP_M / z_to_m,
     )
     d8 = None if tiny else flow_directions(cond, valid, transform, timings=timings)
+    if d8 is not None and not keep_conditioned:
+        cond = None  # the D8 grid holds what the routing needs (and which cells are valid)
     timings["d8"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    say("overland: routing every cell to its first target")
+    say(ROUTING_STEP)
     target_mask = targets.mask
     labels = first_target(None, targets, valid, d8=d8)  # walks the D8 grid itself
     timings["route"] = time.perf_counter() - t0
@@ -229,6 +233,25 @@ def route(
     # the downstream index is not kept (4 bytes per cell): OverlandResult.idxs_ds
     # computes it from the D8 grid when a question needs it
     return result
+
+
+def _filled(
+    z: np.ndarray,
+    targets: TargetGrid,
+    valid: np.ndarray,
+    transform: Any,
+    *,
+    tiny: bool,
+    timings: dict[str, float],
+) -> np.ndarray:
+    """Step 2: the fill, its outlets the targets and the nodata cells (and the grid's
+    border); a float64 copy of ``z`` for a DEM too small to route."""
+    if tiny:
+        return z.astype(np.float64)  # a copy, float64 as the fill's
+    outlets = np.logical_not(valid)
+    outlets |= targets.seed > 0
+    # the fill keeps its flags in ``outlets`` (1 byte per cell less)
+    return fill_with_outlets(z, outlets, transform, timings=timings, overwrite_outlets=True)
 
 
 def flow_directions(

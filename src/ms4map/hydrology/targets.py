@@ -35,9 +35,10 @@ class TargetGrid:
     rows : list of dict
         One row per label (label = position + 1): ``target_kind``, ``target_id``,
         ``name``, ``method``, ``reason``.
-    burn, sink : numpy.ndarray
-        bool rasters of the water / open conveyance cells (lowered by
-        ``burn_depth_m``) and of the inlet cells (lowered by ``inlet_depth_m``).
+    burned_inlets : list of int
+        Linear indices of the inlet cells that lie on a water or open conveyance cell
+        (lowered by both depths).  Which other target cells are lowered follows from
+        their kind (:meth:`lowered`): no burn/sink grid is held (2 bytes per cell).
     off_inlets, shared : list of str
         Inlets outside the DEM (or on nodata cells), and inlets sharing a cell with an
         earlier inlet (that one takes the cell).
@@ -45,8 +46,7 @@ class TargetGrid:
 
     seed: np.ndarray
     rows: list[dict[str, Any]] = field(default_factory=list)
-    burn: np.ndarray | None = None
-    sink: np.ndarray | None = None
+    burned_inlets: list[int] = field(default_factory=list)
     off_inlets: list[str] = field(default_factory=list)
     shared: list[str] = field(default_factory=list)
 
@@ -74,6 +74,30 @@ class TargetGrid:
     def mask(self) -> np.ndarray:
         """bool raster of the target cells."""
         return self.seed > 0
+
+    def lowered(self, rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Whether the cells ``(rows, cols)`` are burned and whether they are sunk.
+
+        Burned (``burn_depth_m`` below the DEM): the cells of waters and open
+        conveyances, and an inlet's cell on one of them (:attr:`burned_inlets`); sunk
+        (``inlet_depth_m`` below): the inlets' cells.  From the cells' labels and their
+        kinds, with no grid of its own.
+
+        Returns
+        -------
+        (numpy.ndarray, numpy.ndarray)
+            bool per cell: burned, sunk.
+        """
+        code = np.zeros(len(self.rows) + 1, np.uint8)  # per label: 1 burned, 2 sunk
+        for label, row in enumerate(self.rows, start=1):
+            kind = row["target_kind"]
+            code[label] = 1 if kind in ("water_direct", "conveyance") else 2 * (kind == "inlet")
+        of_cell = code[self.seed[rows, cols]]
+        burned, sunk = of_cell == 1, of_cell == 2
+        if self.burned_inlets:
+            idx = np.asarray(rows, np.int64) * self.seed.shape[1] + cols
+            burned |= np.isin(idx, np.asarray(self.burned_inlets, np.int64))
+        return burned, sunk
 
 
 def rasterize_targets(
@@ -108,11 +132,7 @@ def rasterize_targets(
     TargetGrid
     """
     h, w = shape
-    grid = TargetGrid(
-        seed=np.zeros((h, w), dtype=np.int32),
-        burn=np.zeros((h, w), dtype=bool),
-        sink=np.zeros((h, w), dtype=bool),
-    )
+    grid = TargetGrid(seed=np.zeros((h, w), dtype=np.int32))
     seed = grid.seed
     if waterbodies is not None and len(waterbodies):
         wb = _clean_geoms(waterbodies)
@@ -134,7 +154,8 @@ def rasterize_targets(
             for r in cv.itertuples()
         ]
         _rasterize(cv.geometry.values, labs, seed, transform, all_touched=True)
-    np.greater(seed, 0, out=grid.burn)  # waters and open conveyances are burned
+    # waters and open conveyances are burned, and so is an inlet's cell on one of them
+    # (TargetGrid.lowered: from the kinds, no grid)
     if inlets is not None and len(inlets):
         pts = inlets[~inlets.geometry.is_empty & inlets.geometry.notna()]
         cols, rows = to_colrow(transform, pts.geometry.x.to_numpy(), pts.geometry.y.to_numpy())
@@ -156,8 +177,9 @@ def rasterize_targets(
                     "which takes the cell's runoff",
                 )
                 continue
+            if prev:  # a water or open conveyance cell: burned as well
+                grid.burned_inlets.append(int(r) * w + int(c))
             seed[r, c] = grid.add("inlet", nid, reason="reaches the inlet overland")
-            grid.sink[r, c] = True
     return grid
 
 

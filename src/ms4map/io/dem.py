@@ -380,20 +380,28 @@ def _mask_implausible(
     )
 
 
-def _read_band(src: Any, p: Path) -> np.ndarray:
-    """Band 1 as float64 with NaN where GDAL's mask says invalid (nodata, mask band).
+#: Band types whose every value a float32 holds exactly: such a DEM is read as float32
+#: (4 bytes per cell, not 8; the same elevations), any other as float64.
+FLOAT32_EXACT = frozenset(np.dtype(t) for t in ("float32", "int8", "uint8", "int16", "uint16"))
 
-    The same values as ``src.read(1, masked=True).astype("float64").filled(np.nan)``,
-    without the float32 copy, the masked array and the filled copy: GDAL widens into
-    one float64 array and the mask (``read_masks``) is only read when the band has
-    one.  A file whose blocks cannot be read (truncated, corrupt) is an
+
+def _read_band(src: Any, p: Path) -> np.ndarray:
+    """Band 1 as float32 or float64 with NaN where GDAL's mask says invalid (nodata, mask band).
+
+    float32 when the band's type holds nothing a float32 does not hold exactly
+    (:data:`FLOAT32_EXACT`: a float32 LiDAR DEM, 16-bit integers), else float64: the
+    file's elevations, unchanged, in 4 bytes per cell where they fit.  The same values
+    as ``src.read(1, masked=True).astype(DTYPE).filled(np.nan)``, without the masked
+    array and the filled copy: GDAL reads into one array and the mask (``read_masks``)
+    is only read when the band has one.  A file whose blocks cannot be read (truncated, corrupt) is an
     :class:`~ms4map.core.errors.InputOpenError` naming it, not a traceback.
     """
     import rasterio
     from rasterio.enums import MaskFlags
 
     try:
-        arr = src.read(1, out_dtype="float64")
+        exact = np.dtype(src.dtypes[0]) in FLOAT32_EXACT
+        arr = src.read(1, out_dtype="float32" if exact else "float64")
         flags = src.mask_flag_enums[0]
         if list(flags) == [MaskFlags.nodata]:
             # GDAL's mask is "equals the nodata value": test it on the values read

@@ -26,7 +26,9 @@ class Dem:
     Attributes
     ----------
     array : numpy.ndarray
-        2-D float64 elevations in the working CRS's grid; nodata cells are NaN.
+        2-D elevations in the working CRS's grid; nodata cells are NaN.  float32 when
+        the file's band is float32 or a 8/16-bit integer (the file's values, 4 bytes
+        per cell), else float64 (and after a warp to the working CRS).
     transform : affine.Affine
         Pixel -> working-CRS coordinates.
     crs : pyproj.CRS

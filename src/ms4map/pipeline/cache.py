@@ -67,7 +67,7 @@ def workspace_key(ws: Workspace) -> str:
         if isinstance(df, gpd.GeoDataFrame):
             h.update(b"".join(g if g is not None else b"" for g in df.geometry.to_wkb()))
     if ws.dem is not None:
-        h.update(np.ascontiguousarray(ws.dem.array).tobytes())
+        h.update(np.ascontiguousarray(ws.dem.array))  # the buffer itself: no copy of the grid
         h.update(str(tuple(ws.dem.transform)).encode())
     return h.hexdigest()[:16]
 

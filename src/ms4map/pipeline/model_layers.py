@@ -160,7 +160,7 @@ def _ground(ws: Any, geoms: gpd.GeoSeries) -> np.ndarray:
         col, row = inv @ (g.x, g.y)
         r, c = int(np.floor(row)), int(np.floor(col))
         if 0 <= r < h and 0 <= c < w:
-            out[i] = dem.array[r, c] * zk
+            out[i] = float(dem.array[r, c]) * zk  # float64 on a float32 DEM too
     return out
 
 

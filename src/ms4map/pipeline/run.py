@@ -14,6 +14,7 @@ Example
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +29,7 @@ from .. import drainage as _drainage
 from ..core.errors import UsageError, ValidationError
 from ..core.qa import QAReport
 from ..drainage import NetworkJoin
-from ..hydrology import network_targets, route
+from ..hydrology import ROUTING_STEP, network_targets, route
 from ..network import build_network
 from .cache import StepCache, workspace_key
 from .result import Result
@@ -180,10 +181,24 @@ def _join_and_overland(
 ) -> tuple[NetworkJoin, Any, OverlandResult | None, Any]:
     """The network join, the inlets, the overland routing and the parcel cells.
 
-    Work that needs no routing runs in a second thread while the DEM is conditioned:
-    the fill's compiled kernels release the GIL (docs/hydrology.md).
+    Work that needs no routing runs in a second thread while the DEM is routed: the
+    compiled kernels release the GIL (docs/hydrology.md).  The parcel raster waits
+    for the routing step (:data:`~ms4map.hydrology.ROUTING_STEP`): its rasterizing
+    holds about three grids of its own for a moment, which beside the fill's grids
+    would set the run's peak memory (docs/hydrology.md "Memory per cell").
     """
     all_keys = _NETWORK_KEYS + _OVERLAND_KEYS + _DRAINAGE_KEYS
+    routed = threading.Event()  # the D8 grid is made and the conditioned DEM freed
+
+    def say_routed(msg: str) -> None:
+        say(msg)
+        if msg == ROUTING_STEP:
+            routed.set()
+
+    def cells_when_routed() -> Any:
+        routed.wait()
+        return _drainage.parcel_cells(parcels.geometry.values, ws.dem.array.shape, ws.dem.transform)
+
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ms4map-overlap")
     try:
         join_f = pool.submit(steps, "join", _NETWORK_KEYS, lambda: _drainage.network_join(net))
@@ -194,14 +209,12 @@ def _join_and_overland(
             and len(parcels)
             and not steps.is_cached("drainage", all_keys)
         ):
-            cells_f = pool.submit(
-                _drainage.parcel_cells,
-                parcels.geometry.values,
-                ws.dem.array.shape,
-                ws.dem.transform,
-            )
+            cells_f = pool.submit(cells_when_routed)
         inlets, open_conv = network_targets(ws, net)
-        ov = _overland_step(ws, steps, inlets, open_conv, opts=opts, say=say)
+        try:
+            ov = _overland_step(ws, steps, inlets, open_conv, opts=opts, say=say_routed)
+        finally:
+            routed.set()  # a cached or failed step: the parcel raster need not wait
         join = join_f.result()
         cells = cells_f.result() if cells_f is not None else None
     finally:
@@ -308,6 +321,7 @@ def _overland_step(
             conveyances=open_conv,
             waterbodies=ws.get("waterbodies"),
             progress=say,
+            keep_conditioned=False,  # nothing after the routing reads it: 8 bytes per cell
             **{k: float(opts[k]) for k in _OVERLAND_KEYS},
         )
 
