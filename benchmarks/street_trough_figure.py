@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "hydrology"))
 
 import terrains as T  # noqa: E402
 from test_hydrology_overland_fixtures import CRS18, TR, dem  # noqa: E402
@@ -34,7 +34,10 @@ def before(t: T.Terrain) -> np.ndarray:
     grid = overland.rasterize_targets(
         t.z.shape, TR, np.isfinite(t.z), inlets=t.inlet_gdf(), waterbodies=t.water_gdf()
     )
-    zb = t.z - np.where(grid.burn, 2.0, 0.0) - np.where(grid.sink, 1.0, 0.0)
+    rows, cols = np.nonzero(grid.mask)
+    burned, sunk = grid.lowered(rows, cols)  # waters and conveyances 2 m, inlets 1 m
+    zb = t.z.copy()
+    zb[rows, cols] -= np.where(burned, 2.0, 0.0) + np.where(sunk, 1.0, 0.0)
     with overland._Whitebox() as wb:  # the burned DEM filled as a whole, as before
         arr, _ = wb.fetch(wb.fill(wb.send(zb, TR, CRS18, "burned")), "filled")
     filled = np.array(arr, dtype="float64")

@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import geopandas as gpd
 import pytest
 from shapely.geometry import Polygon
@@ -66,3 +70,22 @@ def test_drainage_refuses_an_input_as_output_before_any_work(
         assert main(["drainage", str(demo_copy), "--out", str(out), "--quiet"]) == 4
         assert "Refusing to write" in capsys.readouterr().err
     assert main(["drainage", str(demo_copy), "--out", str(demo_copy.with_name("x.csv"))]) == 4
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="numpy marks huge pages on Linux only")
+@pytest.mark.parametrize(("env", "expected"), [(None, "False"), ("1", "True")])
+def test_the_command_line_asks_numpy_for_no_huge_pages_unless_the_user_did(env, expected):
+    # the command's process: numpy is not yet imported when it starts, so its switch
+    # (NUMPY_MADVISE_HUGEPAGE) is set to 0 before the import; the user's own wins
+    code = (
+        "import sys, ms4map.cli as c; assert 'numpy' not in sys.modules; "
+        "c._no_numpy_hugepages(); import numpy as np; "
+        "print(np._core.multiarray._get_madvise_hugepage())"
+    )
+    environ = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    if env is not None:
+        environ["NUMPY_MADVISE_HUGEPAGE"] = env
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=environ, check=True
+    )
+    assert out.stdout.strip() == expected

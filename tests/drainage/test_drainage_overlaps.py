@@ -74,6 +74,21 @@ def test_overlapping_parcels_each_keep_all_their_cells(ridge):
     assert set(tab["method"]) == {"d8_catchment"}  # none treated as smaller than a cell
 
 
+def test_a_stack_of_300_condominium_units_each_keeps_all_its_cells(ridge):
+    # more units than 8 bits count: the cover of the stack saturates, it does not wrap
+    # to 0 or 1 (where 256 or 257 units would be taken for no overlap)
+    stack = [_box(10, 26, 30, 34)] * 300
+    lots = gpd.GeoDataFrame(
+        {"parcel_id": [f"U{i}" for i in range(300)] + ["NEXT"]},
+        geometry=[*stack, _box(5, 34, 29, 39)],
+        crs=CRS18,
+    )
+    tab = drainage.parcel_drainage(lots, ridge)
+    for pid in ("U0", "U128", "U255", "U256"):
+        assert _shares(tab, pid) == {"N": 0.5, "S": 0.5}
+    assert _shares(tab, "NEXT") == {"N": pytest.approx(15 / 24), "S": pytest.approx(9 / 24)}
+
+
 def test_a_parcel_smaller_than_a_cell_across_the_dem_edge_keeps_its_share_on_it(ridge):
     # 1 m wide, 0.3 m tall, in row 38 (creek S) between no cell centres: 0.4 of it on
     # the DEM (x 39.6 - 40.0), 0.6 beyond its east edge.  (A cell of the DEM's edge

@@ -153,3 +153,15 @@ def test_labels_walked_on_the_d8_grid_equal_those_on_the_downstream_index():
         by_index = _kernels.label_downstream(idx, seed.copy())
         assert np.array_equal(by_index, _kernels.label_downstream_d8(d8, seed.copy()))
         assert np.array_equal(_kernels.pit_cells(d8), np.flatnonzero(idx == np.arange(h * w)))
+
+
+def test_pit_cells_in_two_threads_are_those_of_one(monkeypatch):
+    from ms4map.hydrology import _fill, cells
+
+    rng = np.random.default_rng(8)
+    codes = np.array([0, 1, 2, 4, 8, 16, 32, 64, 128, 247], np.uint8)
+    d8 = rng.choice(codes, (37, 23)).astype(np.uint8)
+    one = cells._pit_cells_d8(d8)
+    monkeypatch.setattr(_fill, "TWO_THREADS_CELLS", 0)
+    assert np.array_equal(cells._pit_cells_d8(d8), one)
+    assert one.size > 50

@@ -86,6 +86,20 @@ def test_d8_kernel_equals_whitebox_d8_pointer(seed, cell):
     assert np.array_equal(routing.d8_steepest(framed[1:-1, 1:-1], tr), _whitebox_d8(z, tr))
 
 
+def test_d8_in_two_threads_equals_one(monkeypatch):
+    # a county-sized grid makes its pointer in two threads, each half of the rows
+    # reading across the seam: the same pointer as one thread (an odd row count)
+    from ms4map.hydrology import _fill
+
+    rng = np.random.default_rng(5)
+    z = rng.random((61, 47)).cumsum(axis=0) * 0.05 + rng.random((61, 47))
+    z[29:33, 10:14] = np.nan
+    one = routing.d8_steepest(z, TR)
+    monkeypatch.setattr(_fill, "TWO_THREADS_CELLS", 0)
+    assert np.array_equal(routing.d8_steepest(z, TR), one)
+    assert np.array_equal(one, _whitebox_d8(z, TR))
+
+
 def test_d8_kernel_by_hand():
     # a 3 x 3 cone around a low centre, and the centre's pointers of single drops
     z = np.array([[5.0, 5.0, 5.0], [5.0, 1.0, 5.0], [5.0, 5.0, 5.0]])

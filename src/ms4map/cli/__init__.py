@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -344,7 +345,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 70
 
 
+def _no_numpy_hugepages() -> None:
+    """Ask numpy, before it is imported, not to mark its large arrays for huge pages
+    (``NUMPY_MADVISE_HUGEPAGE=0``, numpy's documented switch), unless the user set it.
+
+    Where Linux's ``transparent_hugepage/defrag`` is ``madvise`` (Ubuntu's and
+    Debian's default), each first touch of a marked array can stall on a synchronous
+    memory compaction (numpy/numpy#31590): on the county benchmark ``ms4map
+    drainage`` spent 4.4 - 7.6 s in the kernel with the marks and 2.3 - 2.5 s
+    without (15.2 - 15.8 s instead of 19.2 - 20.8 s; docs/hydrology.md, "Speed").
+    The command line is a process of its own; a notebook's numpy is not changed.
+    """
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+
+
 def _entry() -> None:  # pragma: no cover
+    _no_numpy_hugepages()
     code = main()
     # Everything the command wrote is closed and on disk by now.  Moving the surviving
     # objects out of the cyclic collector's reach spares the interpreter's last

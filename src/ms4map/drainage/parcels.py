@@ -267,16 +267,21 @@ def _overlapping(
         return np.zeros(0, dtype=np.int64)
     h, w = shape
     with _gc_paused():
+        # 8 bits: GDAL's sum saturates at 255 (it does not wrap), and only "> 1" is read
         cover = features.rasterize(
             _geojson_pairs(geoms[idx], np.ones(idx.size, dtype=np.int32)),
             out_shape=(h, w),
             transform=transform,
             fill=0,
-            dtype="uint16",
+            dtype="uint8",
             merge_alg=MergeAlg.add,
         )
-    multi = np.flatnonzero(cover.reshape(-1) > 1)
-    del cover
+    flat = cover.reshape(-1)
+    step = 1 << 22  # in blocks: no grid-sized mask
+    multi = np.concatenate(
+        [np.flatnonzero(flat[a : a + step] > 1) + a for a in range(0, flat.size, step)]
+    )
+    del cover, flat
     if multi.size == 0:
         return np.zeros(0, dtype=np.int64)
     r, c = np.divmod(multi, w)

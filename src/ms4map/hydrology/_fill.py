@@ -26,7 +26,7 @@ from typing import Any
 import numba
 import numpy as np
 
-__all__ = ["fill_pits", "flat_increment"]
+__all__ = ["fill_pits", "flat_increment", "in_two_threads"]
 
 _VISITED = np.uint8(1)  # in the current pit's flood
 _FLAT = np.uint8(2)  # raised to (or at) an outlet's level
@@ -453,16 +453,21 @@ TWO_THREADS_CELLS = 16_000_000
 
 
 def _in_two(kernel: Any, z: np.ndarray, flags: np.ndarray) -> list[Any]:
-    """``kernel(z, flags, rows)`` on the upper and the lower half of the rows, in two
-    threads on grids of :data:`TWO_THREADS_CELLS` or more (the kernels release the GIL;
-    the grid scans take about half the time on two cores), else in this thread (a
-    town's grid in a batch worker: one worker per core); the results in row order."""
-    h = z.shape[0]
+    """``kernel(z, flags, rows)`` on the upper and the lower half of the rows
+    (:func:`in_two_threads`); the results in row order."""
+    return in_two_threads(lambda rows: kernel(z, flags, rows), z.shape[0], z.size)
+
+
+def in_two_threads(work: Any, h: int, size: int) -> list[Any]:
+    """``work(rows)`` on the upper and the lower half of ``h`` rows, in two threads on
+    grids of :data:`TWO_THREADS_CELLS` or more (the kernels release the GIL; a grid
+    scan takes about half the time on two cores), else in this thread (a town's grid
+    in a batch worker: one worker per core); the results in row order."""
     halves = [(0, h // 2), (h // 2, h)]
-    if z.size < TWO_THREADS_CELLS:
-        return [kernel(z, flags, rows) for rows in halves]
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="ms4map-fill") as pool:
-        return list(pool.map(lambda rows: kernel(z, flags, rows), halves))
+    if size < TWO_THREADS_CELLS:
+        return [work(rows) for rows in halves]
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="ms4map-scan") as pool:
+        return list(pool.map(work, halves))
 
 
 @numba.njit(cache=True, nogil=True)

@@ -112,13 +112,24 @@ def d8_steepest(z: np.ndarray, dx: float, dy: float) -> np.ndarray:  # pragma: n
     """
     h, w = z.shape
     out = np.empty((h, w), dtype=np.uint8)
+    d8_rows(z, (dx, dy), out, (0, h))
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def d8_rows(z, cell, out, rows):  # pragma: no cover - compiled
+    """:func:`d8_steepest` of the rows ``rows = (first, stop)`` written into ``out``
+    (its neighbours read from the whole grid), so that two threads can each make one
+    half of the pointer; ``cell = (dx, dy)``."""
+    h, w = z.shape
+    dx, dy = cell
     diag = np.sqrt(dx * dx + dy * dy)
     # NE, E, SE, S, SW, W, NW, N
     drs = (-1, 0, 1, 1, 1, 0, -1, -1)
     dcs = (1, 1, 1, 0, -1, -1, -1, 0)
     codes = (128, 1, 2, 4, 8, 16, 32, 64)
     dists = (diag, dx, diag, dy, diag, dx, diag, dy)
-    for r in range(h):
+    for r in range(rows[0], rows[1]):
         for c in range(w):
             z0 = z[r, c]
             if np.isnan(z0):
@@ -139,7 +150,6 @@ def d8_steepest(z: np.ndarray, dx: float, dy: float) -> np.ndarray:  # pragma: n
                     best = slope
                     code = codes[k]
             out[r, c] = code
-    return out
 
 
 @numba.njit(cache=True, nogil=True)
@@ -162,11 +172,17 @@ def downstream_index(d8: np.ndarray) -> np.ndarray:  # pragma: no cover
 def pit_cells(d8: np.ndarray) -> np.ndarray:  # pragma: no cover
     """Linear indices of the cells that are their own downstream cell (pits), from the
     D8 grid (as :func:`downstream_index` would give them)."""
+    return pit_cells_rows(d8, (0, d8.shape[0]))
+
+
+@numba.njit(cache=True, nogil=True)
+def pit_cells_rows(d8, rows):  # pragma: no cover - compiled
+    """:func:`pit_cells` among the rows ``rows = (first, stop)`` (a thread's half)."""
     h, w = d8.shape
     flat = d8.reshape(h * w)
     out = np.empty(1024, dtype=np.int64)
     n = 0
-    for i in range(h * w):
+    for i in range(rows[0] * w, rows[1] * w):
         if _down(flat, i, h, w) == i:
             out = _append(out, n, i)
             n += 1

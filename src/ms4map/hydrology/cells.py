@@ -159,6 +159,9 @@ def _label_downstream_d8(d8: np.ndarray, seed: np.ndarray, *, in_place: bool = F
 def _pit_cells_d8(d8: np.ndarray) -> np.ndarray:
     """Linear indices of the cells of the D8 grid ``d8`` that are their own downstream
     cell (pits, the grid's leaving pointers, pointers into nodata)."""
-    from ._kernels import pit_cells  # numba: compiled once, cached on disk
+    from ._fill import in_two_threads
+    from ._kernels import pit_cells_rows  # numba: compiled once, cached on disk
 
-    return pit_cells(np.ascontiguousarray(d8))
+    d8 = np.ascontiguousarray(d8)
+    halves = in_two_threads(lambda rows: pit_cells_rows(d8, rows), d8.shape[0], d8.size)
+    return np.concatenate(halves)  # in row order, as one scan finds them

@@ -291,11 +291,18 @@ def d8_steepest(z: np.ndarray, transform: Any) -> np.ndarray:
     the diagonal), strictly downhill; among equal slopes the first of NE, E, SE, S,
     SW, W, NW, N: the rule and order of whitebox-workflows' ``d8_pointer``.  NaN
     cells are nodata; cells beyond the grid are no neighbours (no edge rule here).
-    A compiled kernel (``ms4map.hydrology._kernels``, numba).
+    A compiled kernel (``ms4map.hydrology._kernels``, numba); the upper and the
+    lower half of the rows in two threads on grids of
+    :data:`~ms4map.hydrology._fill.TWO_THREADS_CELLS` or more, as the fill's scans.
     """
-    from ._kernels import d8_steepest as kernel
+    from ._fill import in_two_threads
+    from ._kernels import d8_rows
 
-    return kernel(np.asarray(z, dtype="float64"), abs(float(transform.a)), abs(float(transform.e)))
+    z = np.asarray(z, dtype="float64")
+    out = np.empty(z.shape, dtype=np.uint8)
+    cell = (abs(float(transform.a)), abs(float(transform.e)))
+    in_two_threads(lambda rows: d8_rows(z, cell, out, rows), z.shape[0], z.size)
+    return out
 
 
 def first_target(
@@ -527,7 +534,8 @@ def _check_dem(dem: Dem) -> None:
     arr = np.asarray(dem.array)
     if arr.ndim != 2 or arr.size == 0:
         raise DataError("The DEM has no cells. Fix: provide a DEM GeoTIFF with data.")
-    if not np.isfinite(arr).any():
+    step = max(1, (1 << 20) // arr.shape[1])  # in blocks of rows, the first valid one ends it
+    if not any(np.isfinite(arr[r : r + step]).any() for r in range(0, arr.shape[0], step)):
         raise DataError("The DEM has only nodata cells. Fix: provide a DEM with elevations.")
     crs = dem.crs
     if crs is None:

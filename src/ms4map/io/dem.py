@@ -332,6 +332,8 @@ def _mask_implausible(
     cell left is a :class:`DataError`.
     """
     lo, hi = _plausible_range(unit, z_to_m)
+    if arr.size and lo <= np.fmin.reduce(arr, axis=None) and np.fmax.reduce(arr, axis=None) <= hi:
+        return  # every value plausible (NaN ignored): no mask of the grid to build
     bad = np.less(arr, lo)
     bad |= np.greater(arr, hi)  # NaN compares False: already nodata
     n = int(np.count_nonzero(bad))
