@@ -225,3 +225,36 @@ def test_parcel_drainage_map_lists_each_parcels_outfalls_once_in_the_order_met()
     assert list(m["outfall_ids"][:2]) == ["OF-B;OF-A", "OF-A"]
     assert pd.isna(m["outfall_ids"].iloc[2])  # off the DEM: no outfall
     assert list(m["targets"]) == [3, 1, 1]
+
+
+@pytest.mark.parametrize("where", ["network_targets", "_overland_step"])
+def test_an_error_before_the_routing_ends_the_run_and_frees_the_parcel_raster_thread(
+    monkeypatch, where
+):
+    # the parcel raster's thread waits for the routing step: an error before it (or
+    # in it) must end the run with that error, not leave the run waiting on the thread
+    import importlib
+    import threading
+    import time
+
+    run_module = importlib.import_module("ms4map.pipeline.run")  # the module, not run()
+
+    def broken(*_a, **_k):
+        time.sleep(1.0)  # the network join is done: the parcel raster's thread waits
+        raise RuntimeError(f"{where} failed")
+
+    monkeypatch.setattr(run_module, where, broken)
+    ws = town_workspace()
+    seen: list[BaseException] = []
+
+    def go() -> None:
+        try:
+            pipeline.run(ws, use_cache=False)
+        except RuntimeError as exc:
+            seen.append(exc)
+
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    t.join(30)
+    assert not t.is_alive(), "the run waits for ever on the parcel raster's thread"
+    assert [str(e) for e in seen] == [f"{where} failed"]

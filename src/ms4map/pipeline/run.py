@@ -211,13 +211,12 @@ def _join_and_overland(
         ):
             cells_f = pool.submit(cells_when_routed)
         inlets, open_conv = network_targets(ws, net)
-        try:
-            ov = _overland_step(ws, steps, inlets, open_conv, opts=opts, say=say_routed)
-        finally:
-            routed.set()  # a cached or failed step: the parcel raster need not wait
+        ov = _overland_step(ws, steps, inlets, open_conv, opts=opts, say=say_routed)
+        routed.set()  # a cached step says nothing: the parcel raster need not wait
         join = join_f.result()
         cells = cells_f.result() if cells_f is not None else None
     finally:
+        routed.set()  # an error above: the parcel raster does not wait for ever
         pool.shutdown(wait=True, cancel_futures=True)
     return join, inlets, ov, cells
 
