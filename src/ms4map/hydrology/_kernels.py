@@ -14,9 +14,11 @@ from ._fill import _append  # the growable buffer the fill's queues use
 
 __all__ = [
     "catchment_slopes",
+    "d8_rows",
+    "downstream_index",
     "label_downstream",
     "label_downstream_d8",
-    "pit_cells",
+    "pit_cells_rows",
     "raised_regions",
 ]
 
@@ -95,32 +97,18 @@ def _label_walk(src, seed, in_place, shape):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def d8_steepest(z: np.ndarray, dx: float, dy: float) -> np.ndarray:  # pragma: no cover
-    """Steepest-descent D8 pointer of ``z`` (ESRI/pyflwdir codes, 0 pit, 247 nodata).
+def d8_rows(z, cell, out, rows):  # pragma: no cover - compiled
+    """Steepest-descent D8 pointer (ESRI/pyflwdir codes, 0 pit, 247 nodata) of the
+    rows ``rows = (first, stop)`` of ``z``, written into ``out``.
 
     The same rule as whitebox-workflows' ``d8_pointer``: the neighbour with the
     largest drop per distance (cell size, or the diagonal), strictly downhill; the
     neighbours are visited NE, E, SE, S, SW, W, NW, N and the first of equal slopes
     wins.  NaN cells are nodata and no neighbour; cells beyond the grid are none.
-
-    Parameters
-    ----------
-    z : numpy.ndarray
-        2-D float elevations (any strides), NaN for nodata.
-    dx, dy : float
-        Cell width and height (positive, any unit: only their ratio matters).
+    Neighbours are read from the whole grid, so two threads can each make one half
+    (:func:`ms4map.hydrology.routing.d8_steepest`).  ``z`` is 2-D float (any
+    strides); ``cell = (dx, dy)``, the cell width and height.
     """
-    h, w = z.shape
-    out = np.empty((h, w), dtype=np.uint8)
-    d8_rows(z, (dx, dy), out, (0, h))
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
-def d8_rows(z, cell, out, rows):  # pragma: no cover - compiled
-    """:func:`d8_steepest` of the rows ``rows = (first, stop)`` written into ``out``
-    (its neighbours read from the whole grid), so that two threads can each make one
-    half of the pointer; ``cell = (dx, dy)``."""
     h, w = z.shape
     dx, dy = cell
     diag = np.sqrt(dx * dx + dy * dy)
@@ -169,15 +157,10 @@ def downstream_index(d8: np.ndarray) -> np.ndarray:  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True)
-def pit_cells(d8: np.ndarray) -> np.ndarray:  # pragma: no cover
-    """Linear indices of the cells that are their own downstream cell (pits), from the
-    D8 grid (as :func:`downstream_index` would give them)."""
-    return pit_cells_rows(d8, (0, d8.shape[0]))
-
-
-@numba.njit(cache=True, nogil=True)
 def pit_cells_rows(d8, rows):  # pragma: no cover - compiled
-    """:func:`pit_cells` among the rows ``rows = (first, stop)`` (a thread's half)."""
+    """Linear indices of the cells among the rows ``rows = (first, stop)`` that are
+    their own downstream cell (pits, as :func:`downstream_index` would give them), from
+    the D8 grid; two threads each scan one half (``cells._pit_cells_d8``)."""
     h, w = d8.shape
     flat = d8.reshape(h * w)
     out = np.empty(1024, dtype=np.int64)

@@ -395,8 +395,9 @@ def _read_band(src: Any, p: Path) -> np.ndarray:
     file's elevations, unchanged, in 4 bytes per cell where they fit.  The same values
     as ``src.read(1, masked=True).astype(DTYPE).filled(np.nan)``, without the masked
     array and the filled copy: GDAL reads into one array and the mask (``read_masks``)
-    is only read when the band has one.  A file whose blocks cannot be read (truncated, corrupt) is an
-    :class:`~ms4map.core.errors.InputOpenError` naming it, not a traceback.
+    is only read when the band has one.  A file whose blocks cannot be read
+    (truncated, corrupt) is an :class:`~ms4map.core.errors.InputOpenError` naming it,
+    not a traceback.
     """
     import rasterio
     from rasterio.enums import MaskFlags
